@@ -1,0 +1,39 @@
+# Two commands on a fresh machine: `make serve` and `make test`.
+PYTHON ?= python3
+VENV ?= .venv
+PY := $(VENV)/bin/python
+STAMP := $(VENV)/.installed-stamp
+
+.PHONY: install test test-fast bench bench-ci serve lint typecheck clean
+
+# (Re)install whenever pyproject.toml changes.
+$(STAMP): pyproject.toml
+	test -x $(PY) || $(PYTHON) -m venv $(VENV)
+	$(PY) -m pip install --quiet --upgrade pip
+	$(PY) -m pip install --quiet -e '.[service,textgen,distributed,plot,dev]'
+	touch $(STAMP)
+
+install: $(STAMP)
+
+test: $(STAMP)
+	$(PY) -m pytest
+
+test-fast: $(STAMP)
+	$(PY) -m pytest -m "not slow" -x -q
+
+bench: $(STAMP)
+	$(PY) -m pytest benchmarks --benchmark-only -p no:doctest
+	$(PY) benchmarks/vs_peers.py
+
+bench-ci: $(STAMP)
+	$(PY) -m pytest benchmarks --benchmark-only --benchmark-min-rounds=1 --benchmark-max-time=0.05 --benchmark-warmup=off -q -p no:doctest
+	$(PY) benchmarks/vs_peers.py --quick
+
+lint: $(STAMP)
+	$(PY) -m ruff check quantcore service textgen tests benchmarks
+
+typecheck: $(STAMP)
+	$(PY) -m mypy
+
+clean:
+	rm -rf $(VENV) .pytest_cache .benchmarks .hypothesis .mypy_cache .ruff_cache

@@ -1,0 +1,41 @@
+"""quantcore: numba-accelerated quantitative finance.
+
+Submodules are imported on first access so that ``import quantcore`` stays cheap::
+
+    import quantcore as qc
+    qc.metrics.sharpe_ratio(returns)
+"""
+
+from __future__ import annotations
+
+import importlib
+from typing import Any
+
+__version__ = "0.1.0"
+
+__all__ = sorted(
+    [
+        "__version__",
+        "backtest",
+        "drawdown",
+        "indicators",
+        "metrics",
+        "returns",
+        "risk",
+        "tax",
+    ]
+)
+
+_SUBMODULES = frozenset(__all__) - {"__version__"}
+
+
+def __getattr__(name: str) -> Any:
+    if name in _SUBMODULES:
+        module = importlib.import_module(f"quantcore.{name}")
+        globals()[name] = module
+        return module
+    raise AttributeError(f"module 'quantcore' has no attribute {name!r}")
+
+
+def __dir__() -> list[str]:
+    return sorted(set(globals()) | _SUBMODULES)

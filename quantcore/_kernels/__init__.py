@@ -1,0 +1,1 @@
+"""Numba kernels: ``@njit(cache=True)``, NumPy arrays and scalars in and out, nothing else."""

@@ -1,0 +1,32 @@
+"""Array aliases that carry dtype and dimensionality in their names."""
+
+from __future__ import annotations
+
+from typing import TypeAlias
+
+import numpy as np
+import numpy.typing as npt
+import pandas as pd
+
+__all__ = [
+    "ArrayLike1D",
+    "ArrayOrFrame",
+    "Float64Array",
+    "Float64Array1D",
+    "Float64Array2D",
+    "Int64Array1D",
+]
+
+#: float64 array of any shape (NumPy cannot type the number of dimensions yet).
+Float64Array: TypeAlias = npt.NDArray[np.float64]
+#: float64 array of shape (n,): one series, axis 0 is time.
+Float64Array1D: TypeAlias = npt.NDArray[np.float64]
+#: float64 array of shape (n, k): axis 0 is time, axis 1 is assets or parameter sets.
+Float64Array2D: TypeAlias = npt.NDArray[np.float64]
+#: int64 array of shape (n,).
+Int64Array1D: TypeAlias = npt.NDArray[np.int64]
+
+#: What public functions accept: one series or a panel.
+ArrayOrFrame: TypeAlias = "np.ndarray | pd.Series | pd.DataFrame"
+#: One series only.
+ArrayLike1D: TypeAlias = "np.ndarray | pd.Series"

@@ -1,0 +1,147 @@
+"""Input validation and output wrapping shared by every public function.
+
+A public function converts its data arguments once with :func:`as_float64_2d`,
+calls one kernel on the 2-D float64 array (axis 0 time, axis 1 columns), and
+gives the result back in the kind it was given with :class:`Wrapper`.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any, Literal
+
+import numpy as np
+import pandas as pd
+
+from quantcore._typing import Float64Array, Float64Array2D
+
+__all__ = [
+    "Wrapper",
+    "as_float64_1d",
+    "as_float64_2d",
+    "check_int",
+    "check_level",
+    "check_positive",
+    "check_same_shape",
+]
+
+Kind = Literal["ndarray1", "ndarray2", "series", "frame"]
+
+
+@dataclass(frozen=True, slots=True)
+class Wrapper:
+    """Remembers the kind, index and columns of an input to restore them on output."""
+
+    kind: Kind
+    index: pd.Index | None = None
+    columns: pd.Index | None = None
+    name: Any = None
+
+    @property
+    def is_1d(self) -> bool:
+        return self.kind in ("ndarray1", "series")
+
+    def wrap(self, out: Float64Array2D | np.ndarray, *, name: Any = None) -> Any:
+        """Give back a time-shaped (n, k) result as the input's kind."""
+        if self.kind == "ndarray1":
+            return out[:, 0] if out.ndim == 2 else out
+        if self.kind == "ndarray2":
+            return out
+        if self.kind == "series":
+            values = out[:, 0] if out.ndim == 2 else out
+            return pd.Series(values, index=self.index, name=self.name if name is None else name)
+        return pd.DataFrame(out, index=self.index, columns=self.columns)
+
+    def wrap_reduced(self, out: np.ndarray, *, name: Any = None) -> Any:
+        """Give back one value per column: a float for a series, a Series for a frame."""
+        if self.is_1d:
+            return float(out[0])
+        if self.kind == "ndarray2":
+            return out
+        return pd.Series(out, index=self.columns, name=name)
+
+
+def _to_array(x: Any, name: str) -> tuple[np.ndarray, Wrapper]:
+    if isinstance(x, pd.DataFrame):
+        wrapper = Wrapper("frame", index=x.index, columns=x.columns)
+        values = x.to_numpy(dtype=np.float64, na_value=np.nan)
+    elif isinstance(x, pd.Series):
+        wrapper = Wrapper("series", index=x.index, name=x.name)
+        values = x.to_numpy(dtype=np.float64, na_value=np.nan)
+    else:
+        try:
+            values = np.asarray(x, dtype=np.float64)
+        except (TypeError, ValueError) as exc:
+            raise ValueError(f"{name} must be numeric (float64-convertible): {exc}") from None
+        if values.ndim == 0:
+            raise ValueError(f"{name} must be a 1-D or 2-D array, got a scalar")
+        wrapper = Wrapper("ndarray1" if values.ndim == 1 else "ndarray2")
+    if values.ndim > 2:
+        raise ValueError(f"{name} must be a 1-D or 2-D array, got {values.ndim} dimensions")
+    return values, wrapper
+
+
+def as_float64_2d(x: Any, name: str = "x") -> tuple[Float64Array2D, Wrapper]:
+    """Convert a series or panel to a 2-D float64 array (axis 0 time) and its wrapper.
+
+    A 1-D input becomes one column. Panels are returned in Fortran order so that
+    each column is contiguous for the kernels (pandas already stores them so).
+    """
+    values, wrapper = _to_array(x, name)
+    if values.ndim == 1:
+        values = values.reshape(-1, 1)
+    return np.asfortranarray(values), wrapper
+
+
+def as_float64_1d(x: Any, name: str = "x") -> tuple[Float64Array, Wrapper]:
+    """Convert a single series to a contiguous 1-D float64 array and its wrapper."""
+    values, wrapper = _to_array(x, name)
+    if values.ndim == 2:
+        if values.shape[1] != 1:
+            raise ValueError(f"{name} must be one series, got {values.shape[1]} columns")
+        values = values[:, 0]
+    return np.ascontiguousarray(values), wrapper
+
+
+def check_same_shape(a: np.ndarray, b: np.ndarray, names: tuple[str, str]) -> None:
+    """Raise a ValueError naming both arguments when their lengths or widths differ."""
+    if a.shape[0] != b.shape[0]:
+        raise ValueError(
+            f"{names[0]} and {names[1]} must have the same length, got {a.shape[0]} and {b.shape[0]}"
+        )
+    if a.ndim == 2 and b.ndim == 2 and b.shape[1] not in (1, a.shape[1]):
+        raise ValueError(
+            f"{names[1]} must have 1 or {a.shape[1]} columns like {names[0]}, got {b.shape[1]}"
+        )
+
+
+def check_int(value: Any, name: str, *, minimum: int = 1) -> int:
+    """Validate an integer option (window lengths and the like)."""
+    if isinstance(value, bool) or not isinstance(value, (int, np.integer)):
+        raise ValueError(f"{name} must be an integer, got {value!r}")
+    if value < minimum:
+        raise ValueError(f"{name} must be >= {minimum}, got {value}")
+    return int(value)
+
+
+def check_positive(value: Any, name: str, *, allow_zero: bool = False) -> float:
+    """Validate a finite positive float option."""
+    try:
+        v = float(value)
+    except (TypeError, ValueError):
+        raise ValueError(f"{name} must be a number, got {value!r}") from None
+    if not np.isfinite(v) or v < 0 or (v == 0 and not allow_zero):
+        bound = ">= 0" if allow_zero else "> 0"
+        raise ValueError(f"{name} must be finite and {bound}, got {value!r}")
+    return v
+
+
+def check_level(level: Any, name: str = "level") -> float:
+    """Validate a confidence level strictly between 0 and 1."""
+    try:
+        v = float(level)
+    except (TypeError, ValueError):
+        raise ValueError(f"{name} must be a number in (0, 1), got {level!r}") from None
+    if not 0.0 < v < 1.0:
+        raise ValueError(f"{name} must be in (0, 1), got {level!r}")
+    return v
