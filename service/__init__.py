@@ -1,0 +1,1 @@
+"""The finance service: a Litestar application over :mod:`quantcore`."""
