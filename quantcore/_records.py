@@ -4,7 +4,14 @@ from __future__ import annotations
 
 import numpy as np
 
-__all__ = ["drawdown_dt"]
+__all__ = [
+    "TRADE_CLOSED",
+    "TRADE_LONG",
+    "TRADE_OPEN",
+    "TRADE_SHORT",
+    "drawdown_dt",
+    "trade_dt",
+]
 
 #: One drawdown period of a series: indices are positions on axis 0.
 #: ``recovery`` is -1 while the drawdown is still open at the end of the series.
@@ -16,6 +23,39 @@ drawdown_dt = np.dtype(
         ("recovery", np.int64),
         ("depth", np.float64),
         ("duration", np.int64),
+    ],
+    align=True,
+)
+
+#: ``trade_dt["status"]``: the position is still open at the end (marked to market).
+TRADE_OPEN = 0
+#: ``trade_dt["status"]``: the position was closed by an exit (or a reversal).
+TRADE_CLOSED = 1
+#: ``trade_dt["direction"]``: a long position (bought, then sold).
+TRADE_LONG = 1
+#: ``trade_dt["direction"]``: a short position (sold, then bought back).
+TRADE_SHORT = -1
+
+#: One round trip of a backtest. Indices are positions on axis 0 (bars), ``column``
+#: is the asset's column. Prices are fill prices (slippage included); ``size`` is
+#: positive (the side is ``direction``). For an open trade ``exit_idx`` is -1,
+#: ``exit_price`` is the last close it was marked at, ``exit_fees`` is 0 and
+#: ``pnl``/``ret`` are unrealized. ``pnl`` is net of entry and exit fees and
+#: ``ret = pnl / (size * entry_price)``.
+trade_dt = np.dtype(
+    [
+        ("column", np.int64),
+        ("direction", np.int64),
+        ("status", np.int64),
+        ("entry_idx", np.int64),
+        ("exit_idx", np.int64),
+        ("size", np.float64),
+        ("entry_price", np.float64),
+        ("exit_price", np.float64),
+        ("entry_fees", np.float64),
+        ("exit_fees", np.float64),
+        ("pnl", np.float64),
+        ("ret", np.float64),
     ],
     align=True,
 )
