@@ -1,0 +1,248 @@
+"""ORM models. The transaction ledger is the source of truth; ``positions`` is derived.
+
+``positions`` caches, per (portfolio, asset), the quantity and cost basis implied by
+the ledger under the average-cost method. It is only ever written in the same
+database transaction as the ledger row that changes it (see
+:mod:`service.transactions.services`), so the two cannot disagree.
+
+Tables for the analytics/backtesting/tax features (strategies, backtests,
+tax_records, tax_reports, user_tax_settings) are created by the first migration
+so that those features can add columns in their own migrations.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+from decimal import Decimal
+from typing import Any
+
+from sqlalchemy import (
+    JSON,
+    BigInteger,
+    Boolean,
+    Date,
+    Float,
+    ForeignKey,
+    Index,
+    Integer,
+    String,
+    Text,
+    UniqueConstraint,
+)
+from sqlalchemy.orm import DeclarativeBase, Mapped, mapped_column
+
+from service.db.types import ExactDecimal, UTCDateTime
+
+__all__ = [
+    "ApiKey",
+    "Asset",
+    "AuthToken",
+    "Backtest",
+    "Base",
+    "Portfolio",
+    "Position",
+    "Strategy",
+    "TaxRecord",
+    "TaxReport",
+    "Transaction",
+    "User",
+    "UserSession",
+    "UserTaxSettings",
+    "utcnow",
+]
+
+
+def utcnow() -> dt.datetime:
+    """The current time, timezone-aware UTC."""
+    return dt.datetime.now(dt.UTC)
+
+
+class Base(DeclarativeBase):
+    type_annotation_map = {  # noqa: RUF012 - SQLAlchemy reads this class attribute
+        Decimal: ExactDecimal(),
+        dt.datetime: UTCDateTime(),
+        dict[str, Any]: JSON(),
+    }
+
+
+def _user_fk() -> ForeignKey:
+    return ForeignKey("users.id", ondelete="CASCADE")
+
+
+class User(Base):
+    __tablename__ = "users"
+    id: Mapped[int] = mapped_column(primary_key=True)
+    username: Mapped[str] = mapped_column(String(150), unique=True)
+    password_hash: Mapped[str] = mapped_column(String(255))
+    is_active: Mapped[bool] = mapped_column(Boolean, default=True)
+    created_at: Mapped[dt.datetime] = mapped_column(default=utcnow)
+
+
+class AuthToken(Base):
+    """An API token (``Authorization: Token <key>``); only its SHA-256 is stored."""
+
+    __tablename__ = "auth_tokens"
+    id: Mapped[int] = mapped_column(primary_key=True)
+    user_id: Mapped[int] = mapped_column(_user_fk(), index=True)
+    key_hash: Mapped[str] = mapped_column(String(64), unique=True)
+    prefix: Mapped[str] = mapped_column(String(12))
+    created_at: Mapped[dt.datetime] = mapped_column(default=utcnow)
+
+
+class ApiKey(Base):
+    """A service-to-service key (``X-API-Key``); only its SHA-256 is stored."""
+
+    __tablename__ = "api_keys"
+    id: Mapped[int] = mapped_column(primary_key=True)
+    user_id: Mapped[int] = mapped_column(_user_fk(), index=True)
+    name: Mapped[str] = mapped_column(String(100))
+    key_hash: Mapped[str] = mapped_column(String(64), unique=True)
+    prefix: Mapped[str] = mapped_column(String(12))
+    created_at: Mapped[dt.datetime] = mapped_column(default=utcnow)
+    last_used_at: Mapped[dt.datetime | None] = mapped_column(default=None)
+
+
+class UserSession(Base):
+    """A browser session: the cookie carries the key, the row its SHA-256 and CSRF token."""
+
+    __tablename__ = "user_sessions"
+    id: Mapped[int] = mapped_column(primary_key=True)
+    user_id: Mapped[int] = mapped_column(_user_fk(), index=True)
+    key_hash: Mapped[str] = mapped_column(String(64), unique=True)
+    csrf_token: Mapped[str] = mapped_column(String(64))
+    created_at: Mapped[dt.datetime] = mapped_column(default=utcnow)
+    expires_at: Mapped[dt.datetime] = mapped_column()
+
+
+class Asset(Base):
+    __tablename__ = "assets"
+    id: Mapped[int] = mapped_column(primary_key=True)
+    symbol: Mapped[str] = mapped_column(String(32), unique=True)
+    name: Mapped[str] = mapped_column(String(200))
+    asset_type: Mapped[str] = mapped_column(String(16), index=True)
+    sector: Mapped[str] = mapped_column(String(100), default="")
+    market_cap: Mapped[Decimal | None] = mapped_column(default=None)
+    data_source: Mapped[str] = mapped_column(String(32), default="simulated")
+    created_at: Mapped[dt.datetime] = mapped_column(default=utcnow)
+    updated_at: Mapped[dt.datetime] = mapped_column(default=utcnow, onupdate=utcnow)
+
+
+class Portfolio(Base):
+    __tablename__ = "portfolios"
+    id: Mapped[int] = mapped_column(primary_key=True)
+    user_id: Mapped[int] = mapped_column(_user_fk(), index=True)
+    name: Mapped[str] = mapped_column(String(200))
+    description: Mapped[str] = mapped_column(Text, default="")
+    benchmark_symbol: Mapped[str] = mapped_column(String(32), default="SPY")
+    is_active: Mapped[bool] = mapped_column(Boolean, default=True)
+    lot_method: Mapped[str] = mapped_column(String(16), default="fifo")
+    created_at: Mapped[dt.datetime] = mapped_column(default=utcnow)
+    updated_at: Mapped[dt.datetime] = mapped_column(default=utcnow)
+
+
+class Transaction(Base):
+    """One ledger entry, as entered. ``total_amount`` = quantity x price (+ fees on buys, - on sells)."""
+
+    __tablename__ = "transactions"
+    __table_args__ = (Index("ix_transactions_portfolio_date", "portfolio_id", "transaction_date"),)
+    id: Mapped[int] = mapped_column(primary_key=True)
+    portfolio_id: Mapped[int] = mapped_column(ForeignKey("portfolios.id", ondelete="CASCADE"))
+    asset_id: Mapped[int] = mapped_column(ForeignKey("assets.id", ondelete="RESTRICT"), index=True)
+    transaction_type: Mapped[str] = mapped_column(String(16))
+    quantity: Mapped[Decimal] = mapped_column()
+    price: Mapped[Decimal] = mapped_column()
+    fees: Mapped[Decimal] = mapped_column()
+    transaction_date: Mapped[dt.date] = mapped_column(Date)
+    created_at: Mapped[dt.datetime] = mapped_column(default=utcnow)
+
+
+class Position(Base):
+    """Derived from the ledger: open quantity and cost basis (average-cost method)."""
+
+    __tablename__ = "positions"
+    __table_args__ = (UniqueConstraint("portfolio_id", "asset_id"),)
+    id: Mapped[int] = mapped_column(primary_key=True)
+    portfolio_id: Mapped[int] = mapped_column(ForeignKey("portfolios.id", ondelete="CASCADE"))
+    asset_id: Mapped[int] = mapped_column(ForeignKey("assets.id", ondelete="RESTRICT"))
+    quantity: Mapped[Decimal] = mapped_column()
+    cost_basis: Mapped[Decimal] = mapped_column()
+    updated_at: Mapped[dt.datetime] = mapped_column(default=utcnow)
+
+
+class Strategy(Base):
+    """Owned by the backtesting feature (issue 6)."""
+
+    __tablename__ = "strategies"
+    id: Mapped[int] = mapped_column(primary_key=True)
+    user_id: Mapped[int] = mapped_column(_user_fk(), index=True)
+    name: Mapped[str] = mapped_column(String(200))
+    strategy_type: Mapped[str] = mapped_column(String(64))
+    description: Mapped[str] = mapped_column(Text, default="")
+    parameters: Mapped[dict[str, Any]] = mapped_column(default=dict)
+    initial_capital: Mapped[Decimal] = mapped_column()
+    max_position_size: Mapped[Decimal] = mapped_column()
+    asset_symbols: Mapped[list[str]] = mapped_column(JSON, default=list)
+    created_at: Mapped[dt.datetime] = mapped_column(default=utcnow)
+    updated_at: Mapped[dt.datetime] = mapped_column(default=utcnow)
+
+
+class Backtest(Base):
+    """Owned by the backtesting feature (issue 6). ``result``: metrics, equity curve, trades."""
+
+    __tablename__ = "backtests"
+    id: Mapped[int] = mapped_column(primary_key=True)
+    user_id: Mapped[int] = mapped_column(_user_fk(), index=True)
+    strategy_id: Mapped[int] = mapped_column(
+        ForeignKey("strategies.id", ondelete="CASCADE"), index=True
+    )
+    name: Mapped[str] = mapped_column(String(200))
+    start_date: Mapped[dt.date] = mapped_column(Date)
+    end_date: Mapped[dt.date] = mapped_column(Date)
+    benchmark_symbol: Mapped[str] = mapped_column(String(32), default="SPY")
+    transaction_costs: Mapped[Decimal] = mapped_column()
+    slippage: Mapped[Decimal] = mapped_column()
+    status: Mapped[str] = mapped_column(String(16), default="pending")
+    error: Mapped[str] = mapped_column(Text, default="")
+    result: Mapped[dict[str, Any] | None] = mapped_column(JSON, default=None)
+    execution_time: Mapped[float | None] = mapped_column(Float, default=None)
+    created_at: Mapped[dt.datetime] = mapped_column(default=utcnow)
+    updated_at: Mapped[dt.datetime] = mapped_column(default=utcnow)
+
+
+class UserTaxSettings(Base):
+    """Owned by the tax feature (issue 6): per-user rates, as fractions."""
+
+    __tablename__ = "user_tax_settings"
+    user_id: Mapped[int] = mapped_column(_user_fk(), primary_key=True)
+    short_term_rate: Mapped[Decimal] = mapped_column()
+    long_term_rate: Mapped[Decimal] = mapped_column()
+    qualified_dividend_rate: Mapped[Decimal] = mapped_column()
+    ordinary_dividend_rate: Mapped[Decimal] = mapped_column()
+    updated_at: Mapped[dt.datetime] = mapped_column(default=utcnow)
+
+
+class TaxRecord(Base):
+    """Owned by the tax feature (issue 6): a stored calculation for (user, portfolio, year)."""
+
+    __tablename__ = "tax_records"
+    id: Mapped[int] = mapped_column(primary_key=True)
+    user_id: Mapped[int] = mapped_column(_user_fk(), index=True)
+    portfolio_id: Mapped[int | None] = mapped_column(
+        ForeignKey("portfolios.id", ondelete="CASCADE"), default=None
+    )
+    tax_year: Mapped[int] = mapped_column(Integer)
+    summary: Mapped[dict[str, Any]] = mapped_column(default=dict)
+    created_at: Mapped[dt.datetime] = mapped_column(default=utcnow)
+
+
+class TaxReport(Base):
+    """Owned by the tax feature (issue 6): a generated report and its content."""
+
+    __tablename__ = "tax_reports"
+    id: Mapped[int] = mapped_column(primary_key=True)
+    user_id: Mapped[int] = mapped_column(_user_fk(), index=True)
+    tax_year: Mapped[int] = mapped_column(Integer)
+    report_type: Mapped[str] = mapped_column(String(32))
+    content: Mapped[dict[str, Any]] = mapped_column(default=dict)
+    size_bytes: Mapped[int] = mapped_column(BigInteger, default=0)
+    created_at: Mapped[dt.datetime] = mapped_column(default=utcnow)

@@ -1,0 +1,107 @@
+"""Service settings: one immutable msgspec Struct read from ``QC_*`` environment variables."""
+
+from __future__ import annotations
+
+import os
+import re
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Annotated, Any
+
+import msgspec
+
+__all__ = ["RateLimit", "Settings", "parse_rate"]
+
+_RATE = re.compile(r"^\s*(\d+)\s*/\s*(second|minute|hour|day)\s*$")
+_PERIODS = {"second": 1, "minute": 60, "hour": 3600, "day": 86400}
+
+
+class RateLimit(msgspec.Struct, frozen=True):
+    """``limit`` requests per ``period`` seconds (a fixed window)."""
+
+    limit: int
+    period: int
+
+
+def parse_rate(text: str, *, name: str = "rate") -> RateLimit:
+    """Parse ``"1000/hour"`` (units: second, minute, hour, day).
+
+    Raises:
+        ValueError: naming ``name`` when the text is not of that form.
+    """
+    match = _RATE.match(text)
+    if match is None or int(match.group(1)) < 1:
+        raise ValueError(f"{name}: expected '<positive int>/<second|minute|hour|day>', got {text!r}")
+    return RateLimit(int(match.group(1)), _PERIODS[match.group(2)])
+
+
+class Settings(msgspec.Struct, kw_only=True, frozen=True):
+    """Everything the finance service reads from its environment.
+
+    Every field ``x`` is read from ``QC_X``; see :meth:`from_env` and docs/service.md.
+    """
+
+    data_dir: str = "./var"
+    database_url: str = ""  # empty: sqlite+aiosqlite under data_dir (WAL)
+    redis_url: str = ""  # empty: rate-limit counters in process memory
+    redis_prefix: str = "qc:"
+    rate_limit_authenticated: str = "1000/hour"
+    rate_limit_anonymous: str = "100/hour"
+    rate_limit_realtime: str = "10/minute"
+    rate_limit_enabled: bool = True
+    demo_data: bool = False
+    debug: bool = False
+    cors_origins: str = ""  # comma separated; empty: no CORS
+    session_cookie_secure: bool = False
+    session_ttl_seconds: Annotated[int, msgspec.Meta(ge=60)] = 14 * 86400
+    max_body_bytes: Annotated[int, msgspec.Meta(ge=1024)] = 1024 * 1024
+    db_pool_size: Annotated[int, msgspec.Meta(ge=1)] = 10
+    sqlite_busy_timeout_seconds: Annotated[float, msgspec.Meta(gt=0)] = 30.0
+    trust_forwarded_for: bool = False
+
+    def __post_init__(self) -> None:
+        for name in ("rate_limit_authenticated", "rate_limit_anonymous", "rate_limit_realtime"):
+            parse_rate(getattr(self, name), name=f"QC_{name.upper()}")
+
+    @classmethod
+    def from_env(cls, environ: Mapping[str, str] | None = None, **overrides: Any) -> Settings:
+        """Build settings from ``QC_*`` variables (then ``overrides``).
+
+        Raises:
+            ValueError: naming the variable when a value cannot be converted.
+        """
+        env = os.environ if environ is None else environ
+        raw: dict[str, Any] = {}
+        for field in msgspec.structs.fields(cls):
+            key = f"QC_{field.name.upper()}"
+            if key in env:
+                raw[field.name] = env[key]
+        raw.update(overrides)
+        try:
+            return msgspec.convert(raw, cls, strict=False)
+        except msgspec.ValidationError as exc:
+            raise ValueError(f"invalid QC_* setting: {exc}") from None
+
+    @property
+    def database(self) -> str:
+        """The SQLAlchemy URL: ``database_url`` or the SQLite file under ``data_dir``."""
+        if self.database_url:
+            return self.database_url
+        return f"sqlite+aiosqlite:///{Path(self.data_dir).resolve() / 'quantcore.db'}"
+
+    @property
+    def prices_dir(self) -> Path:
+        """Where the Parquet price store lives."""
+        return Path(self.data_dir) / "prices"
+
+    @property
+    def authenticated_rate(self) -> RateLimit:
+        return parse_rate(self.rate_limit_authenticated)
+
+    @property
+    def anonymous_rate(self) -> RateLimit:
+        return parse_rate(self.rate_limit_anonymous)
+
+    @property
+    def realtime_rate(self) -> RateLimit:
+        return parse_rate(self.rate_limit_realtime)
