@@ -9,7 +9,10 @@ __all__ = [
     "TRADE_LONG",
     "TRADE_OPEN",
     "TRADE_SHORT",
+    "dividend_dt",
     "drawdown_dt",
+    "lot_dt",
+    "realized_dt",
     "trade_dt",
 ]
 
@@ -56,6 +59,58 @@ trade_dt = np.dtype(
         ("exit_fees", np.float64),
         ("pnl", np.float64),
         ("ret", np.float64),
+    ],
+    align=True,
+)
+
+
+#: Tax records (``quantcore.tax``). ``symbol`` is a code into the ledger's symbols,
+#: ``lot`` the row of the buy that created the shares, days are days since
+#: 1970-01-01, and quantities and money are exact int64 counts of 1e-8 units.
+#: One open tax lot; ``acquired`` is earlier than ``purchased`` after a wash sale.
+lot_dt = np.dtype(
+    [
+        ("symbol", np.int64),
+        ("lot", np.int64),
+        ("purchased", np.int64),
+        ("acquired", np.int64),
+        ("quantity", np.int64),
+        ("basis", np.int64),
+        ("adjustment", np.int64),
+        ("replacement", np.bool_),
+    ],
+    align=True,
+)
+
+#: One realized piece: the part of a sell (``row``) taken from one lot.
+#: ``disallowed`` is the wash-sale loss added back (Form 8949 code W).
+realized_dt = np.dtype(
+    [
+        ("symbol", np.int64),
+        ("lot", np.int64),
+        ("row", np.int64),
+        ("purchased", np.int64),
+        ("acquired", np.int64),
+        ("sold", np.int64),
+        ("quantity", np.int64),
+        ("proceeds", np.int64),
+        ("basis", np.int64),
+        ("disallowed", np.int64),
+        ("long_term", np.bool_),
+    ],
+    align=True,
+)
+
+#: One dividend row: ``amount`` = shares x dividend per share, ``qualified`` its
+#: qualified part; ``ex_date`` the day used for the holding-period test.
+dividend_dt = np.dtype(
+    [
+        ("symbol", np.int64),
+        ("row", np.int64),
+        ("date", np.int64),
+        ("ex_date", np.int64),
+        ("amount", np.int64),
+        ("qualified", np.int64),
     ],
     align=True,
 )
