@@ -1,0 +1,197 @@
+"""The model-backend Protocol, the values that cross it, and the model registry.
+
+The server renders a request into a :class:`GenerationRequest` (plain role-tagged
+text messages, sampling options, an optional :class:`JsonConstraint` and the
+function tools) and consumes the backend's async stream of :data:`Delta` values.
+A backend never sees HTTP, the database or the wire format; the built-in n-gram
+model, a local Hugging Face model or an upstream server all fit behind it.
+"""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator, Iterable, Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any, Literal, Protocol, runtime_checkable
+
+__all__ = [
+    "ArgumentsDelta",
+    "Backend",
+    "ChatMessage",
+    "Delta",
+    "Finish",
+    "FunctionCallStart",
+    "FunctionSpec",
+    "GenerationRequest",
+    "JsonConstraint",
+    "ModelInfo",
+    "Registry",
+    "RequestRejected",
+    "TextDelta",
+]
+
+Role = Literal["system", "developer", "user", "assistant", "tool"]
+
+
+class RequestRejected(ValueError):
+    """A backend cannot serve a request as asked; ``param`` names the request field."""
+
+    def __init__(self, message: str, param: str | None = None) -> None:
+        super().__init__(message)
+        self.param = param
+
+
+@dataclass(frozen=True, slots=True)
+class ModelInfo:
+    """What the server needs to know about a model.
+
+    Attributes:
+        id: The pinned snapshot identifier, echoed in ``response.model``.
+        aliases: Other names that resolve to this snapshot (e.g. the family name).
+        context_window: Maximum input plus output tokens of one request.
+        max_output_tokens: Default and ceiling for ``max_output_tokens``.
+        owned_by: Shown by ``GET /v1/models``.
+        created: Unix time of the snapshot.
+    """
+
+    id: str
+    context_window: int
+    max_output_tokens: int
+    owned_by: str = "quantcore"
+    created: int = 0
+    aliases: tuple[str, ...] = ()
+
+
+@dataclass(frozen=True, slots=True)
+class ChatMessage:
+    """One rendered context entry; files and variables are already text."""
+
+    role: Role
+    text: str
+
+
+@dataclass(frozen=True, slots=True)
+class JsonConstraint:
+    """Decode only JSON valid against ``schema`` (Structured Outputs, tool arguments)."""
+
+    schema: Mapping[str, Any]
+    strict: bool
+    name: str = "response"
+
+
+@dataclass(frozen=True, slots=True)
+class FunctionSpec:
+    """A function tool the model may call."""
+
+    name: str
+    description: str
+    parameters: Mapping[str, Any]
+    strict: bool
+
+
+@dataclass(frozen=True, slots=True)
+class GenerationRequest:
+    """Everything a backend needs for one generation.
+
+    Attributes:
+        messages: The context in priority order (instructions first).
+        max_output_tokens: Hard budget; stopping on it finishes with ``"length"``.
+        temperature: ``0`` is greedy; larger is more random.
+        top_p: Nucleus mass in (0, 1].
+        seed: Makes sampling reproducible when set.
+        constraint: When set, the text output must be JSON valid against it.
+        tools: Function tools offered to the model.
+        tool_choice: ``"auto"``, ``"none"``, ``"required"`` or a function name.
+    """
+
+    messages: Sequence[ChatMessage]
+    max_output_tokens: int
+    temperature: float = 1.0
+    top_p: float = 1.0
+    seed: int | None = None
+    constraint: JsonConstraint | None = None
+    tools: Sequence[FunctionSpec] = field(default_factory=tuple)
+    tool_choice: str = "auto"
+
+
+@dataclass(frozen=True, slots=True)
+class TextDelta:
+    """More text of the assistant message."""
+
+    text: str
+
+
+@dataclass(frozen=True, slots=True)
+class FunctionCallStart:
+    """The model starts calling ``name``; its arguments follow as :class:`ArgumentsDelta`."""
+
+    name: str
+
+
+@dataclass(frozen=True, slots=True)
+class ArgumentsDelta:
+    """More JSON text of the current function call's arguments."""
+
+    text: str
+
+
+@dataclass(frozen=True, slots=True)
+class Finish:
+    """The end of the stream: ``"length"`` when ``max_output_tokens`` stopped it."""
+
+    reason: Literal["stop", "length"]
+    output_tokens: int
+
+
+Delta = TextDelta | FunctionCallStart | ArgumentsDelta | Finish
+
+
+@runtime_checkable
+class Backend(Protocol):
+    """A language model the server can route requests to."""
+
+    @property
+    def info(self) -> ModelInfo:
+        """Identity, context window and output ceiling."""
+        ...
+
+    def count_tokens(self, text: str) -> int:
+        """Tokens ``text`` occupies in this model's context window."""
+        ...
+
+    def validate(self, request: GenerationRequest) -> None:
+        """Raise :class:`RequestRejected` if the request cannot run as asked.
+
+        Called before any output is sent, e.g. to reject an unsupported schema.
+        """
+        ...
+
+    def generate(self, request: GenerationRequest) -> AsyncIterator[Delta]:
+        """Stream the output; the last value is always a :class:`Finish`."""
+        ...
+
+
+class Registry:
+    """Model ids and aliases to backend instances."""
+
+    def __init__(self, backends: Iterable[Backend] = ()) -> None:
+        self._by_name: dict[str, Backend] = {}
+        self._backends: list[Backend] = []
+        for backend in backends:
+            self.add(backend)
+
+    def add(self, backend: Backend) -> None:
+        """Register ``backend`` under its snapshot id and aliases (last wins)."""
+        self._backends.append(backend)
+        for name in (backend.info.id, *backend.info.aliases):
+            self._by_name[name] = backend
+
+    def get(self, name: str) -> Backend | None:
+        """The backend for a model id or alias, ``None`` if unknown."""
+        return self._by_name.get(name)
+
+    def __iter__(self) -> Any:
+        return iter(self._backends)
+
+    def names(self) -> list[str]:
+        """Every id and alias, sorted."""
+        return sorted(self._by_name)
