@@ -42,7 +42,9 @@ def stable_key(text: str) -> int:
     return int.from_bytes(hashlib.blake2b(text.encode(), digest_size=8).digest(), "little")
 
 
-def uniforms(seed: int, key: str, stream: int, days: NDArray[np.int64], n: int) -> NDArray[np.float64]:
+def uniforms(
+    seed: int, key: str, stream: int, days: NDArray[np.int64], n: int
+) -> NDArray[np.float64]:
     """Uniform draws in the open interval (0, 1), one row per day.
 
     Args:
@@ -64,7 +66,9 @@ def uniforms(seed: int, key: str, stream: int, days: NDArray[np.int64], n: int) 
     return ((bits >> np.uint64(11)).astype(np.float64) + 0.5) * 2.0**-53
 
 
-def normals(seed: int, key: str, stream: int, days: NDArray[np.int64], n: int) -> NDArray[np.float64]:
+def normals(
+    seed: int, key: str, stream: int, days: NDArray[np.int64], n: int
+) -> NDArray[np.float64]:
     """Standard normal draws of shape ``(len(days), n)`` (see :func:`uniforms`)."""
     out: NDArray[np.float64] = ndtri(uniforms(seed, key, stream, days, n))
     return out

@@ -324,7 +324,9 @@ def _frame(
     close: NDArray[np.float64],
     volume: NDArray[np.int64],
 ) -> pd.DataFrame:
-    index = pd.DatetimeIndex(stamps_us.astype("datetime64[us]"), name="timestamp").tz_localize("UTC")
+    index = pd.DatetimeIndex(stamps_us.astype("datetime64[us]"), name="timestamp").tz_localize(
+        "UTC"
+    )
     return pd.DataFrame(
         {"open": open_, "high": high, "low": low, "close": close, "volume": volume},
         index=index,
