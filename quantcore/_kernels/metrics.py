@@ -1,0 +1,314 @@
+"""Performance-ratio kernels and the fused one-pass ``summary_nb``."""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+from numba import njit, prange
+
+from quantcore._kernels.drawdown import _max_drawdown
+from quantcore._kernels.returns import _cagr, _growth
+from quantcore._kernels.risk import (
+    _TINY_VARIANCE,
+    _compact,
+    _cov_var,
+    _mean_std,
+    _pairs,
+    _quantile,
+    _var_es,
+)
+
+__all__ = [
+    "SUMMARY_BENCH_ROWS",
+    "SUMMARY_ROWS",
+    "calmar_ratio_nb",
+    "omega_ratio_nb",
+    "sharpe_ratio_nb",
+    "sortino_ratio_nb",
+    "stability_nb",
+    "summary_nb",
+    "tail_ratio_nb",
+]
+
+#: Row order of ``summary_nb``'s output (the benchmark rows follow).
+SUMMARY_ROWS = (
+    "total_return",
+    "annualized_return",
+    "volatility",
+    "sharpe_ratio",
+    "sortino_ratio",
+    "max_drawdown",
+    "calmar_ratio",
+    "omega_ratio",
+    "stability_of_timeseries",
+    "tail_ratio",
+    "value_at_risk",
+    "expected_shortfall",
+)
+SUMMARY_BENCH_ROWS = ("beta", "alpha", "correlation", "tracking_error", "information_ratio")
+
+
+@njit(cache=True, parallel=True)
+def sharpe_ratio_nb(x, risk_free, periods_per_year):  # type: ignore[no-untyped-def]
+    """``mean(r - rf) / std(r - rf, ddof=1) * sqrt(P)`` per column."""
+    n, k = x.shape
+    out = np.full(k, np.nan)
+    scale = math.sqrt(periods_per_year)
+    for j in prange(k):
+        buf = np.empty(n)
+        m = _compact(x[:, j], buf)
+        for i in range(m):
+            buf[i] -= risk_free
+        mean, sd = _mean_std(buf, m, 1)
+        if m >= 2 and sd > 0.0:
+            out[j] = mean / sd * scale
+    return out
+
+
+@njit(cache=True)
+def _sortino(buf, m, required_return, periods_per_year):  # type: ignore[no-untyped-def]
+    if m < 2:
+        return np.nan
+    s = 0.0
+    d2 = 0.0
+    for i in range(m):
+        a = buf[i] - required_return
+        s += a
+        if a < 0.0:
+            d2 += a * a
+    if d2 == 0.0:
+        return np.nan
+    return (s / m) * periods_per_year / (math.sqrt(d2 / m) * math.sqrt(periods_per_year))
+
+
+@njit(cache=True, parallel=True)
+def sortino_ratio_nb(x, required_return, periods_per_year):  # type: ignore[no-untyped-def]
+    """``mean(r - q) * P / (sqrt(mean(min(r - q, 0)^2)) * sqrt(P))`` per column."""
+    n, k = x.shape
+    out = np.empty(k)
+    for j in prange(k):
+        buf = np.empty(n)
+        m = _compact(x[:, j], buf)
+        out[j] = _sortino(buf, m, required_return, periods_per_year)
+    return out
+
+
+@njit(cache=True)
+def _omega(buf, m, shift):  # type: ignore[no-untyped-def]
+    if m < 2:
+        return np.nan
+    up = 0.0
+    down = 0.0
+    for i in range(m):
+        a = buf[i] - shift
+        if a > 0.0:
+            up += a
+        elif a < 0.0:
+            down -= a
+    return up / down if down > 0.0 else np.nan
+
+
+@njit(cache=True, parallel=True)
+def omega_ratio_nb(x, shift):  # type: ignore[no-untyped-def]
+    """``sum(max(r - s, 0)) / sum(max(s - r, 0))`` per column, ``s`` = rf + per-period threshold."""
+    n, k = x.shape
+    out = np.empty(k)
+    for j in prange(k):
+        buf = np.empty(n)
+        m = _compact(x[:, j], buf)
+        out[j] = _omega(buf, m, shift)
+    return out
+
+
+@njit(cache=True, parallel=True)
+def calmar_ratio_nb(x, periods_per_year):  # type: ignore[no-untyped-def]
+    """CAGR divided by ``|max drawdown|``; NaN when there is no drawdown."""
+    k = x.shape[1]
+    out = np.full(k, np.nan)
+    for j in prange(k):
+        col = x[:, j]
+        mdd = _max_drawdown(col)
+        if mdd < 0.0:
+            wealth, m = _growth(col)
+            out[j] = _cagr(wealth, m, periods_per_year) / -mdd
+    return out
+
+
+@njit(cache=True)
+def _stability(buf, m):  # type: ignore[no-untyped-def]
+    """R^2 of ``cumsum(log1p(r))`` regressed on ``0..m-1``; overwrites ``buf``."""
+    if m < 2:
+        return np.nan
+    y = 0.0
+    for i in range(m):
+        y += math.log1p(buf[i])
+        buf[i] = y
+    mx = (m - 1) / 2.0
+    my = 0.0
+    for i in range(m):
+        my += buf[i]
+    my /= m
+    sxy = 0.0
+    sxx = 0.0
+    syy = 0.0
+    for i in range(m):
+        dx = i - mx
+        dy = buf[i] - my
+        sxy += dx * dy
+        sxx += dx * dx
+        syy += dy * dy
+    if not syy > 0.0:
+        return np.nan
+    r = sxy / math.sqrt(sxx * syy)
+    r = max(-1.0, min(1.0, r))
+    return r * r
+
+
+@njit(cache=True, parallel=True)
+def stability_nb(x):  # type: ignore[no-untyped-def]
+    """Stability of the cumulative log-return path per column (see ``_stability``)."""
+    n, k = x.shape
+    out = np.empty(k)
+    for j in prange(k):
+        buf = np.empty(n)
+        m = _compact(x[:, j], buf)
+        out[j] = _stability(buf, m)
+    return out
+
+
+@njit(cache=True)
+def _tail_ratio(buf, m, heap):  # type: ignore[no-untyped-def]
+    if m < 2:
+        return np.nan
+    upper = abs(_quantile(buf, m, 0.95, heap))
+    lower = abs(_quantile(buf, m, 0.05, heap))
+    return upper / lower if lower > 0.0 else np.nan
+
+
+@njit(cache=True, parallel=True)
+def tail_ratio_nb(x):  # type: ignore[no-untyped-def]
+    """``|95th percentile| / |5th percentile|`` per column."""
+    n, k = x.shape
+    out = np.empty(k)
+    for j in prange(k):
+        buf = np.empty(n)
+        heap = np.empty(n)
+        m = _compact(x[:, j], buf)
+        out[j] = _tail_ratio(buf, m, heap)
+    return out
+
+
+@njit(cache=True, parallel=True)
+def summary_nb(  # type: ignore[no-untyped-def]
+    x, bench, risk_free, required_return, threshold, periods_per_year, q, cutoff, want
+):
+    """Every ``SUMMARY_ROWS`` (and ``SUMMARY_BENCH_ROWS`` if ``bench`` has columns) per column.
+
+    ``want`` is a boolean mask over the output rows; the costly parts (stability:
+    one ``log1p`` per value; tail ratio: two more tail selections; the benchmark
+    rows) run only when asked for. Rows not asked for are NaN.
+
+    One read of each column compacts the valid values and accumulates the
+    growth, drawdown, extrema and sum; a second pass over the contiguous
+    buffer gives the dispersion, downside and omega sums; VaR/ES come from one
+    bounded-heap tail selection.
+    """
+    n, k = x.shape
+    has_bench = bench.shape[1] > 0
+    bstep = 0 if bench.shape[1] == 1 else 1  # shared benchmark column or one per column
+    n_rows = 17 if has_bench else 12  # len(SUMMARY_ROWS) (+ len(SUMMARY_BENCH_ROWS))
+    out = np.full((n_rows, k), np.nan)
+    scale = math.sqrt(periods_per_year)
+    for j in prange(k):
+        buf = np.empty(n)
+        heap = np.empty(n)
+        col = x[:, j]
+        # pass 1: compact + growth + drawdown + extrema + sum
+        m = 0
+        wealth = 1.0
+        peak = 1.0
+        worst = 0.0
+        s = 0.0
+        lo = np.inf
+        hi = -np.inf
+        for i in range(n):
+            v = col[i]
+            if np.isnan(v):
+                continue
+            buf[m] = v
+            m += 1
+            s += v
+            lo = min(lo, v)
+            hi = max(hi, v)
+            wealth *= 1.0 + v
+            peak = max(peak, wealth)
+            worst = min(worst, (wealth - peak) / peak)
+        if m == 0:
+            continue
+        out[0, j] = wealth - 1.0
+        cagr = _cagr(wealth, m, periods_per_year)
+        out[1, j] = cagr
+        out[5, j] = worst
+        if worst < 0.0:
+            out[6, j] = cagr / -worst
+        if m < 2:
+            continue
+        # pass 2: dispersion, downside and omega sums over the contiguous buffer
+        mean = s / m
+        ss = 0.0
+        d2 = 0.0
+        up = 0.0
+        down = 0.0
+        shift = risk_free + threshold
+        for i in range(m):
+            v = buf[i]
+            d = v - mean
+            ss += d * d
+            a = v - required_return
+            if a < 0.0:
+                d2 += a * a
+            o = v - shift
+            if o > 0.0:
+                up += o
+            else:
+                down -= o
+        sd = 0.0 if lo == hi else math.sqrt(ss / (m - 1))
+        out[2, j] = sd * scale
+        if sd > 0.0:
+            out[3, j] = (mean - risk_free) / sd * scale
+        if d2 > 0.0:
+            out[4, j] = (mean - required_return) * periods_per_year / (math.sqrt(d2 / m) * scale)
+        if down > 0.0:
+            out[7, j] = up / down
+        out[10, j], out[11, j] = _var_es(buf, m, q, cutoff, heap)
+        if want[9]:
+            out[9, j] = _tail_ratio(buf, m, heap)
+        if want[8]:
+            out[8, j] = _stability(buf, m)  # overwrites buf: keep last
+        if has_bench and (want[12] or want[13] or want[14] or want[15] or want[16]):
+            _summary_bench(col, bench[:, j * bstep], buf, heap, risk_free, periods_per_year, out, j)
+    return out
+
+
+@njit(cache=True)
+def _summary_bench(col, bcol, a, b, risk_free, periods_per_year, out, j):  # type: ignore[no-untyped-def]
+    """Benchmark rows of ``summary_nb`` (12 beta, 13 alpha, 14 correlation, 15 TE, 16 IR)."""
+    base = 12
+    m = _pairs(col, bcol, a, b)
+    if m < 2:
+        return
+    ma, mb, cab, vaa, vbb = _cov_var(a, b, m)
+    if vbb >= _TINY_VARIANCE:
+        beta = cab / vbb
+        out[base, j] = beta
+        out[base + 1, j] = (1.0 + (ma - risk_free) - beta * (mb - risk_free)) ** periods_per_year - 1.0
+    if vaa > 0.0 and vbb > 0.0:
+        out[base + 2, j] = max(-1.0, min(1.0, cab / math.sqrt(vaa * vbb)))
+    for i in range(m):
+        a[i] -= b[i]
+    mean, sd = _mean_std(a, m, 1)
+    scale = math.sqrt(periods_per_year)
+    out[base + 3, j] = sd * scale
+    if sd > 0.0:
+        out[base + 4, j] = mean / sd * scale

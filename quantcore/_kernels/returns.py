@@ -1,0 +1,215 @@
+"""Return kernels: price to return transforms, compounding, TWR and XIRR."""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+from numba import njit, prange
+
+__all__ = [
+    "annualized_return_nb",
+    "cumulative_returns_nb",
+    "log_returns_nb",
+    "money_weighted_return_nb",
+    "simple_returns_nb",
+    "time_weighted_return_nb",
+    "total_return_nb",
+]
+
+
+@njit(cache=True, parallel=True)
+def simple_returns_nb(prices):  # type: ignore[no-untyped-def]
+    """``p[t] / p[t-1] - 1``; row 0, NaN neighbours and non-positive bases give NaN."""
+    n, k = prices.shape
+    out = np.empty((n, k))
+    for j in prange(k):
+        if n > 0:
+            out[0, j] = np.nan
+        for i in range(1, n):
+            prev = prices[i - 1, j]
+            out[i, j] = prices[i, j] / prev - 1.0 if prev > 0.0 else np.nan
+    return out
+
+
+@njit(cache=True, parallel=True)
+def log_returns_nb(prices):  # type: ignore[no-untyped-def]
+    """``log(p[t] / p[t-1])``; NaN where either price is NaN or not positive, and on row 0."""
+    n, k = prices.shape
+    out = np.empty((n, k))
+    for j in prange(k):
+        if n > 0:
+            out[0, j] = np.nan
+        for i in range(1, n):
+            prev = prices[i - 1, j]
+            cur = prices[i, j]
+            out[i, j] = math.log(cur / prev) if prev > 0.0 and cur > 0.0 else np.nan
+    return out
+
+
+@njit(cache=True, parallel=True)
+def cumulative_returns_nb(returns):  # type: ignore[no-untyped-def]
+    """Running ``prod(1 + r) - 1`` over the valid values; NaN where the input is NaN."""
+    n, k = returns.shape
+    out = np.empty((n, k))
+    for j in prange(k):
+        wealth = 1.0
+        for i in range(n):
+            r = returns[i, j]
+            if np.isnan(r):
+                out[i, j] = np.nan
+            else:
+                wealth *= 1.0 + r
+                out[i, j] = wealth - 1.0
+    return out
+
+
+@njit(cache=True)
+def _growth(col):  # type: ignore[no-untyped-def]
+    """``prod(1 + r)`` over the valid values of ``col`` and how many there were."""
+    wealth = 1.0
+    m = 0
+    for i in range(col.shape[0]):
+        r = col[i]
+        if not np.isnan(r):
+            wealth *= 1.0 + r
+            m += 1
+    return wealth, m
+
+
+@njit(cache=True)
+def _cagr(wealth, m, periods_per_year):  # type: ignore[no-untyped-def]
+    if m == 0:
+        return np.nan
+    if wealth < 0.0:
+        return np.nan
+    return wealth ** (1.0 / (m / periods_per_year)) - 1.0
+
+
+@njit(cache=True, parallel=True)
+def total_return_nb(returns):  # type: ignore[no-untyped-def]
+    """``prod(1 + r) - 1`` per column over the valid values; NaN if there are none."""
+    n, k = returns.shape
+    out = np.empty(k)
+    for j in prange(k):
+        wealth, m = _growth(returns[:, j])
+        out[j] = wealth - 1.0 if m > 0 else np.nan
+    return out
+
+
+@njit(cache=True, parallel=True)
+def annualized_return_nb(returns, periods_per_year):  # type: ignore[no-untyped-def]
+    """CAGR ``prod(1 + r) ** (P / m) - 1`` per column over the ``m`` valid values."""
+    n, k = returns.shape
+    out = np.empty(k)
+    for j in prange(k):
+        wealth, m = _growth(returns[:, j])
+        out[j] = _cagr(wealth, m, periods_per_year)
+    return out
+
+
+@njit(cache=True, parallel=True)
+def time_weighted_return_nb(values, flows):  # type: ignore[no-untyped-def]
+    """Chain-linked return with external flows at the start of each period.
+
+    Period ``t`` starts with ``V[t-1] + F[t]`` (``V[-1] = 0``) and ends at ``V[t]``.
+    Rows with a NaN value are skipped (the previous value carries), NaN flows
+    count as 0, periods that start with no capital are skipped.
+    """
+    n, k = values.shape
+    out = np.empty(k)
+    for j in prange(k):
+        growth = 1.0
+        prev = 0.0
+        used = 0
+        pending = 0.0
+        for i in range(n):
+            f = flows[i, j]
+            if not np.isnan(f):
+                pending += f
+            v = values[i, j]
+            if np.isnan(v):
+                continue
+            start = prev + pending
+            pending = 0.0
+            if start != 0.0:
+                growth *= v / start
+                used += 1
+            prev = v
+        out[j] = growth - 1.0 if used > 0 else np.nan
+    return out
+
+
+@njit(cache=True)
+def _fv_gap(rate, tau, flows, final_value):  # type: ignore[no-untyped-def]
+    """``sum F_i (1 + r) ** tau_i - V`` and its derivative in ``r``."""
+    g = -final_value
+    dg = 0.0
+    base = 1.0 + rate
+    for i in range(tau.shape[0]):
+        f = flows[i]
+        if f == 0.0 or np.isnan(f):
+            continue
+        grow = base ** tau[i]
+        g += f * grow
+        if tau[i] != 0.0:
+            dg += f * tau[i] * grow / base
+    return g, dg
+
+
+@njit(cache=True)
+def _xirr(tau, flows, final_value):  # type: ignore[no-untyped-def]
+    """Annual rate solving ``sum F_i (1 + r) ** tau_i = V``; NaN if no root is found."""
+    # Newton from 10 %, kept inside (-1, inf)
+    rate = 0.1
+    for _ in range(60):
+        g, dg = _fv_gap(rate, tau, flows, final_value)
+        if dg == 0.0 or not np.isfinite(g) or not np.isfinite(dg):
+            break
+        step = g / dg
+        new = rate - step
+        if new <= -1.0:
+            new = (rate - 1.0) / 2.0
+        if abs(new - rate) <= 1e-14 * (1.0 + abs(rate)):
+            g_new, _ = _fv_gap(new, tau, flows, final_value)
+            if np.isfinite(g_new):
+                return new
+            break
+        rate = new
+    # bracketing fallback: find a sign change on (-1, hi], then bisect
+    lo = -1.0 + 1e-9
+    g_lo, _ = _fv_gap(lo, tau, flows, final_value)
+    hi = 1.0
+    g_hi, _ = _fv_gap(hi, tau, flows, final_value)
+    tries = 0
+    while np.isfinite(g_hi) and np.sign(g_hi) == np.sign(g_lo) and tries < 40:
+        hi = hi * 2.0 + 1.0
+        g_hi, _ = _fv_gap(hi, tau, flows, final_value)
+        tries += 1
+    if not (np.isfinite(g_lo) and np.isfinite(g_hi)) or np.sign(g_hi) == np.sign(g_lo):
+        return np.nan
+    if g_lo == 0.0:
+        return lo
+    for _ in range(200):
+        mid = 0.5 * (lo + hi)
+        g_mid, _ = _fv_gap(mid, tau, flows, final_value)
+        if g_mid == 0.0:
+            return mid
+        if np.sign(g_mid) == np.sign(g_lo):
+            lo = mid
+            g_lo = g_mid
+        else:
+            hi = mid
+        if hi - lo <= 1e-15 * (1.0 + abs(mid)):
+            break
+    return 0.5 * (lo + hi)
+
+
+@njit(cache=True, parallel=True)
+def money_weighted_return_nb(tau, flows, final_values):  # type: ignore[no-untyped-def]
+    """XIRR per column: ``tau`` years from each flow to the valuation date."""
+    k = flows.shape[1]
+    out = np.empty(k)
+    for j in prange(k):
+        out[j] = _xirr(tau, flows[:, j], final_values[j])
+    return out

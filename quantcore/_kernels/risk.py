@@ -1,0 +1,359 @@
+"""Risk kernels: dispersion, tail quantiles, regression on a benchmark.
+
+Shared helpers (``_compact``, ``_quantile``, ``_smallest_sorted``) live here and
+are reused by :mod:`quantcore._kernels.metrics`. Every panel kernel takes a 2-D
+float64 array (axis 0 time, axis 1 columns), loops over columns with ``prange``
+and skips NaNs inside each column.
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+from numba import njit, prange
+
+__all__ = [
+    "beta_alpha_nb",
+    "correlation_nb",
+    "downside_deviation_nb",
+    "moments_nb",
+    "active_risk_nb",
+    "value_at_risk_es_nb",
+    "volatility_nb",
+]
+
+#: Benchmark variances below this are treated as zero (empyrical's threshold).
+_TINY_VARIANCE = 1.0e-30
+
+
+@njit(cache=True)
+def _compact(col, buf):  # type: ignore[no-untyped-def]
+    """Copy the non-NaN values of ``col`` to the front of ``buf``; return their count."""
+    m = 0
+    for i in range(col.shape[0]):
+        v = col[i]
+        if not np.isnan(v):
+            buf[m] = v
+            m += 1
+    return m
+
+
+@njit(cache=True)
+def _mean_std(buf, m, ddof):  # type: ignore[no-untyped-def]
+    """Two-pass mean and standard deviation of ``buf[:m]``.
+
+    The std is NaN when ``m - ddof < 1`` and exactly 0.0 when all values are equal
+    (so that callers can turn a zero dispersion into NaN instead of a rounding residue).
+    """
+    if m == 0:
+        return np.nan, np.nan
+    s = 0.0
+    lo = buf[0]
+    hi = buf[0]
+    for i in range(m):
+        v = buf[i]
+        s += v
+        lo = min(lo, v)
+        hi = max(hi, v)
+    mean = s / m
+    if m - ddof < 1:
+        return mean, np.nan
+    if lo == hi:
+        return mean, 0.0
+    ss = 0.0
+    for i in range(m):
+        d = buf[i] - mean
+        ss += d * d
+    return mean, math.sqrt(ss / (m - ddof))
+
+
+@njit(cache=True)
+def _smallest_sorted(buf, m, kk, sign, heap):  # type: ignore[no-untyped-def]
+    """Leave the ``kk`` smallest values of ``sign * buf[:m]`` in ``heap[:kk]``, ascending.
+
+    A bounded max-heap: one predictable comparison per element, O(m + kk log kk log m)
+    expected, which beats quickselect for the small tails that VaR/ES need.
+    """
+    size = 0
+    for i in range(m):
+        v = sign * buf[i]
+        if size < kk:
+            j = size
+            size += 1
+            while j > 0:
+                p = (j - 1) >> 1
+                if heap[p] >= v:
+                    break
+                heap[j] = heap[p]
+                j = p
+            heap[j] = v
+        elif v < heap[0]:
+            _sift_down(heap, 0, kk, v)
+    # in-place heap sort -> ascending
+    for end in range(kk - 1, 0, -1):
+        top = heap[0]
+        v = heap[end]
+        heap[end] = top
+        _sift_down(heap, 0, end, v)
+    return heap
+
+
+@njit(cache=True)
+def _sift_down(heap, j, size, v):  # type: ignore[no-untyped-def]
+    while True:
+        c = 2 * j + 1
+        if c >= size:
+            break
+        if c + 1 < size and heap[c + 1] > heap[c]:
+            c += 1
+        if heap[c] <= v:
+            break
+        heap[j] = heap[c]
+        j = c
+    heap[j] = v
+
+
+@njit(cache=True)
+def _lerp(a, b, t):  # type: ignore[no-untyped-def]
+    """NumPy's linear interpolation (``numpy.lib._function_base_impl._lerp``)."""
+    d = b - a
+    if t >= 0.5:
+        return b - d * (1.0 - t)
+    return a + d * t
+
+
+@njit(cache=True)
+def _quantile(buf, m, q, heap):  # type: ignore[no-untyped-def]
+    """``np.percentile(buf[:m], 100 * q)`` (method "linear") by tail selection; NaN if m == 0."""
+    if m == 0:
+        return np.nan
+    idx = q * (m - 1)
+    lo = int(math.floor(idx))
+    t = idx - lo
+    hi = min(lo + 1, m - 1)
+    if q <= 0.5:
+        _smallest_sorted(buf, m, hi + 1, 1.0, heap)
+        a = heap[lo]
+        b = heap[hi]
+    else:
+        _smallest_sorted(buf, m, m - lo, -1.0, heap)
+        a = -heap[m - 1 - lo]
+        b = -heap[m - 1 - hi]
+    if a == b:
+        return a
+    return _lerp(a, b, t)
+
+
+@njit(cache=True)
+def _var_es(buf, m, q, cutoff, heap):  # type: ignore[no-untyped-def]
+    """Historical VaR and ES of ``buf[:m]`` as positive losses (one tail selection)."""
+    if m < 2:
+        return np.nan, np.nan
+    idx = q * (m - 1)
+    lo = int(math.floor(idx))
+    hi = min(lo + 1, m - 1)
+    kes = int((m - 1) * cutoff)
+    kk = max(hi, kes) + 1
+    _smallest_sorted(buf, m, kk, 1.0, heap)
+    a = heap[lo]
+    b = heap[hi]
+    var = a if a == b else _lerp(a, b, idx - lo)
+    s = 0.0
+    for i in range(kes + 1):
+        s += heap[i]
+    return -var, -(s / (kes + 1))
+
+
+@njit(cache=True, parallel=True)
+def volatility_nb(x, periods_per_year, ddof):  # type: ignore[no-untyped-def]
+    """Annualized standard deviation of each column, NaNs skipped."""
+    n, k = x.shape
+    out = np.empty(k)
+    scale = math.sqrt(periods_per_year)
+    for j in prange(k):
+        buf = np.empty(n)
+        m = _compact(x[:, j], buf)
+        _, sd = _mean_std(buf, m, ddof)
+        out[j] = sd * scale if m >= 2 else np.nan
+    return out
+
+
+@njit(cache=True, parallel=True)
+def value_at_risk_es_nb(x, q, cutoff):  # type: ignore[no-untyped-def]
+    """Historical VaR (row 0) and expected shortfall (row 1) of each column as positive losses.
+
+    ``q`` is the lower-tail probability used like ``np.percentile`` (``100 * q / 100``);
+    ``cutoff`` the same probability used like empyrical's ``int((m - 1) * cutoff)``.
+    """
+    n, k = x.shape
+    out = np.empty((2, k))
+    for j in prange(k):
+        buf = np.empty(n)
+        heap = np.empty(n)
+        m = _compact(x[:, j], buf)
+        out[0, j], out[1, j] = _var_es(buf, m, q, cutoff, heap)
+    return out
+
+
+@njit(cache=True, parallel=True)
+def moments_nb(x):  # type: ignore[no-untyped-def]
+    """Mean, std (ddof=1), skewness and excess kurtosis (biased, like scipy) per column.
+
+    Rows: 0 mean, 1 std, 2 skew, 3 excess kurtosis. NaN when fewer than 2 valid
+    values or zero variance.
+    """
+    n, k = x.shape
+    out = np.full((4, k), np.nan)
+    for j in prange(k):
+        buf = np.empty(n)
+        m = _compact(x[:, j], buf)
+        mean, sd = _mean_std(buf, m, 1)
+        if m < 2 or not sd > 0.0:
+            continue
+        m2 = 0.0
+        m3 = 0.0
+        m4 = 0.0
+        for i in range(m):
+            d = buf[i] - mean
+            d2 = d * d
+            m2 += d2
+            m3 += d2 * d
+            m4 += d2 * d2
+        m2 /= m
+        m3 /= m
+        m4 /= m
+        out[0, j] = mean
+        out[1, j] = sd
+        out[2, j] = m3 / m2**1.5
+        out[3, j] = m4 / (m2 * m2) - 3.0
+    return out
+
+
+@njit(cache=True, parallel=True)
+def downside_deviation_nb(x, required_return, periods_per_year):  # type: ignore[no-untyped-def]
+    """Annualized root mean square of ``min(r - required_return, 0)`` per column."""
+    n, k = x.shape
+    out = np.empty(k)
+    scale = math.sqrt(periods_per_year)
+    for j in prange(k):
+        m = 0
+        s = 0.0
+        for i in range(n):
+            v = x[i, j]
+            if not np.isnan(v):
+                d = min(v - required_return, 0.0)
+                s += d * d
+                m += 1
+        out[j] = math.sqrt(s / m) * scale if m >= 2 else np.nan
+    return out
+
+
+@njit(cache=True)
+def _pairs(col, bcol, a, b):  # type: ignore[no-untyped-def]
+    """Copy the rows where both ``col`` and ``bcol`` are valid; return their count."""
+    m = 0
+    for i in range(col.shape[0]):
+        u = col[i]
+        v = bcol[i]
+        if not (np.isnan(u) or np.isnan(v)):
+            a[m] = u
+            b[m] = v
+            m += 1
+    return m
+
+
+@njit(cache=True)
+def _cov_var(a, b, m):  # type: ignore[no-untyped-def]
+    """Means, covariance and variances (all divided by m) of paired samples."""
+    ma = 0.0
+    mb = 0.0
+    for i in range(m):
+        ma += a[i]
+        mb += b[i]
+    ma /= m
+    mb /= m
+    cab = 0.0
+    vaa = 0.0
+    vbb = 0.0
+    for i in range(m):
+        da = a[i] - ma
+        db = b[i] - mb
+        cab += da * db
+        vaa += da * da
+        vbb += db * db
+    return ma, mb, cab / m, vaa / m, vbb / m
+
+
+@njit(cache=True, parallel=True)
+def beta_alpha_nb(x, bench, risk_free, periods_per_year):  # type: ignore[no-untyped-def]
+    """Beta (row 0) and annualized alpha (row 1) of each column on the benchmark.
+
+    ``bench`` has one column (shared) or as many as ``x``. Rows where either
+    side is NaN are dropped pairwise.
+    """
+    n, k = x.shape
+    bstep = 0 if bench.shape[1] == 1 else 1  # shared benchmark column or one per column
+    out = np.full((2, k), np.nan)
+    for j in prange(k):
+        a = np.empty(n)
+        b = np.empty(n)
+        m = _pairs(x[:, j], bench[:, j * bstep], a, b)
+        if m < 2:
+            continue
+        ma, mb, cab, _, vbb = _cov_var(a, b, m)
+        if vbb < _TINY_VARIANCE:
+            continue
+        beta = cab / vbb
+        out[0, j] = beta
+        # mean of (r - rf) - beta (b - rf)
+        mean_alpha = (ma - risk_free) - beta * (mb - risk_free)
+        out[1, j] = (1.0 + mean_alpha) ** periods_per_year - 1.0
+    return out
+
+
+@njit(cache=True, parallel=True)
+def correlation_nb(x, bench):  # type: ignore[no-untyped-def]
+    """Pearson correlation of each column with the benchmark over pairwise-valid rows."""
+    n, k = x.shape
+    bstep = 0 if bench.shape[1] == 1 else 1  # shared benchmark column or one per column
+    out = np.full(k, np.nan)
+    for j in prange(k):
+        a = np.empty(n)
+        b = np.empty(n)
+        m = _pairs(x[:, j], bench[:, j * bstep], a, b)
+        if m < 2:
+            continue
+        _, _, cab, vaa, vbb = _cov_var(a, b, m)
+        if vaa > 0.0 and vbb > 0.0:
+            out[j] = max(-1.0, min(1.0, cab / math.sqrt(vaa * vbb)))
+    return out
+
+
+@njit(cache=True, parallel=True)
+def active_risk_nb(x, bench, periods_per_year, ddof):  # type: ignore[no-untyped-def]
+    """Tracking error (row 0) and information ratio (row 1) of ``x - bench`` per column.
+
+    Both are annualized: ``std(a) * sqrt(P)`` and ``mean(a) / std(a) * sqrt(P)``.
+    """
+    n, k = x.shape
+    bstep = 0 if bench.shape[1] == 1 else 1  # shared benchmark column or one per column
+    out = np.full((2, k), np.nan)
+    scale = math.sqrt(periods_per_year)
+    for j in prange(k):
+        buf = np.empty(n)
+        col = x[:, j]
+        bcol = bench[:, j * bstep]
+        m = 0
+        for i in range(n):
+            d = col[i] - bcol[i]
+            if not np.isnan(d):
+                buf[m] = d
+                m += 1
+        if m < 2:
+            continue
+        mean, sd = _mean_std(buf, m, ddof)
+        out[0, j] = sd * scale
+        if sd > 0.0:
+            out[1, j] = mean / sd * scale
+    return out
