@@ -31,7 +31,9 @@ def parse_rate(text: str, *, name: str = "rate") -> RateLimit:
     """
     match = _RATE.match(text)
     if match is None or int(match.group(1)) < 1:
-        raise ValueError(f"{name}: expected '<positive int>/<second|minute|hour|day>', got {text!r}")
+        raise ValueError(
+            f"{name}: expected '<positive int>/<second|minute|hour|day>', got {text!r}"
+        )
     return RateLimit(int(match.group(1)), _PERIODS[match.group(2)])
 
 

@@ -1,0 +1,177 @@
+"""The finance service application: ``create_app(settings) -> Litestar``.
+
+Features plug in as routers: a feature package ``service/<feature>/`` exposes its
+controllers, and :data:`FEATURE_ROUTERS` lists them. Everything a handler needs
+comes from dependencies: ``db`` (:class:`~service.db.Database`), ``market``
+(:class:`~service.assets.market.MarketData`), ``resources`` (all shared
+resources), ``page`` (pagination); ``request.user`` is the
+:class:`~service.auth.Identity` (``None`` when anonymous) and the
+:func:`~service.auth.requires_user` guard makes a route require one.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import AsyncIterator, Sequence
+from contextlib import asynccontextmanager
+from typing import Any
+
+from litestar import Litestar, Router
+from litestar.config.cors import CORSConfig
+from litestar.datastructures import State
+from litestar.di import Provide
+from litestar.middleware import DefineMiddleware
+from litestar.openapi import OpenAPIConfig
+from litestar.openapi.plugins import ScalarRenderPlugin, SwaggerRenderPlugin
+from litestar.openapi.spec import Components, SecurityScheme
+from litestar.types import ControllerRouterHandler
+
+from service.assets.controllers import AssetController
+from service.assets.market import MarketData
+from service.auth.controllers import AuthController
+from service.db import Database
+from service.demo import sync_assets
+from service.errors import exception_handlers
+from service.health import health, ready
+from service.marketdata.provider import MarketDataProvider
+from service.middleware import RequestMiddleware
+from service.portfolios.controllers import PortfolioController
+from service.ratelimit import MemoryRateLimiter, RateLimiter, RedisRateLimiter
+from service.settings import Settings
+from service.state import Resources, provide_db, provide_market, provide_resources
+from service.transactions.controllers import TransactionController
+
+__all__ = ["CORE_ROUTERS", "FEATURE_ROUTERS", "app_from_env", "create_app", "default_provider"]
+
+log = logging.getLogger("service")
+
+#: The resources of this issue (service core).
+CORE_ROUTERS: list[ControllerRouterHandler] = [
+    AuthController,
+    PortfolioController,
+    TransactionController,
+    AssetController,
+]
+
+#: Feature routers added by later issues (analytics, backtesting, tax, realtime):
+#: append ``service.<feature>.controllers.<X>Controller`` here.
+FEATURE_ROUTERS: list[ControllerRouterHandler] = []
+
+
+def default_provider(settings: Settings) -> tuple[MarketDataProvider, Any]:
+    """The simulated universe and the Parquet store under ``<data_dir>/prices``."""
+    from service.marketdata.simulated import SimulatedMarket
+    from service.marketdata.store import PriceStore
+
+    store = PriceStore(settings.prices_dir)
+    return SimulatedMarket(), store
+
+
+def _limiter(settings: Settings) -> RateLimiter:
+    if settings.redis_url:
+        return RedisRateLimiter(settings.redis_url, settings.redis_prefix)
+    return MemoryRateLimiter()
+
+
+def create_app(
+    settings: Settings | None = None,
+    *,
+    provider: MarketDataProvider | None = None,
+    store: Any | None = None,
+    extra_routers: Sequence[ControllerRouterHandler] = (),
+) -> Litestar:
+    """Build the application.
+
+    Args:
+        settings: defaults to :meth:`Settings.from_env`.
+        provider: market data source; defaults to the simulated universe.
+        store: price store for imported assets (used with ``provider``).
+        extra_routers: more route handlers (tests, plug-ins).
+
+    The database schema must be migrated beforehand (``python -m service migrate``;
+    ``serve`` does it). On startup the asset table is synced from the provider.
+    """
+    settings = settings or Settings.from_env()
+    if provider is None:
+        provider, store = default_provider(settings)
+    db = Database(
+        settings.database,
+        pool_size=settings.db_pool_size,
+        busy_timeout=settings.sqlite_busy_timeout_seconds,
+    )
+    resources = Resources(
+        settings=settings, db=db, limiter=_limiter(settings), market=MarketData(provider, store)
+    )
+
+    @asynccontextmanager
+    async def lifespan(app: Litestar) -> AsyncIterator[None]:
+        added = await sync_assets(db, provider)
+        if added:
+            log.info("asset table: %d assets added from the provider", added)
+        try:
+            yield
+        finally:
+            await resources.limiter.close()
+            await db.dispose()
+
+    api = Router(path="/", route_handlers=[*CORE_ROUTERS, *FEATURE_ROUTERS, *extra_routers])
+    cors = (
+        CORSConfig(allow_origins=[o.strip() for o in settings.cors_origins.split(",") if o.strip()])
+        if settings.cors_origins
+        else None
+    )
+    return Litestar(
+        route_handlers=[health, ready, api],
+        state=State({"resources": resources}),
+        dependencies={
+            "db": Provide(provide_db),
+            "market": Provide(provide_market),
+            "resources": Provide(provide_resources),
+        },
+        middleware=[DefineMiddleware(RequestMiddleware)],
+        exception_handlers=exception_handlers,  # type: ignore[arg-type]
+        lifespan=[lifespan],
+        openapi_config=_openapi(),
+        cors_config=cors,
+        request_max_body_size=settings.max_body_bytes,
+        debug=False,
+        logging_config=None,
+    )
+
+
+def _openapi() -> OpenAPIConfig:
+    return OpenAPIConfig(
+        title="quantcore finance API",
+        version="0.1.0",
+        description="Portfolios, transactions, assets and market data over quantcore. See docs/service.md.",
+        path="/schema",
+        render_plugins=[SwaggerRenderPlugin(path="/swagger"), ScalarRenderPlugin(path="/scalar")],
+        components=Components(
+            security_schemes={
+                "TokenAuth": SecurityScheme(
+                    type="apiKey",
+                    name="Authorization",
+                    security_scheme_in="header",
+                    description="`Authorization: Token <key>` (POST /api/auth/token/).",
+                ),
+                "ApiKeyAuth": SecurityScheme(
+                    type="apiKey",
+                    name="X-API-Key",
+                    security_scheme_in="header",
+                    description="Service-to-service key (POST /api/auth/api-keys/).",
+                ),
+                "SessionCookie": SecurityScheme(
+                    type="apiKey",
+                    name="qc_session",
+                    security_scheme_in="cookie",
+                    description="Browser session (POST /api/auth/login/); unsafe methods need X-CSRFToken.",
+                ),
+            }
+        ),
+        security=[{"TokenAuth": []}, {"ApiKeyAuth": []}, {"SessionCookie": []}],
+    )
+
+
+def app_from_env() -> Litestar:
+    """Factory for ``uvicorn --factory service.app:app_from_env`` (settings from ``QC_*``)."""
+    return create_app(Settings.from_env())

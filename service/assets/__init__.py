@@ -1,0 +1,1 @@
+"""Assets, quotes, price history and bulk prices (``/api/assets/``)."""

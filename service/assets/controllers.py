@@ -1,0 +1,83 @@
+"""``/api/assets/``: readable anonymously (anonymous rate limit applies)."""
+
+from __future__ import annotations
+
+import datetime as dt
+from typing import Annotated
+
+from litestar import Controller, Request, get, post
+from litestar.di import Provide
+from litestar.params import Parameter
+
+from service.assets import services
+from service.assets.market import MarketData
+from service.assets.schemas import (
+    AssetRead,
+    AssetType,
+    BulkPricesRead,
+    BulkPricesRequest,
+    Interval,
+    PriceHistoryRead,
+)
+from service.db import Database
+from service.pagination import Page, PageParams, provide_page_params
+
+__all__ = ["AssetController"]
+
+
+class AssetController(Controller):
+    path = "/api/assets"
+    tags = ["assets"]  # noqa: RUF012
+    dependencies = {"paging": Provide(provide_page_params)}  # noqa: RUF012
+
+    @get("/", summary="List assets")
+    async def list_assets(
+        self,
+        request: Request,
+        db: Database,
+        market: MarketData,
+        paging: PageParams,
+        symbol: str | None = None,
+        asset_type: AssetType | None = None,
+        sector: str | None = None,
+        search: Annotated[str | None, Parameter(description="Matches symbol or name.")] = None,
+    ) -> Page[AssetRead]:
+        async with db.read() as s:
+            items, count = await services.list_assets(
+                s,
+                market,
+                paging,
+                symbol=symbol,
+                asset_type=asset_type,
+                sector=sector,
+                search=search,
+            )
+        return Page.build(request, items, count, paging)
+
+    @get("/{asset_id:int}/", summary="Retrieve an asset")
+    async def get_asset(self, asset_id: int, db: Database, market: MarketData) -> AssetRead:
+        async with db.read() as s:
+            asset = await services.get_asset(s, asset_id)
+        return services.asset_read(asset, market)
+
+    @get("/{asset_id:int}/price-history/", summary="Price history (OHLCV bars)")
+    async def price_history(
+        self,
+        asset_id: int,
+        db: Database,
+        market: MarketData,
+        days: Annotated[
+            int, Parameter(ge=1, description="Trading days (daily bars) to cover.")
+        ] = 252,
+        interval: Interval = "1d",
+    ) -> PriceHistoryRead:
+        async with db.read() as s:
+            asset = await services.get_asset(s, asset_id)
+        return services.price_history(asset, market, days, interval, dt.datetime.now(dt.UTC).date())
+
+    @post("/bulk-prices/", summary="Latest prices of several assets", status_code=200)
+    async def bulk_prices(
+        self, data: BulkPricesRequest, db: Database, market: MarketData
+    ) -> BulkPricesRead:
+        async with db.read() as s:
+            return await services.bulk_prices(s, market, data.symbols)

@@ -1,0 +1,161 @@
+"""Asset queries and the price views built on :class:`~service.assets.market.MarketData`."""
+
+from __future__ import annotations
+
+import datetime as dt
+import math
+from collections.abc import Sequence
+
+import numpy as np
+from sqlalchemy import func, or_, select
+from sqlalchemy.ext.asyncio import AsyncSession
+
+from service import formatting as fmt
+from service.assets.market import MarketData
+from service.assets.schemas import (
+    AssetRead,
+    BulkPrice,
+    BulkPricesRead,
+    Interval,
+    PriceBar,
+    PriceHistoryRead,
+)
+from service.db.models import Asset
+from service.errors import NotFoundError, ValidationError
+from service.pagination import PageParams
+
+__all__ = [
+    "MAX_DAYS",
+    "asset_read",
+    "bulk_prices",
+    "get_asset",
+    "list_assets",
+    "price_history",
+]
+
+#: Largest ``days`` per interval (5m bars: 78 per equity day, 288 per crypto day).
+MAX_DAYS: dict[str, int] = {"1d": 5000, "1h": 365, "5m": 60}
+
+
+def asset_read(asset: Asset, market: MarketData) -> AssetRead:
+    quote = market.quote(asset.symbol)
+    return AssetRead(
+        id=asset.id,
+        symbol=asset.symbol,
+        name=asset.name,
+        asset_type=asset.asset_type,
+        sector=asset.sector,
+        current_price=fmt.price(quote.price) if quote else None,
+        price_change=fmt.price(quote.change) if quote else None,
+        price_change_percent=fmt.percent(quote.change_percent) if quote else None,
+        volume=quote.volume if quote else None,
+        market_cap=fmt.money(asset.market_cap) if asset.market_cap is not None else None,
+        data_source=asset.data_source,
+        last_updated=quote.timestamp if quote else asset.updated_at,
+    )
+
+
+async def list_assets(
+    session: AsyncSession,
+    market: MarketData,
+    page: PageParams,
+    *,
+    symbol: str | None,
+    asset_type: str | None,
+    sector: str | None,
+    search: str | None,
+) -> tuple[list[AssetRead], int]:
+    """Assets ordered by symbol, filtered (case-insensitive) and paginated."""
+    query = select(Asset)
+    if symbol:
+        query = query.where(func.upper(Asset.symbol) == symbol.upper())
+    if asset_type:
+        query = query.where(Asset.asset_type == asset_type)
+    if sector:
+        query = query.where(func.lower(Asset.sector) == sector.lower())
+    if search:
+        pattern = f"%{search.lower()}%"
+        query = query.where(
+            or_(func.lower(Asset.symbol).like(pattern), func.lower(Asset.name).like(pattern))
+        )
+    count = (await session.execute(select(func.count()).select_from(query.subquery()))).scalar_one()
+    rows = (
+        await session.execute(query.order_by(Asset.symbol).limit(page.limit).offset(page.offset))
+    ).scalars()
+    return [asset_read(a, market) for a in rows], int(count)
+
+
+async def get_asset(session: AsyncSession, asset_id: int) -> Asset:
+    asset = await session.get(Asset, asset_id)
+    if asset is None:
+        raise NotFoundError(f"Asset {asset_id} not found.")
+    return asset
+
+
+def price_history(
+    asset: Asset, market: MarketData, days: int, interval: Interval, today: dt.date
+) -> PriceHistoryRead:
+    """The last ``days`` trading days of bars (``days`` counts daily bars, also for 1h/5m).
+
+    Raises:
+        ValidationError: ``days`` above :data:`MAX_DAYS` for the interval.
+    """
+    if days > MAX_DAYS[interval]:
+        raise ValidationError(
+            "days", "max_value", f"days must be <= {MAX_DAYS[interval]} for interval {interval}."
+        )
+    span = dt.timedelta(days=math.ceil(days * 7 / 5) + 10)
+    try:
+        daily = market.history(asset.symbol, today - span, today, "1d").iloc[-days:]
+    except KeyError:
+        return PriceHistoryRead(symbol=asset.symbol, interval=interval, data=[])
+    if interval == "1d" or daily.empty:
+        bars, intraday = daily, False
+    else:
+        start = daily.index[0].date()
+        bars, intraday = market.history(asset.symbol, start, today, interval), True
+    o, h, lo, c = (bars[k].to_numpy(dtype=np.float64) for k in ("open", "high", "low", "close"))
+    vol = bars["volume"].to_numpy(dtype=np.int64)
+    stamps = [
+        (ts.isoformat().replace("+00:00", "Z") if intraday else ts.date().isoformat())
+        for ts in bars.index
+    ]
+    data = [
+        PriceBar(
+            date=stamps[i],
+            open=f"{o[i]:.4f}",
+            high=f"{h[i]:.4f}",
+            low=f"{lo[i]:.4f}",
+            close=f"{c[i]:.4f}",
+            volume=int(vol[i]),
+        )
+        for i in range(len(stamps))
+    ]
+    return PriceHistoryRead(symbol=asset.symbol, interval=interval, data=data)
+
+
+async def bulk_prices(
+    session: AsyncSession, market: MarketData, symbols: Sequence[str]
+) -> BulkPricesRead:
+    """Latest prices by symbol; any unknown symbol is a 400 naming it."""
+    wanted = list(dict.fromkeys(s.upper() for s in symbols))
+    known = set(
+        (
+            await session.execute(select(Asset.symbol).where(func.upper(Asset.symbol).in_(wanted)))
+        ).scalars()
+    )
+    missing = [s for s in wanted if s not in known]
+    if missing:
+        raise ValidationError(
+            "symbols", "not_found", f"Unknown symbols: {', '.join(missing)}.", values=missing
+        )
+    prices: dict[str, BulkPrice] = {}
+    for symbol in wanted:
+        quote = market.quote(symbol)
+        prices[symbol] = BulkPrice(
+            price=fmt.price(quote.price) if quote else None,
+            change=fmt.price(quote.change) if quote else None,
+            change_percent=fmt.percent(quote.change_percent) if quote else None,
+            timestamp=quote.timestamp if quote else dt.datetime.now(dt.UTC),
+        )
+    return BulkPricesRead(prices=prices)

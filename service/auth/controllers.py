@@ -1,0 +1,135 @@
+"""``/api/auth/``: tokens, session login/logout, API keys, and who am I."""
+
+from __future__ import annotations
+
+from litestar import Controller, Request, Response, delete, get, post
+from litestar.datastructures import Cookie
+from litestar.di import Provide
+from litestar.status_codes import HTTP_204_NO_CONTENT
+
+from service.auth import services
+from service.auth.guards import requires_user
+from service.auth.identity import AuthMethod, Identity
+from service.auth.schemas import (
+    ApiKeyCreate,
+    ApiKeyCreated,
+    ApiKeyRead,
+    Credentials,
+    LoginRead,
+    MeRead,
+    TokenRead,
+)
+from service.db import Database
+from service.errors import ValidationError
+from service.middleware import CSRF_COOKIE, SESSION_COOKIE
+from service.pagination import Page, PageParams, provide_page_params
+from service.state import Resources
+
+__all__ = ["AuthController"]
+
+Req = Request[Identity, str, object]
+
+
+class AuthController(Controller):
+    path = "/api/auth"
+    tags = ["auth"]  # noqa: RUF012
+
+    @post("/token/", summary="Exchange username and password for an API token", status_code=200)
+    async def obtain_token(self, data: Credentials, db: Database) -> TokenRead:
+        user = await services.authenticate(db, data.username, data.password)
+        return TokenRead(token=await services.create_token(db, user.id))
+
+    @delete("/token/", summary="Revoke the token used for this request", guards=[requires_user])
+    async def revoke_token(self, request: Req, db: Database) -> None:
+        if request.user.method is not AuthMethod.TOKEN:
+            raise ValidationError(
+                "Authorization", "invalid", "This request was not made with a token."
+            )
+        await services.delete_token(db, request.user.credential_id)
+
+    @post(
+        "/login/", summary="Start a browser session (HttpOnly cookie + CSRF token)", status_code=200
+    )
+    async def login(self, data: Credentials, resources: Resources) -> Response[LoginRead]:
+        user = await services.authenticate(resources.db, data.username, data.password)
+        ttl = resources.settings.session_ttl_seconds
+        key, csrf = await services.create_session(resources.db, user.id, ttl)
+        secure = resources.settings.session_cookie_secure
+        return Response(
+            LoginRead(username=user.username, csrf_token=csrf),
+            cookies=[
+                Cookie(
+                    key=SESSION_COOKIE,
+                    value=key,
+                    httponly=True,
+                    samesite="lax",
+                    secure=secure,
+                    max_age=ttl,
+                    path="/",
+                ),
+                Cookie(
+                    key=CSRF_COOKIE,
+                    value=csrf,
+                    httponly=False,
+                    samesite="lax",
+                    secure=secure,
+                    max_age=ttl,
+                    path="/",
+                ),
+            ],
+        )
+
+    @post(
+        "/logout/",
+        summary="End the browser session",
+        status_code=HTTP_204_NO_CONTENT,
+        guards=[requires_user],
+    )
+    async def logout(self, request: Req, db: Database) -> Response[None]:
+        if request.user.method is AuthMethod.SESSION:
+            await services.delete_session(db, request.user.credential_id)
+        return Response(
+            None,
+            status_code=HTTP_204_NO_CONTENT,
+            cookies=[
+                Cookie(
+                    key=SESSION_COOKIE, value="", max_age=0, path="/", httponly=True, samesite="lax"
+                ),
+                Cookie(key=CSRF_COOKIE, value="", max_age=0, path="/", samesite="lax"),
+            ],
+        )
+
+    @get("/me/", summary="The authenticated user", guards=[requires_user])
+    async def me(self, request: Req) -> MeRead:
+        return MeRead(
+            id=request.user.id, username=request.user.username, auth_method=str(request.user.method)
+        )
+
+    @post("/api-keys/", summary="Create an API key (the key is shown once)", guards=[requires_user])
+    async def create_api_key(self, request: Req, data: ApiKeyCreate, db: Database) -> ApiKeyCreated:
+        row, key = await services.create_api_key(db, request.user.id, data.name)
+        return ApiKeyCreated(
+            id=row.id, name=row.name, prefix=row.prefix, created_at=row.created_at, key=key
+        )
+
+    @get(
+        "/api-keys/",
+        summary="List API keys (without the keys)",
+        guards=[requires_user],
+        dependencies={"paging": Provide(provide_page_params)},
+    )
+    async def list_api_keys(
+        self, request: Req, db: Database, paging: PageParams
+    ) -> Page[ApiKeyRead]:
+        async with db.read() as s:
+            rows, count = await services.list_api_keys(
+                s, request.user.id, paging.limit, paging.offset
+            )
+        items = [
+            ApiKeyRead(id=r.id, name=r.name, prefix=r.prefix, created_at=r.created_at) for r in rows
+        ]
+        return Page.build(request, items, count, paging)
+
+    @delete("/api-keys/{key_id:int}/", summary="Revoke an API key", guards=[requires_user])
+    async def delete_api_key(self, request: Req, key_id: int, db: Database) -> None:
+        await services.delete_api_key(db, request.user.id, key_id)

@@ -1,0 +1,94 @@
+"""Startup data: the asset table synced from the provider, and the optional demo user."""
+
+from __future__ import annotations
+
+import datetime as dt
+import logging
+from decimal import Decimal
+from pathlib import Path
+
+from sqlalchemy import select
+from sqlalchemy.exc import IntegrityError
+
+from service.auth.services import create_token, create_user
+from service.db import Database
+from service.db.models import Asset, Portfolio, User
+from service.marketdata.provider import MarketDataProvider
+from service.transactions.services import LedgerEntry, record
+
+__all__ = ["DEMO_PASSWORD", "DEMO_USER", "seed_demo", "sync_assets"]
+
+log = logging.getLogger("service")
+
+DEMO_USER = "demo"
+DEMO_PASSWORD = "demo-password"
+_DEMO_BUYS = [("SPY", "25"), ("AAPL", "40"), ("MSFT", "20"), ("TLT", "30"), ("BTC-USD", "0.5")]
+
+
+async def sync_assets(db: Database, provider: MarketDataProvider) -> int:
+    """Insert the provider's assets missing from the table; returns how many were added."""
+    infos = provider.assets()
+    async with db.read() as s:
+        known = set((await s.execute(select(Asset.symbol))).scalars())
+    missing = [a for a in infos if a.symbol not in known]
+    if not missing:
+        return 0
+    try:
+        async with db.write() as s:
+            for a in missing:
+                s.add(
+                    Asset(
+                        symbol=a.symbol,
+                        name=a.name,
+                        asset_type=a.asset_type,
+                        sector=a.sector,
+                        market_cap=Decimal(str(round(a.market_cap, 2))),
+                        data_source=a.data_source,
+                    )
+                )
+    except IntegrityError:  # another worker inserted them first
+        return 0
+    return len(missing)
+
+
+async def seed_demo(
+    db: Database, provider: MarketDataProvider, data_dir: Path
+) -> tuple[str, str] | None:
+    """Create the demo user, a token and a demo portfolio once.
+
+    The token is written to ``<data_dir>/demo-token.txt`` (mode 600) so that later
+    starts can print it again. Returns ``(username, token)``, or ``None`` when the
+    demo user exists but its token file is gone.
+    """
+    token_file = data_dir / "demo-token.txt"
+    async with db.read() as s:
+        exists = (
+            await s.execute(select(User.id).where(User.username == DEMO_USER))
+        ).scalar_one_or_none()
+    if exists is not None:
+        return (DEMO_USER, token_file.read_text().strip()) if token_file.exists() else None
+    user = await create_user(db, DEMO_USER, DEMO_PASSWORD)
+    token = await create_token(db, user.id)
+    data_dir.mkdir(parents=True, exist_ok=True)
+    token_file.write_text(token + "\n")
+    token_file.chmod(0o600)
+    async with db.write() as s:
+        portfolio = Portfolio(
+            user_id=user.id, name="Demo portfolio", description="Seeded on first start."
+        )
+        s.add(portfolio)
+    known = {a.symbol for a in provider.assets()}
+    day = dt.date.today() - dt.timedelta(days=365)
+    for symbol, qty in _DEMO_BUYS:
+        if symbol not in known:
+            continue
+        bars = provider.history(symbol, day - dt.timedelta(days=7), day, "1d")
+        price = Decimal(f"{float(bars['close'].iloc[-1]):.2f}")
+        await record(
+            db,
+            user.id,
+            portfolio.id,
+            LedgerEntry(symbol, "buy", Decimal(qty), price, Decimal("1"), day),
+        )
+    log.info("demo data seeded: user %r, portfolio %d", DEMO_USER, portfolio.id)
+    return DEMO_USER, token

@@ -1,0 +1,58 @@
+"""Decimal strings at the HTTP edge.
+
+Stored ledger values are :class:`~decimal.Decimal` and keep their exact digits;
+computed values are float64 (``quantcore``) rounded once here:
+
+* quantities: 8 fractional digits (``"10.00000000"``);
+* prices and average costs: 4 fractional digits;
+* money amounts (values, changes, gains): 2 fractional digits;
+* percentages: 2 fractional digits, in percent (``"1.25"`` is +1.25 %).
+
+A non-finite computed value (no price, zero cost) is ``None`` (JSON ``null``).
+"""
+
+from __future__ import annotations
+
+import math
+from decimal import Decimal
+
+__all__ = ["dec", "money", "percent", "price", "quantity"]
+
+
+def _fixed(x: float | Decimal | None, digits: int) -> str | None:
+    if x is None:
+        return None
+    if isinstance(x, Decimal):
+        return format(x.quantize(Decimal(1).scaleb(-digits)), "f")
+    if not math.isfinite(x):
+        return None
+    text = f"{x:.{digits}f}"
+    return text[1:] if text.startswith("-") and float(text) == 0 else text
+
+
+def quantity(x: Decimal) -> str:
+    """8 fractional digits."""
+    return format(x.quantize(Decimal("1e-8")), "f")
+
+
+def price(x: float | Decimal | None) -> str | None:
+    """4 fractional digits."""
+    return _fixed(x, 4)
+
+
+def money(x: float | Decimal | None) -> str | None:
+    """2 fractional digits."""
+    return _fixed(x, 2)
+
+
+def percent(x: float | None) -> str | None:
+    """Percent with 2 fractional digits."""
+    return _fixed(x, 2)
+
+
+def dec(x: Decimal) -> str:
+    """A stored Decimal without trailing zeros beyond 2 fractional digits (``"150.25"``)."""
+    normal = x.normalize()
+    if normal.as_tuple().exponent > -2:  # type: ignore[operator]
+        normal = normal.quantize(Decimal("0.01"))
+    return format(normal, "f")

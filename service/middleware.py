@@ -1,0 +1,178 @@
+"""The request pipeline every API call goes through, as one raw ASGI middleware.
+
+1. a request id (``X-Request-ID`` response header, shown in 500 bodies);
+2. authentication: ``Authorization: Token <key>``, ``X-API-Key: <key>`` or the
+   ``qc_session`` cookie; a presented but invalid token or key is a 401;
+3. rate limiting per user (authenticated) or per client IP (anonymous); real-time
+   endpoints have their own budget; ``X-RateLimit-*`` headers on every API response,
+   429 with ``Retry-After`` beyond the limit;
+4. CSRF: a session-authenticated unsafe request must echo the session's CSRF token
+   in ``X-CSRFToken`` (token and API-key requests are not cookie-borne, so exempt).
+"""
+
+from __future__ import annotations
+
+import uuid
+from http.cookies import SimpleCookie
+
+from litestar.types import ASGIApp, Message, Receive, Scope, Send
+
+from service.auth.identity import AuthMethod, Identity
+from service.auth.services import identify
+from service.errors import (
+    ApiError,
+    AuthenticationRequired,
+    PermissionDenied,
+    RateLimited,
+    error_response_bytes,
+)
+from service.ratelimit import Hit, rate_limit_headers
+from service.state import resources_of
+
+__all__ = ["CSRF_HEADER", "SESSION_COOKIE", "RequestMiddleware", "client_ip"]
+
+SESSION_COOKIE = "qc_session"
+CSRF_COOKIE = "qc_csrftoken"
+CSRF_HEADER = "x-csrftoken"
+_SAFE = frozenset({"GET", "HEAD", "OPTIONS", "TRACE"})
+_CSRF_EXEMPT = frozenset({"/api/auth/login/"})  # a stale cookie must not block logging in again
+
+
+def _headers(scope: Scope) -> dict[str, str]:
+    return {k.decode("latin-1").lower(): v.decode("latin-1") for k, v in scope["headers"]}
+
+
+def client_ip(scope: Scope, headers: dict[str, str], trust_forwarded: bool) -> str:
+    """The caller's IP (the first ``X-Forwarded-For`` hop only if configured to trust it)."""
+    if trust_forwarded and "x-forwarded-for" in headers:
+        return headers["x-forwarded-for"].split(",")[0].strip()
+    client = scope.get("client")
+    return client[0] if client else "unknown"
+
+
+def _credentials(headers: dict[str, str]) -> tuple[str | None, str | None, str | None]:
+    token = api_key = session = None
+    auth = headers.get("authorization")
+    if auth is not None:
+        scheme, _, value = auth.partition(" ")
+        if scheme.lower() != "token" or not value.strip():
+            raise _BadScheme("Use `Authorization: Token <key>`.")
+        token = value.strip()
+    if "x-api-key" in headers:
+        api_key = headers["x-api-key"].strip()
+    if "cookie" in headers:
+        cookie: SimpleCookie = SimpleCookie()
+        try:
+            cookie.load(headers["cookie"])
+        except Exception:  # malformed cookie header: treat as absent
+            cookie = SimpleCookie()
+        if SESSION_COOKIE in cookie:
+            session = cookie[SESSION_COOKIE].value
+    return token, api_key, session
+
+
+class _BadScheme(AuthenticationRequired):
+    """A malformed ``Authorization`` header."""
+
+
+class RequestMiddleware:
+    """See the module docstring. Applies to ``/api/`` and ``/realtime/`` paths."""
+
+    def __init__(self, app: ASGIApp) -> None:
+        self.app = app
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] != "http":
+            await self.app(scope, receive, send)
+            return
+        rid = uuid.uuid4().hex
+        scope.setdefault("state", {})["request_id"] = rid  # type: ignore[typeddict-item]
+        path: str = scope["path"]
+        api = path.startswith(("/api/", "/realtime/"))
+        extra: list[tuple[bytes, bytes]] = [(b"x-request-id", rid.encode())]
+        scope["user"] = None  # type: ignore[typeddict-unknown-key]
+        scope["auth"] = None  # type: ignore[typeddict-unknown-key]
+        if api:
+            try:
+                hit = await self._admit(scope)
+            except ApiError as exc:
+                await _send_error(send, exc, extra)
+                return
+            if hit is not None:
+                extra += [
+                    (k.lower().encode(), v.encode()) for k, v in rate_limit_headers(hit).items()
+                ]
+
+        async def send_with_headers(message: Message) -> None:
+            if message["type"] == "http.response.start":
+                message["headers"] = [*message.get("headers", []), *extra]
+            await send(message)
+
+        await self.app(scope, receive, send_with_headers)
+
+    async def _admit(self, scope: Scope) -> Hit | None:
+        res = resources_of(scope["app"])
+        headers = _headers(scope)
+        token, api_key, session = _credentials(headers)
+        identity = await identify(res.db, token=token, api_key=api_key, session_key=session)
+        scope["user"] = identity  # type: ignore[typeddict-unknown-key]
+        scope["auth"] = identity.method if identity else None  # type: ignore[typeddict-unknown-key]
+        hit = await self._rate_limit(scope, headers, identity)
+        if (
+            identity is not None
+            and identity.method is AuthMethod.SESSION
+            and scope["method"] not in _SAFE
+            and scope["path"] not in _CSRF_EXEMPT
+        ):
+            if headers.get(CSRF_HEADER, "") != identity.csrf_token:
+                err = PermissionDenied(
+                    "CSRF check failed: send the session's CSRF token in the X-CSRFToken header.",
+                    details={"code": "csrf_failed"},
+                )
+                if hit is not None:
+                    err.headers.update(rate_limit_headers(hit))
+                raise err
+        return hit
+
+    async def _rate_limit(
+        self, scope: Scope, headers: dict[str, str], identity: Identity | None
+    ) -> Hit | None:
+        res = resources_of(scope["app"])
+        if not res.settings.rate_limit_enabled:
+            return None
+        path: str = scope["path"]
+        who = (
+            f"u{identity.id}"
+            if identity
+            else f"ip{client_ip(scope, headers, res.settings.trust_forwarded_for)}"
+        )
+        if path.startswith(("/realtime/", "/api/realtime/")):
+            rate, key = res.settings.realtime_rate, f"rt:{who}"
+        elif identity is not None:
+            rate, key = res.settings.authenticated_rate, who
+        else:
+            rate, key = res.settings.anonymous_rate, who
+        hit = await res.limiter.hit(key, rate)
+        if not hit.allowed:
+            raise RateLimited(
+                f"Rate limit of {rate.limit} requests per {rate.period} s exceeded; retry in {hit.reset} s.",
+                details={
+                    "limit": rate.limit,
+                    "period_seconds": rate.period,
+                    "retry_after": hit.reset,
+                },
+                headers=rate_limit_headers(hit),
+            )
+        return hit
+
+
+async def _send_error(send: Send, exc: ApiError, extra: list[tuple[bytes, bytes]]) -> None:
+    body = error_response_bytes(exc.error, exc.message, exc.details)
+    headers: list[tuple[bytes, bytes]] = [
+        (b"content-type", b"application/json"),
+        (b"content-length", str(len(body)).encode()),
+        *extra,
+        *((k.lower().encode(), v.encode()) for k, v in exc.headers.items()),
+    ]
+    await send({"type": "http.response.start", "status": exc.status_code, "headers": headers})
+    await send({"type": "http.response.body", "body": body})

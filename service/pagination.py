@@ -1,0 +1,85 @@
+"""Offset pagination shared by every list endpoint: ``{results, count, next, previous}``.
+
+``limit`` (default 20, at most 100), ``offset`` (default 0) or ``page`` (1-based, an
+alternative to ``offset``). ``next``/``previous`` are absolute URLs that keep the
+request's other query parameters and use ``limit``/``offset``.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Annotated, Any, Generic, TypeVar
+from urllib.parse import urlencode
+
+import msgspec
+from litestar import Request
+from litestar.params import Parameter
+
+from service.errors import ValidationError
+
+__all__ = ["DEFAULT_LIMIT", "MAX_LIMIT", "Page", "PageParams", "provide_page_params"]
+
+DEFAULT_LIMIT = 20
+MAX_LIMIT = 100
+T = TypeVar("T")
+
+
+class PageParams(msgspec.Struct, frozen=True):
+    """The resolved window: ``limit`` rows starting at ``offset``."""
+
+    limit: int
+    offset: int
+
+
+class Page(msgspec.Struct, Generic[T], kw_only=True):
+    """One page of a list."""
+
+    results: list[T]
+    count: int
+    next: str | None
+    previous: str | None
+
+    @classmethod
+    def build(
+        cls, request: Request[Any, Any, Any], items: Sequence[T], count: int, params: PageParams
+    ) -> Page[T]:
+        """Wrap ``items`` (already sliced) with the total ``count`` and navigation URLs."""
+        nxt = params.offset + params.limit
+        prev = max(params.offset - params.limit, 0)
+        return cls(
+            results=list(items),
+            count=count,
+            next=_url(request, params.limit, nxt) if nxt < count else None,
+            previous=_url(request, params.limit, prev) if params.offset > 0 else None,
+        )
+
+
+def _url(request: Request[Any, Any, Any], limit: int, offset: int) -> str:
+    query = [
+        (k, v)
+        for k, v in request.query_params.multi_items()
+        if k not in ("limit", "offset", "page")
+    ]
+    query += [("limit", str(limit)), ("offset", str(offset))]
+    base = str(request.base_url).rstrip("/")
+    return f"{base}{request.url.path}?{urlencode(query)}"
+
+
+async def provide_page_params(
+    limit: Annotated[
+        int, Parameter(query="limit", ge=1, le=MAX_LIMIT, description="Page size (max 100).")
+    ] = DEFAULT_LIMIT,
+    offset: Annotated[
+        int | None, Parameter(query="offset", ge=0, description="Rows to skip.")
+    ] = None,
+    page_number: Annotated[
+        int | None,
+        Parameter(query="page", ge=1, description="1-based page; alternative to offset."),
+    ] = None,
+) -> PageParams:
+    """Dependency: validated pagination parameters."""
+    if offset is not None and page_number is not None:
+        raise ValidationError("page", "invalid", "Give either `page` or `offset`, not both.")
+    if page_number is not None:
+        offset = (page_number - 1) * limit
+    return PageParams(limit=limit, offset=offset or 0)

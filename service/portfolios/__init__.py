@@ -1,0 +1,1 @@
+"""Portfolios and their positions (``/api/portfolios/``)."""

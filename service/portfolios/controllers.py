@@ -1,0 +1,114 @@
+"""``/api/portfolios/``: the user's portfolios and their positions."""
+
+from __future__ import annotations
+
+from litestar import Controller, Request, delete, get, post, put
+from litestar.di import Provide
+
+from service.assets.market import MarketData
+from service.auth.guards import requires_user
+from service.auth.identity import Identity
+from service.db import Database
+from service.errors import NotFoundError
+from service.pagination import Page, PageParams, provide_page_params
+from service.portfolios import services
+from service.portfolios.schemas import (
+    Ordering,
+    PortfolioCreate,
+    PortfolioRead,
+    PortfolioUpdate,
+    PositionCreate,
+    PositionRead,
+)
+from service.transactions.services import LedgerEntry, record
+
+__all__ = ["PortfolioController"]
+
+Req = Request[Identity, str, object]
+
+
+class PortfolioController(Controller):
+    path = "/api/portfolios"
+    tags = ["portfolios"]  # noqa: RUF012
+    guards = [requires_user]  # noqa: RUF012
+    dependencies = {"paging": Provide(provide_page_params)}  # noqa: RUF012
+
+    @get("/", summary="List portfolios")
+    async def list_portfolios(
+        self,
+        request: Req,
+        db: Database,
+        market: MarketData,
+        paging: PageParams,
+        active_only: bool = False,
+        ordering: Ordering = "-created_at",
+    ) -> Page[PortfolioRead]:
+        async with db.read() as s:
+            items, count = await services.list_portfolios(
+                s, market, request.user.id, paging, active_only=active_only, ordering=ordering
+            )
+        return Page.build(request, items, count, paging)
+
+    @post("/", summary="Create a portfolio")
+    async def create_portfolio(
+        self, request: Req, data: PortfolioCreate, db: Database, market: MarketData
+    ) -> PortfolioRead:
+        return await services.create_portfolio(db, market, request.user.id, data)
+
+    @get("/{portfolio_id:int}/", summary="Retrieve a portfolio")
+    async def get_portfolio(
+        self, request: Req, portfolio_id: int, db: Database, market: MarketData
+    ) -> PortfolioRead:
+        async with db.read() as s:
+            p = await services.get_owned(s, request.user.id, portfolio_id)
+            return (await services.portfolio_reads(s, market, [p]))[0]
+
+    @put("/{portfolio_id:int}/", summary="Update a portfolio")
+    async def update_portfolio(
+        self,
+        request: Req,
+        portfolio_id: int,
+        data: PortfolioUpdate,
+        db: Database,
+        market: MarketData,
+    ) -> PortfolioRead:
+        return await services.update_portfolio(db, market, request.user.id, portfolio_id, data)
+
+    @delete("/{portfolio_id:int}/", summary="Delete a portfolio and its ledger")
+    async def delete_portfolio(self, request: Req, portfolio_id: int, db: Database) -> None:
+        await services.delete_portfolio(db, request.user.id, portfolio_id)
+
+    @get("/{portfolio_id:int}/positions/", summary="List positions")
+    async def list_positions(
+        self, request: Req, portfolio_id: int, db: Database, market: MarketData, paging: PageParams
+    ) -> Page[PositionRead]:
+        async with db.read() as s:
+            items, count = await services.list_positions(
+                s, market, request.user.id, portfolio_id, paging
+            )
+        return Page.build(request, items, count, paging)
+
+    @post("/{portfolio_id:int}/positions/", summary="Add to a position (records a buy)")
+    async def add_position(
+        self,
+        request: Req,
+        portfolio_id: int,
+        data: PositionCreate,
+        db: Database,
+        market: MarketData,
+    ) -> PositionRead:
+        entry = LedgerEntry(
+            data.asset_symbol,
+            "buy",
+            data.quantity,
+            data.purchase_price,
+            data.fees,
+            data.purchase_date,
+            price_field="purchase_price",
+            date_field="purchase_date",
+        )
+        _, asset, position = await record(
+            db, request.user.id, portfolio_id, entry, missing_portfolio=NotFoundError
+        )
+        assert position is not None  # a buy always leaves an open position
+        return services.position_reads([(position, asset)], market)[0]

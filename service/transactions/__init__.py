@@ -1,0 +1,1 @@
+"""The ledger (``/api/transactions/``): the source of truth for positions."""

@@ -1,0 +1,71 @@
+"""``/api/transactions/``: the user's ledger."""
+
+from __future__ import annotations
+
+import datetime as dt
+
+from litestar import Controller, Request, get, post
+from litestar.di import Provide
+
+from service.auth.guards import requires_user
+from service.auth.identity import Identity
+from service.db import Database
+from service.pagination import Page, PageParams, provide_page_params
+from service.transactions import services
+from service.transactions.schemas import TransactionCreate, TransactionRead, TransactionType
+
+__all__ = ["TransactionController"]
+
+
+class TransactionController(Controller):
+    path = "/api/transactions"
+    tags = ["transactions"]  # noqa: RUF012
+    guards = [requires_user]  # noqa: RUF012
+    dependencies = {"paging": Provide(provide_page_params)}  # noqa: RUF012
+
+    @get("/", summary="List transactions")
+    async def list_transactions(
+        self,
+        request: Request[Identity, str, object],
+        db: Database,
+        paging: PageParams,
+        portfolio_id: int | None = None,
+        asset_symbol: str | None = None,
+        transaction_type: TransactionType | None = None,
+        date_from: dt.date | None = None,
+        date_to: dt.date | None = None,
+    ) -> Page[TransactionRead]:
+        async with db.read() as s:
+            items, count = await services.list_transactions(
+                s,
+                request.user.id,
+                paging,
+                portfolio_id=portfolio_id,
+                asset_symbol=asset_symbol,
+                transaction_type=transaction_type,
+                date_from=date_from,
+                date_to=date_to,
+            )
+        return Page.build(request, items, count, paging)
+
+    @post("/", summary="Record a transaction")
+    async def create_transaction(
+        self, request: Request[Identity, str, object], data: TransactionCreate, db: Database
+    ) -> TransactionRead:
+        entry = services.LedgerEntry(
+            data.asset_symbol,
+            data.transaction_type,
+            data.quantity,
+            data.price,
+            data.fees,
+            data.transaction_date,
+        )
+        txn, asset, _ = await services.record(db, request.user.id, data.portfolio, entry)
+        return services.transaction_read(txn, asset)
+
+    @get("/{transaction_id:int}/", summary="Retrieve a transaction")
+    async def get_transaction(
+        self, request: Request[Identity, str, object], transaction_id: int, db: Database
+    ) -> TransactionRead:
+        async with db.read() as s:
+            return await services.get_transaction(s, request.user.id, transaction_id)
