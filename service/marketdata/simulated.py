@@ -174,14 +174,12 @@ class SimulatedMarket:
     # -- live quotes -------------------------------------------------------------------
 
     def quote(self, symbol: str) -> Quote:
-        """The latest quote: the last tick if it is under 5 minutes old, else a fresh tick."""
+        """The latest quote: the last tick unless it is 5 minutes or more old, else a fresh tick."""
         spec = self.spec(symbol)
         now = self._now()
         with self._lock:
             last = self._live.get(spec.symbol)
-        if last is not None and dt.timedelta(0) <= now - last.timestamp < dt.timedelta(
-            minutes=BAR_MINUTES
-        ):
+        if last is not None and now - last.timestamp < dt.timedelta(minutes=BAR_MINUTES):
             return last
         return self.tick([spec.symbol], now)[0]
 
