@@ -1,0 +1,428 @@
+"""Tax lots: validate a transaction table, relieve lots, and keep the result in a ledger."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass
+from decimal import ROUND_HALF_UP, Decimal, InvalidOperation
+from typing import Literal
+
+import numpy as np
+import pandas as pd
+
+from quantcore._kernels import tax as _k
+from quantcore._records import dividend_dt, lot_dt, realized_dt
+from quantcore.tax.wash_sales import WASH_SALE_WINDOW_DAYS, group_codes
+
+__all__ = ["SCALE", "LotLedger", "LotMethod", "as_ledger", "from_fixed", "match_lots", "to_cents"]
+
+LotMethod = Literal["fifo", "lifo", "hifo", "specific", "average"]
+
+#: Units per share and per dollar of the exact int64 fixed point used in records.
+SCALE = _k.SCALE
+_METHODS = {"fifo": _k.FIFO, "lifo": _k.LIFO, "hifo": _k.HIFO, "specific": _k.SPECIFIC, "average": _k.AVERAGE}
+_KINDS = {"buy": _k.BUY, "sell": _k.SELL, "dividend": _k.DIVIDEND}
+_REQUIRED = ("symbol", "date", "type", "quantity", "price")
+_MAX_FIXED = 9.2e10  # |value| limit so that value * 1e8 fits in int64
+_HELD_FOREVER = np.iinfo(np.int64).max // 4
+_EPOCH = np.datetime64("1970-01-01", "D")
+
+
+def to_cents(x: int) -> Decimal:
+    """Round an amount in 1e-8 dollars half-up (away from zero) to a cents ``Decimal``.
+
+    Examples
+    --------
+    >>> to_cents(1_234_500_000), to_cents(-500_000), to_cents(499_999)
+    (Decimal('12.35'), Decimal('-0.01'), Decimal('0.00'))
+    """
+    q, r = divmod(abs(int(x)), 1_000_000)
+    if 2 * r >= 1_000_000:
+        q += 1
+    return Decimal(-q if x < 0 else q).scaleb(-2)
+
+
+def from_fixed(x: int) -> Decimal:
+    """The exact ``Decimal`` of a 1e-8 fixed-point integer.
+
+    Examples
+    --------
+    >>> from_fixed(150_000_000)
+    Decimal('1.50000000')
+    """
+    return Decimal(int(x)).scaleb(-8)
+
+
+def _label(df: pd.DataFrame, i: int) -> str:
+    return f"row {i} (index {df.index[i]!r})"
+
+
+def _fixed_column(df: pd.DataFrame, name: str, *, default: float | None = None) -> np.ndarray:
+    """A column as exact int64 1e-8 units; NaN, infinities and |x| >= 9.2e10 raise."""
+    if name not in df.columns:
+        if default is None:
+            raise ValueError(f"transactions is missing the column {name!r}")
+        return np.zeros(len(df), dtype=np.int64)
+    col = df[name]
+    if col.dtype == object:  # Decimal or str: convert exactly
+        out = np.empty(len(df), dtype=np.int64)
+        for i, v in enumerate(col.to_numpy()):
+            if v is None and default is not None:
+                out[i] = 0
+                continue
+            try:
+                d = Decimal(str(v))
+                if not d.is_finite() or abs(d) >= Decimal(int(_MAX_FIXED)):
+                    raise InvalidOperation
+            except (InvalidOperation, ValueError):
+                raise ValueError(f"{_label(df, i)}: {name} must be a finite number, got {v!r}") from None
+            out[i] = int(d.scaleb(8).quantize(Decimal(1), rounding=ROUND_HALF_UP))
+        return out
+    try:
+        values = col.to_numpy(dtype=np.float64, na_value=np.nan)
+    except (TypeError, ValueError):
+        raise ValueError(f"transactions column {name!r} must be numeric") from None
+    if default is not None:
+        values = np.where(np.isnan(values), default, values)
+    bad = ~np.isfinite(values) | (np.abs(values) >= _MAX_FIXED)
+    if bad.any():
+        i = int(np.argmax(bad))
+        raise ValueError(f"{_label(df, i)}: {name} must be a finite number, got {values[i]!r}")
+    return np.rint(values * SCALE).astype(np.int64)
+
+
+def _days(df: pd.DataFrame, name: str, fallback: np.ndarray | None = None) -> np.ndarray:
+    try:
+        dates = pd.to_datetime(df[name])
+    except (ValueError, TypeError) as exc:
+        raise ValueError(f"transactions column {name!r} must hold dates: {exc}") from None
+    isna = dates.isna().to_numpy()
+    if fallback is None and isna.any():
+        raise ValueError(f"{_label(df, int(np.argmax(isna)))}: {name} is missing")
+    days = np.asarray(dates.to_numpy(dtype="datetime64[ns]").astype("datetime64[D]") - _EPOCH, dtype=np.int64)
+    if fallback is not None:
+        days = np.where(isna, fallback, days)
+    return days
+
+
+@dataclass(frozen=True)
+class _Encoded:
+    symbols: tuple[str, ...]
+    sym: np.ndarray
+    day: np.ndarray
+    kind: np.ndarray
+    qty: np.ndarray
+    price: np.ndarray
+    fee: np.ndarray
+    ex_day: np.ndarray
+    lot_ref: np.ndarray
+    lot_names: tuple[str, ...]
+    groups: np.ndarray
+
+
+def _encode(
+    transactions: pd.DataFrame, method: str, substantially_identical: Mapping[str, str] | None
+) -> _Encoded:
+    if not isinstance(transactions, pd.DataFrame):
+        raise ValueError(f"transactions must be a pandas DataFrame, got {type(transactions).__name__}")
+    df = transactions
+    missing = [c for c in _REQUIRED if c not in df.columns]
+    if missing:
+        raise ValueError(f"transactions is missing the column(s) {missing}")
+    n = len(df)
+    symbols_raw = df["symbol"].astype("string").str.strip()
+    bad = symbols_raw.isna() | (symbols_raw == "")
+    if bad.any():
+        raise ValueError(f"{_label(df, int(np.argmax(bad.to_numpy())))}: symbol is empty")
+    codes, uniques = pd.factorize(symbols_raw, sort=True)
+    symbols = tuple(str(u) for u in uniques)
+    types = df["type"].astype("string").str.strip().str.lower()
+    kind = types.map(_KINDS).to_numpy(dtype=np.float64, na_value=np.nan)
+    if np.isnan(kind).any():
+        i = int(np.argmax(np.isnan(kind)))
+        raise ValueError(f"{_label(df, i)}: type must be 'buy', 'sell' or 'dividend', got {df['type'].iloc[i]!r}")
+    kind_i = kind.astype(np.int64)
+    day = _days(df, "date")
+    if n > 1 and (np.diff(day) < 0).any():
+        i = int(np.argmax(np.diff(day) < 0)) + 1
+        raise ValueError(f"{_label(df, i)}: date is earlier than the previous row's; sort transactions by date")
+    ex_day = _days(df, "ex_date", day) if "ex_date" in df.columns else day.copy()
+    qty = _fixed_column(df, "quantity")
+    price = _fixed_column(df, "price")
+    fee = _fixed_column(df, "fees", default=0.0)
+    for name, arr, strict in (("quantity", qty, True), ("price", price, False), ("fees", fee, False)):
+        bad_v = arr <= 0 if strict else arr < 0
+        if bad_v.any():
+            i = int(np.argmax(bad_v))
+            need = "> 0" if strict else ">= 0"
+            raise ValueError(f"{_label(df, i)}: {name} must be {need}, got {df[name].iloc[i]!r}")
+    lot_ref = np.full(n, -1, dtype=np.int64)
+    lot_names = [""] * n
+    if "lot_id" in df.columns:
+        ids = df["lot_id"].to_numpy(dtype=object)
+        seen: dict[tuple[int, str], int] = {}
+        for i in range(n):
+            raw = ids[i]
+            if raw is None or (isinstance(raw, float) and np.isnan(raw)) or raw is pd.NA:
+                continue
+            lid = str(raw)
+            if kind_i[i] == _k.BUY:
+                key = (int(codes[i]), lid)
+                if key in seen:
+                    raise ValueError(f"{_label(df, i)}: lot_id {lid!r} is used by an earlier buy of {symbols[codes[i]]}")
+                seen[key] = i
+                lot_names[i] = lid
+            elif kind_i[i] == _k.SELL and method == "specific":
+                j = seen.get((int(codes[i]), lid))
+                if j is None:
+                    raise ValueError(f"{_label(df, i)}: unknown lot_id {lid!r} for {symbols[codes[i]]}")
+                lot_ref[i] = j
+    if method == "specific":
+        no_ref = (kind_i == _k.SELL) & (lot_ref < 0)
+        if no_ref.any():
+            raise ValueError(f"{_label(df, int(np.argmax(no_ref)))}: method='specific' needs a lot_id on every sell")
+    return _Encoded(
+        symbols, codes.astype(np.int64), day, kind_i, qty, price, fee, ex_day, lot_ref,
+        tuple(lot_names), group_codes(symbols, substantially_identical),
+    )
+
+
+@dataclass(frozen=True)
+class LotLedger:
+    """Result of :func:`match_lots`: open lots, realized pieces and dividends, exact.
+
+    Money and quantities in the record arrays are int64 counts of 1e-8 units
+    (:data:`SCALE`); use the ``*_frame`` views for pandas with floats and dates.
+
+    Attributes
+    ----------
+    symbols : tuple of str
+        Symbol of each code used in the records.
+    method : str
+        The lot relief method.
+    open_lots : ndarray of :data:`~quantcore._records.lot_dt`
+        Lots still held, in relief order per symbol.
+    realized : ndarray of :data:`~quantcore._records.realized_dt`
+        One row per (sell, lot) piece, in sell order.
+    dividends : ndarray of :data:`~quantcore._records.dividend_dt`
+        One row per dividend transaction with its qualified part.
+    buys : ndarray of int64, shape (n_buys, 4)
+        ``(symbol, day, quantity, row)`` of every buy (for wash-sale risk checks).
+    groups : ndarray of int64
+        Substantially-identical group code of each symbol.
+    lot_names : tuple of str
+        ``lot_id`` given on each transaction row ('' if none).
+    """
+
+    symbols: tuple[str, ...]
+    method: str
+    open_lots: np.ndarray
+    realized: np.ndarray
+    dividends: np.ndarray
+    buys: np.ndarray
+    groups: np.ndarray
+    lot_names: tuple[str, ...]
+
+    def lot_label(self, lot: int) -> str:
+        """The user's ``lot_id`` of a lot, else ``'row <n>'``."""
+        name = self.lot_names[int(lot)] if 0 <= lot < len(self.lot_names) else ""
+        return name or f"row {int(lot)}"
+
+    def _dates(self, days: np.ndarray) -> pd.DatetimeIndex:
+        return pd.DatetimeIndex(_EPOCH + days.astype("timedelta64[D]"))
+
+    def realized_frame(self) -> pd.DataFrame:
+        """Realized pieces with float amounts: symbol, lot, dates, quantity, proceeds, basis,
+        disallowed (wash-sale adjustment), gain (proceeds - basis + disallowed), long_term."""
+        r = self.realized
+        return pd.DataFrame(
+            {
+                "symbol": [self.symbols[s] for s in r["symbol"]],
+                "lot": [self.lot_label(x) for x in r["lot"]],
+                "row": r["row"],
+                "acquired": self._dates(r["acquired"]),
+                "sold": self._dates(r["sold"]),
+                "quantity": r["quantity"] / SCALE,
+                "proceeds": r["proceeds"] / SCALE,
+                "basis": r["basis"] / SCALE,
+                "disallowed": r["disallowed"] / SCALE,
+                "gain": (r["proceeds"] - r["basis"] + r["disallowed"]) / SCALE,
+                "long_term": r["long_term"],
+                "wash_sale": r["disallowed"] > 0,
+            }
+        )
+
+    def open_lots_frame(self) -> pd.DataFrame:
+        """Open lots with float amounts: symbol, lot, purchased, acquired (holding period),
+        quantity, basis, adjustment (wash-sale loss carried in the basis), replacement."""
+        o = self.open_lots
+        return pd.DataFrame(
+            {
+                "symbol": [self.symbols[s] for s in o["symbol"]],
+                "lot": [self.lot_label(x) for x in o["lot"]],
+                "purchased": self._dates(o["purchased"]),
+                "acquired": self._dates(o["acquired"]),
+                "quantity": o["quantity"] / SCALE,
+                "basis": o["basis"] / SCALE,
+                "adjustment": o["adjustment"] / SCALE,
+                "replacement": o["replacement"],
+            }
+        )
+
+    def dividends_frame(self) -> pd.DataFrame:
+        """Dividends: symbol, date, ex_date, amount, qualified, ordinary (non-qualified)."""
+        d = self.dividends
+        return pd.DataFrame(
+            {
+                "symbol": [self.symbols[s] for s in d["symbol"]],
+                "date": self._dates(d["date"]),
+                "ex_date": self._dates(d["ex_date"]),
+                "amount": d["amount"] / SCALE,
+                "qualified": d["qualified"] / SCALE,
+                "ordinary": (d["amount"] - d["qualified"]) / SCALE,
+            }
+        )
+
+
+def match_lots(
+    transactions: pd.DataFrame,
+    *,
+    method: LotMethod = "fifo",
+    wash_sales: bool = True,
+    substantially_identical: Mapping[str, str] | None = None,
+) -> LotLedger:
+    """Relieve tax lots for every sell, apply the wash-sale rule, classify dividends.
+
+    Parameters
+    ----------
+    transactions : DataFrame
+        Columns ``symbol``, ``date``, ``type`` (``buy``, ``sell`` or
+        ``dividend``), ``quantity`` (up to 8 decimals), ``price``, optional
+        ``fees`` (0 if absent), ``lot_id`` (names a buy's lot; a sell names the
+        lot it sells with ``method='specific'``) and ``ex_date`` (dividends).
+        Rows must be in date order; rows of one day are applied in table order.
+        Numbers may be floats (read to 8 decimals) or ``Decimal``/``str``
+        (read exactly).
+    method : {'fifo', 'lifo', 'hifo', 'specific', 'average'}
+        Lot relief: first in, last in, highest unit cost, the named lot, or
+        average cost (shares still leave first in, first out for the holding
+        period).
+    wash_sales : bool
+        Apply the wash-sale rule (IRC 1091).
+    substantially_identical : mapping of str to str, optional
+        Symbol -> group key; symbols with the same key are substantially
+        identical for wash sales. Unlisted symbols form their own group.
+
+    Returns
+    -------
+    LotLedger
+
+    Raises
+    ------
+    ValueError
+        Naming the row: a missing column or value, an unknown type, a
+        negative quantity, price or fee, a zero quantity, a date earlier than
+        the row before, a sell of more shares than held, an unknown or
+        exhausted ``lot_id``. Nothing is partially applied.
+
+    Notes
+    -----
+    A buy's basis is ``quantity x price + fees``; a sell's proceeds are
+    ``quantity x price - fees``, spread over the lots it relieves in
+    proportion to quantity. A partial lot sale takes ``basis x sold / held``.
+    All of it is exact int64 fixed point at 1e-8 with half-up rounding of each
+    product and split (see :mod:`quantcore._kernels.tax`); a loss is a wash sale
+    to the extent of substantially identical shares bought 30 days before or
+    after (see :mod:`quantcore.tax.wash_sales`).
+
+    Examples
+    --------
+    >>> import pandas as pd
+    >>> tx = pd.DataFrame({
+    ...     "symbol": ["X", "X", "X"],
+    ...     "date": ["2025-01-02", "2025-03-03", "2025-03-20"],
+    ...     "type": ["buy", "sell", "buy"],
+    ...     "quantity": [100, 100, 100],
+    ...     "price": [10.0, 7.5, 8.0],
+    ... })
+    >>> ledger = match_lots(tx)
+    >>> ledger.realized_frame()[["proceeds", "basis", "disallowed", "gain"]]
+       proceeds   basis  disallowed  gain
+    0     750.0  1000.0       250.0   0.0
+    >>> ledger.open_lots_frame()[["acquired", "quantity", "basis"]]
+        acquired  quantity   basis
+    0 2025-01-19     100.0  1050.0
+    """
+    if method not in _METHODS:
+        raise ValueError(f"method must be one of {sorted(_METHODS)}, got {method!r}")
+    enc = _encode(transactions, method, substantially_identical)
+    n_groups = int(enc.groups.max()) + 1 if enc.groups.size else 0
+    order = np.argsort(enc.groups, kind="stable")
+    group_start = np.searchsorted(enc.groups[order], np.arange(n_groups + 1)).astype(np.int64)
+    realized, open_lots, divs, status = _k.match_lots_nb(
+        enc.sym, enc.day, enc.kind, enc.qty, enc.price, enc.fee, enc.lot_ref,
+        enc.groups, group_start, order.astype(np.int64), _METHODS[method], bool(wash_sales),
+        WASH_SALE_WINDOW_DAYS,
+    )
+    if status[0] != 0:
+        i = int(status[1])
+        sym = enc.symbols[enc.sym[i]]
+        what = (
+            f"lot_id {str(transactions['lot_id'].iloc[i])!r} holds fewer shares than sold"
+            if status[0] == _k.ERR_LOT_EXCEEDED
+            else f"sells more {sym} than held"
+        )
+        raise ValueError(f"{_label(transactions, i)}: {what} ({sym}, {transactions['date'].iloc[i]})")
+    return _build_ledger(enc, method, realized, open_lots, divs)
+
+
+def _build_ledger(enc: _Encoded, method: str, realized: np.ndarray, open_lots: np.ndarray, divs: np.ndarray) -> LotLedger:
+    rec = np.zeros(realized.shape[0], dtype=realized_dt)
+    for name, col in (
+        ("symbol", _k.R_SYM), ("lot", _k.R_ORIGIN), ("row", _k.R_ROW), ("purchased", _k.R_PURCHASED),
+        ("acquired", _k.R_ACQUIRED), ("sold", _k.R_SOLD), ("quantity", _k.R_QTY),
+        ("proceeds", _k.R_PROCEEDS), ("basis", _k.R_BASIS), ("disallowed", _k.R_DISALLOWED),
+    ):
+        rec[name] = realized[:, col]
+    rec["long_term"] = realized[:, _k.R_LONG] != 0
+    lots = np.zeros(open_lots.shape[0], dtype=lot_dt)
+    for name, col in (
+        ("symbol", _k.L_SYM), ("lot", _k.L_ORIGIN), ("purchased", _k.L_PURCHASED),
+        ("acquired", _k.L_ACQUIRED), ("quantity", _k.L_QTY), ("basis", _k.L_BASIS),
+        ("adjustment", _k.L_ADJ),
+    ):
+        lots[name] = open_lots[:, col]
+    lots["replacement"] = open_lots[:, _k.L_USED] != 0
+    is_div = enc.kind == _k.DIVIDEND
+    rows = np.flatnonzero(is_div)
+    dv = np.zeros(rows.size, dtype=dividend_dt)
+    dv["symbol"] = enc.sym[rows]
+    dv["row"] = rows
+    dv["date"] = enc.day[rows]
+    dv["ex_date"] = enc.ex_day[rows]
+    dv["amount"] = divs[rows, 0]
+    if rows.size:
+        iv_sym = np.concatenate([rec["symbol"], lots["symbol"]])
+        iv_start = np.concatenate([rec["purchased"], lots["purchased"]])
+        iv_end = np.concatenate([rec["sold"], np.full(lots.size, _HELD_FOREVER, dtype=np.int64)])
+        iv_qty = np.concatenate([rec["quantity"], lots["quantity"]])
+        dv["qualified"] = _k.qualified_dividends_nb(
+            dv["symbol"].copy(), dv["ex_date"].copy(), dv["amount"].copy(),
+            iv_sym, iv_start, iv_end, iv_qty, len(enc.symbols), 60, 61,
+        )
+    is_buy = enc.kind == _k.BUY
+    buys = np.stack([enc.sym[is_buy], enc.day[is_buy], enc.qty[is_buy], np.flatnonzero(is_buy)], axis=1)
+    return LotLedger(enc.symbols, method, lots, rec, dv, buys, enc.groups, enc.lot_names)
+
+
+def as_ledger(
+    data: pd.DataFrame | LotLedger,
+    *,
+    method: LotMethod = "fifo",
+    wash_sales: bool = True,
+    substantially_identical: Mapping[str, str] | None = None,
+) -> LotLedger:
+    """A :class:`LotLedger` as is, or :func:`match_lots` of a transaction table."""
+    if isinstance(data, LotLedger):
+        return data
+    return match_lots(data, method=method, wash_sales=wash_sales, substantially_identical=substantially_identical)
