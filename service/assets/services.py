@@ -20,8 +20,10 @@ from service.assets.schemas import (
     PriceBar,
     PriceHistoryRead,
 )
+from service.db import Database
 from service.db.models import Asset
 from service.errors import NotFoundError, ValidationError
+from service.marketdata.importers import ImportResult
 from service.pagination import PageParams
 
 __all__ = [
@@ -31,6 +33,7 @@ __all__ = [
     "get_asset",
     "list_assets",
     "price_history",
+    "upsert_imported_asset",
 ]
 
 #: Largest ``days`` per interval (5m bars: 78 per equity day, 288 per crypto day).
@@ -159,3 +162,27 @@ async def bulk_prices(
             timestamp=quote.timestamp if quote else dt.datetime.now(dt.UTC),
         )
     return BulkPricesRead(prices=prices)
+
+
+async def upsert_imported_asset(db: Database, result: ImportResult) -> Asset:
+    """Create or update the asset row of an ``import-prices`` result (``data_source="import"``)."""
+    async with db.write() as s:
+        asset = (
+            await s.execute(select(Asset).where(Asset.symbol == result.symbol))
+        ).scalar_one_or_none()
+        if asset is None:
+            asset = Asset(
+                symbol=result.symbol,
+                name=result.name,
+                asset_type=result.asset_type,
+                sector=result.sector,
+            )
+            s.add(asset)
+        else:
+            asset.name, asset.asset_type, asset.sector = (
+                result.name,
+                result.asset_type,
+                result.sector,
+            )
+        asset.data_source = "import"
+    return asset

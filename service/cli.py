@@ -1,0 +1,224 @@
+"""The ``python -m service`` commands: serve, migrate, createuser, token, import-prices."""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import getpass
+import logging
+import sys
+from collections.abc import Sequence
+from pathlib import Path
+
+from sqlalchemy import select
+
+from service.db import Database, migrate
+from service.db.models import User
+from service.errors import ApiError
+from service.settings import Settings
+
+__all__ = ["main"]
+
+
+def _db(settings: Settings) -> Database:
+    return Database(
+        settings.database, pool_size=2, busy_timeout=settings.sqlite_busy_timeout_seconds
+    )
+
+
+async def _migrate(settings: Settings) -> None:
+    db = _db(settings)
+    try:
+        await migrate(db)
+    finally:
+        await db.dispose()
+
+
+async def _prepare(settings: Settings) -> tuple[str, str] | None:
+    """Migrate, sync assets, and seed the demo data when enabled (before workers start)."""
+    from service.app import default_provider
+    from service.demo import seed_demo, sync_assets
+
+    db = _db(settings)
+    try:
+        await migrate(db)
+        provider, _ = default_provider(settings)
+        await sync_assets(db, provider)
+        if settings.demo_data:
+            return await seed_demo(db, provider, Path(settings.data_dir))
+        return None
+    finally:
+        await db.dispose()
+
+
+def cmd_serve(args: argparse.Namespace, settings: Settings) -> int:
+    import uvicorn
+
+    demo = asyncio.run(_prepare(settings))
+    base = f"http://{args.host}:{args.port}"
+    print(f"quantcore finance API on {base}/api/", flush=True)
+    print(f"  OpenAPI UI:   {base}/schema/swagger   (document: {base}/schema/openapi.json)")
+    print(f"  health:       {base}/health   ready: {base}/ready")
+    if demo is not None:
+        from service.demo import DEMO_PASSWORD
+
+        user, token = demo
+        print(f"  demo user:    {user} / {DEMO_PASSWORD}")
+        print(f"  demo token:   {token}")
+        print(
+            f'  try:          curl -H "Authorization: Token {token}" {base}/api/portfolios/',
+            flush=True,
+        )
+    uvicorn.run(
+        "service.app:app_from_env",
+        factory=True,
+        host=args.host,
+        port=args.port,
+        workers=args.workers,
+        log_level=args.log_level,
+        access_log=args.access_log,
+    )
+    return 0
+
+
+def cmd_migrate(_: argparse.Namespace, settings: Settings) -> int:
+    asyncio.run(_migrate(settings))
+    print("database is at the latest revision")
+    return 0
+
+
+def cmd_createuser(args: argparse.Namespace, settings: Settings) -> int:
+    from service.auth.services import create_user
+
+    if args.password_stdin:
+        password = sys.stdin.readline().rstrip("\n")
+    else:
+        password = getpass.getpass("Password: ")
+        if getpass.getpass("Password (again): ") != password:
+            print("error: passwords do not match", file=sys.stderr)
+            return 2
+
+    async def run() -> None:
+        db = _db(settings)
+        try:
+            await migrate(db)
+            await create_user(db, args.name, password)
+        finally:
+            await db.dispose()
+
+    try:
+        asyncio.run(run())
+    except ApiError as exc:
+        print(f"error: {exc.message}", file=sys.stderr)
+        return 1
+    print(f"user {args.name!r} created")
+    return 0
+
+
+def cmd_token(args: argparse.Namespace, settings: Settings) -> int:
+    from service.auth.services import create_token
+
+    async def run() -> str | None:
+        db = _db(settings)
+        try:
+            async with db.read() as s:
+                uid = (
+                    await s.execute(select(User.id).where(User.username == args.name))
+                ).scalar_one_or_none()
+            return None if uid is None else await create_token(db, uid)
+        finally:
+            await db.dispose()
+
+    token = asyncio.run(run())
+    if token is None:
+        print(f"error: no user named {args.name!r}", file=sys.stderr)
+        return 1
+    print(token)
+    return 0
+
+
+def cmd_import_prices(args: argparse.Namespace, settings: Settings) -> int:
+    from service.assets.services import upsert_imported_asset
+    from service.marketdata.importers import PriceImportError, import_prices, read_price_file
+    from service.marketdata.store import PriceStore
+
+    if args.symbol and len(args.files) > 1:
+        print("error: --symbol applies to one file only", file=sys.stderr)
+        return 2
+    try:  # validate every file first: a bad file changes nothing
+        for path in args.files:
+            read_price_file(path)
+    except PriceImportError as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return 1
+    store = PriceStore(settings.prices_dir)
+
+    async def run() -> None:
+        db = _db(settings)
+        try:
+            await migrate(db)
+            for path in args.files:
+                result = import_prices(
+                    path,
+                    symbol=args.symbol,
+                    asset_type=args.asset_type,
+                    sector=args.sector,
+                    name=args.name,
+                    store=store,
+                )
+                await upsert_imported_asset(db, result)
+                verb = "created" if result.created else "updated"
+                print(f"{result.symbol}: {result.rows} rows {result.first}..{result.last} ({verb})")
+        finally:
+            await db.dispose()
+
+    try:
+        asyncio.run(run())
+    except PriceImportError as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return 1
+    return 0
+
+
+def _parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(
+        prog="python -m service", description="quantcore finance service"
+    )
+    sub = parser.add_subparsers(dest="command", required=True)
+    serve = sub.add_parser("serve", help="migrate, seed (QC_DEMO_DATA) and serve with uvicorn")
+    serve.add_argument("--host", default="127.0.0.1")
+    serve.add_argument("--port", type=int, default=8000)
+    serve.add_argument("--workers", type=int, default=1)
+    serve.add_argument("--log-level", default="info")
+    serve.add_argument("--access-log", action=argparse.BooleanOptionalAction, default=False)
+    serve.set_defaults(func=cmd_serve)
+    sub.add_parser("migrate", help="upgrade the database schema").set_defaults(func=cmd_migrate)
+    create = sub.add_parser("createuser", help="create a user (password prompted or from stdin)")
+    create.add_argument("name")
+    create.add_argument(
+        "--password-stdin", action="store_true", help="read the password from stdin"
+    )
+    create.set_defaults(func=cmd_createuser)
+    token = sub.add_parser("token", help="print a new API token for a user")
+    token.add_argument("name")
+    token.set_defaults(func=cmd_token)
+    imp = sub.add_parser("import-prices", help="import OHLCV from CSV (Yahoo style) or Parquet")
+    imp.add_argument("files", nargs="+")
+    imp.add_argument("--symbol", default=None, help="ticker (default: file name)")
+    imp.add_argument("--asset-type", default="stock", choices=["stock", "etf", "bond", "crypto"])
+    imp.add_argument("--sector", default="")
+    imp.add_argument("--name", default=None)
+    imp.set_defaults(func=cmd_import_prices)
+    return parser
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """Entry point of ``python -m service``."""
+    args = _parser().parse_args(argv)
+    logging.basicConfig(level=logging.INFO, format="%(levelname)s %(name)s: %(message)s")
+    try:
+        settings = Settings.from_env()
+    except ValueError as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return 2
+    return int(args.func(args, settings))
