@@ -1,0 +1,197 @@
+"""HTTP handlers under ``/v1``: each parses its input and calls one service method."""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator
+from dataclasses import dataclass
+from typing import Any, TypeVar
+
+import msgspec
+from litestar import Controller, Request, delete, get, post
+from litestar.datastructures import State, UploadFile
+from litestar.response import Response, Stream
+
+from textgen.backends.base import Registry
+from textgen.errors import bad_request, not_found, validation_error
+from textgen.files import FileService
+from textgen.prompts import PromptService, read_model
+from textgen.schemas import FileRead, ModelRead, PromptCreate, PromptRead, ResponseCreate
+from textgen.service import ResponseService
+from textgen.store import FileRecord
+
+__all__ = ["FilesController", "ModelsController", "PromptsController", "ResponsesController", "Services"]
+
+T = TypeVar("T")
+
+
+@dataclass(frozen=True, slots=True)
+class Services:
+    """What the handlers use; lives on ``app.state.services``."""
+
+    responses: ResponseService
+    prompts: PromptService
+    files: FileService
+    registry: Registry
+
+
+def _services(state: State) -> Services:
+    return state.services  # type: ignore[no-any-return]
+
+
+async def _decode(request: Request[Any, Any, Any], kind: type[T]) -> T:
+    try:
+        return msgspec.json.decode(await request.body(), type=kind)
+    except (msgspec.ValidationError, msgspec.DecodeError) as exc:
+        raise validation_error(exc) from exc
+
+
+def _sse(events: AsyncIterator[dict[str, Any]]) -> AsyncIterator[bytes]:
+    async def encode() -> AsyncIterator[bytes]:
+        async for event in events:
+            yield b"event: " + event["type"].encode() + b"\ndata: " + msgspec.json.encode(event) + b"\n\n"
+
+    return encode()
+
+
+class ResponsesController(Controller):
+    """``/v1/responses``."""
+
+    path = "/responses"
+
+    @post("/", status_code=200)
+    async def create(self, request: Request[Any, Any, Any], state: State) -> Any:
+        """Create a response (``stream: true`` answers with server-sent events)."""
+        body = await _decode(request, ResponseCreate)
+        service = _services(state).responses
+        turn = await service.prepare(body)
+        if body.stream:
+            return Stream(_sse(service.events(turn)), media_type="text/event-stream",
+                          headers={"Cache-Control": "no-cache", "X-Accel-Buffering": "no"})
+        return await service.create(turn)
+
+    @get("/{response_id:str}")
+    async def retrieve(self, response_id: str, state: State) -> dict[str, Any]:
+        """A stored response."""
+        return await _services(state).responses.get(response_id)
+
+    @delete("/{response_id:str}", status_code=200)
+    async def remove(self, response_id: str, state: State) -> dict[str, Any]:
+        """Delete a stored response."""
+        return await _services(state).responses.delete(response_id)
+
+    @get("/{response_id:str}/input_items")
+    async def input_items(
+        self, response_id: str, state: State, after: str | None = None, limit: int = 20, order: str = "desc"
+    ) -> dict[str, Any]:
+        """The input items of a response, paginated by ``after``/``limit``."""
+        if not 1 <= limit <= 100:
+            raise bad_request("'limit' must be between 1 and 100.", param="limit")
+        if order not in ("asc", "desc"):
+            raise bad_request("'order' must be 'asc' or 'desc'.", param="order")
+        return await _services(state).responses.input_items(response_id, after=after, limit=limit, order=order)
+
+
+class ModelsController(Controller):
+    """``/v1/models``."""
+
+    path = "/models"
+
+    @get("/")
+    async def list_models(self, state: State) -> dict[str, Any]:
+        """Every model with its context window."""
+        data = [
+            ModelRead(id=b.info.id, created=b.info.created, owned_by=b.info.owned_by,
+                      context_window=b.info.context_window, max_output_tokens=b.info.max_output_tokens)
+            for b in _services(state).registry
+        ]
+        return {"object": "list", "data": data}
+
+    @get("/{model_id:str}")
+    async def retrieve(self, model_id: str, state: State) -> ModelRead:
+        """One model by id or alias."""
+        backend = _services(state).registry.get(model_id)
+        if backend is None:
+            raise not_found(f"The model {model_id!r} does not exist.", param="model", code="model_not_found")
+        info = backend.info
+        return ModelRead(id=info.id, created=info.created, owned_by=info.owned_by,
+                         context_window=info.context_window, max_output_tokens=info.max_output_tokens)
+
+
+class PromptsController(Controller):
+    """``/v1/prompts``: reusable prompts with immutable versions."""
+
+    path = "/prompts"
+
+    @post("/", status_code=200)
+    async def create(self, request: Request[Any, Any, Any], state: State) -> PromptRead:
+        """Create a prompt (version ``"1"``)."""
+        return await _services(state).prompts.create(await _decode(request, PromptCreate))
+
+    @post("/{prompt_id:str}/versions", status_code=200)
+    async def add_version(self, prompt_id: str, request: Request[Any, Any, Any], state: State) -> PromptRead:
+        """Add a version; it becomes current."""
+        return await _services(state).prompts.add_version(prompt_id, await _decode(request, PromptCreate))
+
+    @get("/")
+    async def list_prompts(self, state: State) -> dict[str, Any]:
+        """Every prompt at its current version."""
+        return {"object": "list", "data": await _services(state).prompts.list_all()}
+
+    @get("/{prompt_id:str}")
+    async def retrieve(self, prompt_id: str, state: State, version: str | None = None) -> PromptRead:
+        """A prompt at ``version`` (default: current)."""
+        return read_model(await _services(state).prompts.get(prompt_id, version))
+
+
+def _quote(filename: str) -> str:
+    return "".join(c for c in filename if c.isprintable() and c not in '"\\')
+
+
+def _file(record: FileRecord) -> FileRead:
+    return FileRead(id=record.id, bytes=record.bytes, created_at=record.created_at,
+                    filename=record.filename, purpose=record.purpose)
+
+
+class FilesController(Controller):
+    """``/v1/files``."""
+
+    path = "/files"
+
+    @post("/", status_code=200)
+    async def upload(self, request: Request[Any, Any, Any], state: State) -> FileRead:
+        """Upload a file (multipart fields ``file`` and ``purpose``)."""
+        if not request.headers.get("content-type", "").startswith("multipart/form-data"):
+            raise bad_request("Upload files as multipart/form-data with fields 'file' and 'purpose'.")
+        form = await request.form()
+        upload, purpose = form.get("file"), form.get("purpose")
+        if not isinstance(upload, UploadFile):
+            raise bad_request("Missing required parameter: 'file'.", param="file",
+                              code="missing_required_parameter")
+        if not isinstance(purpose, str):
+            raise bad_request("Missing required parameter: 'purpose'.", param="purpose",
+                              code="missing_required_parameter")
+        return _file(await _services(state).files.create(upload, purpose))
+
+    @get("/")
+    async def list_files(self, state: State, purpose: str | None = None) -> dict[str, Any]:
+        """Every file, newest first (optionally of one ``purpose``)."""
+        records = await _services(state).files.store.list_files(purpose)
+        return {"object": "list", "data": [_file(r) for r in records], "has_more": False}
+
+    @get("/{file_id:str}")
+    async def retrieve(self, file_id: str, state: State) -> FileRead:
+        """File metadata."""
+        return _file(await _services(state).files.get(file_id))
+
+    @get("/{file_id:str}/content")
+    async def content(self, file_id: str, state: State) -> Response[bytes]:
+        """The file's bytes."""
+        record, data = await _services(state).files.content(file_id)
+        return Response(data, media_type="application/octet-stream",
+                        headers={"Content-Disposition": f'attachment; filename="{_quote(record.filename)}"'})
+
+    @delete("/{file_id:str}", status_code=200)
+    async def remove(self, file_id: str, state: State) -> dict[str, Any]:
+        """Delete a file."""
+        await _services(state).files.delete(file_id)
+        return {"id": file_id, "object": "file", "deleted": True}

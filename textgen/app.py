@@ -1,0 +1,79 @@
+"""The application factory: ``create_app(settings) -> Litestar`` with every route under ``/v1``."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from pathlib import Path
+from typing import Any
+
+from litestar import Litestar, Router
+from litestar.connection import ASGIConnection
+from litestar.datastructures import State
+from litestar.handlers.base import BaseRouteHandler
+
+from textgen.api import FilesController, ModelsController, PromptsController, ResponsesController, Services
+from textgen.auth import Authenticator
+from textgen.backends.base import Backend, Registry
+from textgen.errors import exception_handlers
+from textgen.files import FileService
+from textgen.prompts import PromptService
+from textgen.service import ResponseService
+from textgen.settings import Settings
+from textgen.store import Store
+
+__all__ = ["create_app", "default_backends"]
+
+_FORM_OVERHEAD = 64 * 1024  # multipart framing around an upload of the maximum size
+
+
+def default_backends() -> list[Backend]:
+    """The models served when none are injected: the built-in n-gram model."""
+    from textgen.backends.builtin import NgramBackend
+
+    return [NgramBackend()]
+
+
+def create_app(settings: Settings | None = None, *, backends: Iterable[Backend] | None = None) -> Litestar:
+    """Build the text-generation app.
+
+    Args:
+        settings: Configuration; read from ``TEXTGEN_*`` variables when omitted.
+        backends: Models to serve (tests inject their own, as with an httpx transport);
+            the built-in model when omitted.
+
+    Returns:
+        A Litestar app whose routes live under ``/v1`` (mountable into another app).
+    """
+    settings = settings or Settings.from_env()
+    store = Store(settings.resolved_database_url)
+    registry = Registry(default_backends() if backends is None else backends)
+    files = FileService(store, settings.files_dir, settings.max_file_bytes)
+    prompts = PromptService(store)
+    services = Services(ResponseService(store, files, prompts, registry, settings), prompts, files, registry)
+    authenticator = Authenticator(store, settings.api_keys, settings.rate_limit_per_minute)
+
+    async def guard(connection: ASGIConnection[Any, Any, Any, Any], handler: BaseRouteHandler) -> None:
+        await authenticator(connection, handler)  # a plain function: routers deep-copy their guards
+
+    async def startup() -> None:
+        Path(settings.data_dir).mkdir(parents=True, exist_ok=True)
+        settings.files_dir.mkdir(parents=True, exist_ok=True)
+        await store.create_schema()
+
+    async def shutdown() -> None:
+        await store.dispose()
+
+    v1 = Router(
+        path="/v1",
+        route_handlers=[ResponsesController, ModelsController, PromptsController, FilesController],
+        guards=[guard],
+    )
+    return Litestar(
+        route_handlers=[v1],
+        exception_handlers=exception_handlers,
+        on_startup=[startup],
+        on_shutdown=[shutdown],
+        state=State({"services": services, "store": store}),
+        request_max_body_size=settings.max_file_bytes + _FORM_OVERHEAD,
+        openapi_config=None,
+    )

@@ -1,0 +1,81 @@
+"""Bearer-key authentication and a per-key rate limit.
+
+Keys are created with ``python -m textgen keys create NAME`` (stored as SHA-256
+hashes) or passed in ``TEXTGEN_API_KEYS``. A missing or unknown key is a 401;
+more than ``rate_limit_per_minute`` requests of one key within a sliding minute
+is a 429 with ``Retry-After``. Valid hashes are cached briefly in memory.
+"""
+
+from __future__ import annotations
+
+import time
+from collections import deque
+from typing import Any
+
+from litestar.connection import ASGIConnection
+from litestar.handlers.base import BaseRouteHandler
+
+from textgen.errors import APIError
+from textgen.store import Store, hash_key
+
+__all__ = ["Authenticator"]
+
+_CACHE_SECONDS = 60.0
+
+
+class Authenticator:
+    """A Litestar guard: checks ``Authorization: Bearer <key>`` and the rate limit.
+
+    Args:
+        store: Where created keys live.
+        static_keys: Keys accepted without the store (from settings).
+        per_minute: Requests per key per minute; ``0`` disables the limit.
+    """
+
+    def __init__(self, store: Store, static_keys: tuple[str, ...], per_minute: int) -> None:
+        self.store = store
+        self.static = {hash_key(k) for k in static_keys}
+        self.per_minute = per_minute
+        self._valid: dict[str, float] = {}
+        self._hits: dict[str, deque[float]] = {}
+
+    async def __call__(self, connection: ASGIConnection[Any, Any, Any, Any], _: BaseRouteHandler) -> None:
+        header = connection.headers.get("authorization", "")
+        scheme, _, key = header.partition(" ")
+        if scheme.lower() != "bearer" or not key.strip():
+            raise APIError(
+                401,
+                "You didn't provide an API key. Provide it in the Authorization header "
+                "(Authorization: Bearer YOUR_KEY).",
+                code="missing_api_key",
+            )
+        digest = hash_key(key.strip())
+        if not await self._known(digest):
+            raise APIError(401, "Incorrect API key provided.", code="invalid_api_key")
+        self._limit(digest)
+
+    async def _known(self, digest: str) -> bool:
+        now = time.monotonic()
+        if digest in self.static or self._valid.get(digest, 0.0) > now:
+            return True
+        if await self.store.key_exists(digest):
+            self._valid[digest] = now + _CACHE_SECONDS
+            return True
+        return False
+
+    def _limit(self, digest: str) -> None:
+        if not self.per_minute:
+            return
+        now = time.monotonic()
+        hits = self._hits.setdefault(digest, deque())
+        while hits and hits[0] <= now - 60.0:
+            hits.popleft()
+        if len(hits) >= self.per_minute:
+            raise APIError(
+                429,
+                f"Rate limit reached: {self.per_minute} requests per minute for this key. "
+                "Retry after a minute.",
+                code="rate_limit_exceeded",
+                type="requests",
+            )
+        hits.append(now)

@@ -1,0 +1,147 @@
+"""Errors in OpenAI's shape: ``{"error": {"message", "type", "param", "code"}}``.
+
+Service code raises :class:`APIError` (or one of the helpers); the exception
+handlers below turn it, Litestar's own HTTP exceptions and any unexpected
+exception into that body with the right status, so a client never sees a trace.
+"""
+
+from __future__ import annotations
+
+import logging
+from typing import Any
+
+import msgspec
+from litestar import Request, Response
+from litestar.exceptions import HTTPException
+
+__all__ = [
+    "APIError",
+    "bad_request",
+    "error_body",
+    "exception_handlers",
+    "not_found",
+    "validation_error",
+]
+
+log = logging.getLogger("textgen")
+
+_TYPES = {
+    400: "invalid_request_error",
+    401: "invalid_request_error",
+    403: "invalid_request_error",
+    404: "invalid_request_error",
+    405: "invalid_request_error",
+    409: "invalid_request_error",
+    413: "invalid_request_error",
+    415: "invalid_request_error",
+    429: "rate_limit_error",
+    500: "server_error",
+}
+
+
+class APIError(Exception):
+    """An error answered to the client.
+
+    Args:
+        status: HTTP status.
+        message: Human-readable explanation (names the offending field).
+        param: The request parameter at fault, e.g. ``"input[0].content"``.
+        code: Machine-readable code, e.g. ``"model_not_found"``.
+        type: OpenAI error type; derived from ``status`` when omitted.
+    """
+
+    def __init__(
+        self,
+        status: int,
+        message: str,
+        *,
+        param: str | None = None,
+        code: str | None = None,
+        type: str | None = None,  # noqa: A002 - the wire name
+    ) -> None:
+        super().__init__(message)
+        self.status = status
+        self.message = message
+        self.param = param
+        self.code = code
+        self.type = type or _TYPES.get(status, "invalid_request_error")
+
+
+def bad_request(message: str, param: str | None = None, code: str | None = None) -> APIError:
+    """A 400 ``invalid_request_error``."""
+    return APIError(400, message, param=param, code=code)
+
+
+def not_found(message: str, param: str | None = None, code: str | None = None) -> APIError:
+    """A 404 ``invalid_request_error``."""
+    return APIError(404, message, param=param, code=code)
+
+
+def validation_error(exc: msgspec.ValidationError | msgspec.DecodeError) -> APIError:
+    """A 400 from msgspec's message, with ``param`` taken from its ``$.a.b[0]`` path."""
+    text = str(exc)
+    param = None
+    if " - at `$" in text:
+        text, _, path = text.partition(" - at `$")
+        param = path.rstrip("`").lstrip(".") or None
+    if isinstance(exc, msgspec.DecodeError):
+        return bad_request(f"The request body is not valid JSON: {text}.", code="invalid_json")
+    if text.startswith("Object contains unknown field"):
+        field = text.split("`")[1]
+        full = f"{param}.{field}" if param else field
+        return bad_request(f"Unknown parameter: '{full}'.", param=full, code="unknown_parameter")
+    if text.startswith("Object missing required field"):
+        field = text.split("`")[1]
+        full = f"{param}.{field}" if param else field
+        return bad_request(f"Missing required parameter: '{full}'.", param=full, code="missing_required_parameter")
+    where = f" for '{param}'" if param else ""
+    return bad_request(f"Invalid value{where}: {text}.", param=param, code="invalid_value")
+
+
+def error_body(status: int, message: str, type_: str, param: str | None, code: str | None) -> dict[str, Any]:
+    """The JSON body of an error."""
+    return {"error": {"message": message, "type": type_, "param": param, "code": code}}
+
+
+def _api_error(_: Request[Any, Any, Any], exc: APIError) -> Response[Any]:
+    headers = {"Retry-After": "60"} if exc.status == 429 else None
+    return Response(
+        error_body(exc.status, exc.message, exc.type, exc.param, exc.code),
+        status_code=exc.status,
+        headers=headers,
+    )
+
+
+_HTTP_CODES = {
+    401: "invalid_api_key",
+    404: "not_found",
+    405: "method_not_allowed",
+    413: "file_too_large",
+    415: "unsupported_media_type",
+}
+
+
+def _http_error(request: Request[Any, Any, Any], exc: HTTPException) -> Response[Any]:
+    status = exc.status_code
+    message = exc.detail or "Request failed."
+    if status == 404 and message == "Not Found":
+        message = f"Unknown path: {request.method} {request.url.path}."
+    elif status == 413:
+        message = "The request body is too large."
+    elif status == 400 and getattr(exc, "extra", None):
+        message = f"{message}: {exc.extra}"
+    return _api_error(request, APIError(status, message, code=_HTTP_CODES.get(status)))
+
+
+def _unexpected(request: Request[Any, Any, Any], exc: Exception) -> Response[Any]:
+    log.exception("unhandled error on %s %s", request.method, request.url.path, exc_info=exc)
+    return _api_error(
+        request, APIError(500, "The server had an error while processing your request.", code="server_error")
+    )
+
+
+exception_handlers: dict[type[Exception], Any] = {
+    APIError: _api_error,
+    HTTPException: _http_error,
+    Exception: _unexpected,
+}

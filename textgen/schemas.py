@@ -1,0 +1,131 @@
+"""Request and reply bodies (msgspec Structs).
+
+Requests forbid unknown fields, so a typo is a 400 naming it. Input items,
+tools and ``text.format`` arrive as JSON objects and are checked field by field
+in :mod:`textgen.inputs`, which gives errors with OpenAI-style ``param`` paths
+such as ``input[1].content[0].file_id``.
+"""
+
+from __future__ import annotations
+
+from typing import Annotated, Any, Literal
+
+import msgspec
+from msgspec import Meta
+
+__all__ = [
+    "FileRead",
+    "ModelRead",
+    "PromptCreate",
+    "PromptMessage",
+    "PromptParam",
+    "PromptRead",
+    "ReasoningParam",
+    "ResponseCreate",
+    "TextParam",
+]
+
+Metadata = Annotated[
+    dict[Annotated[str, Meta(max_length=64)], Annotated[str, Meta(max_length=512)]],
+    Meta(max_length=16),
+]
+
+
+class ReasoningParam(msgspec.Struct, kw_only=True, forbid_unknown_fields=True):
+    """``reasoning``: ``effort`` is validated; ``summary`` is accepted and echoed."""
+
+    effort: Literal["low", "medium", "high"] | None = None
+    summary: Literal["auto", "concise", "detailed"] | None = None
+
+
+class PromptParam(msgspec.Struct, kw_only=True, forbid_unknown_fields=True):
+    """``prompt``: a stored prompt, its version (default: current) and variables."""
+
+    id: Annotated[str, Meta(min_length=1)]
+    version: str | None = None
+    variables: dict[str, str | dict[str, Any]] | None = None
+
+
+class TextParam(msgspec.Struct, kw_only=True, forbid_unknown_fields=True):
+    """``text``: the output ``format`` (text, json_object, json_schema) and ``verbosity``."""
+
+    format: dict[str, Any] | None = None
+    verbosity: Literal["low", "medium", "high"] | None = None
+
+
+class ResponseCreate(msgspec.Struct, kw_only=True, forbid_unknown_fields=True):
+    """Body of ``POST /v1/responses``. ``seed`` is an extension (send it via ``extra_body``)."""
+
+    model: Annotated[str, Meta(min_length=1)]
+    input: str | list[dict[str, Any]] | None = None
+    instructions: str | None = None
+    reasoning: ReasoningParam | None = None
+    prompt: PromptParam | None = None
+    previous_response_id: str | None = None
+    store: bool = True
+    stream: bool = False
+    max_output_tokens: Annotated[int, Meta(ge=1)] | None = None
+    temperature: Annotated[float, Meta(ge=0.0, le=2.0)] | None = None
+    top_p: Annotated[float, Meta(gt=0.0, le=1.0)] | None = None
+    seed: int | None = None
+    metadata: Metadata | None = None
+    text: TextParam | None = None
+    tools: list[dict[str, Any]] | None = None
+    tool_choice: str | dict[str, Any] | None = None
+    parallel_tool_calls: bool | None = None
+    truncation: Literal["auto", "disabled"] | None = None
+    user: str | None = None
+
+
+class PromptMessage(msgspec.Struct, kw_only=True, forbid_unknown_fields=True):
+    """One message of a prompt template; ``content`` may hold ``{{variables}}``."""
+
+    role: Literal["developer", "system", "user", "assistant"]
+    content: str
+
+
+class PromptCreate(msgspec.Struct, kw_only=True, forbid_unknown_fields=True):
+    """Body of ``POST /v1/prompts`` and ``POST /v1/prompts/{id}/versions``."""
+
+    template: Annotated[str, Meta(min_length=1)] | Annotated[list[PromptMessage], Meta(min_length=1)]
+    name: Annotated[str, Meta(min_length=1, max_length=200)] | None = None
+    instructions: str | None = None
+
+
+class PromptRead(msgspec.Struct, kw_only=True):
+    """A prompt version as returned by the API."""
+
+    id: str
+    object: Literal["prompt"] = "prompt"
+    name: str | None
+    version: str
+    current_version: str
+    template: str | list[PromptMessage]
+    instructions: str | None
+    variables: list[str]
+    created_at: int
+
+
+class FileRead(msgspec.Struct, kw_only=True):
+    """A file object (OpenAI's ``FileObject``)."""
+
+    id: str
+    object: Literal["file"] = "file"
+    bytes: int
+    created_at: int
+    filename: str
+    purpose: str
+    status: Literal["processed"] = "processed"
+    expires_at: int | None = None
+    status_details: str | None = None
+
+
+class ModelRead(msgspec.Struct, kw_only=True):
+    """A model object (OpenAI's ``Model``) plus its context window."""
+
+    id: str
+    object: Literal["model"] = "model"
+    created: int
+    owned_by: str
+    context_window: int
+    max_output_tokens: int

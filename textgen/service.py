@@ -1,0 +1,365 @@
+"""The Responses service: validate a request, build its context, run the backend, store it.
+
+:meth:`ResponseService.prepare` does every check before a byte is sent (so a bad
+request is a plain 400/404, streamed or not) and builds the context:
+
+1. ``instructions`` (or the prompt's) as the leading ``system`` entry: they rank
+   above every input message (rule 1) and apply to this request only;
+2. the conversation of ``previous_response_id`` (its inputs and outputs, never
+   its instructions: rule 2);
+3. the reusable prompt's messages at the requested or current version (rule 3)
+   with variables substituted (rule 4);
+4. this request's ``input`` items.
+
+:meth:`ResponseService.events` runs the backend and yields the streaming events;
+the non-streaming path consumes the very same events, so both agree exactly.
+"""
+
+from __future__ import annotations
+
+import itertools
+import logging
+import time
+from collections.abc import AsyncIterator
+from dataclasses import dataclass
+from typing import Any
+
+from textgen.backends.base import (
+    ArgumentsDelta,
+    Backend,
+    ChatMessage,
+    Finish,
+    FunctionCallStart,
+    GenerationRequest,
+    Registry,
+    RequestRejected,
+    TextDelta,
+)
+from textgen.errors import APIError, bad_request, not_found
+from textgen.files import FileService, inline_text
+from textgen.inputs import normalize_input, normalize_text_format, normalize_tool_choice, normalize_tools
+from textgen.prompts import PromptService
+from textgen.schemas import ResponseCreate
+from textgen.settings import Settings
+from textgen.store import Store, new_id
+
+__all__ = ["ResponseService", "Turn"]
+
+log = logging.getLogger("textgen")
+_MESSAGE_OVERHEAD = 3  # tokens of role framing per context entry
+
+
+@dataclass(slots=True)
+class Turn:
+    """A validated request, ready to generate."""
+
+    id: str
+    created_at: int
+    body: ResponseCreate
+    backend: Backend
+    echo: dict[str, Any]
+    input_items: list[dict[str, Any]]
+    history: list[dict[str, Any]]
+    entries: list[dict[str, Any]]
+    request: GenerationRequest
+    input_tokens: int
+
+
+def _usage(input_tokens: int, output_tokens: int) -> dict[str, Any]:
+    return {
+        "input_tokens": input_tokens,
+        "input_tokens_details": {"cached_tokens": 0, "cache_write_tokens": 0},
+        "output_tokens": output_tokens,
+        "output_tokens_details": {"reasoning_tokens": 0},
+        "total_tokens": input_tokens + output_tokens,
+    }
+
+
+def _output_entries(output: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    entries: list[dict[str, Any]] = []
+    for item in output:
+        if item["type"] == "message":
+            entries.append({"role": "assistant", "text": "".join(p["text"] for p in item["content"])})
+        else:
+            entries.append({"role": "assistant", "call_id": item["call_id"],
+                            "text": f"[call {item['name']} {item['arguments']}]"})
+    return entries
+
+
+class ResponseService:
+    """Creates, streams, reads and deletes responses."""
+
+    def __init__(
+        self, store: Store, files: FileService, prompts: PromptService, registry: Registry, settings: Settings
+    ) -> None:
+        self.store = store
+        self.files = files
+        self.prompts = prompts
+        self.registry = registry
+        self.settings = settings
+
+    # --- preparing --------------------------------------------------------------------
+    async def _entry(self, item: dict[str, Any], param: str, call_ids: set[str]) -> dict[str, Any]:
+        """Render one normalised input item as a context entry ``{role, text[, call_id]}``."""
+        if item["type"] == "function_call":
+            call_ids.add(item["call_id"])
+            return {"role": "assistant", "call_id": item["call_id"],
+                    "text": f"[call {item['name']} {item['arguments']}]"}
+        if item["type"] == "function_call_output":
+            if item["call_id"] not in call_ids:
+                raise bad_request(f"No tool call found for function call output with call_id "
+                                  f"{item['call_id']!r}.", param=f"{param}.call_id", code="invalid_value")
+            return {"role": "tool", "call_id": item["call_id"], "text": item["output"]}
+        texts: list[str] = []
+        for j, part in enumerate(item["content"]):
+            where = f"{param}.content[{j}]"
+            if part["type"] in ("input_text", "output_text"):
+                texts.append(part["text"])
+            elif part["type"] == "input_image":
+                texts.append("[image]")
+            elif part.get("file_data") is not None:
+                name, text = inline_text(part.pop("file_data"), part.get("filename"), where,
+                                         self.settings.max_file_bytes)
+                texts.append(f"[file {name}]\n{text}")
+            else:
+                name, text = await self.files.text(part["file_id"], f"{where}.file_id")
+                part["filename"] = name
+                texts.append(f"[file {name}]\n{text}")
+        return {"role": item["role"], "text": "\n".join(texts)}
+
+    async def prepare(self, body: ResponseCreate) -> Turn:
+        """Validate ``body`` and build its context; raises :class:`APIError` on any problem."""
+        backend = self.registry.get(body.model)
+        if backend is None:
+            raise not_found(f"The model {body.model!r} does not exist; see GET /v1/models.",
+                            param="model", code="model_not_found")
+        if body.input is None and body.prompt is None:
+            raise bad_request("Missing required parameter: 'input' (or 'prompt').", param="input",
+                              code="missing_required_parameter")
+        info = backend.info
+        if body.max_output_tokens is not None and body.max_output_tokens > info.max_output_tokens:
+            raise bad_request(f"max_output_tokens is {body.max_output_tokens}, above {info.max_output_tokens}, "
+                              f"the limit of model {info.id!r}.", param="max_output_tokens", code="invalid_value")
+        tools, specs = normalize_tools(body.tools)
+        tool_choice, choice = normalize_tool_choice(body.tool_choice, specs)
+        text_format, constraint = normalize_text_format(body.text.format if body.text else None)
+
+        history: list[dict[str, Any]] = []
+        if body.previous_response_id is not None:
+            previous = await self.store.get_response(body.previous_response_id)
+            if previous is None:
+                raise not_found(f"Previous response with id {body.previous_response_id!r} not found.",
+                                param="previous_response_id", code="previous_response_not_found")
+            history = previous.conversation
+        call_ids = {e["call_id"] for e in history if e.get("call_id") and e["role"] == "assistant"}
+
+        instructions = body.instructions
+        prompt_echo = None
+        items: list[dict[str, Any]] = []
+        if body.prompt is not None:
+            record, messages = await self.prompts.resolve(body.prompt)
+            items += normalize_input(messages, prefix="prompt.messages")
+            instructions = instructions if instructions is not None else record.instructions
+            variables = {k: ({"detail": "auto", **v} if isinstance(v, dict) and v.get("type") == "input_image"
+                             else v) for k, v in (body.prompt.variables or {}).items()}
+            prompt_echo = {"id": record.id, "version": str(record.version), "variables": variables}
+        items += normalize_input(body.input)
+        entries = [await self._entry(item, f"input[{i}]", call_ids) for i, item in enumerate(items)]
+
+        max_output = body.max_output_tokens or min(self.settings.default_max_output_tokens,
+                                                   info.max_output_tokens)
+        lead = [{"role": "system", "text": instructions}] if instructions else []
+        history, input_tokens = self._fit(backend, lead, history, entries, max_output, body.truncation)
+        context = [ChatMessage(e["role"], e["text"]) for e in (*lead, *history, *entries)]
+        request = GenerationRequest(
+            messages=context, max_output_tokens=max_output,
+            temperature=1.0 if body.temperature is None else body.temperature,
+            top_p=1.0 if body.top_p is None else body.top_p, seed=body.seed,
+            constraint=constraint, tools=specs, tool_choice=choice,
+        )
+        try:
+            backend.validate(request)
+        except RequestRejected as exc:
+            raise bad_request(str(exc), param=exc.param, code="invalid_schema") from exc
+        echo = {
+            "instructions": instructions, "prompt": prompt_echo, "tools": tools, "tool_choice": tool_choice,
+            "text": {"format": text_format, "verbosity": body.text.verbosity if body.text and
+                     body.text.verbosity else "medium"},
+        }
+        return Turn(new_id("resp_"), int(time.time()), body, backend, echo, items, history, entries,
+                    request, input_tokens)
+
+    def _fit(
+        self, backend: Backend, lead: list[dict[str, Any]], history: list[dict[str, Any]],
+        entries: list[dict[str, Any]], max_output: int, truncation: str | None,
+    ) -> tuple[list[dict[str, Any]], int]:
+        """Check the context window; with ``truncation='auto'`` drop the oldest history first."""
+        def cost(es: list[dict[str, Any]]) -> int:
+            return sum(backend.count_tokens(e["text"]) + _MESSAGE_OVERHEAD for e in es)
+
+        window = backend.info.context_window
+        fixed = cost(lead) + cost(entries)
+        costs = [backend.count_tokens(e["text"]) + _MESSAGE_OVERHEAD for e in history]
+        total = fixed + sum(costs)
+        start = 0
+        while truncation == "auto" and total + max_output > window and start < len(history):
+            total -= costs[start]
+            start += 1
+        if total + max_output > window:
+            raise bad_request(
+                f"This model's maximum context length is {window} tokens. However, you requested "
+                f"{total + max_output} tokens ({total} in the input, {max_output} for the output). "
+                "Shorten the input or lower max_output_tokens.",
+                param="input", code="context_length_exceeded",
+            )
+        return history[start:], total
+
+    # --- generating -------------------------------------------------------------------
+    def _response(self, turn: Turn, status: str, output: list[dict[str, Any]],
+                  usage: dict[str, Any] | None, **extra: Any) -> dict[str, Any]:
+        body = turn.body
+        return {
+            "id": turn.id, "object": "response", "created_at": turn.created_at, "status": status,
+            "background": False, "completed_at": extra.get("completed_at"), "error": extra.get("error"),
+            "incomplete_details": extra.get("incomplete_details"),
+            "instructions": turn.echo["instructions"], "max_output_tokens": body.max_output_tokens,
+            "max_tool_calls": None, "model": turn.backend.info.id, "output": output,
+            "parallel_tool_calls": True if body.parallel_tool_calls is None else body.parallel_tool_calls,
+            "previous_response_id": body.previous_response_id, "prompt": turn.echo["prompt"],
+            "prompt_cache_key": None, "reasoning": {
+                "effort": body.reasoning.effort if body.reasoning else None,
+                "summary": body.reasoning.summary if body.reasoning else None,
+            },
+            "safety_identifier": None, "service_tier": "default", "store": body.store,
+            "temperature": turn.request.temperature, "text": turn.echo["text"],
+            "tool_choice": turn.echo["tool_choice"], "tools": turn.echo["tools"], "top_logprobs": 0,
+            "top_p": turn.request.top_p, "truncation": body.truncation or "disabled", "usage": usage,
+            "user": body.user, "metadata": body.metadata or {},
+        }
+
+    async def events(self, turn: Turn) -> AsyncIterator[dict[str, Any]]:
+        """Run the backend; yield the streaming events; store the response before the last one."""
+        seq = itertools.count()
+
+        def event(kind: str, **fields: Any) -> dict[str, Any]:
+            return {"type": kind, "sequence_number": next(seq), **fields}
+
+        started = self._response(turn, "in_progress", [], None)
+        yield event("response.created", response=started)
+        yield event("response.in_progress", response=started)
+        output: list[dict[str, Any]] = []
+        item: dict[str, Any] | None = None
+        chunks: list[str] = []
+        finish = Finish("stop", 0)
+
+        def close(status: str) -> list[dict[str, Any]]:
+            assert item is not None
+            index, text = len(output) - 1, "".join(chunks)
+            item["status"] = status
+            if item["type"] == "message":
+                part = {"type": "output_text", "text": text, "annotations": [], "logprobs": []}
+                item["content"] = [part]
+                return [
+                    event("response.output_text.done", item_id=item["id"], output_index=index,
+                          content_index=0, text=text, logprobs=[]),
+                    event("response.content_part.done", item_id=item["id"], output_index=index,
+                          content_index=0, part=part),
+                    event("response.output_item.done", output_index=index, item=item),
+                ]
+            item["arguments"] = text
+            return [
+                event("response.function_call_arguments.done", item_id=item["id"], output_index=index,
+                      name=item["name"], arguments=text),
+                event("response.output_item.done", output_index=index, item=item),
+            ]
+
+        try:
+            async for delta in turn.backend.generate(turn.request):
+                if isinstance(delta, Finish):
+                    finish = delta
+                    break
+                opens_message = isinstance(delta, TextDelta) and (item is None or item["type"] != "message")
+                if opens_message or isinstance(delta, FunctionCallStart):
+                    for done in close("completed") if item is not None else ():
+                        yield done
+                    chunks = []
+                    if isinstance(delta, FunctionCallStart):
+                        item = {"id": new_id("fc_"), "type": "function_call", "status": "in_progress",
+                                "call_id": new_id("call_"), "name": delta.name, "arguments": ""}
+                    else:
+                        item = {"id": new_id("msg_"), "type": "message", "role": "assistant",
+                                "status": "in_progress", "content": []}
+                    output.append(item)
+                    yield event("response.output_item.added", output_index=len(output) - 1, item=dict(item))
+                    if item["type"] == "message":
+                        yield event("response.content_part.added", item_id=item["id"],
+                                    output_index=len(output) - 1, content_index=0,
+                                    part={"type": "output_text", "text": "", "annotations": [], "logprobs": []})
+                if isinstance(delta, TextDelta):
+                    chunks.append(delta.text)
+                    yield event("response.output_text.delta", item_id=item["id"], output_index=len(output) - 1,
+                                content_index=0, delta=delta.text, logprobs=[])
+                elif isinstance(delta, ArgumentsDelta) and item is not None:
+                    chunks.append(delta.text)
+                    yield event("response.function_call_arguments.delta", item_id=item["id"],
+                                output_index=len(output) - 1, delta=delta.text)
+        except Exception as exc:
+            log.exception("backend %s failed", turn.backend.info.id, exc_info=exc)
+            message = "The model failed while generating the response."
+            yield event("error", code="server_error", message=message, param=None)
+            error = {"code": "server_error", "message": message}
+            yield event("response.failed", response=self._response(turn, "failed", output, None, error=error))
+            return
+        status = "incomplete" if finish.reason == "length" else "completed"
+        if item is not None:
+            for done in close(status):
+                yield done
+        extra: dict[str, Any] = {"completed_at": int(time.time())} if status == "completed" else {
+            "incomplete_details": {"reason": "max_output_tokens"}}
+        final = self._response(turn, status, output, _usage(turn.input_tokens, finish.output_tokens), **extra)
+        if turn.body.store:
+            conversation = [*turn.history, *turn.entries, *_output_entries(output)]
+            await self.store.save_response(final, turn.input_items, conversation)
+        yield event(f"response.{status}", response=final)
+
+    async def create(self, turn: Turn) -> dict[str, Any]:
+        """Run a turn to the end and return the response object (500 if the backend failed)."""
+        last: dict[str, Any] = {}
+        async for last in self.events(turn):
+            pass
+        if last.get("type") == "response.failed":
+            raise APIError(500, last["response"]["error"]["message"], code="server_error")
+        return dict(last["response"])
+
+    # --- reading ----------------------------------------------------------------------
+    async def get(self, response_id: str) -> dict[str, Any]:
+        """A stored response; 404 if unknown or deleted."""
+        stored = await self.store.get_response(response_id)
+        if stored is None:
+            raise not_found(f"Response with id {response_id!r} not found.", param="response_id")
+        return stored.body
+
+    async def delete(self, response_id: str) -> dict[str, Any]:
+        """Delete a stored response; 404 if unknown."""
+        if not await self.store.delete_response(response_id):
+            raise not_found(f"Response with id {response_id!r} not found.", param="response_id")
+        return {"id": response_id, "object": "response.deleted", "deleted": True}
+
+    async def input_items(
+        self, response_id: str, *, after: str | None, limit: int, order: str
+    ) -> dict[str, Any]:
+        """One page of a response's input items (``order`` ``desc`` puts the latest first)."""
+        stored = await self.store.get_response(response_id)
+        if stored is None:
+            raise not_found(f"Response with id {response_id!r} not found.", param="response_id")
+        items = stored.input_items if order == "asc" else stored.input_items[::-1]
+        if after is not None:
+            ids = [i["id"] for i in items]
+            if after not in ids:
+                raise bad_request(f"Cursor 'after' {after!r} is not an item of this response.", param="after")
+            items = items[ids.index(after) + 1 :]
+        page = items[:limit]
+        return {
+            "object": "list", "data": page, "has_more": len(items) > limit,
+            "first_id": page[0]["id"] if page else None, "last_id": page[-1]["id"] if page else None,
+        }
