@@ -1,0 +1,83 @@
+"""Signal backtests, built-in strategies and fused parameter sweeps.
+
+>>> import quantcore as qc
+>>> res = qc.backtest.run_strategy(prices, "moving_average", short_window=10, long_window=50)  # doctest: +SKIP
+>>> table = qc.backtest.sweep(prices, "moving_average",
+...                           {"short_window": range(5, 50), "long_window": range(20, 200, 5)},
+...                           fees=0.001, progress=True)  # doctest: +SKIP
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from quantcore.backtest import strategies
+from quantcore.backtest.engine import EngineOptions, run
+from quantcore.backtest.result import METRIC_NAMES, BacktestResult
+from quantcore.backtest.strategies import STRATEGIES, get_strategy
+from quantcore.backtest.sweep import SWEEP_METRICS, sweep
+
+__all__ = [
+    "METRIC_NAMES",
+    "STRATEGIES",
+    "SWEEP_METRICS",
+    "BacktestResult",
+    "run",
+    "run_strategy",
+    "strategies",
+    "sweep",
+]
+
+
+def run_strategy(prices: Any, strategy: str, /, **kwargs: Any) -> BacktestResult:
+    """Generate a built-in strategy's signals on ``prices`` and backtest them.
+
+    Parameters
+    ----------
+    prices : Series, DataFrame, ndarray or mapping
+        As in :func:`run`; signals are computed on the closes.
+    strategy : str
+        A name in :data:`STRATEGIES`.
+    **kwargs
+        The strategy's parameters and :func:`run`'s options, mixed; a name that is
+        neither raises a ValueError naming it.
+
+    Returns
+    -------
+    BacktestResult
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> close = 100.0 + np.sin(np.arange(300) / 10.0) * 10.0
+    >>> res = run_strategy(close, "moving_average", short_window=5, long_window=20, fees=0.001)
+    >>> res.total_trades
+    4
+    """
+    spec = get_strategy(strategy)
+    engine_names = set(EngineOptions.__dataclass_fields__) | {"benchmark"}
+    params = {k: v for k, v in kwargs.items() if k not in engine_names}
+    options = {k: v for k, v in kwargs.items() if k in engine_names}
+    spec.check_names(params)
+    entries, exits = getattr(strategies, spec.name)(_closes(prices), **params)
+    return run(prices, entries, exits, **options)
+
+
+def _closes(prices: Any) -> Any:
+    """The close part of ``prices`` (an OHLC frame's or a mapping's ``close``)."""
+    from collections.abc import Mapping
+
+    import pandas as pd
+
+    from quantcore.backtest.engine import _ohlc_column
+
+    if isinstance(prices, Mapping):
+        for key, value in prices.items():
+            if str(key).lower() == "close":
+                return value
+        raise ValueError("prices mapping must have a 'close' entry")
+    if isinstance(prices, pd.DataFrame):
+        col = _ohlc_column(prices, "close")
+        if col is not None:
+            return col
+    return prices

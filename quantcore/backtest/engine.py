@@ -1,0 +1,323 @@
+"""The signal backtest engine: entries and exits in, a :class:`BacktestResult` out."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+import pandas as pd
+
+from quantcore._kernels.backtest import (
+    DIRECTION_BOTH,
+    DIRECTION_LONG,
+    DIRECTION_SHORT,
+    equity_stats_nb,
+    simulate_nb,
+)
+from quantcore._records import TRADE_CLOSED, trade_dt
+from quantcore._validation import Wrapper, as_float64_2d, check_positive
+from quantcore.backtest.result import BacktestResult
+
+__all__ = ["EngineOptions", "PriceData", "load_prices", "run"]
+
+_DIRECTIONS = {"long": DIRECTION_LONG, "short": DIRECTION_SHORT, "both": DIRECTION_BOTH}
+_FILLS = ("close", "next_open")
+
+
+@dataclass(frozen=True, slots=True)
+class EngineOptions:
+    """Validated engine options (the keyword arguments of :func:`run`)."""
+
+    initial_capital: float = 100_000.0
+    fees: float = 0.0
+    slippage: float = 0.0
+    max_position_size: float = 1.0
+    fill: str = "close"
+    direction: str = "long"
+    integer_shares: bool = False
+    periods_per_year: float = 252.0
+
+    def __post_init__(self) -> None:
+        check_positive(self.initial_capital, "initial_capital")
+        for name in ("fees", "slippage"):
+            v = check_positive(getattr(self, name), name, allow_zero=True)
+            if v >= 1.0:
+                raise ValueError(f"{name} is a fraction of traded value and must be < 1, got {v!r}")
+        mps = check_positive(self.max_position_size, "max_position_size")
+        if mps > 1.0:
+            raise ValueError(f"max_position_size must be in (0, 1], got {mps!r}")
+        if self.fill not in _FILLS:
+            raise ValueError(f"fill must be 'close' or 'next_open', got {self.fill!r}")
+        if self.direction not in _DIRECTIONS:
+            raise ValueError(f"direction must be 'long', 'short' or 'both', got {self.direction!r}")
+        if not isinstance(self.integer_shares, (bool, np.bool_)):
+            raise ValueError(f"integer_shares must be True or False, got {self.integer_shares!r}")
+        check_positive(self.periods_per_year, "periods_per_year")
+
+    @property
+    def direction_code(self) -> int:
+        return _DIRECTIONS[self.direction]
+
+    def kernel_args(self) -> tuple[float, float, float, float, int, bool]:
+        """``(initial_capital, fees, slippage, max_position_size, direction, integer_shares)``."""
+        return (
+            float(self.initial_capital),
+            float(self.fees),
+            float(self.slippage),
+            float(self.max_position_size),
+            self.direction_code,
+            bool(self.integer_shares),
+        )
+
+
+@dataclass(frozen=True, slots=True)
+class PriceData:
+    """Close (and open) prices as (n, k) float64 arrays plus the input's wrapper."""
+
+    close: np.ndarray
+    open: np.ndarray | None
+    wrapper: Wrapper
+
+
+def _ohlc_column(frame: pd.DataFrame, name: str) -> pd.Series | None:
+    for col in frame.columns:
+        if isinstance(col, str) and col.lower() == name:
+            return frame[col]
+    return None
+
+
+def load_prices(prices: Any, fill: str = "close") -> PriceData:
+    """Validate prices: closes for ``fill="close"``, opens and closes for ``"next_open"``.
+
+    Accepted: a close Series/DataFrame/array (columns are assets); a one-asset OHLC
+    DataFrame (``Open``/``Close`` columns, any case); or a mapping with ``"open"`` and
+    ``"close"`` entries of the same shape (several assets). Prices must be positive;
+    NaN is allowed before an asset's first price and nowhere after it.
+    """
+    open_: Any = None
+    if isinstance(prices, Mapping):
+        keys = {str(k).lower(): k for k in prices}
+        if "close" not in keys:
+            raise ValueError("prices mapping must have a 'close' entry")
+        close_in = prices[keys["close"]]
+        open_in = prices[keys["open"]] if "open" in keys else None
+    elif isinstance(prices, pd.DataFrame) and _ohlc_column(prices, "close") is not None:
+        close_in = _ohlc_column(prices, "close")
+        open_in = _ohlc_column(prices, "open")
+    else:
+        close_in, open_in = prices, None
+    close, wrapper = as_float64_2d(close_in, "prices")
+    if close.shape[0] == 0:
+        raise ValueError("prices must have at least one bar")
+    _check_price_values(close, "prices (close)")
+    if fill == "next_open":
+        if open_in is None:
+            raise ValueError(
+                "fill='next_open' needs open prices: an OHLC frame with an 'Open' column "
+                "or a mapping {'open': ..., 'close': ...}"
+            )
+        open_, _ = as_float64_2d(open_in, "prices (open)")
+        if open_.shape != close.shape:
+            raise ValueError(f"open prices must have the shape of the closes {close.shape}, got {open_.shape}")
+        _check_price_values(open_, "prices (open)")
+    return PriceData(close, open_, wrapper)
+
+
+def _check_price_values(values: np.ndarray, name: str) -> None:
+    if np.isinf(values).any():
+        raise ValueError(f"{name} must be finite, got inf")
+    valid = ~np.isnan(values)
+    if (values[valid] <= 0).any():
+        raise ValueError(f"{name} must be > 0")
+    started = np.maximum.accumulate(valid, axis=0)
+    gaps = started & ~valid
+    if gaps.any():
+        t, j = np.argwhere(gaps)[0]
+        raise ValueError(f"{name} has a NaN at row {t}, column {j} after the first price; fill or drop it")
+
+
+def first_valid(close: np.ndarray) -> np.ndarray:
+    """Index of each column's first non-NaN price (``n`` when it has none)."""
+    valid = ~np.isnan(close)
+    first = np.argmax(valid, axis=0).astype(np.int64)
+    first[~valid.any(axis=0)] = close.shape[0]
+    return first
+
+
+def _as_signal(x: Any, name: str, shape: tuple[int, int]) -> np.ndarray:
+    arr = x.to_numpy() if isinstance(x, (pd.Series, pd.DataFrame)) else np.asarray(x)
+    if arr.ndim == 1:
+        arr = arr.reshape(-1, 1)
+    if arr.ndim != 2:
+        raise ValueError(f"{name} must be 1-D or 2-D, got {arr.ndim} dimensions")
+    if arr.shape[0] != shape[0]:
+        raise ValueError(f"{name} must have {shape[0]} rows like prices, got {arr.shape[0]}")
+    if arr.shape[1] not in (1, shape[1]):
+        raise ValueError(f"{name} must have 1 or {shape[1]} columns like prices, got {arr.shape[1]}")
+    if arr.dtype != np.bool_:
+        if arr.dtype.kind not in "iuf" or not np.isin(arr, (0, 1)).all():
+            raise ValueError(f"{name} must be boolean (or 0/1), got dtype {arr.dtype}")
+        arr = arr.astype(np.bool_)
+    return np.ascontiguousarray(np.broadcast_to(arr, shape))
+
+
+def _benchmark_metrics(
+    equity: np.ndarray, benchmark: Any, n: int, initial_capital: float, ppy: float
+) -> tuple[float, float, float]:
+    from quantcore import risk
+
+    bench, _ = as_float64_2d(benchmark, "benchmark")
+    if bench.shape != (n, 1):
+        raise ValueError(f"benchmark must be one price series of length {n}, got shape {bench.shape}")
+    b = bench[:, 0]
+    valid = b[~np.isnan(b)]
+    if (valid <= 0).any() or np.isinf(valid).any():
+        raise ValueError("benchmark prices must be finite and > 0")
+    bench_total = float(valid[-1] / valid[0] - 1.0) if valid.size else float("nan")
+    b_ret = np.full(n, np.nan)
+    b_ret[1:] = b[1:] / b[:-1] - 1.0
+    r = np.empty(n)
+    r[0] = equity[0] / initial_capital - 1.0
+    r[1:] = equity[1:] / equity[:-1] - 1.0
+    alpha = float(risk.alpha(r, b_ret, periods_per_year=ppy))
+    beta = float(risk.beta(r, b_ret))
+    return bench_total, alpha, beta
+
+
+def simulate(
+    data: PriceData, entries: np.ndarray, exits: np.ndarray, opts: EngineOptions
+) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Run the kernel on validated arrays: ``(equity, positions, trades)``."""
+    close = data.close
+    if opts.fill == "next_open":
+        assert data.open is not None
+        fill_px = data.open
+        shifted = np.zeros_like(entries)
+        shifted[1:] = entries[:-1]
+        entries = shifted
+        shifted = np.zeros_like(exits)
+        shifted[1:] = exits[:-1]
+        exits = shifted
+    else:
+        fill_px = close
+    d = opts.direction_code
+    cap = int(np.count_nonzero(entries)) if d != DIRECTION_BOTH else 0
+    if d == DIRECTION_BOTH:
+        cap = int(np.count_nonzero(entries) + np.count_nonzero(exits))
+    trades = np.empty(cap, dtype=trade_dt)
+    init, fees, slip, mps, direction, integer = opts.kernel_args()
+    equity, _cash, positions, n_trades = simulate_nb(
+        np.ascontiguousarray(close), np.ascontiguousarray(fill_px), entries, exits,
+        init, fees, slip, mps, direction, integer, trades,
+    )  # fmt: skip
+    return equity, positions, trades[:n_trades].copy()
+
+
+def run(
+    prices: Any,
+    entries: Any,
+    exits: Any,
+    *,
+    initial_capital: float = 100_000.0,
+    fees: float = 0.0,
+    slippage: float = 0.0,
+    max_position_size: float = 1.0,
+    fill: str = "close",
+    direction: str = "long",
+    integer_shares: bool = False,
+    benchmark: Any = None,
+    periods_per_year: float = 252,
+) -> BacktestResult:
+    """Backtest entry and exit signals on one or several assets sharing one cash pool.
+
+    Parameters
+    ----------
+    prices : Series, DataFrame, ndarray or mapping
+        Closes (one column per asset). With ``fill="next_open"``: a one-asset OHLC
+        frame (``Open`` and ``Close`` columns) or ``{"open": ..., "close": ...}``.
+    entries, exits : array-like of bool
+        Signals, shape (n,) or (n, k); one column is broadcast to every asset.
+    initial_capital : float, default 100_000.0
+        Starting cash.
+    fees : float, default 0.0
+        Fee as a fraction of traded value, paid on entry and on exit.
+    slippage : float, default 0.0
+        Fraction by which a fill price moves against the trader.
+    max_position_size : float, default 1.0
+        Fraction of equity an entry may commit, in (0, 1].
+    fill : {"close", "next_open"}, default "close"
+        Fill at the signal bar's close, or at the next bar's open.
+    direction : {"long", "short", "both"}, default "long"
+        "long": entries buy, exits sell. "short": entries short, exits cover.
+        "both": entries go long and exits go short, reversing an open position.
+    integer_shares : bool, default False
+        Round entry sizes down to whole units.
+    benchmark : Series or ndarray, optional
+        Benchmark prices on the same bars, for ``benchmark_return``, ``alpha``, ``beta``.
+    periods_per_year : float, default 252
+        Bars per year, for the annualized metrics.
+
+    Returns
+    -------
+    BacktestResult
+
+    Notes
+    -----
+    An entry buys ``size = B / (p (1 + s) (1 + f))`` units (floored with
+    ``integer_shares``) at ``p (1 + s)`` for ``B = min(max_position_size * equity,
+    cash)``, equity valued at the bar's fill prices; an exit sells at ``p (1 - s)``
+    and pays ``f`` of the value (mirrored for shorts). Each bar closes before it
+    opens, assets in column order. An entry while in a position and an exit while
+    flat are ignored; an entry and an exit on the same bar cancel; a signal on a
+    bar without a price is ignored, as is a ``"next_open"`` signal on the last bar.
+    Open positions are marked to market at the last close, not closed, and count
+    in ``total_trades``; ``win_rate`` and ``profit_factor`` use closed trades.
+
+    Examples
+    --------
+    >>> close = np.array([10.0, 11.0, 12.0, 11.0, 13.0])
+    >>> res = run(close, [True, False, False, False, False],
+    ...           [False, False, True, False, False], initial_capital=1000.0)
+    >>> round(res.total_return, 12), res.total_trades, res.win_rate
+    (0.2, 1, 1.0)
+    """
+    opts = EngineOptions(
+        initial_capital, fees, slippage, max_position_size, fill, direction,
+        integer_shares, periods_per_year,
+    )  # fmt: skip
+    data = load_prices(prices, opts.fill)
+    shape = data.close.shape
+    e = _as_signal(entries, "entries", shape)
+    x = _as_signal(exits, "exits", shape)
+    equity, positions, trades = simulate(data, e, x, opts)
+    exposed = (positions != 0.0).any(axis=1)
+    stats = equity_stats_nb(
+        equity, exposed, trades["pnl"].copy(), trades["status"] == TRADE_CLOSED,
+        float(opts.initial_capital), float(opts.periods_per_year),
+    )  # fmt: skip
+    nan = float("nan")
+    bench_ret, alpha, beta = nan, nan, nan
+    if benchmark is not None:
+        bench_ret, alpha, beta = _benchmark_metrics(
+            equity, benchmark, shape[0], float(opts.initial_capital), float(opts.periods_per_year)
+        )
+    w = data.wrapper
+    return BacktestResult(
+        total_return=float(stats[0]),
+        annualized_return=float(stats[1]),
+        sharpe_ratio=float(stats[2]),
+        sortino_ratio=float(stats[3]),
+        max_drawdown=float(stats[4]),
+        win_rate=float(stats[5]),
+        total_trades=int(stats[6]),
+        profit_factor=float(stats[7]),
+        exposure=float(stats[8]),
+        benchmark_return=bench_ret,
+        alpha=alpha,
+        beta=beta,
+        equity=pd.Series(equity, index=w.index, name="equity") if w.index is not None else equity,
+        trades=trades,
+        positions=w.wrap(positions),
+    )
