@@ -30,18 +30,36 @@ from typing import Any, Generic, NamedTuple, TypeVar
 import numpy as np
 import pandas as pd
 
+from quantcore._indicators_bars import (
+    Stochastic,
+    adx,
+    atr,
+    cci,
+    obv,
+    stochastic,
+    vwap,
+    williams_r,
+)
 from quantcore._kernels import indicators_ma as _ma
 from quantcore._validation import as_float64_2d, check_int, check_positive
 
 __all__ = [
     "BollingerBands",
     "MACDResult",
+    "Stochastic",
+    "adx",
+    "atr",
     "bollinger_bands",
+    "cci",
     "ema",
     "macd",
+    "obv",
     "roc",
     "rsi",
     "sma",
+    "stochastic",
+    "vwap",
+    "williams_r",
     "wma",
 ]
 
