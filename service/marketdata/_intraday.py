@@ -144,7 +144,8 @@ def split_volume(total: NDArray[np.int64], weights: NDArray[np.float64]) -> NDAr
     order = np.argsort(base - share, axis=1, kind="stable")  # largest fractional part first
     rank = np.empty_like(order)
     np.put_along_axis(rank, order, np.arange(share.shape[1])[None, :], axis=1)
-    return base.astype(np.int64) + (rank < left[:, None])
+    parts: NDArray[np.int64] = base.astype(np.int64) + (rank < left[:, None])
+    return parts
 
 
 def _profile(spec: AssetSpec, n: int) -> NDArray[np.float64]:

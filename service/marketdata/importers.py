@@ -225,7 +225,9 @@ def _read_csv(source: Path) -> _Read:
                 records.append(record)
                 lines.append(reader.line_num)
     except UnicodeDecodeError:
-        raise PriceImportError("not a UTF-8 text file (expected CSV or Parquet)", path=source) from None
+        raise PriceImportError(
+            "not a UTF-8 text file (expected CSV or Parquet)", path=source
+        ) from None
     except csv.Error as exc:
         raise PriceImportError(f"malformed CSV: {exc}", path=source) from None
     if header is None:
@@ -242,7 +244,9 @@ def _read_parquet(source: Path) -> _Read:
     names = [_normal(n) for n in table.column_names]
     index_cols = [n for n in table.column_names if n.startswith("__index_level_")]
     if "date" not in names and index_cols:  # an unnamed index written by pandas
-        table = table.rename_columns(["Date" if n == index_cols[0] else n for n in table.column_names])
+        table = table.rename_columns(
+            ["Date" if n == index_cols[0] else n for n in table.column_names]
+        )
     header = [n for n in table.column_names if not n.startswith("__index_level_")]
     columns = [table.column(n).to_pylist() for n in header]
     return header, columns, list(range(1, table.num_rows + 1)), "row"
@@ -299,11 +303,15 @@ def _validate(
         if key in values:
             bad = np.flatnonzero(~(values[key] > 0))
             if bad.size:
-                raise fail(f"price must be positive, got {_fmt(values[key][bad[0]])}", int(bad[0]), key)
+                raise fail(
+                    f"price must be positive, got {_fmt(values[key][bad[0]])}", int(bad[0]), key
+                )
     vol = values["volume"]
     bad = np.flatnonzero((vol < 0) | (vol != np.floor(vol)) | (vol >= 2.0**63))
     if bad.size:
-        raise fail(f"volume must be a whole number >= 0, got {_fmt(vol[bad[0]])}", int(bad[0]), "volume")
+        raise fail(
+            f"volume must be a whole number >= 0, got {_fmt(vol[bad[0]])}", int(bad[0]), "volume"
+        )
     high, low = values["high"], values["low"]
     checks = (
         ("low", high < low, "high {h} is below low {v}"),

@@ -148,9 +148,14 @@ class SimulatedMarket:
         if interval == "1d":
             _, close_min = session_bounds(spec)
             keep = _day_us(days) + close_min * _MINUTE_US <= now_us
-            stamps = _day_us(days)[keep]
-            cols = [a[lo:hi][keep] for a in (bars.open, bars.high, bars.low, bars.close)]
-            return _frame(stamps, *cols, bars.volume[lo:hi][keep])
+            return _frame(
+                _day_us(days)[keep],
+                bars.open[lo:hi][keep],
+                bars.high[lo:hi][keep],
+                bars.low[lo:hi][keep],
+                bars.close[lo:hi][keep],
+                bars.volume[lo:hi][keep],
+            )
         intraday = five_minute_bars(
             self.seed,
             spec,

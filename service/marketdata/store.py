@@ -175,7 +175,7 @@ class PriceStore:
         if end is not None:
             filters.append(("timestamp", "<", _bound(end, upper=True)))
         table = pq.read_table(target, schema=_SCHEMA, filters=filters or None)
-        frame = table.to_pandas().set_index("timestamp")
+        frame: pd.DataFrame = table.to_pandas().set_index("timestamp")
         if frame["adj_close"].isna().all():
             frame = frame.drop(columns="adj_close")
         return frame

@@ -39,7 +39,9 @@ def yahoo_csv(goog: pd.DataFrame, path: Path) -> pd.DataFrame:
     frame.to_csv(path, date_format="%Y-%m-%d", float_format="%.17g")
     expected = frame.rename(columns={"Adj Close": "adj_close"}).rename(columns=str.lower)
     expected = expected[["open", "high", "low", "close", "volume", "adj_close"]]
-    expected.index = pd.DatetimeIndex(expected.index, name="timestamp").tz_localize("UTC").as_unit("us")
+    expected.index = (
+        pd.DatetimeIndex(expected.index, name="timestamp").tz_localize("UTC").as_unit("us")
+    )
     return expected
 
 
@@ -62,7 +64,9 @@ def test_imports_a_real_yahoo_csv(tmp_path: Path, store: PriceStore, goog: pd.Da
 
 
 @pytest.mark.parametrize("named_index", [True, False])
-def test_imports_parquet(tmp_path: Path, store: PriceStore, goog: pd.DataFrame, named_index: bool) -> None:
+def test_imports_parquet(
+    tmp_path: Path, store: PriceStore, goog: pd.DataFrame, named_index: bool
+) -> None:
     frame = goog.iloc[:250].copy()
     frame.columns = [c.upper() for c in frame.columns]  # headers are case-insensitive
     frame.index.name = "Date" if named_index else None
@@ -78,7 +82,12 @@ def test_a_second_import_updates_and_keeps_other_rows(tmp_path: Path, store: Pri
     import_prices(write_csv(tmp_path, "AAPL.csv", [HEADER, *ROWS[:2]]), store=store)
     newer = ["2024-01-03,184.22,185.88,183.43,184.30,184.06,58414500", ROWS[2]]
     result = import_prices(write_csv(tmp_path, "aapl.csv", [HEADER, *reversed(newer)]), store=store)
-    assert (result.created, result.action, result.rows, result.stored_rows) == (False, "updated", 2, 3)
+    assert (result.created, result.action, result.rows, result.stored_rows) == (
+        False,
+        "updated",
+        2,
+        3,
+    )
     stored = store.read("AAPL")
     assert stored["close"].tolist() == [185.64, 184.30, 181.91]
     assert stored.index.is_monotonic_increasing
@@ -166,18 +175,24 @@ def test_bad_csv_is_rejected_with_its_location(
 def test_a_failed_import_leaves_stored_prices_untouched(tmp_path: Path, store: PriceStore) -> None:
     import_prices(write_csv(tmp_path, "AAPL.csv", [HEADER, *ROWS]), store=store)
     before = store.path("AAPL").read_bytes()
-    bad = write_csv(tmp_path, "AAPL2.csv", [HEADER, "2024-01-05,1,2,0.5,1,1,10", "2024-01-08,1,2,3,1,1,10"])
+    bad = write_csv(
+        tmp_path, "AAPL2.csv", [HEADER, "2024-01-05,1,2,0.5,1,1,10", "2024-01-08,1,2,3,1,1,10"]
+    )
     with pytest.raises(PriceImportError, match="line 3"):
         import_prices(bad, symbol="AAPL", store=store)
     assert store.path("AAPL").read_bytes() == before
     assert sorted(p.name for p in store.path("AAPL").parent.iterdir()) == ["AAPL.parquet"]
 
 
-def test_bad_parquet_values_name_the_row(tmp_path: Path, store: PriceStore, goog: pd.DataFrame) -> None:
+def test_bad_parquet_values_name_the_row(
+    tmp_path: Path, store: PriceStore, goog: pd.DataFrame
+) -> None:
     frame = goog.iloc[:10].copy()
     frame.iloc[6, frame.columns.get_loc("High")] = frame["Low"].iloc[6] - 1.0
     frame.to_parquet(tmp_path / "GOOG.parquet")
-    with pytest.raises(PriceImportError, match=r"GOOG.parquet, row 7, column 'High': high .* is below low") as info:
+    with pytest.raises(
+        PriceImportError, match=r"GOOG.parquet, row 7, column 'High': high .* is below low"
+    ) as info:
         import_prices(tmp_path / "GOOG.parquet", store=store)
     assert info.value.row == 7
     assert not store.root.exists()
@@ -201,7 +216,9 @@ def test_unreadable_files_and_bad_options(tmp_path: Path, store: PriceStore) -> 
         import_prices(good, symbol="OK", asset_type="fund", store=store)  # type: ignore[arg-type]
     with pytest.raises(PriceImportError, match="invalid symbol"):
         import_prices(good, symbol="A/B", store=store)
-    dup = write_csv(tmp_path, "Z.csv", ["Date,Open,open,High,Low,Close,Volume", "2024-01-02,1,1,2,0.5,1,1"])
+    dup = write_csv(
+        tmp_path, "Z.csv", ["Date,Open,open,High,Low,Close,Volume", "2024-01-02,1,1,2,0.5,1,1"]
+    )
     with pytest.raises(PriceImportError, match="appears twice"):
         import_prices(dup, store=store)
     assert not store.root.exists()

@@ -129,7 +129,9 @@ def test_equities_trade_business_days_and_crypto_every_day(market: SimulatedMark
 
 
 def test_only_completed_bars_are_served(market: SimulatedMarket) -> None:
-    daily = market.history("AAPL", NOW.date() - dt.timedelta(days=7), NOW.date() + dt.timedelta(days=30))
+    daily = market.history(
+        "AAPL", NOW.date() - dt.timedelta(days=7), NOW.date() + dt.timedelta(days=30)
+    )
     assert daily.index[-1].date() == NOW.date() - dt.timedelta(days=1)  # today's session is open
     bars = market.history("AAPL", NOW.date(), NOW.date(), "5m")
     assert bars.index[0] == pd.Timestamp("2026-11-20 14:30", tz="UTC")
@@ -157,7 +159,9 @@ def test_bad_arguments_raise_clear_errors(market: SimulatedMarket) -> None:
 
 def _aggregate(bars: pd.DataFrame, rule: str, offset: str | None) -> pd.DataFrame:
     grouped = bars.resample(rule, offset=offset) if offset else bars.resample(rule)
-    out = grouped.agg({"open": "first", "high": "max", "low": "min", "close": "last", "volume": "sum"})
+    out = grouped.agg(
+        {"open": "first", "high": "max", "low": "min", "close": "last", "volume": "sum"}
+    )
     return out.dropna()
 
 
@@ -175,7 +179,9 @@ def test_intraday_bars_aggregate_exactly_to_daily_bars(
 
 
 @pytest.mark.parametrize("symbol", ["MSFT", "ETH-USD"])
-def test_hourly_bars_aggregate_the_five_minute_bars_exactly(market: SimulatedMarket, symbol: str) -> None:
+def test_hourly_bars_aggregate_the_five_minute_bars_exactly(
+    market: SimulatedMarket, symbol: str
+) -> None:
     start, end = dt.date(2026, 11, 2), dt.date(2026, 11, 13)
     five = market.history(symbol, start, end, "5m")
     hourly = market.history(symbol, start, end, "1h")
@@ -287,14 +293,19 @@ def test_live_price_stays_inside_the_current_bar(market: SimulatedMarket) -> Non
     bars = market.history("AAPL", NOW.date(), NOW.date() + dt.timedelta(days=1), "5m")
     later = fixed(NOW + dt.timedelta(hours=4))
     bar = later.history("AAPL", NOW.date(), NOW.date(), "5m").loc["2026-11-20 18:00"]
-    prices = [later.tick(["AAPL"], NOW + dt.timedelta(seconds=s))[0].price for s in range(1, 120, 7)]
+    prices = [
+        later.tick(["AAPL"], NOW + dt.timedelta(seconds=s))[0].price for s in range(1, 120, 7)
+    ]
     assert len(set(prices)) > 1
     assert all(bar["low"] <= p <= bar["high"] for p in prices)
     prev_day = market.history("AAPL", dt.date(2026, 11, 19), dt.date(2026, 11, 19))
     quote = later.tick(["AAPL"], NOW)[0]
     assert quote.change == pytest.approx(quote.price - prev_day["close"].iloc[0])
     assert quote.volume >= bars["volume"].sum()  # bars up to 18:00 plus part of the current one
-    assert later.tick(["AAPL"], dt.datetime(2026, 11, 20, 18, 5, tzinfo=dt.UTC))[0].price == bar["close"]
+    assert (
+        later.tick(["AAPL"], dt.datetime(2026, 11, 20, 18, 5, tzinfo=dt.UTC))[0].price
+        == bar["close"]
+    )
 
 
 def test_tick_is_deterministic_remembered_and_thread_safe() -> None:

@@ -65,7 +65,9 @@ def test_reads_by_date_range(store: PriceStore, market: SimulatedMarket) -> None
         "V", "1h", dt.datetime(2026, 11, 4, 15, 30, tzinfo=dt.UTC), dt.datetime(2026, 11, 4, 17, 30)
     )
     assert list(exact.index.hour) == [15, 16, 17]  # both bounds inclusive, naive = UTC
-    assert store.read("V", "1h", start=dt.date(2026, 11, 13)).index[0].date() == dt.date(2026, 11, 13)
+    assert store.read("V", "1h", start=dt.date(2026, 11, 13)).index[0].date() == dt.date(
+        2026, 11, 13
+    )
     assert store.read("V", "1h", end=dt.date(2026, 11, 2)).index[-1].date() == dt.date(2026, 11, 2)
     assert store.read("V", "1h", dt.date(2027, 1, 1), dt.date(2027, 2, 1)).empty
 
@@ -83,7 +85,9 @@ def test_upsert_creates_then_merges(store: PriceStore, market: SimulatedMarket) 
 
 
 def test_adj_close_and_naive_index(store: PriceStore, goog: pd.DataFrame) -> None:
-    bars = goog.rename(columns=str.lower)[["open", "high", "low", "close", "volume"]].iloc[:30].copy()
+    bars = (
+        goog.rename(columns=str.lower)[["open", "high", "low", "close", "volume"]].iloc[:30].copy()
+    )
     bars["adj_close"] = bars["close"] * 0.5
     store.write("GOOG", bars)  # naive index taken as UTC
     back = store.read("GOOG")
