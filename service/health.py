@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from litestar import Response, get
+from litestar.di import NamedDependency
 
 from service.state import Resources
 
@@ -15,7 +16,7 @@ def health() -> dict[str, str]:
 
 
 @get("/ready", summary="Readiness: database and Redis reachable", tags=["health"])
-async def ready(resources: Resources) -> Response[dict[str, str]]:
+async def ready(resources: NamedDependency[Resources]) -> Response[dict[str, str]]:
     checks: dict[str, str] = {}
     try:
         await resources.db.ping()

@@ -13,7 +13,7 @@ from urllib.parse import urlencode
 
 import msgspec
 from litestar import Request
-from litestar.params import Parameter
+from litestar.params import QueryParameter
 
 from service.errors import ValidationError
 
@@ -67,14 +67,14 @@ def _url(request: Request[Any, Any, Any], limit: int, offset: int) -> str:
 
 async def provide_page_params(
     limit: Annotated[
-        int, Parameter(query="limit", ge=1, le=MAX_LIMIT, description="Page size (max 100).")
+        int, QueryParameter(name="limit", ge=1, le=MAX_LIMIT, description="Page size (max 100).")
     ] = DEFAULT_LIMIT,
     offset: Annotated[
-        int | None, Parameter(query="offset", ge=0, description="Rows to skip.")
+        int | None, QueryParameter(name="offset", ge=0, description="Rows to skip.")
     ] = None,
     page_number: Annotated[
         int | None,
-        Parameter(query="page", ge=1, description="1-based page; alternative to offset."),
+        QueryParameter(name="page", ge=1, description="1-based page; alternative to offset."),
     ] = None,
 ) -> PageParams:
     """Dependency: validated pagination parameters."""

@@ -6,8 +6,8 @@ import datetime as dt
 from typing import Annotated
 
 from litestar import Controller, Request, get, post
-from litestar.di import Provide
-from litestar.params import Parameter
+from litestar.di import NamedDependency, Provide
+from litestar.params import FromPath, FromQuery, JSONBody, QueryParameter
 
 from service.assets import services
 from service.assets.market import MarketData
@@ -34,13 +34,13 @@ class AssetController(Controller):
     async def list_assets(
         self,
         request: Request,
-        db: Database,
-        market: MarketData,
-        paging: PageParams,
-        symbol: str | None = None,
-        asset_type: AssetType | None = None,
-        sector: str | None = None,
-        search: Annotated[str | None, Parameter(description="Matches symbol or name.")] = None,
+        db: NamedDependency[Database],
+        market: NamedDependency[MarketData],
+        paging: NamedDependency[PageParams],
+        symbol: FromQuery[str | None] = None,
+        asset_type: FromQuery[AssetType | None] = None,
+        sector: FromQuery[str | None] = None,
+        search: Annotated[str | None, QueryParameter(description="Matches symbol or name.")] = None,
     ) -> Page[AssetRead]:
         async with db.read() as s:
             items, count = await services.list_assets(
@@ -55,7 +55,12 @@ class AssetController(Controller):
         return Page.build(request, items, count, paging)
 
     @get("/{asset_id:int}/", summary="Retrieve an asset")
-    async def get_asset(self, asset_id: int, db: Database, market: MarketData) -> AssetRead:
+    async def get_asset(
+        self,
+        asset_id: FromPath[int],
+        db: NamedDependency[Database],
+        market: NamedDependency[MarketData],
+    ) -> AssetRead:
         async with db.read() as s:
             asset = await services.get_asset(s, asset_id)
         return services.asset_read(asset, market)
@@ -63,13 +68,13 @@ class AssetController(Controller):
     @get("/{asset_id:int}/price-history/", summary="Price history (OHLCV bars)")
     async def price_history(
         self,
-        asset_id: int,
-        db: Database,
-        market: MarketData,
+        asset_id: FromPath[int],
+        db: NamedDependency[Database],
+        market: NamedDependency[MarketData],
         days: Annotated[
-            int, Parameter(ge=1, description="Trading days (daily bars) to cover.")
+            int, QueryParameter(ge=1, description="Trading days (daily bars) to cover.")
         ] = 252,
-        interval: Interval = "1d",
+        interval: FromQuery[Interval] = "1d",
     ) -> PriceHistoryRead:
         async with db.read() as s:
             asset = await services.get_asset(s, asset_id)
@@ -77,7 +82,10 @@ class AssetController(Controller):
 
     @post("/bulk-prices/", summary="Latest prices of several assets", status_code=200)
     async def bulk_prices(
-        self, data: BulkPricesRequest, db: Database, market: MarketData
+        self,
+        data: JSONBody[BulkPricesRequest],
+        db: NamedDependency[Database],
+        market: NamedDependency[MarketData],
     ) -> BulkPricesRead:
         async with db.read() as s:
             return await services.bulk_prices(s, market, data.symbols)

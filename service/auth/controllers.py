@@ -4,7 +4,8 @@ from __future__ import annotations
 
 from litestar import Controller, Request, Response, delete, get, post
 from litestar.datastructures import Cookie
-from litestar.di import Provide
+from litestar.di import NamedDependency, Provide
+from litestar.params import FromPath, JSONBody
 from litestar.status_codes import HTTP_204_NO_CONTENT
 
 from service.auth import services
@@ -35,12 +36,14 @@ class AuthController(Controller):
     tags = ["auth"]  # noqa: RUF012
 
     @post("/token/", summary="Exchange username and password for an API token", status_code=200)
-    async def obtain_token(self, data: Credentials, db: Database) -> TokenRead:
+    async def obtain_token(
+        self, data: JSONBody[Credentials], db: NamedDependency[Database]
+    ) -> TokenRead:
         user = await services.authenticate(db, data.username, data.password)
         return TokenRead(token=await services.create_token(db, user.id))
 
     @delete("/token/", summary="Revoke the token used for this request", guards=[requires_user])
-    async def revoke_token(self, request: Req, db: Database) -> None:
+    async def revoke_token(self, request: Req, db: NamedDependency[Database]) -> None:
         if request.user.method is not AuthMethod.TOKEN:
             raise ValidationError(
                 "Authorization", "invalid", "This request was not made with a token."
@@ -50,7 +53,9 @@ class AuthController(Controller):
     @post(
         "/login/", summary="Start a browser session (HttpOnly cookie + CSRF token)", status_code=200
     )
-    async def login(self, data: Credentials, resources: Resources) -> Response[LoginRead]:
+    async def login(
+        self, data: JSONBody[Credentials], resources: NamedDependency[Resources]
+    ) -> Response[LoginRead]:
         user = await services.authenticate(resources.db, data.username, data.password)
         ttl = resources.settings.session_ttl_seconds
         key, csrf = await services.create_session(resources.db, user.id, ttl)
@@ -85,7 +90,7 @@ class AuthController(Controller):
         status_code=HTTP_204_NO_CONTENT,
         guards=[requires_user],
     )
-    async def logout(self, request: Req, db: Database) -> Response[None]:
+    async def logout(self, request: Req, db: NamedDependency[Database]) -> Response[None]:
         if request.user.method is AuthMethod.SESSION:
             await services.delete_session(db, request.user.credential_id)
         return Response(
@@ -106,7 +111,9 @@ class AuthController(Controller):
         )
 
     @post("/api-keys/", summary="Create an API key (the key is shown once)", guards=[requires_user])
-    async def create_api_key(self, request: Req, data: ApiKeyCreate, db: Database) -> ApiKeyCreated:
+    async def create_api_key(
+        self, request: Req, data: JSONBody[ApiKeyCreate], db: NamedDependency[Database]
+    ) -> ApiKeyCreated:
         row, key = await services.create_api_key(db, request.user.id, data.name)
         return ApiKeyCreated(
             id=row.id, name=row.name, prefix=row.prefix, created_at=row.created_at, key=key
@@ -119,7 +126,7 @@ class AuthController(Controller):
         dependencies={"paging": Provide(provide_page_params)},
     )
     async def list_api_keys(
-        self, request: Req, db: Database, paging: PageParams
+        self, request: Req, db: NamedDependency[Database], paging: NamedDependency[PageParams]
     ) -> Page[ApiKeyRead]:
         async with db.read() as s:
             rows, count = await services.list_api_keys(
@@ -131,5 +138,7 @@ class AuthController(Controller):
         return Page.build(request, items, count, paging)
 
     @delete("/api-keys/{key_id:int}/", summary="Revoke an API key", guards=[requires_user])
-    async def delete_api_key(self, request: Req, key_id: int, db: Database) -> None:
+    async def delete_api_key(
+        self, request: Req, key_id: FromPath[int], db: NamedDependency[Database]
+    ) -> None:
         await services.delete_api_key(db, request.user.id, key_id)

@@ -3,7 +3,8 @@
 from __future__ import annotations
 
 from litestar import Controller, Request, delete, get, post, put
-from litestar.di import Provide
+from litestar.di import NamedDependency, Provide
+from litestar.params import FromPath, FromQuery, JSONBody
 
 from service.assets.market import MarketData
 from service.auth.guards import requires_user
@@ -37,11 +38,11 @@ class PortfolioController(Controller):
     async def list_portfolios(
         self,
         request: Req,
-        db: Database,
-        market: MarketData,
-        paging: PageParams,
-        active_only: bool = False,
-        ordering: Ordering = "-created_at",
+        db: NamedDependency[Database],
+        market: NamedDependency[MarketData],
+        paging: NamedDependency[PageParams],
+        active_only: FromQuery[bool] = False,
+        ordering: FromQuery[Ordering] = "-created_at",
     ) -> Page[PortfolioRead]:
         async with db.read() as s:
             items, count = await services.list_portfolios(
@@ -51,13 +52,21 @@ class PortfolioController(Controller):
 
     @post("/", summary="Create a portfolio")
     async def create_portfolio(
-        self, request: Req, data: PortfolioCreate, db: Database, market: MarketData
+        self,
+        request: Req,
+        data: JSONBody[PortfolioCreate],
+        db: NamedDependency[Database],
+        market: NamedDependency[MarketData],
     ) -> PortfolioRead:
         return await services.create_portfolio(db, market, request.user.id, data)
 
     @get("/{portfolio_id:int}/", summary="Retrieve a portfolio")
     async def get_portfolio(
-        self, request: Req, portfolio_id: int, db: Database, market: MarketData
+        self,
+        request: Req,
+        portfolio_id: FromPath[int],
+        db: NamedDependency[Database],
+        market: NamedDependency[MarketData],
     ) -> PortfolioRead:
         async with db.read() as s:
             p = await services.get_owned(s, request.user.id, portfolio_id)
@@ -67,20 +76,27 @@ class PortfolioController(Controller):
     async def update_portfolio(
         self,
         request: Req,
-        portfolio_id: int,
-        data: PortfolioUpdate,
-        db: Database,
-        market: MarketData,
+        portfolio_id: FromPath[int],
+        data: JSONBody[PortfolioUpdate],
+        db: NamedDependency[Database],
+        market: NamedDependency[MarketData],
     ) -> PortfolioRead:
         return await services.update_portfolio(db, market, request.user.id, portfolio_id, data)
 
     @delete("/{portfolio_id:int}/", summary="Delete a portfolio and its ledger")
-    async def delete_portfolio(self, request: Req, portfolio_id: int, db: Database) -> None:
+    async def delete_portfolio(
+        self, request: Req, portfolio_id: FromPath[int], db: NamedDependency[Database]
+    ) -> None:
         await services.delete_portfolio(db, request.user.id, portfolio_id)
 
     @get("/{portfolio_id:int}/positions/", summary="List positions")
     async def list_positions(
-        self, request: Req, portfolio_id: int, db: Database, market: MarketData, paging: PageParams
+        self,
+        request: Req,
+        portfolio_id: FromPath[int],
+        db: NamedDependency[Database],
+        market: NamedDependency[MarketData],
+        paging: NamedDependency[PageParams],
     ) -> Page[PositionRead]:
         async with db.read() as s:
             items, count = await services.list_positions(
@@ -92,10 +108,10 @@ class PortfolioController(Controller):
     async def add_position(
         self,
         request: Req,
-        portfolio_id: int,
-        data: PositionCreate,
-        db: Database,
-        market: MarketData,
+        portfolio_id: FromPath[int],
+        data: JSONBody[PositionCreate],
+        db: NamedDependency[Database],
+        market: NamedDependency[MarketData],
     ) -> PositionRead:
         entry = LedgerEntry(
             data.asset_symbol,

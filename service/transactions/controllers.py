@@ -5,7 +5,8 @@ from __future__ import annotations
 import datetime as dt
 
 from litestar import Controller, Request, get, post
-from litestar.di import Provide
+from litestar.di import NamedDependency, Provide
+from litestar.params import FromPath, FromQuery, JSONBody
 
 from service.auth.guards import requires_user
 from service.auth.identity import Identity
@@ -27,13 +28,13 @@ class TransactionController(Controller):
     async def list_transactions(
         self,
         request: Request[Identity, str, object],
-        db: Database,
-        paging: PageParams,
-        portfolio_id: int | None = None,
-        asset_symbol: str | None = None,
-        transaction_type: TransactionType | None = None,
-        date_from: dt.date | None = None,
-        date_to: dt.date | None = None,
+        db: NamedDependency[Database],
+        paging: NamedDependency[PageParams],
+        portfolio_id: FromQuery[int | None] = None,
+        asset_symbol: FromQuery[str | None] = None,
+        transaction_type: FromQuery[TransactionType | None] = None,
+        date_from: FromQuery[dt.date | None] = None,
+        date_to: FromQuery[dt.date | None] = None,
     ) -> Page[TransactionRead]:
         async with db.read() as s:
             items, count = await services.list_transactions(
@@ -50,7 +51,10 @@ class TransactionController(Controller):
 
     @post("/", summary="Record a transaction")
     async def create_transaction(
-        self, request: Request[Identity, str, object], data: TransactionCreate, db: Database
+        self,
+        request: Request[Identity, str, object],
+        data: JSONBody[TransactionCreate],
+        db: NamedDependency[Database],
     ) -> TransactionRead:
         entry = services.LedgerEntry(
             data.asset_symbol,
@@ -65,7 +69,10 @@ class TransactionController(Controller):
 
     @get("/{transaction_id:int}/", summary="Retrieve a transaction")
     async def get_transaction(
-        self, request: Request[Identity, str, object], transaction_id: int, db: Database
+        self,
+        request: Request[Identity, str, object],
+        transaction_id: FromPath[int],
+        db: NamedDependency[Database],
     ) -> TransactionRead:
         async with db.read() as s:
             return await services.get_transaction(s, request.user.id, transaction_id)
