@@ -1,0 +1,91 @@
+"""Fixtures of the textgen tests: a real uvicorn server, SDK clients, a fresh PostgreSQL database."""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import secrets
+import socket
+import subprocess
+import sys
+import time
+from collections.abc import Iterator
+from pathlib import Path
+
+import httpx
+import openai
+import pytest
+
+HERE = Path(__file__).parent
+API_KEY = "sk-test-" + "0" * 24
+
+
+def _free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return int(s.getsockname()[1])
+
+
+@pytest.fixture(scope="session")
+def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
+    """Base URL (``http://127.0.0.1:<port>/v1``) of a real uvicorn process with a temp data dir."""
+    data_dir = tmp_path_factory.mktemp("textgen")
+    port = _free_port()
+    log = (data_dir / "server.log").open("w")
+    env = {k: v for k, v in os.environ.items() if not k.startswith("TEXTGEN_")}
+    proc = subprocess.Popen(
+        [sys.executable, str(HERE / "serve_for_tests.py"), str(port), str(data_dir), API_KEY],
+        stdout=log, stderr=subprocess.STDOUT, env=env,
+    )
+    base = f"http://127.0.0.1:{port}/v1"
+    deadline = time.monotonic() + 30
+    try:
+        while True:
+            try:
+                if httpx.get(f"{base}/models", headers={"Authorization": f"Bearer {API_KEY}"}).status_code == 200:
+                    break
+            except httpx.TransportError:
+                pass
+            if proc.poll() is not None or time.monotonic() > deadline:
+                pytest.fail(f"test server did not start: {(data_dir / 'server.log').read_text()}")
+            time.sleep(0.1)
+        yield base
+    finally:
+        proc.terminate()
+        proc.wait(10)
+        log.close()
+
+
+@pytest.fixture(scope="session")
+def client(server: str) -> openai.OpenAI:
+    """The official SDK, validating every response strictly."""
+    return openai.OpenAI(base_url=server, api_key=API_KEY, max_retries=0, _strict_response_validation=True)
+
+
+@pytest.fixture(scope="session")
+def http(server: str) -> Iterator[httpx.Client]:
+    """A raw HTTP client with the key, for endpoints the SDK does not cover."""
+    with httpx.Client(base_url=server, headers={"Authorization": f"Bearer {API_KEY}"}, timeout=30) as c:
+        yield c
+
+
+@pytest.fixture(scope="session")
+def fresh_postgres(postgres_url: str) -> Iterator[str]:
+    """A uniquely named database created for this session on the real server, dropped at the end."""
+    import asyncpg
+
+    name = f"textgen_test_{secrets.token_hex(6)}"
+    admin = postgres_url.replace("postgresql+asyncpg://", "postgresql://")
+
+    async def run(sql: str) -> None:
+        conn = await asyncpg.connect(admin)
+        try:
+            await conn.execute(sql)
+        finally:
+            await conn.close()
+
+    asyncio.run(run(f'CREATE DATABASE "{name}"'))
+    try:
+        yield postgres_url.rsplit("/", 1)[0] + f"/{name}"
+    finally:
+        asyncio.run(run(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)'))

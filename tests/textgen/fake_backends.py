@@ -1,0 +1,38 @@
+"""Backends injected into the test server (the way httpx injects a transport)."""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator
+
+from textgen.backends.base import Delta, Finish, GenerationRequest, ModelInfo, TextDelta
+from textgen.backends.tokenizer import count_tokens
+
+__all__ = ["BrokenBackend", "EchoBackend"]
+
+
+class EchoBackend:
+    """Answers with its context, one ``role: text`` line per entry, so tests can read it."""
+
+    info = ModelInfo(id="echo-test", context_window=4096, max_output_tokens=4096)
+
+    def count_tokens(self, text: str) -> int:
+        return count_tokens(text)
+
+    def validate(self, request: GenerationRequest) -> None:
+        return None
+
+    async def generate(self, request: GenerationRequest) -> AsyncIterator[Delta]:
+        lines = [f"{m.role}: {m.text}" for m in request.messages]
+        for i, line in enumerate(lines):
+            yield TextDelta(("\n" if i else "") + line)
+        yield Finish("stop", sum(count_tokens(line) for line in lines))
+
+
+class BrokenBackend(EchoBackend):
+    """Fails after its first delta: the server must answer 500 / ``response.failed``."""
+
+    info = ModelInfo(id="broken-test", context_window=4096, max_output_tokens=4096)
+
+    async def generate(self, request: GenerationRequest) -> AsyncIterator[Delta]:
+        yield TextDelta("partial")
+        raise RuntimeError("simulated backend failure")
