@@ -11,8 +11,8 @@ Five-minute bars are built first, for all requested days at once:
    range; the bar with the highest (lowest) raw wick gets the daily high (low)
    exactly, so ``max(high) == daily high`` and ``min(low) == daily low``;
 4. the daily volume is split over the bars by an intraday profile (U-shaped for
-   equities, a mild daily cycle for crypto) with noise, using largest-remainder
-   rounding so the integer volumes sum exactly to the daily volume.
+   equities, a mild daily cycle for crypto) with noise, using cumulative rounding
+   so the integer volumes sum exactly to the daily volume.
 
 Hourly bars aggregate the five-minute bars (first open, max high, min low, last
 close, summed volume), so all three intervals agree exactly with each other.
@@ -137,14 +137,17 @@ def aggregate_hourly(bars: IntradayBars) -> IntradayBars:
 
 
 def split_volume(total: NDArray[np.int64], weights: NDArray[np.float64]) -> NDArray[np.int64]:
-    """Split integer ``total[d]`` over row ``d`` of ``weights``, summing exactly (largest remainder)."""
+    """Split integer ``total[d]`` over row ``d`` of ``weights`` so that the parts sum exactly.
+
+    Cumulative rounding: the running sums of the ideal (fractional) shares are
+    rounded, the last one is pinned to the total, and the parts are their
+    differences. Every part is a non-negative integer within 1 of its share.
+    """
     share = weights / weights.sum(axis=1, keepdims=True) * total[:, None].astype(np.float64)
-    base = np.floor(share)
-    left = total - base.sum(axis=1).astype(np.int64)
-    order = np.argsort(base - share, axis=1, kind="stable")  # largest fractional part first
-    rank = np.empty_like(order)
-    np.put_along_axis(rank, order, np.arange(share.shape[1])[None, :], axis=1)
-    parts: NDArray[np.int64] = base.astype(np.int64) + (rank < left[:, None])
+    running = np.floor(np.cumsum(share, axis=1) + 0.5).astype(np.int64)
+    running[:, -1] = total
+    np.minimum(running, total[:, None], out=running)
+    parts: NDArray[np.int64] = np.diff(running, axis=1, prepend=0)
     return parts
 
 
