@@ -83,8 +83,8 @@ def validation_error(exc: msgspec.ValidationError | msgspec.DecodeError) -> APIE
     param = None
     if " - at `$" in text:
         text, _, path = text.partition(" - at `$")
-        param = path.rstrip("`").lstrip(".") or None
-    if isinstance(exc, msgspec.DecodeError):
+        param = path.rstrip("`").lstrip(".").replace("[...]", "") or None
+    if not isinstance(exc, msgspec.ValidationError):  # ValidationError subclasses DecodeError
         return bad_request(f"The request body is not valid JSON: {text}.", code="invalid_json")
     if text.startswith("Object contains unknown field"):
         field = text.split("`")[1]
