@@ -1,0 +1,85 @@
+"""Parity with vectorbt's ``Portfolio.from_signals`` (fill at close, one asset, all-in).
+
+Mapping: our ``fees``/``slippage`` are vectorbt's (fractions of traded value;
+slippage moves the fill price against the trader); ``max_position_size=1`` is
+``size=np.inf`` (spend all cash including fees); ``initial_capital`` is
+``init_cash``. Both ignore an entry while in a position, an exit while flat and a
+bar with both signals, and leave the last position open (vectorbt status 0).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from quantcore._records import TRADE_CLOSED
+from quantcore.backtest import run, sweep
+from quantcore.backtest import strategies as st
+
+vbt = pytest.importorskip("vectorbt")
+
+CASES = [
+    ("moving_average", {"short_window": 10, "long_window": 30}, 0.001, 0.002),
+    ("moving_average", {"short_window": 5, "long_window": 50, "ma_type": "ema"}, 0.0, 0.0),
+    ("mean_reversion", {"window": 20, "num_std": 1.5}, 0.002, 0.001),
+    ("rsi", {"window": 14, "oversold": 35.0, "overbought": 65.0}, 0.0005, 0.0),
+    ("momentum", {"lookback": 60, "threshold": 0.02}, 0.001, 0.001),
+]
+
+
+@pytest.fixture(scope="module")
+def close(sp500: pd.DataFrame) -> pd.Series:
+    return sp500["Adj Close"].iloc[-2520:]
+
+
+@pytest.mark.parametrize(("name", "params", "fees", "slippage"), CASES)
+def test_equity_and_trades(close: pd.Series, name: str, params: dict, fees: float, slippage: float) -> None:
+    entries, exits = getattr(st, name)(close, **params)
+    ours = run(close, entries, exits, fees=fees, slippage=slippage, initial_capital=50_000.0)
+    pf = vbt.Portfolio.from_signals(
+        close, entries, exits, fees=fees, slippage=slippage, init_cash=50_000.0, size=np.inf
+    )
+    np.testing.assert_allclose(ours.equity.to_numpy(), pf.value().to_numpy(), rtol=1e-9)
+    theirs = pf.trades.records
+    tr = ours.trades
+    assert len(tr) == len(theirs) > 3
+    np.testing.assert_array_equal(tr["entry_idx"], theirs["entry_idx"].to_numpy())
+    closed = tr["status"] == TRADE_CLOSED
+    np.testing.assert_array_equal(closed, theirs["status"].to_numpy() == 1)
+    np.testing.assert_array_equal(tr["exit_idx"][closed], theirs["exit_idx"].to_numpy()[closed])
+    for ours_field, their_field in [
+        ("size", "size"), ("entry_price", "entry_price"), ("entry_fees", "entry_fees"),
+        ("exit_price", "exit_price"), ("exit_fees", "exit_fees"), ("pnl", "pnl"), ("ret", "return"),
+    ]:  # fmt: skip
+        np.testing.assert_allclose(tr[ours_field], theirs[their_field].to_numpy(), rtol=1e-9, err_msg=ours_field)
+    assert ours.total_trades == len(theirs)
+    np.testing.assert_allclose(ours.total_return, pf.total_return(), rtol=1e-9)
+
+
+def test_sweep_matches_vectorbt_on_every_combination(close: pd.Series) -> None:
+    grid = {"short_window": [5, 10, 20], "long_window": [15, 30, 60], "ma_type": ["sma", "ema"]}
+    table = sweep(close, "moving_average", grid, fees=0.001, slippage=0.001)
+    assert len(table) == 16  # 18 pairs minus (20, 15) in both MA types
+    entries = {}
+    exits = {}
+    for i, row in table.iterrows():
+        entries[i], exits[i] = st.moving_average(
+            close, short_window=row.short_window, long_window=row.long_window, ma_type=row.ma_type
+        )
+    pf = vbt.Portfolio.from_signals(
+        close, pd.DataFrame(entries), pd.DataFrame(exits), fees=0.001, slippage=0.001,
+        init_cash=100_000.0, size=np.inf,
+    )  # fmt: skip
+    np.testing.assert_allclose(table["total_return"], pf.total_return().to_numpy(), rtol=1e-9)
+    np.testing.assert_allclose(table["final_equity"], pf.value().iloc[-1].to_numpy(), rtol=1e-9)
+    counts = pf.trades.records.groupby("col").size().reindex(range(len(table)), fill_value=0)
+    np.testing.assert_array_equal(table["total_trades"], counts.to_numpy())
+    # max drawdown of the equity curve, with the initial capital as the first peak
+    value = pf.value().to_numpy()
+    value = np.vstack([np.full((1, value.shape[1]), 100_000.0), value])
+    mdd = (value / np.maximum.accumulate(value, axis=0) - 1.0).min(axis=0)
+    np.testing.assert_allclose(table["max_drawdown"], mdd, rtol=1e-9)
+    np.testing.assert_allclose(
+        table["sharpe_ratio"], pf.sharpe_ratio(freq="1D", year_freq="252D").to_numpy(), rtol=1e-9
+    )
