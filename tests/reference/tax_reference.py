@@ -1,0 +1,244 @@
+"""Plain-Python ``Decimal`` twin of ``quantcore.tax.match_lots`` (the kernel's oracle).
+
+Written from the rules, not from the kernel: Python lists of lot objects,
+``datetime.date`` arithmetic, ``Decimal`` money and ``Fraction`` for exact
+proportional splits. The numeric rules are the documented ones:
+
+* every product ``quantity x price`` and every proportional split
+  ``amount x part / whole`` is rounded half-up to 1e-8 (``q8``), and the last
+  piece of a split takes the remainder;
+* a buy's basis is ``q8(qty x price) + fees``; a sell's proceeds
+  ``q8(qty x price) - fees``;
+* a loss piece is matched with replacement shares in acquisition order: open
+  lots bought within 30 days before the sale (not the same purchase, not
+  already a replacement), then buys within 30 days after; the disallowed part
+  is ``q8(loss_left x shares / shares_left)``; the replacement's holding
+  period starts ``(sale - acquired)`` days before its purchase.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+from dataclasses import dataclass, field
+from decimal import ROUND_HALF_UP, Decimal, localcontext
+from fractions import Fraction
+
+__all__ = ["RefLedger", "RefLot", "is_long_term", "q8", "reference_match_lots", "split"]
+
+E8 = Decimal("0.00000001")
+WINDOW = 30
+FAR_FUTURE = dt.date(9999, 12, 31)
+
+
+def _round_fraction(f: Fraction) -> Decimal:
+    """Half-up (away from zero) rounding of an exact fraction of dollars to 1e-8."""
+    scaled = abs(f) * 10**8
+    q, r = divmod(scaled.numerator, scaled.denominator)
+    if 2 * r >= scaled.denominator:
+        q += 1
+    return Decimal(-q if f < 0 else q).scaleb(-8)
+
+
+def q8(x: Decimal) -> Decimal:
+    return _round_fraction(Fraction(x))
+
+
+def split(amount: Decimal, part: Decimal, whole: Decimal) -> Decimal:
+    """``amount x part / whole`` rounded half-up to 1e-8 (``amount`` when part == whole)."""
+    if part == whole:
+        return amount
+    return _round_fraction(Fraction(amount) * Fraction(part) / Fraction(whole))
+
+
+def is_long_term(acquired: dt.date, sold: dt.date) -> bool:
+    """More than one year: sold after the anniversary (29 Feb -> 28 Feb)."""
+    try:
+        anniversary = acquired.replace(year=acquired.year + 1)
+    except ValueError:
+        anniversary = dt.date(acquired.year + 1, 2, 28)
+    return sold > anniversary
+
+
+@dataclass
+class RefLot:
+    symbol: str
+    origin: int
+    purchased: dt.date
+    acquired: dt.date
+    qty: Decimal
+    basis: Decimal
+    used: bool = False
+    adj: Decimal = Decimal(0)
+
+
+@dataclass
+class _Pending:
+    piece: int
+    qty: Decimal
+    loss: Decimal
+    sale: dt.date
+    acquired: dt.date
+
+
+@dataclass
+class RefLedger:
+    realized: list[dict] = field(default_factory=list)
+    open_lots: list[RefLot] = field(default_factory=list)
+    dividends: list[dict] = field(default_factory=list)
+
+
+def reference_match_lots(rows: list[dict], *, method: str = "fifo", wash: bool = True, groups: dict[str, str] | None = None) -> RefLedger:
+    """Rows: dicts with symbol, date (date), type, quantity, price, fees (Decimal), lot (buy row index for specific sells), ex_date."""
+    with localcontext() as ctx:
+        ctx.prec = 80
+        ctx.rounding = ROUND_HALF_UP
+        return _run(rows, method, wash, groups or {})
+
+
+def _run(rows: list[dict], method: str, wash: bool, groups: dict[str, str]) -> RefLedger:
+    group_of = lambda s: groups.get(s, "sym:" + s)  # noqa: E731
+    lots: dict[str, list[RefLot]] = {}
+    pool: dict[str, list[Decimal]] = {}
+    pending: dict[str, list[_Pending]] = {}
+    out = RefLedger()
+    for i, row in enumerate(rows):
+        s, d = row["symbol"], row["date"]
+        qty, price, fees = row["quantity"], row["price"], row.get("fees", Decimal(0))
+        lst = lots.setdefault(s, [])
+        pl = pool.setdefault(s, [Decimal(0), Decimal(0)])
+        g = group_of(s)
+        if row["type"] == "dividend":
+            out.dividends.append({"row": i, "symbol": s, "date": d, "ex": row.get("ex_date") or d, "amount": q8(qty * price)})
+        elif row["type"] == "buy":
+            q_rem, b_rem = qty, q8(qty * price) + fees
+            if wash:
+                queue = pending.setdefault(g, [])
+                keep: list[_Pending] = []
+                for e in queue:
+                    expired = e.sale + dt.timedelta(days=WINDOW) < d
+                    if q_rem > 0 and not expired:
+                        take = min(q_rem, e.qty)
+                        dis = split(e.loss, take, e.qty)
+                        own = split(b_rem, take, q_rem)
+                        acq = d - (e.sale - e.acquired)
+                        lst.append(RefLot(s, i, d, acq, take, own + dis, True, dis))
+                        pl[0] += take
+                        pl[1] += own + dis
+                        out.realized[e.piece]["disallowed"] += dis
+                        q_rem -= take
+                        b_rem -= own
+                        e.qty -= take
+                        e.loss -= dis
+                    if e.qty > 0 and not expired:
+                        keep.append(e)
+                queue[:] = keep
+            if q_rem > 0:
+                lst.append(RefLot(s, i, d, d, q_rem, b_rem))
+                pl[0] += q_rem
+                pl[1] += b_rem
+        else:
+            if method == "specific":
+                if sum((lot.qty for lot in lst if lot.origin == row["lot"]), Decimal(0)) < qty:
+                    raise ValueError(f"row {i}: lot holds fewer shares than sold")
+            elif pl[0] < qty:
+                raise ValueError(f"row {i}: sells more than held")
+            q_left, p_left = qty, q8(qty * price) - fees
+            while q_left > 0:
+                lot = _pick(lst, method, row.get("lot"))
+                take = min(q_left, lot.qty)
+                pr = split(p_left, take, q_left)
+                part = split(lot.basis, take, lot.qty)
+                bs = split(pl[1], take, pl[0]) if method == "average" else part
+                piece = {
+                    "symbol": s, "lot": lot.origin, "row": i, "purchased": lot.purchased, "acquired": lot.acquired,
+                    "sold": d, "quantity": take, "proceeds": pr, "basis": bs, "disallowed": Decimal(0),
+                    "long_term": is_long_term(lot.acquired, d),
+                }
+                out.realized.append(piece)
+                lot.qty -= take
+                lot.basis -= part
+                if lot.qty == 0:
+                    lst.remove(lot)
+                pl[0] -= take
+                pl[1] -= bs
+                q_left -= take
+                p_left -= pr
+                loss = bs - pr
+                if wash and loss > 0:
+                    _wash(out, len(out.realized) - 1, lot, take, loss, d, g, group_of, lots, pool, pending)
+    for s in sorted(lots):
+        q_pool, b_pool = pool[s]
+        for lot in lots[s]:
+            if method == "average":
+                b = split(b_pool, lot.qty, q_pool)
+                lot.basis = b
+                q_pool -= lot.qty
+                b_pool -= b
+            out.open_lots.append(lot)
+    _qualify(out)
+    return out
+
+
+def _pick(lst: list[RefLot], method: str, ref: int | None) -> RefLot:
+    if method == "lifo":
+        return lst[-1]
+    if method == "hifo":
+        best = lst[0]
+        for lot in lst[1:]:
+            if Fraction(lot.basis) / Fraction(lot.qty) > Fraction(best.basis) / Fraction(best.qty):
+                best = lot
+        return best
+    if method == "specific":
+        return next(lot for lot in lst if lot.origin == ref)
+    return lst[0]
+
+
+def _wash(out, r, sold_lot, need, loss, d, g, group_of, lots, pool, pending) -> None:  # noqa: ANN001
+    candidates = [
+        (lot.origin, k, sym, lot)
+        for sym, lst in lots.items()
+        if group_of(sym) == g
+        for k, lot in enumerate(lst)
+        if lot.purchased >= d - dt.timedelta(days=WINDOW) and not lot.used and lot.origin != sold_lot.origin
+    ]
+    candidates.sort(key=lambda c: (c[0], c[1]))
+    for _, _, sym, lot in candidates:
+        if need == 0:
+            break
+        take = min(need, lot.qty)
+        dis = split(loss, take, need)
+        target = lot
+        if take < lot.qty:
+            cb = split(lot.basis, take, lot.qty)
+            target = RefLot(sym, lot.origin, lot.purchased, lot.acquired, take, cb, False, lot.adj)
+            lst = lots[sym]
+            lst.insert(next(k for k, x in enumerate(lst) if x is lot), target)
+            lot.qty -= take
+            lot.basis -= cb
+        target.basis += dis
+        target.adj += dis
+        target.used = True
+        target.acquired = target.purchased - (d - sold_lot.acquired)
+        pool[sym][1] += dis
+        out.realized[r]["disallowed"] += dis
+        need -= take
+        loss -= dis
+    if need > 0:
+        pending.setdefault(g, []).append(_Pending(r, need, loss, d, sold_lot.acquired))
+
+
+def _qualify(out: RefLedger) -> None:
+    intervals = [(p["symbol"], p["purchased"], p["sold"], p["quantity"]) for p in out.realized]
+    intervals += [(lot.symbol, lot.purchased, FAR_FUTURE, lot.qty) for lot in out.open_lots]
+    for div in out.dividends:
+        ex = div["ex"]
+        w0, w1 = ex - dt.timedelta(days=60), ex + dt.timedelta(days=60)
+        entitled = good = Decimal(0)
+        for sym, start, end, q in intervals:
+            if sym != div["symbol"] or not (start < ex <= end):
+                continue
+            entitled += q
+            held = (min(end, w1) - max(start + dt.timedelta(days=1), w0)).days + 1
+            if held > 60:
+                good += q
+        div["qualified"] = split(div["amount"], good, entitled) if entitled > 0 else Decimal(0)
