@@ -291,10 +291,7 @@ def _validate(
         col = header[found[key]] if key is not None else None
         return PriceImportError(message, path=source, row=rows[at], column=col, row_label=label)
 
-    stamps = np.array(
-        [_parse_stamp(v, interval, lambda m, at=at: fail(m, at, "date")) for at, v in enumerate(columns[found["date"]])],
-        dtype="datetime64[us]",
-    )  # fmt: skip
+    stamps = _parse_stamps(columns[found["date"]], interval, lambda m, at: fail(m, at, "date"))
     values: dict[str, NDArray[np.float64]] = {}
     for key in (*_PRICES, "volume"):
         if key in found:
@@ -342,6 +339,20 @@ def _validate(
     return frame
 
 
+def _parse_stamps(raw: list[Any], interval: Interval, fail: Any) -> NDArray[np.datetime64]:
+    if interval == "1d" and all(type(v) is str and len(v) == 10 for v in raw):
+        try:  # fast path: plain YYYY-MM-DD dates
+            days = np.array(raw, dtype="datetime64[D]")
+        except ValueError:
+            days = None
+        if days is not None and not np.isnat(days).any():
+            return days.astype("datetime64[us]")
+    out = [
+        _parse_stamp(value, interval, lambda m, at=at: fail(m, at)) for at, value in enumerate(raw)
+    ]
+    return np.array(out, dtype="datetime64[us]")
+
+
 def _parse_stamp(value: Any, interval: Interval, fail: Any) -> np.datetime64:
     if value is None or (isinstance(value, str) and not value.strip()):
         raise fail("missing date")
@@ -363,7 +374,13 @@ def _parse_stamp(value: Any, interval: Interval, fail: Any) -> np.datetime64:
 
 
 def _parse_numbers(raw: list[Any], fail: Any) -> NDArray[np.float64]:
-    out = np.empty(len(raw), dtype=np.float64)
+    try:  # fast path: every value converts
+        fast = np.array(raw, dtype=np.float64)
+    except (TypeError, ValueError):
+        fast = None
+    if fast is not None and np.isfinite(fast).all():
+        return fast
+    out = np.empty(len(raw), dtype=np.float64)  # slow path: find the bad value
     for at, value in enumerate(raw):
         if value is None or (isinstance(value, str) and not value.strip()):
             raise fail("missing value", at)
