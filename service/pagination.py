@@ -62,7 +62,9 @@ def _url(request: Request[Any, Any, Any], limit: int, offset: int) -> str:
     ]
     query += [("limit", str(limit)), ("offset", str(offset))]
     base = str(request.base_url).rstrip("/")
-    return f"{base}{request.url.path}?{urlencode(query)}"
+    raw = request.scope.get("raw_path")  # the path as sent (Litestar strips a trailing slash)
+    path = raw.decode("latin-1").split("?", 1)[0] if isinstance(raw, bytes) else request.url.path
+    return f"{base}{path}?{urlencode(query)}"
 
 
 async def provide_page_params(
@@ -72,14 +74,14 @@ async def provide_page_params(
     offset: Annotated[
         int | None, QueryParameter(name="offset", ge=0, description="Rows to skip.")
     ] = None,
-    page_number: Annotated[
+    page: Annotated[
         int | None,
         QueryParameter(name="page", ge=1, description="1-based page; alternative to offset."),
     ] = None,
 ) -> PageParams:
     """Dependency: validated pagination parameters."""
-    if offset is not None and page_number is not None:
+    if offset is not None and page is not None:
         raise ValidationError("page", "invalid", "Give either `page` or `offset`, not both.")
-    if page_number is not None:
-        offset = (page_number - 1) * limit
+    if page is not None:
+        offset = (page - 1) * limit
     return PageParams(limit=limit, offset=offset or 0)

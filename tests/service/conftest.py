@@ -8,6 +8,7 @@ never collide. Redis tests use a unique key prefix.
 from __future__ import annotations
 
 import asyncio
+import functools
 import datetime as dt
 import uuid
 from collections.abc import Callable, Iterator
@@ -19,7 +20,9 @@ import pytest
 from litestar.testing import TestClient
 
 from service.app import create_app
-from service.auth.services import create_token, create_user
+from service.auth.identity import hash_password
+from service.auth.services import create_token
+from service.db.models import User
 from service.db import Database, migrate
 from service.marketdata.simulated import SimulatedMarket
 from service.marketdata.store import PriceStore
@@ -76,7 +79,7 @@ async def _migrate(url: str) -> None:
         await db.dispose()
 
 
-@pytest.fixture(params=["sqlite", pytest.param("postgres", marks=pytest.mark.postgres)])
+@pytest.fixture(scope="session", params=["sqlite", pytest.param("postgres", marks=pytest.mark.postgres)])
 def database_url(request: pytest.FixtureRequest) -> str:
     """The URL of a migrated database: SQLite file, then the session's PostgreSQL database."""
     fixture = "sqlite_database" if request.param == "sqlite" else "pg_database"
@@ -99,37 +102,70 @@ class Api:
         return self.client.blocking_portal.call(fn, *args)  # type: ignore[union-attr]
 
     def user(self, prefix: str = "u") -> tuple[str, dict[str, str]]:
-        """A new user; returns (username, Token auth headers)."""
+        """A new user with password :data:`PASSWORD`; returns (username, Token auth headers).
+
+        The Argon2 hash of :data:`PASSWORD` is computed once per session (hashing
+        costs ~0.3 s here); logging in still verifies it for real.
+        """
         name = f"{prefix}_{uuid.uuid4().hex[:10]}"
-        user = self.call(create_user, self.db, name, PASSWORD)
-        token = self.call(create_token, self.db, user.id)
+        user_id = self.call(_insert_user, self.db, name)
+        token = self.call(create_token, self.db, user_id)
         return name, {"Authorization": f"Token {token}"}
+
+
+@functools.cache
+def password_hash() -> str:
+    return hash_password(PASSWORD)
+
+
+async def _insert_user(db: Database, name: str) -> int:
+    user = User(username=name, password_hash=password_hash())
+    async with db.write() as s:
+        s.add(user)
+    return user.id
 
 
 def make_settings(database_url: str, data_dir: Path, **overrides: Any) -> Settings:
     return Settings.from_env({}, database_url=database_url, data_dir=str(data_dir), **overrides)
 
 
+@functools.cache
+def shared_market() -> SimulatedMarket:
+    return fixed_market()
+
+
+def _build(database_url: str, data_dir: Path, extra_routers: Any = (), **overrides: Any) -> tuple[Api, TestClient[Any]]:
+    settings = make_settings(database_url, data_dir, **overrides)
+    app = create_app(
+        settings, provider=shared_market(), store=PriceStore(settings.prices_dir), extra_routers=extra_routers
+    )
+    client = TestClient(app, base_url="http://testserver.local")
+    client.__enter__()
+    return Api(client, settings), client
+
+
 @pytest.fixture
 def api_factory(database_url: str, tmp_path: Path) -> Iterator[Callable[..., Api]]:
-    """Build apps on the parametrized database; ``api_factory(**settings_overrides)``."""
+    """Build apps with custom settings on the parametrized database: ``api_factory(**overrides)``."""
     clients: list[TestClient[Any]] = []
 
     def build(*, extra_routers: Any = (), **overrides: Any) -> Api:
-        settings = make_settings(database_url, tmp_path, **overrides)
-        app = create_app(
-            settings, provider=fixed_market(), store=PriceStore(settings.prices_dir), extra_routers=extra_routers
-        )
-        client = TestClient(app, base_url="http://testserver.local")
-        client.__enter__()
+        api, client = _build(database_url, tmp_path, extra_routers, **overrides)
         clients.append(client)
-        return Api(client, settings)
+        return api
 
     yield build
     for client in clients:
         client.__exit__(None, None, None)
 
 
-@pytest.fixture
-def api(api_factory: Callable[..., Api]) -> Api:
-    return api_factory()
+@pytest.fixture(scope="module")
+def api(database_url: str, tmp_path_factory: pytest.TempPathFactory) -> Iterator[Api]:
+    """One app per test module and database (tests isolate themselves with fresh users).
+
+    The anonymous rate limit is raised so that a module's anonymous requests never
+    hit it; the rate-limit tests build their own apps with ``api_factory``.
+    """
+    api, client = _build(database_url, tmp_path_factory.mktemp("data"), rate_limit_anonymous="100000/hour")
+    yield api
+    client.__exit__(None, None, None)
