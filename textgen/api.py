@@ -9,6 +9,7 @@ from typing import Any, TypeVar
 import msgspec
 from litestar import Controller, Request, delete, get, post
 from litestar.datastructures import State, UploadFile
+from litestar.params import FromPath, FromQuery
 from litestar.response import Response, Stream
 
 from textgen.backends.base import Registry
@@ -70,18 +71,23 @@ class ResponsesController(Controller):
         return await service.create(turn)
 
     @get("/{response_id:str}")
-    async def retrieve(self, response_id: str, state: State) -> dict[str, Any]:
+    async def retrieve(self, response_id: FromPath[str], state: State) -> dict[str, Any]:
         """A stored response."""
         return await _services(state).responses.get(response_id)
 
     @delete("/{response_id:str}", status_code=200)
-    async def remove(self, response_id: str, state: State) -> dict[str, Any]:
+    async def remove(self, response_id: FromPath[str], state: State) -> dict[str, Any]:
         """Delete a stored response."""
         return await _services(state).responses.delete(response_id)
 
     @get("/{response_id:str}/input_items")
     async def input_items(
-        self, response_id: str, state: State, after: str | None = None, limit: int = 20, order: str = "desc"
+        self,
+        response_id: FromPath[str],
+        state: State,
+        after: FromQuery[str | None] = None,
+        limit: FromQuery[int] = 20,
+        order: FromQuery[str] = "desc",
     ) -> dict[str, Any]:
         """The input items of a response, paginated by ``after``/``limit``."""
         if not 1 <= limit <= 100:
@@ -107,7 +113,7 @@ class ModelsController(Controller):
         return {"object": "list", "data": data}
 
     @get("/{model_id:str}")
-    async def retrieve(self, model_id: str, state: State) -> ModelRead:
+    async def retrieve(self, model_id: FromPath[str], state: State) -> ModelRead:
         """One model by id or alias."""
         backend = _services(state).registry.get(model_id)
         if backend is None:
@@ -128,7 +134,7 @@ class PromptsController(Controller):
         return await _services(state).prompts.create(await _decode(request, PromptCreate))
 
     @post("/{prompt_id:str}/versions", status_code=200)
-    async def add_version(self, prompt_id: str, request: Request[Any, Any, Any], state: State) -> PromptRead:
+    async def add_version(self, prompt_id: FromPath[str], request: Request[Any, Any, Any], state: State) -> PromptRead:
         """Add a version; it becomes current."""
         return await _services(state).prompts.add_version(prompt_id, await _decode(request, PromptCreate))
 
@@ -138,7 +144,7 @@ class PromptsController(Controller):
         return {"object": "list", "data": await _services(state).prompts.list_all()}
 
     @get("/{prompt_id:str}")
-    async def retrieve(self, prompt_id: str, state: State, version: str | None = None) -> PromptRead:
+    async def retrieve(self, prompt_id: FromPath[str], state: State, version: FromQuery[str | None] = None) -> PromptRead:
         """A prompt at ``version`` (default: current)."""
         return read_model(await _services(state).prompts.get(prompt_id, version))
 
@@ -173,25 +179,25 @@ class FilesController(Controller):
         return _file(await _services(state).files.create(upload, purpose))
 
     @get("/")
-    async def list_files(self, state: State, purpose: str | None = None) -> dict[str, Any]:
+    async def list_files(self, state: State, purpose: FromQuery[str | None] = None) -> dict[str, Any]:
         """Every file, newest first (optionally of one ``purpose``)."""
         records = await _services(state).files.store.list_files(purpose)
         return {"object": "list", "data": [_file(r) for r in records], "has_more": False}
 
     @get("/{file_id:str}")
-    async def retrieve(self, file_id: str, state: State) -> FileRead:
+    async def retrieve(self, file_id: FromPath[str], state: State) -> FileRead:
         """File metadata."""
         return _file(await _services(state).files.get(file_id))
 
     @get("/{file_id:str}/content")
-    async def content(self, file_id: str, state: State) -> Response[bytes]:
+    async def content(self, file_id: FromPath[str], state: State) -> Response[bytes]:
         """The file's bytes."""
         record, data = await _services(state).files.content(file_id)
         return Response(data, media_type="application/octet-stream",
                         headers={"Content-Disposition": f'attachment; filename="{_quote(record.filename)}"'})
 
     @delete("/{file_id:str}", status_code=200)
-    async def remove(self, file_id: str, state: State) -> dict[str, Any]:
+    async def remove(self, file_id: FromPath[str], state: State) -> dict[str, Any]:
         """Delete a file."""
         await _services(state).files.delete(file_id)
         return {"id": file_id, "object": "file", "deleted": True}
