@@ -39,6 +39,7 @@ __all__ = ["IntradayBars", "aggregate_hourly", "five_minute_bars", "session_boun
 BAR_MINUTES = 5
 _EQUITY_OPEN = 14 * 60 + 30
 _EQUITY_BARS = 78
+_CHUNK_DAYS = 64
 
 
 @dataclass(frozen=True, slots=True)
@@ -80,6 +81,25 @@ def five_minute_bars(
     Returns:
         The bars; they aggregate exactly to the daily bars.
     """
+    if len(days) > _CHUNK_DAYS:  # bound the temporaries (about 40 floats per bar)
+        parts = [
+            five_minute_bars(
+                seed,
+                spec,
+                days[i : i + _CHUNK_DAYS],
+                tuple(a[i : i + _CHUNK_DAYS] for a in daily),
+                volume[i : i + _CHUNK_DAYS],
+            )
+            for i in range(0, len(days), _CHUNK_DAYS)
+        ]
+        return IntradayBars(
+            offsets=parts[0].offsets,
+            minutes=parts[0].minutes,
+            **{
+                name: np.concatenate([getattr(p, name) for p in parts])
+                for name in ("open", "high", "low", "close", "volume")
+            },
+        )
     start, end = session_bounds(spec)
     n = (end - start) // BAR_MINUTES
     o_d, h_d, l_d, c_d = (np.asarray(a, dtype=np.float64)[:, None] for a in daily)

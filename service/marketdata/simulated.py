@@ -200,6 +200,8 @@ class SimulatedMarket:
         if now.tzinfo is None or now.utcoffset() is None:
             raise ValueError("now must be a timezone-aware datetime")
         now = now.astimezone(dt.UTC)
+        if isinstance(symbols, str):
+            symbols = [symbols]
         specs = [self.spec(symbol) for symbol in symbols]
         quotes = [self._price_at(spec, now) for spec in specs]
         with self._lock:

@@ -76,6 +76,7 @@ def test_uniforms_are_in_the_open_unit_interval_and_roughly_uniform() -> None:
 
 def test_implements_the_provider_protocol(market: SimulatedMarket) -> None:
     assert isinstance(market, MarketDataProvider)
+    assert market.tick("SPY", NOW) == market.tick(["SPY"], NOW)  # a lone symbol is accepted
 
 
 def test_two_instances_give_identical_bars_and_quotes(market: SimulatedMarket) -> None:
@@ -105,7 +106,7 @@ def test_history_does_not_change_when_today_advances() -> None:
 
 
 def test_a_sub_range_equals_the_slice_of_a_longer_range(market: SimulatedMarket) -> None:
-    long = market.history("XOM", dt.date(2026, 9, 1), dt.date(2026, 11, 1), "1h")
+    long = market.history("XOM", dt.date(2026, 5, 1), dt.date(2026, 11, 1), "1h")  # > 64 days
     short = market.history("XOM", dt.date(2026, 10, 5), dt.date(2026, 10, 9), "1h")
     pd.testing.assert_frame_equal(short, long.loc["2026-10-05":"2026-10-09"])
 
