@@ -1,0 +1,75 @@
+"""Assets, price history and bulk prices (anonymous access)."""
+
+from __future__ import annotations
+
+import datetime as dt
+
+from tests.service.conftest import MARKET_NOW, Api, shared_market
+
+
+def _asset_id(api: Api, symbol: str) -> int:
+    return int(api.client.get(f"/api/assets/?symbol={symbol}").json()["results"][0]["id"])
+
+
+def test_list_fields_and_filters(api: Api) -> None:
+    r = api.client.get("/api/assets/?limit=100")
+    assert r.status_code == 200
+    body = r.json()
+    symbols = [a["symbol"] for a in body["results"]]
+    assert body["count"] == len(shared_market().assets()) and symbols == sorted(symbols)
+    spy = next(a for a in body["results"] if a["symbol"] == "SPY")
+    quote = shared_market().quote("SPY")
+    assert spy["current_price"] == f"{quote.price:.4f}"
+    assert spy["price_change"] == f"{quote.change:.4f}"
+    assert spy["price_change_percent"] == f"{quote.change_percent:.2f}"
+    assert spy["volume"] == quote.volume and spy["data_source"] == "simulated"
+    assert {"id", "name", "asset_type", "sector", "market_cap", "last_updated"} <= set(spy)
+    assert {a["asset_type"] for a in api.client.get("/api/assets/?asset_type=crypto").json()["results"]} == {"crypto"}
+    tech = api.client.get("/api/assets/?sector=technology&limit=100").json()["results"]
+    assert tech and all(a["sector"] == "Technology" for a in tech)
+    found = api.client.get("/api/assets/?search=apple").json()["results"]
+    assert [a["symbol"] for a in found] == ["AAPL"]
+    assert [a["symbol"] for a in api.client.get("/api/assets/?search=btc").json()["results"]] == ["BTC-USD"]
+    bad = api.client.get("/api/assets/?asset_type=reit")
+    assert bad.status_code == 400 and bad.json()["details"] == {"field": "asset_type", "code": "invalid_choice"}
+
+
+def test_detail_and_price_history(api: Api) -> None:
+    aid = _asset_id(api, "AAPL")
+    assert api.client.get(f"/api/assets/{aid}/").json()["symbol"] == "AAPL"
+    hist = api.client.get(f"/api/assets/{aid}/price-history/").json()
+    assert hist["symbol"] == "AAPL" and len(hist["data"]) == 252  # default days
+    last = hist["data"][-1]
+    start = MARKET_NOW.date() - dt.timedelta(days=10)
+    bars = shared_market().history("AAPL", start, MARKET_NOW.date())
+    assert last["date"] == bars.index[-1].date().isoformat()
+    assert last["close"] == f"{bars['close'].iloc[-1]:.4f}" and last["volume"] == int(bars["volume"].iloc[-1])
+    assert all(float(b["low"]) <= float(b["close"]) <= float(b["high"]) for b in hist["data"])
+    hourly = api.client.get(f"/api/assets/{aid}/price-history/?days=2&interval=1h").json()["data"]
+    days = {b["date"][:10] for b in hourly}
+    assert len(days) == 2 and all(b["date"].endswith("Z") for b in hourly)
+    five = api.client.get(f"/api/assets/{aid}/price-history/?days=1&interval=5m").json()["data"]
+    assert len(five) > len([b for b in hourly if b["date"][:10] == max(days)])
+    for query, field, code in [
+        ("days=0", "days", "min_value"),
+        ("days=61&interval=5m", "days", "max_value"),
+        ("interval=1w", "interval", "invalid_choice"),
+    ]:
+        r = api.client.get(f"/api/assets/{aid}/price-history/?{query}")
+        assert r.status_code == 400 and r.json()["details"] == {"field": field, "code": code}, query
+
+
+def test_bulk_prices(api: Api) -> None:
+    r = api.client.post("/api/assets/bulk-prices/", json={"symbols": ["SPY", "eth-usd"]})
+    assert r.status_code == 200, r.text
+    prices = r.json()["prices"]
+    assert sorted(prices) == ["ETH-USD", "SPY"]
+    assert prices["SPY"]["price"] == f"{shared_market().quote('SPY').price:.4f}"
+    assert set(prices["SPY"]) == {"price", "change", "change_percent", "timestamp"}
+    r = api.client.post("/api/assets/bulk-prices/", json={"symbols": ["SPY", "NOPE"]})
+    assert r.status_code == 400
+    assert r.json()["details"] == {"field": "symbols", "code": "not_found", "values": ["NOPE"]}
+    r = api.client.post("/api/assets/bulk-prices/", json={"symbols": []})
+    assert r.status_code == 400 and r.json()["details"] == {"field": "symbols", "code": "min_length"}
+    r = api.client.post("/api/assets/bulk-prices/", json={})
+    assert r.json()["details"] == {"field": "symbols", "code": "required"}
