@@ -88,13 +88,15 @@ def _ohlc_column(frame: pd.DataFrame, name: str) -> pd.Series | None:
     return None
 
 
-def load_prices(prices: Any, fill: str = "close") -> PriceData:
+def load_prices(prices: Any, fill: str = "close", *, allow_gaps: bool = True) -> PriceData:
     """Validate prices: closes for ``fill="close"``, opens and closes for ``"next_open"``.
 
     Accepted: a close Series/DataFrame/array (columns are assets); a one-asset OHLC
     DataFrame (``Open``/``Close`` columns, any case); or a mapping with ``"open"`` and
-    ``"close"`` entries of the same shape (several assets). Prices must be positive;
-    NaN is allowed before an asset's first price and nowhere after it.
+    ``"close"`` entries of the same shape (several assets). Prices must be positive
+    where given; NaN means no price. With ``allow_gaps=False`` (strategies and
+    sweeps, whose rolling indicators need every bar) NaN is allowed only before an
+    asset's first price.
     """
     open_: Any = None
     if isinstance(prices, Mapping):
@@ -111,7 +113,7 @@ def load_prices(prices: Any, fill: str = "close") -> PriceData:
     close, wrapper = as_float64_2d(close_in, "prices")
     if close.shape[0] == 0:
         raise ValueError("prices must have at least one bar")
-    _check_price_values(close, "prices (close)")
+    _check_price_values(close, "prices (close)", allow_gaps)
     if fill == "next_open":
         if open_in is None:
             raise ValueError(
@@ -121,21 +123,26 @@ def load_prices(prices: Any, fill: str = "close") -> PriceData:
         open_, _ = as_float64_2d(open_in, "prices (open)")
         if open_.shape != close.shape:
             raise ValueError(f"open prices must have the shape of the closes {close.shape}, got {open_.shape}")
-        _check_price_values(open_, "prices (open)")
+        _check_price_values(open_, "prices (open)", allow_gaps)
     return PriceData(close, open_, wrapper)
 
 
-def _check_price_values(values: np.ndarray, name: str) -> None:
+def _check_price_values(values: np.ndarray, name: str, allow_gaps: bool) -> None:
     if np.isinf(values).any():
         raise ValueError(f"{name} must be finite, got inf")
     valid = ~np.isnan(values)
     if (values[valid] <= 0).any():
         raise ValueError(f"{name} must be > 0")
+    if allow_gaps:
+        return
     started = np.maximum.accumulate(valid, axis=0)
     gaps = started & ~valid
     if gaps.any():
         t, j = np.argwhere(gaps)[0]
-        raise ValueError(f"{name} has a NaN at row {t}, column {j} after the first price; fill or drop it")
+        raise ValueError(
+            f"{name} has a NaN at row {t}, column {j} after the first price; "
+            "strategies need every bar: fill or drop it"
+        )
 
 
 def first_valid(close: np.ndarray) -> np.ndarray:

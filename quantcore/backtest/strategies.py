@@ -194,7 +194,7 @@ def encode_params(name: str, params: Mapping[str, Any]) -> tuple[float, float, f
 def _generate(name: str, prices: Any, params: Mapping[str, Any]) -> tuple[Any, Any]:
     strategy = get_strategy(name)
     p0, p1, p2 = strategy.encode(params)
-    data = load_prices(prices, "close")
+    data = load_prices(prices, "close", allow_gaps=False)
     close = data.close
     first = first_valid(close)
     n, k = close.shape

@@ -177,7 +177,7 @@ def sweep(
         raise ValueError(f"unknown engine option(s): {', '.join(sorted(unknown))}")
     opts = EngineOptions(**engine_options)
     g = Grid(spec, grid)
-    data = load_prices(prices, opts.fill)
+    data = load_prices(prices, opts.fill, allow_gaps=False)
     if chunk_size is not None and (isinstance(chunk_size, bool) or not isinstance(chunk_size, int) or chunk_size < 1):
         raise ValueError(f"chunk_size must be a positive integer, got {chunk_size!r}")
     w = data.wrapper

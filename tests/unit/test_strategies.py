@@ -1,0 +1,125 @@
+"""Strategy signals: definitions checked against TA-Lib and quantcore.indicators on real closes."""
+
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from quantcore import indicators
+from quantcore.backtest import STRATEGIES
+from quantcore.backtest import strategies as st
+
+talib = pytest.importorskip("talib")
+
+
+@pytest.fixture(scope="module")
+def close(sp500: pd.DataFrame) -> pd.Series:
+    return sp500["Adj Close"].iloc[-2520:]
+
+
+def _cross(fast: np.ndarray, slow: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    up = np.zeros(fast.shape, bool)
+    down = np.zeros(fast.shape, bool)
+    up[1:] = (fast[:-1] < slow[:-1]) & (fast[1:] > slow[1:])
+    down[1:] = (fast[:-1] > slow[:-1]) & (fast[1:] < slow[1:])
+    return up, down
+
+
+@pytest.mark.parametrize(("short", "long"), [(5, 20), (10, 50), (20, 100)])
+@pytest.mark.parametrize("ma_type", ["sma", "ema"])
+def test_moving_average_equals_talib_cross(close: pd.Series, short: int, long: int, ma_type: str) -> None:
+    x = close.to_numpy()
+    fn = talib.SMA if ma_type == "sma" else talib.EMA
+    up, down = _cross(fn(x, short), fn(x, long))
+    e, ex = st.moving_average(close, short_window=short, long_window=long, ma_type=ma_type)
+    assert up.sum() > 10
+    np.testing.assert_array_equal(e.to_numpy(), up)
+    np.testing.assert_array_equal(ex.to_numpy(), down)
+    qfn = indicators.sma if ma_type == "sma" else indicators.ema
+    up_q, down_q = _cross(np.asarray(qfn(x, short)), np.asarray(qfn(x, long)))
+    np.testing.assert_array_equal(e.to_numpy(), up_q)
+    np.testing.assert_array_equal(ex.to_numpy(), down_q)
+
+
+@pytest.mark.parametrize(("window", "oversold", "overbought"), [(14, 30.0, 70.0), (5, 20.0, 80.0)])
+def test_rsi_equals_talib(close: pd.Series, window: int, oversold: float, overbought: float) -> None:
+    r = talib.RSI(close.to_numpy(), window)
+    e, ex = st.rsi(close, window=window, oversold=oversold, overbought=overbought)
+    assert e.sum() > 5 and ex.sum() > 5
+    np.testing.assert_array_equal(e.to_numpy(), r < oversold)
+    np.testing.assert_array_equal(ex.to_numpy(), r > overbought)
+
+
+@pytest.mark.parametrize(("window", "num_std"), [(20, 2.0), (10, 1.0)])
+def test_mean_reversion_equals_talib_bbands(close: pd.Series, window: int, num_std: float) -> None:
+    upper, middle, lower = talib.BBANDS(close.to_numpy(), window, num_std, num_std, 0)
+    e, ex = st.mean_reversion(close, window=window, num_std=num_std)
+    assert e.sum() > 10
+    np.testing.assert_array_equal(e.to_numpy(), close.to_numpy() < lower)
+    np.testing.assert_array_equal(ex.to_numpy(), close.to_numpy() >= middle)
+
+
+def test_momentum_definition(close: pd.Series) -> None:
+    m = close / close.shift(60) - 1.0
+    e, ex = st.momentum(close, lookback=60, threshold=0.05)
+    np.testing.assert_array_equal(e.to_numpy(), (m > 0.05).to_numpy())
+    np.testing.assert_array_equal(ex.to_numpy(), (m < -0.05).to_numpy())
+
+
+def test_kinds_and_leading_nans(close_panel: pd.DataFrame) -> None:
+    panel = close_panel.iloc[-3000:].ffill()  # calendars differ: fill holidays
+    e, ex = st.moving_average(panel, short_window=10, long_window=30)
+    assert isinstance(e, pd.DataFrame) and e.columns.equals(panel.columns) and e.index.equals(panel.index)
+    goog = panel["GOOG"]
+    e1, ex1 = st.moving_average(goog.dropna(), short_window=10, long_window=30)
+    np.testing.assert_array_equal(e["GOOG"].loc[e1.index], e1)
+    assert not e["GOOG"].loc[goog.isna()].any()
+    bh, never = st.buy_hold(panel)
+    assert bh.sum().tolist() == [1, 1, 1] and not never.any().any()
+    assert bh["GOOG"].idxmax() == goog.first_valid_index()
+    arr_e, _ = st.rsi(goog.dropna().to_numpy())
+    assert isinstance(arr_e, np.ndarray) and arr_e.dtype == np.bool_
+
+
+@pytest.mark.parametrize(
+    ("name", "params", "match"),
+    [
+        ("moving_average", {"short_window": 50, "long_window": 20}, "short_window must be < long_window"),
+        ("moving_average", {"short_window": 0}, "short_window"),
+        ("moving_average", {"long_window": 2.5}, "long_window"),
+        ("moving_average", {"ma_type": "wma"}, "ma_type"),
+
+        ("momentum", {"lookback": -1}, "lookback"),
+        ("momentum", {"threshold": -0.1}, "threshold"),
+        ("mean_reversion", {"num_std": 0}, "num_std"),
+        ("mean_reversion", {"window": "x"}, "window"),
+        ("rsi", {"oversold": 80, "overbought": 70}, "oversold must be < overbought"),
+        ("rsi", {"overbought": 170}, "overbought"),
+    ],
+)
+def test_invalid_parameters_name_the_parameter(name: str, params: dict, match: str) -> None:
+    with pytest.raises(ValueError, match=match):
+        getattr(st, name)(np.arange(1.0, 100.0), **params)
+
+
+def test_run_strategy_names_unknown_parameters() -> None:
+    from quantcore.backtest import run_strategy
+
+    with pytest.raises(ValueError, match=r"unknown parameter\(s\) window .*'moving_average'"):
+        run_strategy(np.arange(1.0, 100.0), "moving_average", window=3)
+    with pytest.raises(ValueError, match="unknown parameter"):
+        run_strategy(np.arange(1.0, 100.0), "buy_hold", lookback=3)
+
+
+def test_interior_nan_is_refused_by_strategies() -> None:
+    x = np.arange(1.0, 30.0)
+    x[10] = np.nan
+    with pytest.raises(ValueError, match="NaN at row 10, column 0"):
+        st.momentum(x, lookback=3)
+
+
+def test_registry_and_unknown_strategy() -> None:
+    assert sorted(STRATEGIES) == ["buy_hold", "mean_reversion", "momentum", "moving_average", "rsi"]
+    with pytest.raises(ValueError, match="strategy must be one of"):
+        st.get_strategy("macd")
