@@ -215,6 +215,7 @@ def test_split_volume_sums_exactly() -> None:
 # -- OHLC invariants (hypothesis) -------------------------------------------------------
 
 _DAYS = (NOW.date() - START_DATE).days
+_SHARED = fixed(NOW)  # hypothesis examples share one market (function-scoped fixtures would reset)
 
 
 @settings(max_examples=60, deadline=None)
@@ -234,9 +235,6 @@ def test_bars_satisfy_ohlc_invariants(symbol: str, day: int, length: int, interv
     assert np.all(low <= np.minimum(o, c))
     assert np.all(bars["volume"].to_numpy() >= 0)
     assert bars.index.is_monotonic_increasing and bars.index.is_unique
-
-
-_SHARED = fixed(NOW)
 
 
 # -- factor structure -------------------------------------------------------------------
