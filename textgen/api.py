@@ -36,7 +36,8 @@ class Services:
 
 
 def _services(state: State) -> Services:
-    return state.services  # type: ignore[no-any-return]
+    services: Services = state.services
+    return services
 
 
 async def _decode(request: Request[Any, Any, Any], kind: type[T]) -> T:

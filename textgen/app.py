@@ -11,7 +11,13 @@ from litestar.connection import ASGIConnection
 from litestar.datastructures import State
 from litestar.handlers.base import BaseRouteHandler
 
-from textgen.api import FilesController, ModelsController, PromptsController, ResponsesController, Services
+from textgen.api import (
+    FilesController,
+    ModelsController,
+    PromptsController,
+    ResponsesController,
+    Services,
+)
 from textgen.auth import Authenticator
 from textgen.backends.base import Backend, Registry
 from textgen.errors import exception_handlers

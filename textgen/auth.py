@@ -39,7 +39,10 @@ class Authenticator:
         self._valid: dict[str, float] = {}
         self._hits: dict[str, deque[float]] = {}
 
-    async def __call__(self, connection: ASGIConnection[Any, Any, Any, Any], _: BaseRouteHandler) -> None:
+    async def __call__(
+        self, connection: ASGIConnection[Any, Any, Any, Any], handler: BaseRouteHandler
+    ) -> None:
+        del handler  # the same rule for every route
         header = connection.headers.get("authorization", "")
         scheme, _, key = header.partition(" ")
         if scheme.lower() != "bearer" or not key.strip():

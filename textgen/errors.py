@@ -13,6 +13,7 @@ from typing import Any
 import msgspec
 from litestar import Request, Response
 from litestar.exceptions import HTTPException
+from litestar.types import ExceptionHandlersMap
 
 __all__ = [
     "APIError",
@@ -57,7 +58,7 @@ class APIError(Exception):
         *,
         param: str | None = None,
         code: str | None = None,
-        type: str | None = None,  # noqa: A002 - the wire name
+        type: str | None = None,
     ) -> None:
         super().__init__(message)
         self.status = status
@@ -140,7 +141,7 @@ def _unexpected(request: Request[Any, Any, Any], exc: Exception) -> Response[Any
     )
 
 
-exception_handlers: dict[type[Exception], Any] = {
+exception_handlers: ExceptionHandlersMap = {
     APIError: _api_error,
     HTTPException: _http_error,
     Exception: _unexpected,

@@ -37,7 +37,12 @@ from textgen.backends.base import (
 )
 from textgen.errors import APIError, bad_request, not_found
 from textgen.files import FileService, inline_text
-from textgen.inputs import normalize_input, normalize_text_format, normalize_tool_choice, normalize_tools
+from textgen.inputs import (
+    normalize_input,
+    normalize_text_format,
+    normalize_tool_choice,
+    normalize_tools,
+)
 from textgen.prompts import PromptService
 from textgen.schemas import ResponseCreate
 from textgen.settings import Settings
@@ -295,7 +300,7 @@ class ResponseService:
                         yield event("response.content_part.added", item_id=item["id"],
                                     output_index=len(output) - 1, content_index=0,
                                     part={"type": "output_text", "text": "", "annotations": [], "logprobs": []})
-                if isinstance(delta, TextDelta):
+                if isinstance(delta, TextDelta) and item is not None:
                     chunks.append(delta.text)
                     yield event("response.output_text.delta", item_id=item["id"], output_index=len(output) - 1,
                                 content_index=0, delta=delta.text, logprobs=[])
@@ -325,8 +330,8 @@ class ResponseService:
     async def create(self, turn: Turn) -> dict[str, Any]:
         """Run a turn to the end and return the response object (500 if the backend failed)."""
         last: dict[str, Any] = {}
-        async for last in self.events(turn):
-            pass
+        async for event in self.events(turn):
+            last = event
         if last.get("type") == "response.failed":
             raise APIError(500, last["response"]["error"]["message"], code="server_error")
         return dict(last["response"])

@@ -12,10 +12,10 @@ import uvicorn
 
 sys.path.insert(0, str(Path(__file__).parent))
 
-from fake_backends import BrokenBackend, EchoBackend  # noqa: E402
+from fake_backends import BrokenBackend, EchoBackend
 
-from textgen.app import create_app, default_backends  # noqa: E402
-from textgen.settings import Settings  # noqa: E402
+from textgen.app import create_app, default_backends
+from textgen.settings import Settings
 
 MAX_FILE_BYTES = 100_000
 

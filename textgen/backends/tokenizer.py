@@ -16,7 +16,7 @@ BOS = "<s>"
 EOS = "</s>"
 UNK = "<unk>"
 
-_TOKEN = re.compile(r"[A-Za-z]+(?:['’][A-Za-z]+)*|\d+(?:[.,]\d+)*|[^\w\s]|_+", re.UNICODE)
+_TOKEN = re.compile(r"[A-Za-z]+(?:['\u2019][A-Za-z]+)*|\d+(?:[.,]\d+)*|[^\w\s]|_+", re.UNICODE)
 _NO_SPACE_BEFORE = frozenset(".,;:!?)]}%'\"")
 _NO_SPACE_AFTER = frozenset("([{$\"")
 _SENTENCE_END = frozenset(".!?")
