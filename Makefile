@@ -22,11 +22,11 @@ test-fast: $(STAMP)
 	$(PY) -m pytest -m "not slow" -x -q
 
 bench: $(STAMP)
-	$(PY) -m pytest benchmarks --benchmark-only -p no:doctest
+	$(PY) -m pytest benchmarks --benchmark-only
 	$(PY) benchmarks/vs_peers.py
 
 bench-ci: $(STAMP)
-	$(PY) -m pytest benchmarks --benchmark-only --benchmark-min-rounds=1 --benchmark-max-time=0.05 --benchmark-warmup=off -q -p no:doctest
+	$(PY) -m pytest benchmarks --benchmark-only --benchmark-min-rounds=1 --benchmark-max-time=0.05 --benchmark-warmup=off -q
 	$(PY) benchmarks/vs_peers.py --quick
 
 lint: $(STAMP)

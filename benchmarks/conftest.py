@@ -1,0 +1,6 @@
+"""Let benchmark modules import the shared harness (``from _harness import Case``)."""
+
+import sys
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
