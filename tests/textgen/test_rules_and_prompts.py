@@ -109,3 +109,14 @@ def test_list_prompts(http: httpx.Client) -> None:
     assert listed["object"] == "list"
     entry = next(p for p in listed["data"] if p["id"] == made["id"])
     assert entry["name"] == "listed-prompt" and entry["version"] == "1"
+
+
+def test_truncation_auto_drops_the_oldest_turns(client: openai.OpenAI, http: httpx.Client) -> None:
+    first = client.responses.create(model=ECHO, input="word " * 2500)  # echo-test's window is 4096
+    body = {"model": ECHO, "input": "hi", "previous_response_id": first.id}
+    refused = http.post("/responses", json=body)
+    assert refused.status_code == 400 and refused.json()["error"]["code"] == "context_length_exceeded"
+    kept = client.responses.create(model=ECHO, input="hi", previous_response_id=first.id, truncation="auto")
+    lines = kept.output_text.splitlines()
+    assert lines[0].startswith("assistant: user: word") and lines[-1] == "user: hi" and len(lines) == 2
+    assert kept.truncation == "auto"
