@@ -22,8 +22,13 @@ import datetime as dt
 from dataclasses import dataclass, field
 from decimal import ROUND_HALF_UP, Decimal, localcontext
 from fractions import Fraction
+from typing import TYPE_CHECKING
 
-__all__ = ["RefLedger", "RefLot", "is_long_term", "q8", "reference_match_lots", "split"]
+if TYPE_CHECKING:
+    import numpy as np
+    import pandas as pd
+
+__all__ = ["RefLedger", "RefLot", "history_from_closes", "is_long_term", "q8", "reference_match_lots", "split"]
 
 E8 = Decimal("0.00000001")
 WINDOW = 30
@@ -185,7 +190,7 @@ def _pick(lst: list[RefLot], method: str, ref: int | None) -> RefLot:
     if method == "hifo":
         best = lst[0]
         for lot in lst[1:]:
-            if Fraction(lot.basis) / Fraction(lot.qty) > Fraction(best.basis) / Fraction(best.qty):
+            if lot.basis * best.qty > best.basis * lot.qty:  # exact: the context has 80 digits
                 best = lot
         return best
     if method == "specific":
@@ -242,3 +247,40 @@ def _qualify(out: RefLedger) -> None:
             if held > 60:
                 good += q
         div["qualified"] = split(div["amount"], good, entitled) if entitled > 0 else Decimal(0)
+
+
+def history_from_closes(closes: pd.DataFrame, rng: np.random.Generator, *, activity: float = 0.3) -> list[dict]:
+    """A valid trading history at real closing prices (rounded to cents), seeded.
+
+    Each day and symbol trades with probability ``activity``: a buy (1 to 50
+    shares with 2 decimals), a sell of part of one open buy (named in ``lot``, so
+    every method including ``specific`` can replay it), or, at month ends, a
+    dividend of 0.4% of the price per share (ex-date 3 days before the payment).
+    """
+    rows: list[dict] = []
+    open_buys: dict[str, list[list]] = {c: [] for c in closes.columns}
+    for ts, prices in closes.iterrows():
+        day = ts.date()
+        for sym, px in prices.items():
+            if not px == px or rng.random() > activity:  # NaN price or no trade
+                continue
+            price = Decimal(str(round(float(px), 2)))
+            held = [b for b in open_buys[sym] if b[1] > 0]
+            u = rng.random()
+            if day.day >= 26 and held and u < 0.15:
+                qty = sum((b[1] for b in held), Decimal(0))
+                dps = (price * Decimal("0.004")).quantize(Decimal("0.0001"))
+                rows.append({"symbol": sym, "date": day, "type": "dividend", "quantity": qty, "price": dps,
+                             "fees": Decimal(0), "ex_date": day - dt.timedelta(days=3)})
+            elif held and u < 0.55:
+                pick = held[int(rng.integers(len(held)))]
+                qty = min(pick[1], Decimal(int(rng.integers(1, 5000))).scaleb(-2))
+                pick[1] -= qty
+                rows.append({"symbol": sym, "date": day, "type": "sell", "quantity": qty, "price": price,
+                             "fees": Decimal("0.99") if rng.random() < 0.5 else Decimal(0), "lot": pick[0]})
+            else:
+                qty = Decimal(int(rng.integers(100, 5000))).scaleb(-2)
+                open_buys[sym].append([len(rows), qty])
+                rows.append({"symbol": sym, "date": day, "type": "buy", "quantity": qty, "price": price,
+                             "fees": Decimal("0.99") if rng.random() < 0.5 else Decimal(0)})
+    return rows
