@@ -8,8 +8,8 @@ never collide. Redis tests use a unique key prefix.
 from __future__ import annotations
 
 import asyncio
-import functools
 import datetime as dt
+import functools
 import uuid
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
@@ -22,8 +22,8 @@ from litestar.testing import TestClient
 from service.app import create_app
 from service.auth.identity import hash_password
 from service.auth.services import create_token
-from service.db.models import User
 from service.db import Database, migrate
+from service.db.models import User
 from service.marketdata.simulated import SimulatedMarket
 from service.marketdata.store import PriceStore
 from service.settings import Settings
@@ -79,7 +79,9 @@ async def _migrate(url: str) -> None:
         await db.dispose()
 
 
-@pytest.fixture(scope="session", params=["sqlite", pytest.param("postgres", marks=pytest.mark.postgres)])
+@pytest.fixture(
+    scope="session", params=["sqlite", pytest.param("postgres", marks=pytest.mark.postgres)]
+)
 def database_url(request: pytest.FixtureRequest) -> str:
     """The URL of a migrated database: SQLite file, then the session's PostgreSQL database."""
     fixture = "sqlite_database" if request.param == "sqlite" else "pg_database"
@@ -134,10 +136,15 @@ def shared_market() -> SimulatedMarket:
     return fixed_market()
 
 
-def _build(database_url: str, data_dir: Path, extra_routers: Any = (), **overrides: Any) -> tuple[Api, TestClient[Any]]:
+def _build(
+    database_url: str, data_dir: Path, extra_routers: Any = (), **overrides: Any
+) -> tuple[Api, TestClient[Any]]:
     settings = make_settings(database_url, data_dir, **overrides)
     app = create_app(
-        settings, provider=shared_market(), store=PriceStore(settings.prices_dir), extra_routers=extra_routers
+        settings,
+        provider=shared_market(),
+        store=PriceStore(settings.prices_dir),
+        extra_routers=extra_routers,
     )
     client = TestClient(app, base_url="http://testserver.local")
     client.__enter__()
@@ -166,6 +173,8 @@ def api(database_url: str, tmp_path_factory: pytest.TempPathFactory) -> Iterator
     The anonymous rate limit is raised so that a module's anonymous requests never
     hit it; the rate-limit tests build their own apps with ``api_factory``.
     """
-    api, client = _build(database_url, tmp_path_factory.mktemp("data"), rate_limit_anonymous="100000/hour")
+    api, client = _build(
+        database_url, tmp_path_factory.mktemp("data"), rate_limit_anonymous="100000/hour"
+    )
     yield api
     client.__exit__(None, None, None)

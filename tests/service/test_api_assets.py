@@ -24,14 +24,21 @@ def test_list_fields_and_filters(api: Api) -> None:
     assert spy["price_change_percent"] == f"{quote.change_percent:.2f}"
     assert spy["volume"] == quote.volume and spy["data_source"] == "simulated"
     assert {"id", "name", "asset_type", "sector", "market_cap", "last_updated"} <= set(spy)
-    assert {a["asset_type"] for a in api.client.get("/api/assets/?asset_type=crypto").json()["results"]} == {"crypto"}
+    assert {
+        a["asset_type"] for a in api.client.get("/api/assets/?asset_type=crypto").json()["results"]
+    } == {"crypto"}
     tech = api.client.get("/api/assets/?sector=technology&limit=100").json()["results"]
     assert tech and all(a["sector"] == "Technology" for a in tech)
     found = api.client.get("/api/assets/?search=apple").json()["results"]
     assert [a["symbol"] for a in found] == ["AAPL"]
-    assert [a["symbol"] for a in api.client.get("/api/assets/?search=btc").json()["results"]] == ["BTC-USD"]
+    assert [a["symbol"] for a in api.client.get("/api/assets/?search=btc").json()["results"]] == [
+        "BTC-USD"
+    ]
     bad = api.client.get("/api/assets/?asset_type=reit")
-    assert bad.status_code == 400 and bad.json()["details"] == {"field": "asset_type", "code": "invalid_choice"}
+    assert bad.status_code == 400 and bad.json()["details"] == {
+        "field": "asset_type",
+        "code": "invalid_choice",
+    }
 
 
 def test_detail_and_price_history(api: Api) -> None:
@@ -43,7 +50,9 @@ def test_detail_and_price_history(api: Api) -> None:
     start = MARKET_NOW.date() - dt.timedelta(days=10)
     bars = shared_market().history("AAPL", start, MARKET_NOW.date())
     assert last["date"] == bars.index[-1].date().isoformat()
-    assert last["close"] == f"{bars['close'].iloc[-1]:.4f}" and last["volume"] == int(bars["volume"].iloc[-1])
+    assert last["close"] == f"{bars['close'].iloc[-1]:.4f}" and last["volume"] == int(
+        bars["volume"].iloc[-1]
+    )
     assert all(float(b["low"]) <= float(b["close"]) <= float(b["high"]) for b in hist["data"])
     hourly = api.client.get(f"/api/assets/{aid}/price-history/?days=2&interval=1h").json()["data"]
     days = {b["date"][:10] for b in hourly}
@@ -70,6 +79,9 @@ def test_bulk_prices(api: Api) -> None:
     assert r.status_code == 400
     assert r.json()["details"] == {"field": "symbols", "code": "not_found", "values": ["NOPE"]}
     r = api.client.post("/api/assets/bulk-prices/", json={"symbols": []})
-    assert r.status_code == 400 and r.json()["details"] == {"field": "symbols", "code": "min_length"}
+    assert r.status_code == 400 and r.json()["details"] == {
+        "field": "symbols",
+        "code": "min_length",
+    }
     r = api.client.post("/api/assets/bulk-prices/", json={})
     assert r.json()["details"] == {"field": "symbols", "code": "required"}

@@ -15,8 +15,16 @@ def _portfolio(api: Api, headers: dict[str, str], name: str = "P", **extra: obje
     return r.json()
 
 
-def _buy(api: Api, headers: dict[str, str], pid: int, symbol: str, qty: str, price: str, fees: str = "0") -> dict:
-    body = {"asset_symbol": symbol, "quantity": qty, "purchase_price": price, "purchase_date": ISO, "fees": fees}
+def _buy(
+    api: Api, headers: dict[str, str], pid: int, symbol: str, qty: str, price: str, fees: str = "0"
+) -> dict:
+    body = {
+        "asset_symbol": symbol,
+        "quantity": qty,
+        "purchase_price": price,
+        "purchase_date": ISO,
+        "fees": fees,
+    }
     r = api.client.post(f"/api/portfolios/{pid}/positions/", json=body, headers=headers)
     assert r.status_code == 201, r.text
     return r.json()
@@ -26,10 +34,21 @@ def test_create_returns_documented_fields(api: Api) -> None:
     _, h = api.user()
     p = _portfolio(api, h, "Retirement", description="long term", benchmark_symbol="qqq")
     assert set(p) >= {
-        "id", "name", "description", "total_value", "daily_change", "daily_change_percent",
-        "position_count", "created_at", "updated_at",
+        "id",
+        "name",
+        "description",
+        "total_value",
+        "daily_change",
+        "daily_change_percent",
+        "position_count",
+        "created_at",
+        "updated_at",
     }
-    assert (p["name"], p["description"], p["benchmark_symbol"]) == ("Retirement", "long term", "QQQ")
+    assert (p["name"], p["description"], p["benchmark_symbol"]) == (
+        "Retirement",
+        "long term",
+        "QQQ",
+    )
     assert (p["total_value"], p["daily_change"], p["position_count"]) == ("0.00", "0.00", 0)
     assert p["created_at"].endswith("Z")
 
@@ -43,7 +62,10 @@ def test_valuation_matches_quotes(api: Api) -> None:
         _buy(api, h, pid, sym, q, px, fees="1.25")
     market = fixed_market()
     total = change = 0.0
-    positions = {p["asset"]["symbol"]: p for p in api.client.get(f"/api/portfolios/{pid}/positions/", headers=h).json()["results"]}
+    positions = {
+        p["asset"]["symbol"]: p
+        for p in api.client.get(f"/api/portfolios/{pid}/positions/", headers=h).json()["results"]
+    }
     assert sorted(positions) == sorted(holdings)
     for sym, (q, px) in holdings.items():
         quote = market.quote(sym)
@@ -57,7 +79,9 @@ def test_valuation_matches_quotes(api: Api) -> None:
         assert pos["current_value"] == f"{value:.2f}"
         assert pos["unrealized_gain_loss"] == f"{value - cost:.2f}"
         assert pos["unrealized_gain_loss_percent"] == f"{(value - cost) / cost * 100:.2f}"
-        assert Decimal(pos["average_cost"]) == (Decimal(str(cost)) / Decimal(q)).quantize(Decimal("0.0001"))
+        assert Decimal(pos["average_cost"]) == (Decimal(str(cost)) / Decimal(q)).quantize(
+            Decimal("0.0001")
+        )
     p = api.client.get(f"/api/portfolios/{pid}/", headers=h).json()
     assert p["position_count"] == 3
     assert p["total_value"] == f"{total:.2f}"
@@ -95,11 +119,16 @@ def test_pagination_absolute_urls(api: Api) -> None:
         _portfolio(api, h, f"p{i:02d}")
     first = api.client.get("/api/portfolios/?ordering=name", headers=h).json()
     assert (first["count"], len(first["results"]), first["previous"]) == (25, 20, None)
-    assert first["next"] == "http://testserver.local/api/portfolios/?ordering=name&limit=20&offset=20"
+    assert (
+        first["next"] == "http://testserver.local/api/portfolios/?ordering=name&limit=20&offset=20"
+    )
     second = api.client.get(first["next"], headers=h).json()
     assert [x["name"] for x in second["results"]] == [f"p{i}" for i in range(20, 25)]
     assert second["next"] is None
-    assert second["previous"] == "http://testserver.local/api/portfolios/?ordering=name&limit=20&offset=0"
+    assert (
+        second["previous"]
+        == "http://testserver.local/api/portfolios/?ordering=name&limit=20&offset=0"
+    )
     page = api.client.get("/api/portfolios/?ordering=name&limit=10&page=3", headers=h).json()
     assert [x["name"] for x in page["results"]] == [f"p{i}" for i in range(20, 25)]
     for query, field, code in [
@@ -118,10 +147,18 @@ def test_update_and_delete_cascade(api: Api) -> None:
     _, h = api.user()
     pid = _portfolio(api, h, "old")["id"]
     _buy(api, h, pid, "SPY", "1", "100")
-    r = api.client.put(f"/api/portfolios/{pid}/", json={"name": "new", "is_active": False}, headers=h)
+    r = api.client.put(
+        f"/api/portfolios/{pid}/", json={"name": "new", "is_active": False}, headers=h
+    )
     assert r.status_code == 200, r.text
-    assert (r.json()["name"], r.json()["is_active"], r.json()["position_count"]) == ("new", False, 1)
-    assert api.client.put(f"/api/portfolios/{pid}/", json={"description": "x"}, headers=h).json()["details"] == {
+    assert (r.json()["name"], r.json()["is_active"], r.json()["position_count"]) == (
+        "new",
+        False,
+        1,
+    )
+    assert api.client.put(f"/api/portfolios/{pid}/", json={"description": "x"}, headers=h).json()[
+        "details"
+    ] == {
         "field": "name",
         "code": "required",
     }

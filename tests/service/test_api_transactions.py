@@ -14,7 +14,9 @@ from tests.service.conftest import Api
 Q8 = Decimal("1e-8")
 
 
-def _txn(api: Api, h: dict[str, str], pid: int, kind: str, qty: str, price: str = "10", **extra: object):
+def _txn(
+    api: Api, h: dict[str, str], pid: int, kind: str, qty: str, price: str = "10", **extra: object
+):
     body = {
         "portfolio": pid,
         "asset_symbol": extra.pop("symbol", "SPY"),
@@ -33,7 +35,11 @@ def _new_portfolio(api: Api, h: dict[str, str]) -> int:
 
 async def _count_txns(db, pid: int) -> int:
     async with db.read() as s:
-        return int((await s.execute(select(func.count()).where(Transaction.portfolio_id == pid))).scalar_one())
+        return int(
+            (
+                await s.execute(select(func.count()).where(Transaction.portfolio_id == pid))
+            ).scalar_one()
+        )
 
 
 def test_create_fields_and_exact_decimals(api: Api) -> None:
@@ -45,11 +51,14 @@ def test_create_fields_and_exact_decimals(api: Api) -> None:
     assert t["quantity"] == "0.12345678"
     assert t["price"] == "12345.6789"
     assert t["fees"] == "0.01"
-    assert Decimal(t["total_amount"]) == (Decimal("0.12345678") * Decimal("12345.6789") + Decimal("0.01")).quantize(
-        Q8, ROUND_HALF_EVEN
-    )
+    assert Decimal(t["total_amount"]) == (
+        Decimal("0.12345678") * Decimal("12345.6789") + Decimal("0.01")
+    ).quantize(Q8, ROUND_HALF_EVEN)
     assert (t["portfolio"], t["asset_symbol"], t["transaction_type"], t["transaction_date"]) == (
-        pid, "SPY", "buy", "2025-03-03"
+        pid,
+        "SPY",
+        "buy",
+        "2025-03-03",
     )
     assert api.client.get(f"/api/transactions/{t['id']}/", headers=h).json() == t
 
@@ -87,7 +96,10 @@ def test_ledger_twin_average_cost(api: Api) -> None:
             r = _txn(api, h, pid, "sell", str(q), str(price), symbol=sym, fees=str(fees))
             assert r.status_code == 201, r.text
             rest = qty - q
-            held[sym] = (rest, (basis * rest / qty).quantize(Q8, ROUND_HALF_EVEN) if rest else Decimal(0))
+            held[sym] = (
+                rest,
+                (basis * rest / qty).quantize(Q8, ROUND_HALF_EVEN) if rest else Decimal(0),
+            )
         elif rnd.random() < 0.15:
             r = _txn(api, h, pid, "dividend", "3", "0.25", symbol=sym)
             assert r.status_code == 201, r.text
@@ -98,7 +110,9 @@ def test_ledger_twin_average_cost(api: Api) -> None:
             held[sym] = (qty + q, (basis + q * price + fees).quantize(Q8, ROUND_HALF_EVEN))
     got = {
         p["asset"]["symbol"]: (Decimal(p["quantity"]), Decimal(p["cost_basis"]))
-        for p in api.client.get(f"/api/portfolios/{pid}/positions/?limit=100", headers=h).json()["results"]
+        for p in api.client.get(f"/api/portfolios/{pid}/positions/?limit=100", headers=h).json()[
+            "results"
+        ]
     }
     want = {s: (q, b.quantize(Decimal("0.01"))) for s, (q, b) in held.items() if q > 0}
     assert got == want
@@ -118,10 +132,17 @@ def test_filters(api: Api) -> None:
         return [(t["asset_symbol"], t["transaction_date"]) for t in r.json()["results"]]
 
     assert len(ids("")) == 4
-    assert ids(f"portfolio_id={p1}") == [("AAPL", "2025-03-10"), ("SPY", "2025-02-10"), ("SPY", "2025-01-10")]
+    assert ids(f"portfolio_id={p1}") == [
+        ("AAPL", "2025-03-10"),
+        ("SPY", "2025-02-10"),
+        ("SPY", "2025-01-10"),
+    ]
     assert ids("asset_symbol=spy") == [("SPY", "2025-02-10"), ("SPY", "2025-01-10")]
     assert ids("transaction_type=dividend") == [("TLT", "2025-04-10")]
-    assert ids("date_from=2025-02-01&date_to=2025-03-31") == [("AAPL", "2025-03-10"), ("SPY", "2025-02-10")]
+    assert ids("date_from=2025-02-01&date_to=2025-03-31") == [
+        ("AAPL", "2025-03-10"),
+        ("SPY", "2025-02-10"),
+    ]
     r = api.client.get("/api/transactions/?date_from=2025-05-01&date_to=2025-01-01", headers=h)
     assert r.json()["details"] == {"field": "date_from", "code": "invalid"}
     r = api.client.get("/api/transactions/?date_from=yesterday", headers=h)
@@ -139,7 +160,12 @@ def test_dividend_leaves_position(api: Api) -> None:
 
 async def _position_rows(db, pid: int) -> list[tuple[Decimal, Decimal]]:
     async with db.read() as s:
-        return [(p.quantity, p.cost_basis) for p in (await s.execute(select(Position).where(Position.portfolio_id == pid))).scalars()]
+        return [
+            (p.quantity, p.cost_basis)
+            for p in (
+                await s.execute(select(Position).where(Position.portfolio_id == pid))
+            ).scalars()
+        ]
 
 
 def test_fifty_concurrent_sells_of_twenty_held(api: Api) -> None:
@@ -148,7 +174,9 @@ def test_fifty_concurrent_sells_of_twenty_held(api: Api) -> None:
     pid = _new_portfolio(api, h)
     assert _txn(api, h, pid, "buy", "20", "100").status_code == 201
     with ThreadPoolExecutor(max_workers=50) as pool:
-        statuses = list(pool.map(lambda _: _txn(api, h, pid, "sell", "1", "101").status_code, range(50)))
+        statuses = list(
+            pool.map(lambda _: _txn(api, h, pid, "sell", "1", "101").status_code, range(50))
+        )
     assert statuses.count(201) == 20
     assert statuses.count(400) == 30
     assert api.client.get(f"/api/portfolios/{pid}/positions/", headers=h).json()["count"] == 0

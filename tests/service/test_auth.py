@@ -20,7 +20,9 @@ def test_token_obtain_use_revoke(api: Api) -> None:
     assert bad.status_code == 401
     assert bad.json()["error"] == "authentication_required"
     assert "Token" in bad.headers["www-authenticate"]
-    unknown = api.client.post("/api/auth/token/", json={"username": "nobody-" + name, "password": PASSWORD})
+    unknown = api.client.post(
+        "/api/auth/token/", json={"username": "nobody-" + name, "password": PASSWORD}
+    )
     assert unknown.status_code == 401 and unknown.json()["message"] == bad.json()["message"]
     r = api.client.post("/api/auth/token/", json={"username": name, "password": PASSWORD})
     assert r.status_code == 200, r.text
@@ -58,7 +60,11 @@ def test_session_login_cookie_csrf_logout(api: Api) -> None:
     csrf = r.json()["csrf_token"]
     set_cookie = [v for k, v in r.headers.multi_items() if k == "set-cookie"]
     session_cookie = next(c for c in set_cookie if c.startswith("qc_session="))
-    assert "HttpOnly" in session_cookie and "SameSite=lax" in session_cookie and "Path=/" in session_cookie
+    assert (
+        "HttpOnly" in session_cookie
+        and "SameSite=lax" in session_cookie
+        and "Path=/" in session_cookie
+    )
     key = session_cookie.split(";")[0].split("=", 1)[1]
     stored = {s.key_hash for s in api.call(_rows, api.db, UserSession)}
     assert digest(key) in stored and key not in stored
@@ -92,7 +98,9 @@ def test_api_keys_crud(api: Api) -> None:
     assert digest(key) in stored and key not in stored
     kh = {"X-API-Key": key}
     assert api.client.get("/api/auth/me/", headers=kh).json()["auth_method"] == "api_key"
-    assert api.client.post("/api/portfolios/", json={"name": "svc"}, headers=kh).status_code == 201  # no CSRF
+    assert (
+        api.client.post("/api/portfolios/", json={"name": "svc"}, headers=kh).status_code == 201
+    )  # no CSRF
     assert api.client.delete(f"/api/auth/api-keys/{created['id']}/", headers=h).status_code == 204
     assert api.client.get("/api/auth/me/", headers=kh).status_code == 401
     assert api.client.delete(f"/api/auth/api-keys/{created['id']}/", headers=h).status_code == 404

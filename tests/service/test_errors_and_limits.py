@@ -26,9 +26,13 @@ def test_unknown_route_wrong_method_and_oversized_body(api: Api) -> None:
     r = api.client.patch("/api/assets/1/")
     assert r.status_code == 405 and r.json()["error"] == "method_not_allowed"
     _, h = api.user()
-    r = api.client.post("/api/portfolios/", content=b'{"name": "' + b"x" * 2_000_000 + b'"}', headers=h)
+    r = api.client.post(
+        "/api/portfolios/", content=b'{"name": "' + b"x" * 2_000_000 + b'"}', headers=h
+    )
     assert r.status_code == 413 and r.json()["error"] == "request_too_large"
-    r = api.client.post("/api/portfolios/", content=b"{not json", headers={**h, "content-type": "application/json"})
+    r = api.client.post(
+        "/api/portfolios/", content=b"{not json", headers={**h, "content-type": "application/json"}
+    )
     assert r.status_code == 400
     assert r.json()["details"] == {"field": "body", "code": "invalid_json"}
     r = api.client.get("/api/assets/999999/")
@@ -67,7 +71,11 @@ def test_rate_limit_headers_and_429(api_factory) -> None:
     assert r.headers["x-ratelimit-remaining"] == "0"
     _, h = api.user()  # an authenticated user has their own budget
     r = api.client.get("/api/portfolios/", headers=h)
-    assert (r.status_code, r.headers["x-ratelimit-limit"], r.headers["x-ratelimit-remaining"]) == (200, "5", "4")
+    assert (r.status_code, r.headers["x-ratelimit-limit"], r.headers["x-ratelimit-remaining"]) == (
+        200,
+        "5",
+        "4",
+    )
     assert "x-ratelimit-limit" not in api.client.get("/health").headers
 
 
@@ -101,7 +109,11 @@ def test_redis_limiter_is_shared_between_workers(redis_url: str) -> None:
         a, b = RedisRateLimiter(redis_url, prefix), RedisRateLimiter(redis_url, prefix)
         try:
             rate = RateLimit(3, 3600)
-            hits = [await a.hit("user1", rate), await b.hit("user1", rate), await a.hit("user1", rate)]
+            hits = [
+                await a.hit("user1", rate),
+                await b.hit("user1", rate),
+                await a.hit("user1", rate),
+            ]
             hits.append(await b.hit("user1", rate))
             assert [h.remaining for h in hits] == [2, 1, 0, 0]
             other = await b.hit("user2", rate)

@@ -86,7 +86,11 @@ def test_core_endpoint_in_schema(schema: dict, method: str, path: str) -> None:
 
 
 def test_schema_ui_and_security(api: Api, schema: dict) -> None:
-    assert set(schema["components"]["securitySchemes"]) == {"TokenAuth", "ApiKeyAuth", "SessionCookie"}
+    assert set(schema["components"]["securitySchemes"]) == {
+        "TokenAuth",
+        "ApiKeyAuth",
+        "SessionCookie",
+    }
     for ui in ("/schema", "/schema/swagger"):
         r = api.client.get(ui)
         assert r.status_code == 200 and "<html" in r.text.lower(), ui

@@ -7,7 +7,12 @@ import pytest
 from service.app import CORE_ROUTERS
 from tests.service.conftest import Api
 
-BUY = {"asset_symbol": "SPY", "quantity": "1", "purchase_price": "10", "purchase_date": "2025-01-02"}
+BUY = {
+    "asset_symbol": "SPY",
+    "quantity": "1",
+    "purchase_price": "10",
+    "purchase_date": "2025-01-02",
+}
 
 #: (method, path template, JSON body) of every authenticated route of this issue.
 PROTECTED: list[tuple[str, str, dict | None]] = [
@@ -57,25 +62,37 @@ def test_matrix_covers_every_route(api: Api) -> None:
 
 def _victim(api: Api) -> dict[str, object]:
     _, h = api.user("victim")
-    p = api.client.post("/api/portfolios/", json={"name": "private", "description": "secret"}, headers=h).json()["id"]
+    p = api.client.post(
+        "/api/portfolios/", json={"name": "private", "description": "secret"}, headers=h
+    ).json()["id"]
     t = api.client.post(f"/api/portfolios/{p}/positions/", json={**BUY, "quantity": "7"}, headers=h)
     assert t.status_code == 201
-    txn = api.client.get(f"/api/transactions/?portfolio_id={p}", headers=h).json()["results"][0]["id"]
+    txn = api.client.get(f"/api/transactions/?portfolio_id={p}", headers=h).json()["results"][0][
+        "id"
+    ]
     k = api.client.post("/api/auth/api-keys/", json={"name": "victim-key"}, headers=h).json()["id"]
     return {"h": h, "p": p, "t": txn, "k": k, "a": 1}
 
 
-def _request(api: Api, method: str, path: str, body: dict | None, ids: dict, headers: dict[str, str]):
+def _request(
+    api: Api, method: str, path: str, body: dict | None, ids: dict, headers: dict[str, str]
+):
     url = path.format(**ids)
     if method == "POST" and path == "/api/transactions/":
         body = {
-            "portfolio": ids["p"], "asset_symbol": "SPY", "transaction_type": "sell",
-            "quantity": "1", "price": "1", "transaction_date": "2025-01-03",
+            "portfolio": ids["p"],
+            "asset_symbol": "SPY",
+            "transaction_type": "sell",
+            "quantity": "1",
+            "price": "1",
+            "transaction_date": "2025-01-03",
         }
     return api.client.request(method, url, json=body, headers=headers)
 
 
-@pytest.mark.parametrize(("method", "path", "body"), PROTECTED, ids=[f"{m} {p}" for m, p, _ in PROTECTED])
+@pytest.mark.parametrize(
+    ("method", "path", "body"), PROTECTED, ids=[f"{m} {p}" for m, p, _ in PROTECTED]
+)
 def test_no_credentials_is_401(api: Api, method: str, path: str, body: dict | None) -> None:
     ids = {"p": 1, "t": 1, "k": 1}
     r = _request(api, method, path, body, ids, {})
