@@ -1,0 +1,1 @@
+"""Real-time prices: the ``/ws/realtime/`` channel, the price feed and its endpoints."""

@@ -1,0 +1,63 @@
+"""``GET /realtime/websocket-info/``, ``GET /realtime/status/``, ``POST /api/realtime/force_price_update/``.
+
+All three count against the real-time rate limit (``QC_RATE_LIMIT_REALTIME``,
+10/minute by default, per user or per anonymous IP).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from litestar import Controller, Request, get, post
+from litestar.params import JSONBody
+
+from service.auth import requires_user
+from service.realtime.schemas import (
+    ForcePriceUpdate,
+    ForcePriceUpdateRead,
+    StatusRead,
+    WebSocketInfoRead,
+)
+from service.realtime.services import Realtime
+
+__all__ = ["RealtimeController", "request_scheme"]
+
+
+def _realtime(request: Request[Any, Any, Any]) -> Realtime:
+    return request.app.state.realtime  # type: ignore[no-any-return]
+
+
+def request_scheme(request: Request[Any, Any, Any], trust_forwarded: bool) -> tuple[str, str]:
+    """The scheme and host the client used (``X-Forwarded-Proto``/``-Host`` only if trusted)."""
+    scheme, host = request.url.scheme, request.headers.get("host") or request.url.netloc
+    if trust_forwarded:
+        scheme = request.headers.get("x-forwarded-proto", scheme).split(",")[0].strip()
+        host = request.headers.get("x-forwarded-host", host).split(",")[0].strip()
+    return scheme, host
+
+
+class RealtimeController(Controller):
+    path = "/"
+    tags = ["realtime"]  # noqa: RUF012
+
+    @get("/realtime/websocket-info/", summary="How to connect to the real-time WebSocket")
+    async def websocket_info(self, request: Request[Any, Any, Any]) -> WebSocketInfoRead:
+        realtime = _realtime(request)
+        scheme, host = request_scheme(request, realtime.settings.trust_forwarded_for)
+        return realtime.websocket_info(scheme, host)
+
+    @get("/realtime/status/", summary="Real-time service status and the caller's subscriptions")
+    async def status(self, request: Request[Any, Any, Any]) -> StatusRead:
+        user = request.scope.get("user")
+        return await _realtime(request).status(user.id if user is not None else None)
+
+    @post(
+        "/api/realtime/force_price_update/",
+        summary="Tick the given symbols now and push their updates",
+        guards=[requires_user],
+        status_code=200,
+    )
+    async def force_price_update(
+        self, request: Request[Any, Any, Any], data: JSONBody[ForcePriceUpdate]
+    ) -> ForcePriceUpdateRead:
+        return await _realtime(request).force(data.symbols)

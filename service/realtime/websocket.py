@@ -1,0 +1,146 @@
+"""``/ws/realtime/``: authenticate the upgrade, then read client messages until closed.
+
+Authentication (first match wins): ``?token=<API token>``, ``Authorization: Token
+<key>``, ``X-API-Key: <key>``, the ``qc_session`` cookie. A presented credential that
+is not valid ends the connection (an ``error`` then close 1008); no credential is an
+anonymous connection. A session cookie is honoured only when the ``Origin`` (if any)
+is this host or one of ``QC_CORS_ORIGINS``, so another site cannot ride a user's
+browser session (cross-site WebSocket hijacking).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+from http.cookies import CookieError, SimpleCookie
+from typing import Any
+from urllib.parse import urlsplit
+
+from litestar import WebSocket, websocket
+from litestar.exceptions import WebSocketDisconnect
+
+from service.auth.identity import Identity
+from service.auth.services import identify
+from service.errors import AuthenticationRequired
+from service.middleware import SESSION_COOKIE
+from service.realtime.registry import Connection
+from service.realtime.services import WS_PATH, CloseCode, Realtime, _error
+from service.state import resources_of
+
+__all__ = ["authenticate", "realtime_socket"]
+
+log = logging.getLogger("service.realtime")
+
+
+class _Refused(Exception):
+    def __init__(self, code: str, message: str) -> None:
+        super().__init__(message)
+        self.code = code
+        self.message = message
+
+
+def _origin_allowed(socket: WebSocket[Any, Any, Any], allowed: str) -> bool:
+    origin = socket.headers.get("origin")
+    if origin is None:
+        return True  # not a browser
+    if origin in {o.strip() for o in allowed.split(",") if o.strip()}:
+        return True
+    return urlsplit(origin).netloc == socket.headers.get("host", "")
+
+
+async def authenticate(socket: WebSocket[Any, Any, Any]) -> Identity | None:
+    """The identity of the upgrade request (see the module docstring).
+
+    Raises:
+        _Refused: a credential was presented and is not valid, or the session cookie
+            came from a foreign origin.
+    """
+    res = resources_of(socket.app)
+    token = socket.query_params.get("token")
+    api_key = socket.headers.get("x-api-key")
+    session = None
+    auth = socket.headers.get("authorization")
+    if token is None and auth is not None:
+        scheme, _, value = auth.partition(" ")
+        if scheme.lower() != "token" or not value.strip():
+            raise _Refused("authentication_failed", "Use `Authorization: Token <key>`.")
+        token = value.strip()
+    if token is None and api_key is None and "cookie" in socket.headers:
+        cookie: SimpleCookie = SimpleCookie()
+        with contextlib.suppress(CookieError):
+            cookie.load(socket.headers["cookie"])
+        if SESSION_COOKIE in cookie:
+            session = cookie[SESSION_COOKIE].value
+            if not _origin_allowed(socket, res.settings.cors_origins):
+                raise _Refused(
+                    "origin_not_allowed", "Session cookies are accepted from this site only."
+                )
+    try:
+        return await identify(
+            res.db, token=token, api_key=api_key.strip() if api_key else None, session_key=session
+        )
+    except AuthenticationRequired as exc:
+        raise _Refused("authentication_failed", exc.message) from None
+
+
+async def _refuse(socket: WebSocket[Any, Any, Any], code: str, message: str) -> None:
+    await socket.accept()
+    await socket.send_text(_error(code, message))
+    await socket.close(code=CloseCode.POLICY_VIOLATION, reason=code)
+
+
+@websocket(WS_PATH, name="realtime-websocket")
+async def realtime_socket(socket: WebSocket[Any, Any, Any]) -> None:
+    """The real-time channel: subscribe to asset prices and (signed in) portfolio values."""
+    realtime: Realtime = socket.app.state.realtime
+    try:
+        identity = await authenticate(socket)
+    except _Refused as exc:
+        await _refuse(socket, exc.code, exc.message)
+        return
+    await socket.accept()
+    conn = realtime.registry.open(identity.id if identity else None)
+    writer = asyncio.create_task(conn.write(socket.send_text), name=f"rt:conn{conn.id}")
+    close_code: int | None = None
+    try:
+        close_code = await _read(socket, realtime, conn, writer)
+    except Exception:
+        log.exception("realtime: connection %d failed", conn.id)
+        close_code = 1011
+    finally:
+        await realtime.registry.close(conn)
+        if close_code is not None and not writer.done():
+            # Flush what is queued (the final error) for a moment, then close.
+            with contextlib.suppress(Exception):
+                await asyncio.wait_for(asyncio.shield(writer), 1.0)
+        writer.cancel()
+        with contextlib.suppress(asyncio.CancelledError, Exception):
+            await writer
+        if close_code is not None:
+            with contextlib.suppress(Exception):
+                await socket.close(code=close_code)
+
+
+async def _read(
+    socket: WebSocket[Any, Any, Any],
+    realtime: Realtime,
+    conn: Connection,
+    writer: asyncio.Task[None],
+) -> int | None:
+    """Handle messages until the client leaves (``None``) or must be closed (a code)."""
+    while True:
+        try:
+            event = await socket.receive()
+        except WebSocketDisconnect:
+            return None
+        if event["type"] == "websocket.disconnect":
+            return None
+        if writer.done():  # the client stopped accepting what we send
+            return None
+        data = event.get("text")
+        if data is None:
+            data = event.get("bytes") or b""
+        code = await realtime.handle(conn, data)
+        if code is not None:
+            return code
