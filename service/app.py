@@ -37,6 +37,7 @@ from service.marketdata.provider import MarketDataProvider
 from service.middleware import RequestMiddleware
 from service.portfolios.controllers import PortfolioController
 from service.ratelimit import MemoryRateLimiter, RateLimiter, RedisRateLimiter
+from service.realtime.plugin import realtime_plugins
 from service.settings import Settings
 from service.state import Resources, provide_db, provide_market, provide_resources
 from service.transactions.controllers import TransactionController
@@ -136,6 +137,7 @@ def create_app(
         request_max_body_size=settings.max_body_bytes,
         debug=False,
         logging_config=None,
+        plugins=realtime_plugins(settings),
     )
 
 

@@ -60,6 +60,11 @@ class Settings(msgspec.Struct, kw_only=True, frozen=True):
     db_pool_size: Annotated[int, msgspec.Meta(ge=1)] = 10
     sqlite_busy_timeout_seconds: Annotated[float, msgspec.Meta(gt=0)] = 30.0
     trust_forwarded_for: bool = False
+    # real time (docs/realtime.md)
+    realtime_tick_seconds: Annotated[float, msgspec.Meta(gt=0)] = 5.0
+    realtime_max_subscriptions: Annotated[int, msgspec.Meta(ge=1)] = 100
+    realtime_messages_per_second: Annotated[int, msgspec.Meta(ge=1)] = 20
+    realtime_max_backlog: Annotated[int, msgspec.Meta(ge=1)] = 256
 
     def __post_init__(self) -> None:
         for name in ("rate_limit_authenticated", "rate_limit_anonymous", "rate_limit_realtime"):
