@@ -378,10 +378,11 @@ def summary(
     -----
     Each row equals the function of the same name with the same options
     (``value_at_risk``/``expected_shortfall`` historical, ``volatility``
-    with ddof=1). One read of each column compacts its valid values and
-    accumulates growth, drawdown and sums; a second pass over the compacted
-    values gives the dispersion, downside and Omega sums; VaR and ES share one
-    bounded-heap selection of the lower tail. Columns run in parallel.
+    with ddof=1), up to rounding (the variance comes from sums shifted by the
+    first value, about 1e-13 relative). One read of each column compacts its
+    valid values and accumulates growth, drawdown, moments, downside and Omega
+    sums; VaR and ES share one quickselect of the lower tail of the compacted
+    values. Columns run in parallel.
 
     Examples
     --------
@@ -410,10 +411,10 @@ def summary(
     ppy = check_positive(periods_per_year, "periods_per_year")
     rf = _finite(risk_free, "risk_free")
     req = _finite(required_return, "required_return")
-    _, q, cutoff = _level_tail(level)
+    _, q, cutoff, zt = _level_tail(level)
     threshold = _omega_threshold(req, ppy)
     want = np.array([name in chosen for name in names], dtype=np.bool_)
-    out = summary_nb(x, b, rf, req, threshold, ppy, q, cutoff, want)
+    out = summary_nb(x, b, rf, req, threshold, ppy, q, cutoff, zt, want)
     rows = [names.index(name) for name in chosen]
     table = out[rows]
     if w.is_1d:

@@ -63,12 +63,14 @@ def _with_benchmark(returns: Any, benchmark: Any) -> tuple[Float64Array2D, Float
     return x, np.asfortranarray(b), w
 
 
-def _level_tail(level: Any) -> tuple[float, float, float]:
-    """The confidence level, numpy's percentile fraction and empyrical's cutoff for it."""
+def _level_tail(level: Any) -> tuple[float, float, float, float]:
+    """The confidence level, numpy's percentile fraction and empyrical's cutoff for it,
+    and a standard score a little beyond that tail (the kernels' selection prefilter)."""
     lv = check_level(level)
     cutoff = 1.0 - lv
     q = (100.0 * cutoff) / 100.0  # what np.percentile(r, 100 * cutoff) uses internally
-    return lv, q, cutoff
+    zt = float(ndtri(min(0.999, 1.5 * q + 0.01)))
+    return lv, q, cutoff, zt
 
 
 def _cornish_fisher_z(z: Any, skew: Any, kurt: Any) -> Any:
@@ -119,11 +121,11 @@ def volatility(
 
 def _var_es(returns: Any, level: Any, method: Any, which: int) -> Any:
     x, w = as_float64_2d(returns, "returns")
-    lv, q, cutoff = _level_tail(level)
+    lv, q, cutoff, zt = _level_tail(level)
     if method not in _METHODS:
         raise ValueError(f"method must be one of {', '.join(_METHODS)}; got {method!r}")
     if method == "historical":
-        return w.wrap_reduced(value_at_risk_es_nb(x, q, cutoff)[which])
+        return w.wrap_reduced(value_at_risk_es_nb(x, q, cutoff, zt)[which])
     mean, sd, skew, kurt = moments_nb(x)
     alpha = 1.0 - lv
     z = float(ndtri(alpha))
@@ -177,7 +179,7 @@ def value_at_risk(
     skewness and excess kurtosis, as ``scipy.stats.skew``/``kurtosis``) are
     sample moments over the non-NaN values. Fewer than 2 valid values, or
     zero variance for the moment methods: NaN. Historical VaR is found by a
-    bounded-heap selection of the lower tail, not a full sort.
+    quickselect of the lower tail (no full sort).
 
     References
     ----------

@@ -15,7 +15,7 @@ from quantcore._kernels.risk import (
     _cov_var,
     _mean_std,
     _pairs,
-    _quantile,
+    _percentile_pair,
     _var_es,
 )
 
@@ -75,8 +75,8 @@ def _sortino(buf, m, required_return, periods_per_year):  # type: ignore[no-unty
     for i in range(m):
         a = buf[i] - required_return
         s += a
-        if a < 0.0:
-            d2 += a * a
+        d = min(a, 0.0)
+        d2 += d * d
     if d2 == 0.0:
         return np.nan
     return (s / m) * periods_per_year / (math.sqrt(d2 / m) * math.sqrt(periods_per_year))
@@ -102,10 +102,8 @@ def _omega(buf, m, shift):  # type: ignore[no-untyped-def]
     down = 0.0
     for i in range(m):
         a = buf[i] - shift
-        if a > 0.0:
-            up += a
-        elif a < 0.0:
-            down -= a
+        up += max(a, 0.0)
+        down += max(-a, 0.0)
     return up / down if down > 0.0 else np.nan
 
 
@@ -178,12 +176,13 @@ def stability_nb(x):  # type: ignore[no-untyped-def]
 
 
 @njit(cache=True)
-def _tail_ratio(buf, m, heap):  # type: ignore[no-untyped-def]
+def _tail_ratio(buf, m, mean, sd, cand):  # type: ignore[no-untyped-def]
     if m < 2:
         return np.nan
-    upper = abs(_quantile(buf, m, 0.95, heap))
-    lower = abs(_quantile(buf, m, 0.05, heap))
-    return upper / lower if lower > 0.0 else np.nan
+    # -1.175: about 12 % of a normal sample lies below; only a prefilter for the selection
+    lower, upper = _percentile_pair(buf, m, 0.05, mean, sd, -1.175, cand)
+    lower = abs(lower)
+    return abs(upper) / lower if lower > 0.0 else np.nan
 
 
 @njit(cache=True, parallel=True)
@@ -193,15 +192,16 @@ def tail_ratio_nb(x):  # type: ignore[no-untyped-def]
     out = np.empty(k)
     for j in prange(k):
         buf = np.empty(n)
-        heap = np.empty(n)
+        cand = np.empty(n)
         m = _compact(x[:, j], buf)
-        out[j] = _tail_ratio(buf, m, heap)
+        mean, sd = _mean_std(buf, m, 1)
+        out[j] = _tail_ratio(buf, m, mean, sd, cand)
     return out
 
 
 @njit(cache=True, parallel=True)
 def summary_nb(  # type: ignore[no-untyped-def]
-    x, bench, risk_free, required_return, threshold, periods_per_year, q, cutoff, want
+    x, bench, risk_free, required_return, threshold, periods_per_year, q, cutoff, zt, want
 ):
     """Every ``SUMMARY_ROWS`` (and ``SUMMARY_BENCH_ROWS`` if ``bench`` has columns) per column.
 
@@ -210,9 +210,9 @@ def summary_nb(  # type: ignore[no-untyped-def]
     rows) run only when asked for. Rows not asked for are NaN.
 
     One read of each column compacts the valid values and accumulates the
-    growth, drawdown, extrema and sum; a second pass over the contiguous
-    buffer gives the dispersion, downside and omega sums; VaR/ES come from one
-    bounded-heap tail selection.
+    growth, drawdown, extrema, shifted first and second moments, downside and
+    omega sums; VaR/ES come from one branch-free quickselect of the lower
+    tail of the compacted values.
     """
     n, k = x.shape
     has_bench = bench.shape[1] > 0
@@ -222,28 +222,45 @@ def summary_nb(  # type: ignore[no-untyped-def]
     scale = math.sqrt(periods_per_year)
     for j in prange(k):
         buf = np.empty(n)
-        heap = np.empty(n)
+        cand = np.empty(n)
         col = x[:, j]
-        # pass 1: compact + growth + drawdown + extrema + sum
+        # the one pass: compact + growth + drawdown + extrema + shifted moments + downside
+        # and omega sums. The wealth product is a serial chain; the other sums are
+        # independent chains that run beside it at no extra latency, and all are
+        # branch-free (the sign of a return is a coin flip for the branch predictor).
         m = 0
         wealth = 1.0
         peak = 1.0
         worst = 0.0
-        s = 0.0
+        shift0 = np.nan  # first valid value: shifted sums keep the variance accurate
+        s1 = 0.0
+        s2 = 0.0
+        d2 = 0.0
+        spread = 0.0  # sum |r - omega threshold|; with sum(r - threshold) it gives both sides
         lo = np.inf
         hi = -np.inf
+        omega_shift = risk_free + threshold
         for i in range(n):
             v = col[i]
             if np.isnan(v):
                 continue
+            if m == 0:
+                shift0 = v
             buf[m] = v
             m += 1
-            s += v
+            d = v - shift0
+            s1 += d
+            s2 += d * d
             lo = min(lo, v)
             hi = max(hi, v)
             wealth *= 1.0 + v
             peak = max(peak, wealth)
             worst = min(worst, (wealth - peak) / peak)
+            a = v - required_return
+            a = a - abs(a)  # 2 min(a, 0), exact and branch-free
+            d2 += a * a
+            spread += abs(v - omega_shift)
+        d2 *= 0.25
         if m == 0:
             continue
         out[0, j] = wealth - 1.0
@@ -254,40 +271,24 @@ def summary_nb(  # type: ignore[no-untyped-def]
             out[6, j] = cagr / -worst
         if m < 2:
             continue
-        # pass 2: dispersion, downside and omega sums over the contiguous buffer
-        mean = s / m
-        ss = 0.0
-        d2 = 0.0
-        up = 0.0
-        down = 0.0
-        shift = risk_free + threshold
-        for i in range(m):
-            v = buf[i]
-            d = v - mean
-            ss += d * d
-            a = v - required_return
-            if a < 0.0:
-                d2 += a * a
-            o = v - shift
-            if o > 0.0:
-                up += o
-            else:
-                down -= o
+        mean = shift0 + s1 / m
+        ss = max(s2 - s1 * s1 / m, 0.0)
         sd = 0.0 if lo == hi else math.sqrt(ss / (m - 1))
         out[2, j] = sd * scale
         if sd > 0.0:
             out[3, j] = (mean - risk_free) / sd * scale
-        if d2 > 0.0:
+        if lo < required_return:
             out[4, j] = (mean - required_return) * periods_per_year / (math.sqrt(d2 / m) * scale)
-        if down > 0.0:
-            out[7, j] = up / down
-        out[10, j], out[11, j] = _var_es(buf, m, q, cutoff, heap)
+        if lo < omega_shift:
+            net = s1 + m * (shift0 - omega_shift)  # sum(r - threshold)
+            out[7, j] = (spread + net) / (spread - net)
+        out[10, j], out[11, j] = _var_es(buf, m, mean, sd, q, cutoff, zt, cand)
         if want[9]:
-            out[9, j] = _tail_ratio(buf, m, heap)
+            out[9, j] = _tail_ratio(buf, m, mean, sd, cand)
         if want[8]:
             out[8, j] = _stability(buf, m)  # overwrites buf: keep last
         if has_bench and (want[12] or want[13] or want[14] or want[15] or want[16]):
-            _summary_bench(col, bench[:, j * bstep], buf, heap, risk_free, periods_per_year, out, j)
+            _summary_bench(col, bench[:, j * bstep], buf, cand, risk_free, periods_per_year, out, j)
     return out
 
 

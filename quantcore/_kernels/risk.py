@@ -1,6 +1,6 @@
 """Risk kernels: dispersion, tail quantiles, regression on a benchmark.
 
-Shared helpers (``_compact``, ``_quantile``, ``_smallest_sorted``) live here and
+Shared helpers (``_compact``, ``_mean_std``, ``_select``, ``_lower_tail``) live here and
 are reused by :mod:`quantcore._kernels.metrics`. Every panel kernel takes a 2-D
 float64 array (axis 0 time, axis 1 columns), loops over columns with ``prange``
 and skips NaNs inside each column.
@@ -69,49 +69,53 @@ def _mean_std(buf, m, ddof):  # type: ignore[no-untyped-def]
 
 
 @njit(cache=True)
-def _smallest_sorted(buf, m, kk, sign, heap):  # type: ignore[no-untyped-def]
-    """Leave the ``kk`` smallest values of ``sign * buf[:m]`` in ``heap[:kk]``, ascending.
+def _select(a, c, k):  # type: ignore[no-untyped-def]
+    """Quickselect in place: afterwards ``a[k]`` is the k-th smallest of ``a[:c]``, ``a[:k] <= a[k]``.
 
-    A bounded max-heap: one predictable comparison per element, O(m + kk log kk log m)
-    expected, which beats quickselect for the small tails that VaR/ES need.
+    Median-of-three pivot and Alexandrescu's branch-free Lomuto partition (the
+    comparisons of returns against a pivot are a coin flip for a branch
+    predictor). Each round removes the pivot, so heavy ties cannot loop
+    forever; after 64 rounds the rest is sorted.
     """
-    size = 0
-    for i in range(m):
-        v = sign * buf[i]
-        if size < kk:
-            j = size
-            size += 1
-            while j > 0:
-                p = (j - 1) >> 1
-                if heap[p] >= v:
-                    break
-                heap[j] = heap[p]
-                j = p
-            heap[j] = v
-        elif v < heap[0]:
-            _sift_down(heap, 0, kk, v)
-    # in-place heap sort -> ascending
-    for end in range(kk - 1, 0, -1):
-        top = heap[0]
-        v = heap[end]
-        heap[end] = top
-        _sift_down(heap, 0, end, v)
-    return heap
-
-
-@njit(cache=True)
-def _sift_down(heap, j, size, v):  # type: ignore[no-untyped-def]
-    while True:
-        c = 2 * j + 1
-        if c >= size:
-            break
-        if c + 1 < size and heap[c + 1] > heap[c]:
-            c += 1
-        if heap[c] <= v:
-            break
-        heap[j] = heap[c]
-        j = c
-    heap[j] = v
+    lo = 0
+    hi = c
+    rounds = 0
+    while hi - lo > 16:
+        rounds += 1
+        if rounds > 64:  # pathological input: finish by sorting what is left
+            a[lo:hi] = np.sort(a[lo:hi])
+            return
+        mid = (lo + hi) >> 1
+        # median of three to a[hi - 1]
+        if a[mid] < a[lo]:
+            a[mid], a[lo] = a[lo], a[mid]
+        if a[hi - 1] < a[lo]:
+            a[hi - 1], a[lo] = a[lo], a[hi - 1]
+        if a[mid] < a[hi - 1]:
+            a[mid], a[hi - 1] = a[hi - 1], a[mid]
+        p = a[hi - 1]
+        store = lo
+        for i in range(lo, hi - 1):
+            v = a[i]
+            a[i] = a[store]
+            a[store] = v
+            store += v < p
+        a[hi - 1] = a[store]
+        a[store] = p
+        if k == store:
+            return
+        if k < store:
+            hi = store
+        else:
+            lo = store + 1
+    # insertion sort of the small rest
+    for i in range(lo + 1, hi):
+        v = a[i]
+        j = i - 1
+        while j >= lo and a[j] > v:
+            a[j + 1] = a[j]
+            j -= 1
+        a[j + 1] = v
 
 
 @njit(cache=True)
@@ -124,45 +128,75 @@ def _lerp(a, b, t):  # type: ignore[no-untyped-def]
 
 
 @njit(cache=True)
-def _quantile(buf, m, q, heap):  # type: ignore[no-untyped-def]
-    """``np.percentile(buf[:m], 100 * q)`` (method "linear") by tail selection; NaN if m == 0."""
-    if m == 0:
-        return np.nan
-    idx = q * (m - 1)
+def _lower_tail(buf, m, idx, kes, sign, thresh, cand):  # type: ignore[no-untyped-def]
+    """Lower-tail statistics of ``y = sign * buf[:m]`` (``m >= 1``).
+
+    Returns the linear-interpolated order statistic at the virtual index ``idx``
+    (what ``np.percentile`` computes) and the mean of the ``kes + 1`` smallest
+    values (NaN if ``kes < 0``). Values ``<= thresh`` are first copied out
+    branch-free; if they are enough, only they are selected from (the exact
+    answer either way), otherwise all values are.
+    """
     lo = int(math.floor(idx))
-    t = idx - lo
     hi = min(lo + 1, m - 1)
-    if q <= 0.5:
-        _smallest_sorted(buf, m, hi + 1, 1.0, heap)
-        a = heap[lo]
-        b = heap[hi]
-    else:
-        _smallest_sorted(buf, m, m - lo, -1.0, heap)
-        a = -heap[m - 1 - lo]
-        b = -heap[m - 1 - hi]
-    if a == b:
-        return a
-    return _lerp(a, b, t)
+    kk = max(hi, kes)
+    c = 0
+    for i in range(m):  # branch-free copy of the values at or below the threshold
+        v = sign * buf[i]
+        cand[c] = v
+        c += v <= thresh
+    if c < kk + 1:  # too few (a skewed sample): every value
+        for i in range(m):
+            cand[i] = sign * buf[i]
+        c = m
+    _select(cand, c, kk)
+    top = cand[kk]
+    below = -np.inf
+    s = 0.0
+    for i in range(kk):
+        v = cand[i]
+        below = max(below, v)
+        s += v
+    if lo >= kk - 1 and hi >= kk - 1 and kes >= kk - 1:
+        a = top if lo == kk else below
+        b = top if hi == kk else below
+        es = (s + top) / (kk + 1) if kes == kk else (s / kk if kes >= 0 else np.nan)
+    else:  # the requested ranks are further apart: sort the selected head
+        head = np.sort(cand[: kk + 1])
+        a = head[lo]
+        b = head[hi]
+        es = np.nan
+        if kes >= 0:
+            es = 0.0
+            for i in range(kes + 1):
+                es += head[i]
+            es /= kes + 1
+    q = a if a == b else _lerp(a, b, idx - lo)
+    return q, es
 
 
 @njit(cache=True)
-def _var_es(buf, m, q, cutoff, heap):  # type: ignore[no-untyped-def]
-    """Historical VaR and ES of ``buf[:m]`` as positive losses (one tail selection)."""
+def _var_es(buf, m, mean, sd, q, cutoff, zt, cand):  # type: ignore[no-untyped-def]
+    """Historical VaR and ES of ``buf[:m]`` (mean ``mean``, std ``sd``) as positive losses.
+
+    ``zt`` places the prefilter threshold at ``mean + zt * sd``.
+    """
     if m < 2:
         return np.nan, np.nan
     idx = q * (m - 1)
-    lo = int(math.floor(idx))
-    hi = min(lo + 1, m - 1)
     kes = int((m - 1) * cutoff)
-    kk = max(hi, kes) + 1
-    _smallest_sorted(buf, m, kk, 1.0, heap)
-    a = heap[lo]
-    b = heap[hi]
-    var = a if a == b else _lerp(a, b, idx - lo)
-    s = 0.0
-    for i in range(kes + 1):
-        s += heap[i]
-    return -var, -(s / (kes + 1))
+    quant, es = _lower_tail(buf, m, idx, kes, 1.0, mean + zt * sd, cand)
+    return -quant, -es
+
+
+@njit(cache=True)
+def _percentile_pair(buf, m, q, mean, sd, zt, cand):  # type: ignore[no-untyped-def]
+    """``np.percentile(buf[:m], [100 q, 100 (1 - q)])`` for a small tail probability ``q``."""
+    idx = q * (m - 1)
+    low, _ = _lower_tail(buf, m, idx, -1, 1.0, mean + zt * sd, cand)
+    idx_up = (1.0 - q) * (m - 1)
+    up, _ = _lower_tail(buf, m, (m - 1) - idx_up, -1, -1.0, -mean + zt * sd, cand)
+    return low, -up
 
 
 @njit(cache=True, parallel=True)
@@ -180,19 +214,21 @@ def volatility_nb(x, periods_per_year, ddof):  # type: ignore[no-untyped-def]
 
 
 @njit(cache=True, parallel=True)
-def value_at_risk_es_nb(x, q, cutoff):  # type: ignore[no-untyped-def]
+def value_at_risk_es_nb(x, q, cutoff, zt):  # type: ignore[no-untyped-def]
     """Historical VaR (row 0) and expected shortfall (row 1) of each column as positive losses.
 
     ``q`` is the lower-tail probability used like ``np.percentile`` (``100 * q / 100``);
-    ``cutoff`` the same probability used like empyrical's ``int((m - 1) * cutoff)``.
+    ``cutoff`` the same probability used like empyrical's ``int((m - 1) * cutoff)``;
+    ``zt`` a standard score a little above ``q``'s that only speeds up the selection.
     """
     n, k = x.shape
     out = np.empty((2, k))
     for j in prange(k):
         buf = np.empty(n)
-        heap = np.empty(n)
+        cand = np.empty(n)
         m = _compact(x[:, j], buf)
-        out[0, j], out[1, j] = _var_es(buf, m, q, cutoff, heap)
+        mean, sd = _mean_std(buf, m, 1)
+        out[0, j], out[1, j] = _var_es(buf, m, mean, sd, q, cutoff, zt, cand)
     return out
 
 
