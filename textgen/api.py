@@ -180,10 +180,30 @@ class FilesController(Controller):
         return _file(await _services(state).files.create(upload, purpose))
 
     @get("/")
-    async def list_files(self, state: State, purpose: FromQuery[str | None] = None) -> dict[str, Any]:
-        """Every file, newest first (optionally of one ``purpose``)."""
+    async def list_files(
+        self,
+        state: State,
+        purpose: FromQuery[str | None] = None,
+        after: FromQuery[str | None] = None,
+        limit: FromQuery[int] = 10_000,
+        order: FromQuery[str] = "desc",
+    ) -> dict[str, Any]:
+        """Files, newest first by default (optionally of one ``purpose``), paginated by ``after``."""
+        if not 1 <= limit <= 10_000:
+            raise bad_request("'limit' must be between 1 and 10000.", param="limit")
+        if order not in ("asc", "desc"):
+            raise bad_request("'order' must be 'asc' or 'desc'.", param="order")
         records = await _services(state).files.store.list_files(purpose)
-        return {"object": "list", "data": [_file(r) for r in records], "has_more": False}
+        if order == "asc":
+            records.reverse()
+        if after is not None:
+            ids = [r.id for r in records]
+            if after not in ids:
+                raise bad_request(f"Cursor 'after' {after!r} is not a listed file.", param="after")
+            records = records[ids.index(after) + 1 :]
+        page = [_file(r) for r in records[:limit]]
+        return {"object": "list", "data": page, "has_more": len(records) > limit,
+                "first_id": page[0].id if page else None, "last_id": page[-1].id if page else None}
 
     @get("/{file_id:str}")
     async def retrieve(self, file_id: FromPath[str], state: State) -> FileRead:

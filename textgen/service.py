@@ -168,8 +168,11 @@ class ResponseService:
             variables = {k: ({"detail": "auto", **v} if isinstance(v, dict) and v.get("type") == "input_image"
                              else v) for k, v in (body.prompt.variables or {}).items()}
             prompt_echo = {"id": record.id, "version": str(record.version), "variables": variables}
-        items += normalize_input(body.input)
-        entries = [await self._entry(item, f"input[{i}]", call_ids) for i, item in enumerate(items)]
+        params = [f"prompt.messages[{i}]" for i in range(len(items))]
+        own = normalize_input(body.input)
+        items += own
+        params += [f"input[{i}]" for i in range(len(own))]
+        entries = [await self._entry(item, param, call_ids) for item, param in zip(items, params, strict=True)]
 
         max_output = body.max_output_tokens or min(self.settings.default_max_output_tokens,
                                                    info.max_output_tokens)

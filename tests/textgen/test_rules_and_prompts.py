@@ -120,3 +120,11 @@ def test_truncation_auto_drops_the_oldest_turns(client: openai.OpenAI, http: htt
     lines = kept.output_text.splitlines()
     assert lines[0].startswith("assistant: user: word") and lines[-1] == "user: hi" and len(lines) == 2
     assert kept.truncation == "auto"
+
+
+def test_error_params_count_input_items_apart_from_prompt_messages(http: httpx.Client) -> None:
+    prompt = create_prompt(http, template=[{"role": "developer", "content": "a"}, {"role": "user", "content": "b"}])
+    body = {"model": ECHO, "prompt": {"id": prompt["id"]},
+            "input": [{"role": "user", "content": [{"type": "input_file", "file_id": "file-none"}]}]}
+    error = http.post("/responses", json=body).json()["error"]
+    assert error["param"] == "input[0].content[0].file_id"

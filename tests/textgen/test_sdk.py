@@ -290,3 +290,12 @@ def test_models(client: openai.OpenAI, http: httpx.Client) -> None:
     body = http.get("/models").json()
     ngram = next(m for m in body["data"] if m["id"] == SNAPSHOT)
     assert ngram["context_window"] == 8192
+
+
+def test_files_list_pagination(client: openai.OpenAI) -> None:
+    made = [client.files.create(file=(f"p{i}.txt", b"x"), purpose="batch").id for i in range(3)]
+    listed = [f.id for f in client.files.list(purpose="batch", order="asc") if f.id in made]
+    assert sorted(listed) == sorted(made)
+    first = client.files.list(purpose="batch", limit=1)
+    assert len(first.data) == 1 and first.has_more
+
