@@ -85,3 +85,55 @@ def test_bulk_prices(api: Api) -> None:
     }
     r = api.client.post("/api/assets/bulk-prices/", json={})
     assert r.json()["details"] == {"field": "symbols", "code": "required"}
+
+
+def test_imported_asset_prices_come_from_the_store(api: Api, tmp_path) -> None:
+    """An ``import-prices`` asset unknown to the provider is quoted from its Parquet bars."""
+    import uuid
+
+    from service.assets.services import upsert_imported_asset
+    from service.marketdata.importers import import_prices
+    from service.marketdata.store import PriceStore
+
+    symbol = f"IMP{uuid.uuid4().hex[:5].upper()}"
+    path = tmp_path / f"{symbol}.csv"
+    path.write_text(
+        "Date,Open,High,Low,Close,Adj Close,Volume\n2024-01-02,10,11,9,10.5,10.5,1000\n"
+        "2024-01-03,10.5,13,10,12.6,12.6,2000\n"
+    )
+    result = import_prices(path, sector="Imported", store=PriceStore(api.settings.prices_dir))
+    api.call(upsert_imported_asset, api.db, result)
+    a = api.client.get(f"/api/assets/?symbol={symbol}").json()["results"][0]
+    assert (a["data_source"], a["sector"], a["current_price"], a["price_change"]) == (
+        "import",
+        "Imported",
+        "12.6000",
+        "2.1000",
+    )
+    assert a["price_change_percent"] == "20.00" and a["volume"] == 2000
+    hist = api.client.get(f"/api/assets/{a['id']}/price-history/?days=5").json()["data"]
+    assert hist == []  # the simulated "today" is 2026: no imported bars in the last 5 trading days
+
+
+def test_demo_seed_is_idempotent(api: Api, tmp_path) -> None:
+    from sqlalchemy import select
+
+    from service.db.models import User
+    from service.demo import DEMO_USER, seed_demo
+    from tests.service.conftest import shared_market
+
+    async def demo_users() -> int:
+        async with api.db.read() as s:
+            return len(
+                list((await s.execute(select(User.id).where(User.username == DEMO_USER))).scalars())
+            )
+
+    if api.call(demo_users) == 0:
+        user, token = api.call(seed_demo, api.db, shared_market(), tmp_path)
+        assert user == DEMO_USER and (tmp_path / "demo-token.txt").read_text().strip() == token
+        h = {"Authorization": f"Token {token}"}
+        (p,) = api.client.get("/api/portfolios/", headers=h).json()["results"]
+        assert p["position_count"] == 5 and float(p["total_value"]) > 0
+    again = api.call(seed_demo, api.db, shared_market(), tmp_path)
+    assert again is not None and again[0] == DEMO_USER
+    assert api.call(demo_users) == 1
