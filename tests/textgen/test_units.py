@@ -86,3 +86,20 @@ def test_cli_keys_and_prompts(tmp_path: Path) -> None:
     spec.write_text('{"template": 3}')
     bad = _cli(tmp_path, "prompts", "create", str(spec))
     assert bad.returncode == 2 and "template" in bad.stderr
+
+
+def test_every_module_declares_its_public_surface() -> None:
+    import importlib
+    import pkgutil
+
+    import textgen
+
+    names = [m.name for m in pkgutil.walk_packages(textgen.__path__, "textgen.")]
+    assert "textgen.backends.builtin" in names and "textgen.service" in names
+    for name in names:
+        module = importlib.import_module(name)
+        exported = getattr(module, "__all__", None)
+        assert exported is not None, f"{name} has no __all__"
+        assert len(set(exported)) == len(exported), f"{name}.__all__ repeats a name"
+        missing = [n for n in exported if not hasattr(module, n)]
+        assert not missing, f"{name}.__all__ names missing attributes {missing}"
