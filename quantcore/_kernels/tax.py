@@ -444,6 +444,7 @@ def match_lots_nb(
                 break
             q_left = qty[i]
             p_left = muldiv_nb(qty[i], price[i], SCALE) - fee[i]
+            r_first = n_real
             while q_left > 0:
                 k = _pick_lot(lots, head, tail, s, method, lot_ref[i])
                 lq = lots[k, L_QTY]
@@ -468,8 +469,6 @@ def match_lots_nb(
                 realized[r, R_BASIS] = bs
                 realized[r, R_DISALLOWED] = 0
                 realized[r, R_LONG] = 1 if is_long_term_nb(lots[k, L_ACQUIRED], d) else 0
-                origin = lots[k, L_ORIGIN]
-                acquired = lots[k, L_ACQUIRED]
                 lots[k, L_QTY] = lq - take
                 lots[k, L_BASIS] -= part
                 if take == lq:
@@ -478,11 +477,16 @@ def match_lots_nb(
                 pool_b[s] -= bs
                 q_left -= take
                 p_left -= pr
-                loss = bs - pr
-                if not wash or loss <= 0:
+            # -- wash sales, once the sale has removed its own shares from the open lots:
+            # shares sold together never replace one another
+            for r in range(r_first, n_real if wash else r_first):
+                loss = realized[r, R_BASIS] - realized[r, R_PROCEEDS]
+                if loss <= 0:
                     continue
-                # -- wash sale: replacement shares bought up to `window` days before
-                need = take
+                origin = realized[r, R_ORIGIN]
+                acquired = realized[r, R_ACQUIRED]
+                # replacement shares bought up to `window` days before the sale
+                need = realized[r, R_QTY]
                 nc = 0
                 for gi in range(group_start[g], group_start[g + 1]):
                     s2 = group_syms[gi]

@@ -148,18 +148,19 @@ def _run(rows: list[dict], method: str, wash: bool, groups: dict[str, str]) -> R
             elif pl[0] < qty:
                 raise ValueError(f"row {i}: sells more than held")
             q_left, p_left = qty, q8(qty * price) - fees
+            sold: list[tuple[int, RefLot]] = []
             while q_left > 0:
                 lot = _pick(lst, method, row.get("lot"))
                 take = min(q_left, lot.qty)
                 pr = split(p_left, take, q_left)
                 part = split(lot.basis, take, lot.qty)
                 bs = split(pl[1], take, pl[0]) if method == "average" else part
-                piece = {
+                out.realized.append({
                     "symbol": s, "lot": lot.origin, "row": i, "purchased": lot.purchased, "acquired": lot.acquired,
                     "sold": d, "quantity": take, "proceeds": pr, "basis": bs, "disallowed": Decimal(0),
                     "long_term": is_long_term(lot.acquired, d),
-                }
-                out.realized.append(piece)
+                })
+                sold.append((len(out.realized) - 1, lot))
                 lot.qty -= take
                 lot.basis -= part
                 if lot.qty == 0:
@@ -168,9 +169,11 @@ def _run(rows: list[dict], method: str, wash: bool, groups: dict[str, str]) -> R
                 pl[1] -= bs
                 q_left -= take
                 p_left -= pr
-                loss = bs - pr
-                if wash and loss > 0:
-                    _wash(out, len(out.realized) - 1, lot, take, loss, d, g, group_of, lots, pool, pending)
+            # wash sales only after the whole sale left: shares sold together never replace each other
+            for r, lot in sold if wash else []:
+                piece = out.realized[r]
+                if piece["basis"] > piece["proceeds"]:
+                    _wash(out, r, piece, piece["quantity"], piece["basis"] - piece["proceeds"], d, g, group_of, lots, pool, pending)
     for s in sorted(lots):
         q_pool, b_pool = pool[s]
         for lot in lots[s]:
@@ -198,13 +201,13 @@ def _pick(lst: list[RefLot], method: str, ref: int | None) -> RefLot:
     return lst[0]
 
 
-def _wash(out, r, sold_lot, need, loss, d, g, group_of, lots, pool, pending) -> None:  # noqa: ANN001
+def _wash(out, r, piece, need, loss, d, g, group_of, lots, pool, pending) -> None:  # noqa: ANN001
     candidates = [
         (lot.origin, k, sym, lot)
         for sym, lst in lots.items()
         if group_of(sym) == g
         for k, lot in enumerate(lst)
-        if lot.purchased >= d - dt.timedelta(days=WINDOW) and not lot.used and lot.origin != sold_lot.origin
+        if lot.purchased >= d - dt.timedelta(days=WINDOW) and not lot.used and lot.origin != piece["lot"]
     ]
     candidates.sort(key=lambda c: (c[0], c[1]))
     for _, _, sym, lot in candidates:
@@ -223,13 +226,13 @@ def _wash(out, r, sold_lot, need, loss, d, g, group_of, lots, pool, pending) -> 
         target.basis += dis
         target.adj += dis
         target.used = True
-        target.acquired = target.purchased - (d - sold_lot.acquired)
+        target.acquired = target.purchased - (d - piece["acquired"])
         pool[sym][1] += dis
         out.realized[r]["disallowed"] += dis
         need -= take
         loss -= dis
     if need > 0:
-        pending.setdefault(g, []).append(_Pending(r, need, loss, d, sold_lot.acquired))
+        pending.setdefault(g, []).append(_Pending(r, need, loss, d, piece["acquired"]))
 
 
 def _qualify(out: RefLedger) -> None:

@@ -221,3 +221,12 @@ def test_public_surface() -> None:
     for name in tax.__all__:
         assert hasattr(tax, name)
     assert {"match_lots", "tax_summary", "harvest_opportunities", "form_8949", "schedule_d", "form_1099_div", "TaxRates", "LotLedger"} <= set(tax.__all__)
+
+
+@pytest.mark.parametrize("method", ["fifo", "lifo", "hifo", "average"])
+def test_shares_sold_in_the_same_sale_never_replace_each_other(method: str) -> None:
+    """Two purchases 5 days apart, both sold at a loss in one sale: nothing is left to
+    replace the sold shares, so the whole $60 loss is allowed."""
+    ledger = _wash([("A", "2025-01-02", "buy", 10, 10.0), ("A", "2025-01-07", "buy", 10, 12.0), ("A", "2025-01-12", "sell", 20, 8.0)], method=method)
+    assert int(ledger.realized["disallowed"].sum()) == 0
+    assert ledger.realized_frame()["gain"].sum() == -60.0
