@@ -151,3 +151,12 @@ def test_type_lists_and_quotes_are_escaped() -> None:
 def test_unsupported_or_invalid_schemas_are_rejected(schema: dict[str, Any], strict: bool, message: str) -> None:
     with pytest.raises(SchemaError, match=message.replace("(", r"\(")):
         compile_schema(schema, strict=strict)
+
+
+def test_huge_integer_bounds() -> None:
+    schema = {"type": "object", "properties": {"n": {"type": "integer", "minimum": 0, "maximum": 1e30},
+                                               "m": {"type": "integer", "minimum": -1e30, "maximum": -1e25}},
+              "required": ["n", "m"], "additionalProperties": False}
+    for seed in range(10):
+        text = "".join(generate(compile_schema(schema, strict=True), Words(), np.random.default_rng(seed)))
+        jsonschema.validate(json.loads(text), schema)

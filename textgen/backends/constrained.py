@@ -56,6 +56,7 @@ _KEYWORDS = {
     "null": frozenset({"type", "enum", "const"}),
 }
 _KEYWORDS["integer"] = _KEYWORDS["number"]
+_SAFE_INTEGER = 2.0**53
 _MAX_DEPTH = 32  # deeper than this only takes the shortest branch (recursive schemas)
 
 
@@ -312,8 +313,9 @@ def _number_range(node: NumberNode) -> tuple[float, float]:
 
 def _number_text(node: NumberNode, rng: np.random.Generator) -> str:
     a, b = _number_range(node)
-    if node.integer:
-        return str(int(rng.integers(int(a), int(b) + 1)))
+    if node.integer:  # draw within the exactly representable integers
+        low, high = int(max(a, -_SAFE_INTEGER)), int(min(b, _SAFE_INTEGER))
+        return str(int(rng.integers(low, high + 1)) if low <= high else int(a))
     value = float(rng.uniform(a, b))
     rounded = round(value, 2)
     return json.dumps(rounded if a <= rounded <= b else value)
