@@ -1,11 +1,12 @@
 """Fused parameter-sweep kernels: indicator, signal and simulation in one pass per combination.
 
-Every built-in strategy's signal at bar ``t`` is produced by :func:`signal_step_nb`
-from a few scalars of state (rolling sums, EMA and Wilder recursions), so a sweep
-never materialises an indicator or a signal series: memory grows with the number
-of combinations, never combinations x time. :func:`signals_1d_nb` runs the very
-same step over a whole series; the public strategies use it, which makes a sweep
-row identical to a single run with the same parameters.
+Every built-in strategy's signals are produced by :func:`signal_block_nb` from a
+few scalars of state (rolling sums, EMA and Wilder recursions) carried from one
+block of :data:`BLOCK` bars to the next, so a sweep never materialises an
+indicator or a signal series: memory grows with the number of combinations,
+never combinations x time. :func:`signals_1d_nb` runs the very same recursion
+over a whole series; the public strategies use it, which makes a sweep row
+identical to a single run with the same parameters.
 """
 
 from __future__ import annotations
@@ -32,8 +33,9 @@ __all__ = [
     "STRATEGY_MOMENTUM",
     "STRATEGY_MOVING_AVERAGE",
     "STRATEGY_RSI",
+    "BLOCK",
     "constants_nb",
-    "signal_step_nb",
+    "signal_block_nb",
     "signals_1d_nb",
     "sweep_nb",
 ]
@@ -46,11 +48,13 @@ STRATEGY_RSI = 4  # p0 window, p1 oversold, p2 overbought
 
 #: Scalars of indicator state per combination.
 N_STATE = 6
+#: Bars of signals a sweep computes at a time (two bool buffers of this length per task).
+BLOCK = 256
 
 
 @njit(cache=True)
 def constants_nb(strategy: int, p0: float, p1: float) -> np.ndarray:
-    """Per-combination constants of :func:`signal_step_nb`, computed once, not per bar.
+    """Per-combination constants of :func:`signal_block_nb`, computed once, not per bar.
 
     moving_average: ``1 / short, 1 / long, 2 / (short + 1), 2 / (long + 1)``;
     mean_reversion: ``1 / window``.
@@ -92,87 +96,177 @@ def _ma_update(
 
 
 @njit(cache=True)
-def signal_step_nb(
+def _ma_block(
+    x: np.ndarray, first: int, t0: int, t1: int, p0: float, p1: float, p2: float,
+    cst: np.ndarray, st: np.ndarray, ent: np.ndarray, ext: np.ndarray,
+) -> None:  # fmt: skip
+    w_fast = int(p0)
+    w_slow = int(p1)
+    ema = p2 != 0.0
+    a_fast = st[0]
+    a_slow = st[1]
+    pf = st[2]
+    ps = st[3]
+    if ema:
+        for t in range(t0, t1):
+            i = t - first
+            a_fast, fast = _ma_update(x, t, i, w_fast, cst[0], cst[2], True, a_fast)
+            a_slow, slow = _ma_update(x, t, i, w_slow, cst[1], cst[3], True, a_slow)
+            ent[t - t0] = pf < ps and fast > slow
+            ext[t - t0] = pf > ps and fast < slow
+            pf = fast
+            ps = slow
+    else:  # the SMA branch of _ma_update, written out: the sweeps' hot loop
+        inv_fast = cst[0]
+        inv_slow = cst[1]
+        nan = np.nan
+        for t in range(t0, t1):
+            i = t - first
+            v = x[t]
+            a_fast += v
+            if i >= w_fast:
+                a_fast -= x[t - w_fast]
+            a_slow += v
+            if i >= w_slow:
+                a_slow -= x[t - w_slow]
+            fast = a_fast * inv_fast if i >= w_fast - 1 else nan
+            slow = a_slow * inv_slow if i >= w_slow - 1 else nan
+            ent[t - t0] = pf < ps and fast > slow
+            ext[t - t0] = pf > ps and fast < slow
+            pf = fast
+            ps = slow
+    st[0] = a_fast
+    st[1] = a_slow
+    st[2] = pf
+    st[3] = ps
+
+
+@njit(cache=True)
+def _momentum_block(
+    x: np.ndarray, first: int, t0: int, t1: int, p0: float, p1: float,
+    ent: np.ndarray, ext: np.ndarray,
+) -> None:  # fmt: skip
+    lb = int(p0)
+    for t in range(t0, t1):
+        if t - first < lb:
+            ent[t - t0] = False
+            ext[t - t0] = False
+        else:
+            m = x[t] / x[t - lb] - 1.0
+            ent[t - t0] = m > p1
+            ext[t - t0] = m < -p1
+
+
+@njit(cache=True)
+def _mean_reversion_block(
+    x: np.ndarray, first: int, t0: int, t1: int, p0: float, p1: float,
+    cst: np.ndarray, st: np.ndarray, ent: np.ndarray, ext: np.ndarray,
+) -> None:  # fmt: skip
+    w = int(p0)
+    s1 = st[0]
+    s2 = st[1]
+    for t in range(t0, t1):
+        i = t - first
+        v = x[t]
+        s1 += v
+        s2 += v * v
+        if i >= w:
+            old = x[t - w]
+            s1 -= old
+            s2 -= old * old
+        if i < w - 1:
+            ent[t - t0] = False
+            ext[t - t0] = False
+            continue
+        mid = s1 * cst[0]
+        var = s2 * cst[0] - mid * mid
+        sd = np.sqrt(var) if var > 0.0 else 0.0
+        ent[t - t0] = v < mid - p1 * sd
+        ext[t - t0] = v >= mid
+    st[0] = s1
+    st[1] = s2
+
+
+@njit(cache=True)
+def _rsi_block(
+    x: np.ndarray, first: int, t0: int, t1: int, p0: float, p1: float, p2: float,
+    st: np.ndarray, ent: np.ndarray, ext: np.ndarray,
+) -> None:  # fmt: skip
+    w = int(p0)
+    gain = st[0]
+    loss = st[1]
+    for t in range(t0, t1):
+        i = t - first
+        ent[t - t0] = False
+        ext[t - t0] = False
+        if i == 0:
+            continue
+        d = x[t] - x[t - 1]
+        up = d if d > 0.0 else 0.0
+        down = -d if d < 0.0 else 0.0
+        if i < w:
+            gain += up
+            loss += down
+            continue
+        if i == w:
+            gain = (gain + up) / w
+            loss = (loss + down) / w
+        else:
+            gain = (gain * (w - 1) + up) / w
+            loss = (loss * (w - 1) + down) / w
+        tot = gain + loss
+        rsi = 100.0 * (gain / tot) if tot != 0.0 else 0.0
+        ent[t - t0] = rsi < p1
+        ext[t - t0] = rsi > p2
+    st[0] = gain
+    st[1] = loss
+
+
+@njit(cache=True)
+def signal_block_nb(
     strategy: int,
     x: np.ndarray,
-    t: int,
     first: int,
+    t0: int,
+    t1: int,
     p0: float,
     p1: float,
     p2: float,
     cst: np.ndarray,
     st: np.ndarray,
-) -> tuple[bool, bool]:
-    """Entry and exit signal of one strategy at bar ``t >= first``.
+    ent: np.ndarray,
+    ext: np.ndarray,
+) -> None:
+    """Entry and exit signals of one strategy on bars ``first <= t0 <= t < t1``.
 
-    ``first`` is the first valid bar of ``x``; ``cst`` comes from
-    :func:`constants_nb`; ``st`` holds :data:`N_STATE` scalars of state, zero
-    before the first call. Definitions (``i = t - first``):
+    Writes bar ``t`` to ``ent[t - t0]`` and ``ext[t - t0]``. ``cst`` comes from
+    :func:`constants_nb`; ``st`` carries :data:`N_STATE` scalars of indicator
+    state from one block to the next (zeros before the first block), so any
+    split of the bars into blocks gives the same signals. Definitions
+    (``i = t - first``):
 
     * buy_hold: entry at ``i == 0``, never an exit.
     * moving_average: fast/slow MA; entry when ``fast[t-1] < slow[t-1]`` and
       ``fast[t] > slow[t]``; exit when ``fast[t-1] > slow[t-1]`` and ``fast[t] < slow[t]``.
     * momentum: ``m = x[t] / x[t - lookback] - 1``; entry ``m > threshold``,
       exit ``m < -threshold``.
-    * mean_reversion: ``mid`` = SMA, ``sd`` = population std over ``window``;
-      entry ``x[t] < mid - num_std * sd``, exit ``x[t] >= mid``.
+    * mean_reversion: ``mid`` = SMA, ``sd`` = population std over ``window``
+      (rolling sums of ``x`` and ``x**2``, as TA-Lib); entry
+      ``x[t] < mid - num_std * sd``, exit ``x[t] >= mid``.
     * rsi: Wilder RSI (TA-Lib); entry ``rsi < oversold``, exit ``rsi > overbought``.
     """
-    i = t - first
     if strategy == STRATEGY_MOVING_AVERAGE:
-        ema = p2 != 0.0
-        st[0], fast = _ma_update(x, t, i, int(p0), cst[0], cst[2], ema, st[0])
-        st[1], slow = _ma_update(x, t, i, int(p1), cst[1], cst[3], ema, st[1])
-        pf = st[2]
-        ps = st[3]
-        st[2] = fast
-        st[3] = slow
-        if i == 0:
-            return False, False
-        return (pf < ps and fast > slow), (pf > ps and fast < slow)
-    if strategy == STRATEGY_MOMENTUM:
-        lb = int(p0)
-        if i < lb:
-            return False, False
-        m = x[t] / x[t - lb] - 1.0
-        return m > p1, m < -p1
-    if strategy == STRATEGY_MEAN_REVERSION:
-        w = int(p0)
-        v = x[t]
-        st[0] += v
-        st[1] += v * v
-        if i >= w:
-            old = x[t - w]
-            st[0] -= old
-            st[1] -= old * old
-        if i < w - 1:
-            return False, False
-        mid = st[0] * cst[0]
-        var = st[1] * cst[0] - mid * mid
-        sd = np.sqrt(var) if var > 0.0 else 0.0
-        return v < mid - p1 * sd, v >= mid
-    if strategy == STRATEGY_RSI:
-        w = int(p0)
-        if i == 0:
-            return False, False
-        d = x[t] - x[t - 1]
-        up = d if d > 0.0 else 0.0
-        down = -d if d < 0.0 else 0.0
-        if i < w:
-            st[0] += up
-            st[1] += down
-            return False, False
-        if i == w:
-            st[0] = (st[0] + up) / w
-            st[1] = (st[1] + down) / w
-        else:
-            st[0] = (st[0] * (w - 1) + up) / w
-            st[1] = (st[1] * (w - 1) + down) / w
-        tot = st[0] + st[1]
-        rsi = 100.0 * (st[0] / tot) if tot != 0.0 else 0.0
-        return rsi < p1, rsi > p2
-    # buy and hold
-    return i == 0, False
+        _ma_block(x, first, t0, t1, p0, p1, p2, cst, st, ent, ext)
+    elif strategy == STRATEGY_MOMENTUM:
+        _momentum_block(x, first, t0, t1, p0, p1, ent, ext)
+    elif strategy == STRATEGY_MEAN_REVERSION:
+        _mean_reversion_block(x, first, t0, t1, p0, p1, cst, st, ent, ext)
+    elif strategy == STRATEGY_RSI:
+        _rsi_block(x, first, t0, t1, p0, p1, p2, st, ent, ext)
+    else:
+        for t in range(t0, t1):
+            ent[t - t0] = t == first
+            ext[t - t0] = False
 
 
 @njit(cache=True)
@@ -183,10 +277,10 @@ def signals_1d_nb(
     n = x.shape[0]
     entries = np.zeros(n, dtype=np.bool_)
     exits = np.zeros(n, dtype=np.bool_)
-    st = np.zeros(N_STATE)
-    cst = constants_nb(strategy, p0, p1)
-    for t in range(first, n):
-        entries[t], exits[t] = signal_step_nb(strategy, x, t, first, p0, p1, p2, cst, st)
+    if first < n:
+        st = np.zeros(N_STATE)
+        cst = constants_nb(strategy, p0, p1)
+        signal_block_nb(strategy, x, first, first, n, p0, p1, p2, cst, st, entries[first:], exits[first:])
     return entries, exits
 
 
@@ -212,6 +306,8 @@ def _run_one(
     n = x.shape[0]
     st = np.zeros(N_STATE)
     cst = constants_nb(strategy, p0, p1)
+    ent = np.zeros(BLOCK, dtype=np.bool_)
+    ext = np.zeros(BLOCK, dtype=np.bool_)
     cash = init_cash
     size = 0.0
     side = 0
@@ -236,7 +332,13 @@ def _run_one(
         se = False
         sx = False
         if t >= first:
-            se, sx = signal_step_nb(strategy, x, t, first, p0, p1, p2, cst, st)
+            b = (t - first) % BLOCK
+            if b == 0:
+                signal_block_nb(
+                    strategy, x, first, t, min(t + BLOCK, n), p0, p1, p2, cst, st, ent, ext
+                )
+            se = ent[b]
+            sx = ext[b]
         if use_open:
             e = pend_e
             xs = pend_x
@@ -321,7 +423,7 @@ def sweep_nb(
     """Metrics of every (combination, asset) pair, fused and parallel over pairs.
 
     ``close`` and ``open_`` are (n, k); ``params`` is (m, 3) (``p0, p1, p2`` of
-    :func:`signal_step_nb`); ``first[j]`` is asset ``j``'s first valid bar. Row
+    :func:`signal_block_nb`); ``first[j]`` is asset ``j``'s first valid bar. Row
     ``c * k + j`` of the (m * k, N_STATS) result is combination ``c`` on asset
     ``j``, computed with the fills and online metrics of ``simulate_nb`` and
     ``equity_stats_nb``. ``DIRECTION_SHORT`` is accepted like the engine.

@@ -1,7 +1,7 @@
 """Built-in signal generators: pure functions ``(prices, **params) -> (entries, exits)``.
 
 Each strategy computes its indicator with the recursion the fused sweep kernel
-uses (:func:`quantcore._kernels.sweep.signal_step_nb`), so a sweep row equals
+uses (:func:`quantcore._kernels.sweep.signal_block_nb`), so a sweep row equals
 :func:`run_strategy` with the same parameters. The indicators follow TA-Lib's
 conventions (SMA rolling sum; EMA seeded with an SMA; Wilder RSI; population
 standard deviation in the Bollinger bands) and agree with
