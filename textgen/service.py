@@ -327,7 +327,15 @@ class ResponseService:
         final = self._response(turn, status, output, _usage(turn.input_tokens, finish.output_tokens), **extra)
         if turn.body.store:
             conversation = [*turn.history, *turn.entries, *_output_entries(output)]
-            await self.store.save_response(final, turn.input_items, conversation)
+            try:
+                await self.store.save_response(final, turn.input_items, conversation)
+            except Exception as exc:
+                log.exception("storing response %s failed", turn.id, exc_info=exc)
+                message = "The response could not be stored."
+                yield event("error", code="server_error", message=message, param=None)
+                error = {"code": "server_error", "message": message}
+                yield event("response.failed", response=self._response(turn, "failed", output, None, error=error))
+                return
         yield event(f"response.{status}", response=final)
 
     async def create(self, turn: Turn) -> dict[str, Any]:

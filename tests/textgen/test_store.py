@@ -144,3 +144,21 @@ def test_created_keys_authenticate(tmp_path: Path) -> None:
         assert client.get("/v1/models", headers={"Authorization": f"Bearer {key}"}).status_code == 200
         assert client.get("/v1/models", headers={"Authorization": f"Bearer {key}0"}).status_code == 401
         assert client.get("/v1/models", headers={"Authorization": f"Basic {key}"}).status_code == 401
+
+
+def test_a_failed_save_is_reported_not_hidden(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    async def broken_save(*args: object) -> None:
+        raise OSError("disk full")
+
+    app = create_app(Settings(data_dir=str(tmp_path), api_keys=(KEY,)))
+    monkeypatch.setattr(app.state.store, "save_response", broken_save)
+    with TestClient(app) as client:
+        client.headers["Authorization"] = f"Bearer {KEY}"
+        plain = client.post("/v1/responses", json={"model": "textgen-ngram", "input": "x"})
+        assert plain.status_code == 500 and plain.json()["error"]["code"] == "server_error"
+        assert "disk" not in plain.text
+        streamed = client.post("/v1/responses", json={"model": "textgen-ngram", "input": "x", "stream": True})
+        kinds = [line.removeprefix("event: ") for line in streamed.text.splitlines() if line.startswith("event: ")]
+        assert kinds[-2:] == ["error", "response.failed"] and "response.completed" not in kinds
+        unstored = client.post("/v1/responses", json={"model": "textgen-ngram", "input": "x", "store": False})
+        assert unstored.status_code == 200
