@@ -29,6 +29,9 @@ bench-ci: $(STAMP)
 	$(PY) -m pytest benchmarks --benchmark-only --benchmark-min-rounds=1 --benchmark-max-time=0.05 --benchmark-warmup=off -q
 	$(PY) benchmarks/vs_peers.py --quick
 
+serve: $(STAMP)
+	PY=$(PY) bash scripts/serve.sh
+
 lint: $(STAMP)
 	$(PY) -m ruff check quantcore service textgen tests benchmarks
 
