@@ -27,13 +27,13 @@ from quantcore._kernels.backtest import (
 )
 
 __all__ = [
+    "BLOCK",
     "N_STATE",
     "STRATEGY_BUY_HOLD",
     "STRATEGY_MEAN_REVERSION",
     "STRATEGY_MOMENTUM",
     "STRATEGY_MOVING_AVERAGE",
     "STRATEGY_RSI",
-    "BLOCK",
     "constants_nb",
     "signal_block_nb",
     "signals_1d_nb",

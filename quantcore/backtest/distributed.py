@@ -68,11 +68,11 @@ def run_on_client(
     close = np.asfortranarray(data.close)
     open_ = np.asfortranarray(data.open) if use_open and data.open is not None else close
     close_f, open_f = client.scatter([close, open_], broadcast=True)
+    args = (opts.kernel_args(), float(opts.periods_per_year))
     futures = [
         client.submit(
-            sweep_chunk, code, close_f, open_f, use_open, params[s : s + chunk_size],
-            opts.kernel_args(), float(opts.periods_per_year), pure=False,
-        )  # fmt: skip
+            sweep_chunk, code, close_f, open_f, use_open, params[s : s + chunk_size], *args, pure=False
+        )
         for s in range(0, m, chunk_size)
     ]
     bar = None

@@ -47,8 +47,10 @@ def test_sweep_writes_parquet(goog_csv: Path, goog: pd.DataFrame, tmp_path: Path
 @pytest.mark.parametrize(
     ("argv", "message"),
     [
-        (["backtest", "{csv}", "--strategy", "moving_average", "--param", "short_window=60",
-          "--param", "long_window=50"], "short_window must be < long_window"),  # fmt: skip
+        (
+            ["backtest", "{csv}", "--strategy", "moving_average", "--param", "short_window=60", "--param", "long_window=50"],
+            "short_window must be < long_window",
+        ),
         (["backtest", "{csv}", "--strategy", "nope"], "strategy must be one of"),
         (["backtest", "{csv}", "--strategy", "rsi", "--param", "window"], "--param must look like NAME=VALUE"),
         (["backtest", "{csv}", "--strategy", "rsi", "--fees", "-1"], "fees"),

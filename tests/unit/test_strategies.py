@@ -53,7 +53,7 @@ def test_rsi_equals_talib(close: pd.Series, window: int, oversold: float, overbo
 
 @pytest.mark.parametrize(("window", "num_std"), [(20, 2.0), (10, 1.0)])
 def test_mean_reversion_equals_talib_bbands(close: pd.Series, window: int, num_std: float) -> None:
-    upper, middle, lower = talib.BBANDS(close.to_numpy(), window, num_std, num_std, 0)
+    _upper, middle, lower = talib.BBANDS(close.to_numpy(), window, num_std, num_std, 0)
     e, ex = st.mean_reversion(close, window=window, num_std=num_std)
     assert e.sum() > 10
     np.testing.assert_array_equal(e.to_numpy(), close.to_numpy() < lower)
@@ -69,10 +69,10 @@ def test_momentum_definition(close: pd.Series) -> None:
 
 def test_kinds_and_leading_nans(close_panel: pd.DataFrame) -> None:
     panel = close_panel.iloc[-3000:].ffill()  # calendars differ: fill holidays
-    e, ex = st.moving_average(panel, short_window=10, long_window=30)
+    e, _ = st.moving_average(panel, short_window=10, long_window=30)
     assert isinstance(e, pd.DataFrame) and e.columns.equals(panel.columns) and e.index.equals(panel.index)
     goog = panel["GOOG"]
-    e1, ex1 = st.moving_average(goog.dropna(), short_window=10, long_window=30)
+    e1, _ = st.moving_average(goog.dropna(), short_window=10, long_window=30)
     np.testing.assert_array_equal(e["GOOG"].loc[e1.index], e1)
     assert not e["GOOG"].loc[goog.isna()].any()
     bh, never = st.buy_hold(panel)
