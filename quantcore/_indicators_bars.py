@@ -42,6 +42,11 @@ def _window(value: Any, name: str = "window") -> int:
     return check_int(value, name, minimum=1)
 
 
+def _empty(like: Float64Array2D) -> Float64Array2D:
+    """An output panel shaped like the input, allocated by NumPy (huge pages, see the kernels)."""
+    return np.empty(like.shape, order="F")
+
+
 def _bars(names: tuple[str, ...], values: tuple[Any, ...]) -> tuple[list[Float64Array2D], Wrapper]:
     """Convert same-shaped bar fields; the wrapper of ``close`` restores the output's kind.
 
@@ -105,7 +110,9 @@ def atr(high: T, low: T, close: T, window: int = 14) -> T:
     """
     w = _window(window)
     (h, lo, c), wrapper = _bars(("high", "low", "close"), (high, low, close))
-    return wrapper.wrap(_hlc.atr_nb(h, lo, c, w))
+    out = _empty(c)
+    _hlc.atr_nb(h, lo, c, w, out)
+    return wrapper.wrap(out)
 
 
 def stochastic(
@@ -162,7 +169,8 @@ def stochastic(
     dw = _window(d_window, "d_window")
     sk = _window(smooth_k, "smooth_k")
     (h, lo, c), wrapper = _bars(("high", "low", "close"), (high, low, close))
-    k, d = _hlc.stochastic_nb(h, lo, c, kw, sk, dw)
+    k, d = _empty(c), _empty(c)
+    _hlc.stochastic_nb(h, lo, c, kw, sk, dw, k, d)
     return Stochastic(wrapper.wrap(k), wrapper.wrap(d))
 
 
@@ -202,7 +210,9 @@ def williams_r(high: T, low: T, close: T, window: int = 14) -> T:
     """
     w = _window(window)
     (h, lo, c), wrapper = _bars(("high", "low", "close"), (high, low, close))
-    return wrapper.wrap(_hlc.williams_r_nb(h, lo, c, w))
+    out = _empty(c)
+    _hlc.williams_r_nb(h, lo, c, w, out)
+    return wrapper.wrap(out)
 
 
 def cci(high: T, low: T, close: T, window: int = 20) -> T:
@@ -246,7 +256,9 @@ def cci(high: T, low: T, close: T, window: int = 20) -> T:
     """
     w = _window(window)
     (h, lo, c), wrapper = _bars(("high", "low", "close"), (high, low, close))
-    return wrapper.wrap(_hlc.cci_nb(h, lo, c, w))
+    out = _empty(c)
+    _hlc.cci_nb(h, lo, c, w, out)
+    return wrapper.wrap(out)
 
 
 def adx(high: T, low: T, close: T, window: int = 14) -> T:
@@ -298,7 +310,9 @@ def adx(high: T, low: T, close: T, window: int = 14) -> T:
     """
     w = _window(window)
     (h, lo, c), wrapper = _bars(("high", "low", "close"), (high, low, close))
-    return wrapper.wrap(_hlc.adx_nb(h, lo, c, w))
+    out = _empty(c)
+    _hlc.adx_nb(h, lo, c, w, out)
+    return wrapper.wrap(out)
 
 
 def obv(close: T, volume: T) -> T:
@@ -339,7 +353,9 @@ def obv(close: T, volume: T) -> T:
     array([100., 150., 120., 120.])
     """
     (c, v), wrapper = _bars(("close", "volume"), (close, volume))
-    return wrapper.wrap(_hlc.obv_nb(c, v))
+    out = _empty(c)
+    _hlc.obv_nb(c, v, out)
+    return wrapper.wrap(out)
 
 
 def vwap(high: T, low: T, close: T, volume: T) -> T:
@@ -383,4 +399,6 @@ def vwap(high: T, low: T, close: T, volume: T) -> T:
     """
     names = ("high", "low", "close", "volume")
     (h, lo, c, v), wrapper = _bars(names, (high, low, close, volume))
-    return wrapper.wrap(_hlc.vwap_nb(h, lo, c, v))
+    out = _empty(c)
+    _hlc.vwap_nb(h, lo, c, v, out)
+    return wrapper.wrap(out)

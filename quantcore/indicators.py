@@ -41,6 +41,7 @@ from quantcore._indicators_bars import (
     williams_r,
 )
 from quantcore._kernels import indicators_ma as _ma
+from quantcore._typing import Float64Array2D
 from quantcore._validation import as_float64_2d, check_int, check_positive
 
 __all__ = [
@@ -86,6 +87,11 @@ def _window(value: Any, name: str = "window", *, minimum: int = 1) -> int:
     return check_int(value, name, minimum=minimum)
 
 
+def _empty(like: Float64Array2D) -> Float64Array2D:
+    """An output panel shaped like the input, allocated by NumPy (huge pages, see the kernels)."""
+    return np.empty(like.shape, order="F")
+
+
 def sma(close: T, window: int) -> T:
     """Simple moving average.
 
@@ -123,7 +129,9 @@ def sma(close: T, window: int) -> T:
     """
     w = _window(window)
     x, wrapper = as_float64_2d(close, "close")
-    return wrapper.wrap(_ma.sma_nb(x, w))
+    out = _empty(x)
+    _ma.sma_nb(x, w, out)
+    return wrapper.wrap(out)
 
 
 def ema(close: T, window: int) -> T:
@@ -167,7 +175,9 @@ def ema(close: T, window: int) -> T:
     """
     w = _window(window)
     x, wrapper = as_float64_2d(close, "close")
-    return wrapper.wrap(_ma.ema_nb(x, w))
+    out = _empty(x)
+    _ma.ema_nb(x, w, out)
+    return wrapper.wrap(out)
 
 
 def wma(close: T, window: int) -> T:
@@ -205,7 +215,9 @@ def wma(close: T, window: int) -> T:
     """
     w = _window(window)
     x, wrapper = as_float64_2d(close, "close")
-    return wrapper.wrap(_ma.wma_nb(x, w))
+    out = _empty(x)
+    _ma.wma_nb(x, w, out)
+    return wrapper.wrap(out)
 
 
 def rsi(close: T, window: int = 14) -> T:
@@ -255,7 +267,9 @@ def rsi(close: T, window: int = 14) -> T:
     """
     w = _window(window)
     x, wrapper = as_float64_2d(close, "close")
-    return wrapper.wrap(_ma.rsi_nb(x, w))
+    out = _empty(x)
+    _ma.rsi_nb(x, w, out)
+    return wrapper.wrap(out)
 
 
 def macd(close: T, fast: int = 12, slow: int = 26, signal: int = 9) -> MACDResult[T]:
@@ -314,7 +328,8 @@ def macd(close: T, fast: int = 12, slow: int = 26, signal: int = 9) -> MACDResul
     if f >= s:
         raise ValueError(f"fast must be smaller than slow, got fast={f} and slow={s}")
     x, wrapper = as_float64_2d(close, "close")
-    line, sig, hist = _ma.macd_nb(x, f, s, g)
+    line, sig, hist = _empty(x), _empty(x), _empty(x)
+    _ma.macd_nb(x, f, s, g, line, sig, hist)
     return MACDResult(wrapper.wrap(line), wrapper.wrap(sig), wrapper.wrap(hist))
 
 
@@ -365,7 +380,8 @@ def bollinger_bands(close: T, window: int = 20, num_std: float = 2.0) -> Bolling
     w = _window(window)
     k = check_positive(num_std, "num_std", allow_zero=True)
     x, wrapper = as_float64_2d(close, "close")
-    upper, middle, lower = _ma.bollinger_nb(x, w, k)
+    upper, middle, lower = _empty(x), _empty(x), _empty(x)
+    _ma.bollinger_nb(x, w, k, upper, middle, lower)
     return BollingerBands(wrapper.wrap(upper), wrapper.wrap(middle), wrapper.wrap(lower))
 
 
@@ -404,4 +420,6 @@ def roc(close: T, window: int) -> T:
     """
     w = _window(window)
     x, wrapper = as_float64_2d(close, "close")
-    return wrapper.wrap(_ma.roc_nb(x, w))
+    out = _empty(x)
+    _ma.roc_nb(x, w, out)
+    return wrapper.wrap(out)

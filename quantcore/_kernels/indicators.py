@@ -13,12 +13,17 @@ import numpy as np
 from numba import njit, prange, types
 
 from quantcore._kernels.indicators_ma import (
+    _INT,
+    CONTRACT,
     IN2,
     OUT2,
     TA_EPSILON,
     _nan_head,
-    _new_panel,
     _sma_from,
+    check_output_nb,
+    check_shape_nb,
+    column_nb,
+    serial_nb,
 )
 from quantcore._typing import Float64Array1D, Float64Array2D
 
@@ -40,10 +45,10 @@ __all__ = [
     "williams_r_nb",
 ]
 
-_SIG_HLC_W = OUT2(IN2, IN2, IN2, types.int64)
+_SIG_HLC_W = types.void(IN2, IN2, IN2, _INT, OUT2)
 
 
-@njit(cache=True)
+@njit(cache=True, fastmath=CONTRACT)
 def first_valid_all_1d_nb(
     a: Float64Array1D, b: Float64Array1D, c: Float64Array1D, d: Float64Array1D
 ) -> int:
@@ -54,25 +59,26 @@ def first_valid_all_1d_nb(
     return a.shape[0]
 
 
-@njit(cache=True)
+@njit(cache=True, fastmath=CONTRACT)
 def _true_range(high: float, low: float, prev_close: float) -> float:
     """TA-Lib's ``TRUE_RANGE``: ``max(h - l, |h - c_prev|, |l - c_prev|)``."""
     out = high - low
     other = abs(high - prev_close)
-    if other > out:
-        out = other
+    out = other if other > out else out
     other = abs(low - prev_close)
-    if other > out:
-        out = other
-    return out
+    return other if other > out else out
 
 
 # --- ATR -------------------------------------------------------------------------
 
 
-@njit(cache=True)
+@njit(cache=True, fastmath=CONTRACT)
 def _atr_into(
-    high: Float64Array1D, low: Float64Array1D, close: Float64Array1D, window: int, out: Float64Array1D
+    high: Float64Array1D,
+    low: Float64Array1D,
+    close: Float64Array1D,
+    window: int,
+    out: Float64Array1D,
 ) -> None:
     """TA_ATR: the mean of the first ``window`` true ranges, then Wilder smoothing."""
     n = close.shape[0]
@@ -89,14 +95,18 @@ def _atr_into(
         total += _true_range(high[i], low[i], close[i - 1])
     prev = total / window
     out[s + window] = prev
+    # ((n - 1) A + TR) / n as A (n - 1) / n + TR / n: no division on the critical path;
+    # the previous close is carried in a register (three loads per bar, not four).
+    decay = (window - 1) / window
+    inv = 1.0 / window
+    prev_close = close[s + window]
     for i in range(s + window + 1, n):
-        prev *= window - 1
-        prev += _true_range(high[i], low[i], close[i - 1])
-        prev /= window
+        prev = prev * decay + _true_range(high[i], low[i], prev_close) * inv
+        prev_close = close[i]
         out[i] = prev
 
 
-@njit(cache=True)
+@njit(cache=True, fastmath=CONTRACT)
 def atr_1d_nb(
     high: Float64Array1D, low: Float64Array1D, close: Float64Array1D, window: int
 ) -> Float64Array1D:
@@ -106,22 +116,43 @@ def atr_1d_nb(
     return out
 
 
-@njit(_SIG_HLC_W, cache=True, parallel=True)
+@njit(_SIG_HLC_W, cache=True, parallel=True, fastmath=CONTRACT)
 def atr_nb(
-    high: Float64Array2D, low: Float64Array2D, close: Float64Array2D, window: int
-) -> Float64Array2D:
+    high: Float64Array2D,
+    low: Float64Array2D,
+    close: Float64Array2D,
+    window: int,
+    out: Float64Array2D,
+) -> None:
     """Average true range (Wilder) of every column."""
     n, k = close.shape
-    out = _new_panel(n, k)
-    for j in prange(k):
-        _atr_into(high[:, j], low[:, j], close[:, j], window, out[:, j])
-    return out
+    check_shape_nb(high, n, k)
+    check_shape_nb(low, n, k)
+    check_output_nb(out, n, k)
+    if serial_nb(n, k):
+        for j in range(k):
+            _atr_into(
+                column_nb(high, j),
+                column_nb(low, j),
+                column_nb(close, j),
+                window,
+                column_nb(out, j),
+            )
+    else:
+        for j in prange(k):
+            _atr_into(
+                column_nb(high, j),
+                column_nb(low, j),
+                column_nb(close, j),
+                window,
+                column_nb(out, j),
+            )
 
 
 # --- rolling extremes: stochastic %K and Williams %R --------------------------------
 
 
-@njit(cache=True)
+@njit(cache=True, fastmath=CONTRACT)
 def _range_position_into(
     high: Float64Array1D,
     low: Float64Array1D,
@@ -179,7 +210,7 @@ def _range_position_into(
         trailing += 1
 
 
-@njit(cache=True)
+@njit(cache=True, fastmath=CONTRACT)
 def _stochastic_into(
     high: Float64Array1D,
     low: Float64Array1D,
@@ -200,7 +231,7 @@ def _stochastic_into(
     _nan_head(k, s + lookback)
 
 
-@njit(cache=True)
+@njit(cache=True, fastmath=CONTRACT)
 def stochastic_1d_nb(
     high: Float64Array1D,
     low: Float64Array1D,
@@ -219,9 +250,10 @@ def stochastic_1d_nb(
 
 
 @njit(
-    types.Tuple((OUT2, OUT2))(IN2, IN2, IN2, types.int64, types.int64, types.int64),
+    types.void(IN2, IN2, IN2, _INT, _INT, _INT, OUT2, OUT2),
     cache=True,
     parallel=True,
+    fastmath=CONTRACT,
 )
 def stochastic_nb(
     high: Float64Array2D,
@@ -230,28 +262,58 @@ def stochastic_nb(
     k_window: int,
     smooth_k: int,
     d_window: int,
-) -> tuple[Float64Array2D, Float64Array2D]:
+    k: Float64Array2D,
+    d: Float64Array2D,
+) -> None:
     """Stochastic oscillator (%K, %D) of every column."""
     n, m = close.shape
-    k = _new_panel(n, m)
-    d = _new_panel(n, m)
-    for j in prange(m):
-        fast_k = np.empty(n)
-        _stochastic_into(
-            high[:, j], low[:, j], close[:, j], k_window, smooth_k, d_window, fast_k, k[:, j], d[:, j]
-        )
-    return k, d
+    check_shape_nb(high, n, m)
+    check_shape_nb(low, n, m)
+    check_output_nb(k, n, m)
+    check_output_nb(d, n, m)
+    if serial_nb(n, m):
+        for j in range(m):
+            fast_k = np.empty(n)
+            _stochastic_into(
+                column_nb(high, j),
+                column_nb(low, j),
+                column_nb(close, j),
+                k_window,
+                smooth_k,
+                d_window,
+                fast_k,
+                column_nb(k, j),
+                column_nb(d, j),
+            )
+    else:
+        for j in prange(m):
+            fast_k = np.empty(n)
+            _stochastic_into(
+                column_nb(high, j),
+                column_nb(low, j),
+                column_nb(close, j),
+                k_window,
+                smooth_k,
+                d_window,
+                fast_k,
+                column_nb(k, j),
+                column_nb(d, j),
+            )
 
 
-@njit(cache=True)
+@njit(cache=True, fastmath=CONTRACT)
 def _williams_r_into(
-    high: Float64Array1D, low: Float64Array1D, close: Float64Array1D, window: int, out: Float64Array1D
+    high: Float64Array1D,
+    low: Float64Array1D,
+    close: Float64Array1D,
+    window: int,
+    out: Float64Array1D,
 ) -> None:
     s = first_valid_all_1d_nb(high, low, close, close)
     _range_position_into(high, low, close, s, window, True, out)
 
 
-@njit(cache=True)
+@njit(cache=True, fastmath=CONTRACT)
 def williams_r_1d_nb(
     high: Float64Array1D, low: Float64Array1D, close: Float64Array1D, window: int
 ) -> Float64Array1D:
@@ -261,22 +323,43 @@ def williams_r_1d_nb(
     return out
 
 
-@njit(_SIG_HLC_W, cache=True, parallel=True)
+@njit(_SIG_HLC_W, cache=True, parallel=True, fastmath=CONTRACT)
 def williams_r_nb(
-    high: Float64Array2D, low: Float64Array2D, close: Float64Array2D, window: int
-) -> Float64Array2D:
+    high: Float64Array2D,
+    low: Float64Array2D,
+    close: Float64Array2D,
+    window: int,
+    out: Float64Array2D,
+) -> None:
     """Williams %R of every column."""
     n, k = close.shape
-    out = _new_panel(n, k)
-    for j in prange(k):
-        _williams_r_into(high[:, j], low[:, j], close[:, j], window, out[:, j])
-    return out
+    check_shape_nb(high, n, k)
+    check_shape_nb(low, n, k)
+    check_output_nb(out, n, k)
+    if serial_nb(n, k):
+        for j in range(k):
+            _williams_r_into(
+                column_nb(high, j),
+                column_nb(low, j),
+                column_nb(close, j),
+                window,
+                column_nb(out, j),
+            )
+    else:
+        for j in prange(k):
+            _williams_r_into(
+                column_nb(high, j),
+                column_nb(low, j),
+                column_nb(close, j),
+                window,
+                column_nb(out, j),
+            )
 
 
 # --- CCI -------------------------------------------------------------------------
 
 
-@njit(cache=True)
+@njit(cache=True, fastmath=CONTRACT)
 def _cci_into(
     high: Float64Array1D,
     low: Float64Array1D,
@@ -315,7 +398,7 @@ def _cci_into(
             pos = 0
 
 
-@njit(cache=True)
+@njit(cache=True, fastmath=CONTRACT)
 def cci_1d_nb(
     high: Float64Array1D, low: Float64Array1D, close: Float64Array1D, window: int
 ) -> Float64Array1D:
@@ -325,22 +408,45 @@ def cci_1d_nb(
     return out
 
 
-@njit(_SIG_HLC_W, cache=True, parallel=True)
+@njit(_SIG_HLC_W, cache=True, parallel=True, fastmath=CONTRACT)
 def cci_nb(
-    high: Float64Array2D, low: Float64Array2D, close: Float64Array2D, window: int
-) -> Float64Array2D:
+    high: Float64Array2D,
+    low: Float64Array2D,
+    close: Float64Array2D,
+    window: int,
+    out: Float64Array2D,
+) -> None:
     """Commodity channel index of every column."""
     n, k = close.shape
-    out = _new_panel(n, k)
-    for j in prange(k):
-        _cci_into(high[:, j], low[:, j], close[:, j], window, np.empty(window), out[:, j])
-    return out
+    check_shape_nb(high, n, k)
+    check_shape_nb(low, n, k)
+    check_output_nb(out, n, k)
+    if serial_nb(n, k):
+        for j in range(k):
+            _cci_into(
+                column_nb(high, j),
+                column_nb(low, j),
+                column_nb(close, j),
+                window,
+                np.empty(window),
+                column_nb(out, j),
+            )
+    else:
+        for j in prange(k):
+            _cci_into(
+                column_nb(high, j),
+                column_nb(low, j),
+                column_nb(close, j),
+                window,
+                np.empty(window),
+                column_nb(out, j),
+            )
 
 
 # --- ADX -------------------------------------------------------------------------
 
 
-@njit(cache=True)
+@njit(cache=True, fastmath=CONTRACT)
 def _directional_moves(
     high: float, low: float, prev_high: float, prev_low: float
 ) -> tuple[float, float]:
@@ -354,7 +460,7 @@ def _directional_moves(
     return 0.0, 0.0
 
 
-@njit(cache=True)
+@njit(cache=True, fastmath=CONTRACT)
 def _dx(plus_dm: float, minus_dm: float, tr: float) -> float:
     """``100 |+DI - -DI| / (+DI + -DI)``; ``-1`` when TR or the DI sum is (TA-Lib) zero.
 
@@ -370,9 +476,13 @@ def _dx(plus_dm: float, minus_dm: float, tr: float) -> float:
     return 100.0 * (abs(minus_di - plus_di) / di_sum)
 
 
-@njit(cache=True)
+@njit(cache=True, fastmath=CONTRACT)
 def _adx_into(
-    high: Float64Array1D, low: Float64Array1D, close: Float64Array1D, window: int, out: Float64Array1D
+    high: Float64Array1D,
+    low: Float64Array1D,
+    close: Float64Array1D,
+    window: int,
+    out: Float64Array1D,
 ) -> None:
     """TA_ADX: Wilder-smoothed +DM, -DM and TR, DX, then a Wilder average of DX.
 
@@ -420,7 +530,7 @@ def _adx_into(
         out[i] = adx
 
 
-@njit(cache=True)
+@njit(cache=True, fastmath=CONTRACT)
 def adx_1d_nb(
     high: Float64Array1D, low: Float64Array1D, close: Float64Array1D, window: int
 ) -> Float64Array1D:
@@ -430,22 +540,43 @@ def adx_1d_nb(
     return out
 
 
-@njit(_SIG_HLC_W, cache=True, parallel=True)
+@njit(_SIG_HLC_W, cache=True, parallel=True, fastmath=CONTRACT)
 def adx_nb(
-    high: Float64Array2D, low: Float64Array2D, close: Float64Array2D, window: int
-) -> Float64Array2D:
+    high: Float64Array2D,
+    low: Float64Array2D,
+    close: Float64Array2D,
+    window: int,
+    out: Float64Array2D,
+) -> None:
     """Average directional index (Wilder) of every column."""
     n, k = close.shape
-    out = _new_panel(n, k)
-    for j in prange(k):
-        _adx_into(high[:, j], low[:, j], close[:, j], window, out[:, j])
-    return out
+    check_shape_nb(high, n, k)
+    check_shape_nb(low, n, k)
+    check_output_nb(out, n, k)
+    if serial_nb(n, k):
+        for j in range(k):
+            _adx_into(
+                column_nb(high, j),
+                column_nb(low, j),
+                column_nb(close, j),
+                window,
+                column_nb(out, j),
+            )
+    else:
+        for j in prange(k):
+            _adx_into(
+                column_nb(high, j),
+                column_nb(low, j),
+                column_nb(close, j),
+                window,
+                column_nb(out, j),
+            )
 
 
 # --- volume: OBV and VWAP ----------------------------------------------------------
 
 
-@njit(cache=True)
+@njit(cache=True, fastmath=CONTRACT)
 def _obv_into(close: Float64Array1D, volume: Float64Array1D, out: Float64Array1D) -> None:
     """TA_OBV: starts at the first volume, then adds or subtracts volume on up or down closes."""
     n = close.shape[0]
@@ -465,7 +596,7 @@ def _obv_into(close: Float64Array1D, volume: Float64Array1D, out: Float64Array1D
         prev = value
 
 
-@njit(cache=True)
+@njit(cache=True, fastmath=CONTRACT)
 def obv_1d_nb(close: Float64Array1D, volume: Float64Array1D) -> Float64Array1D:
     """On-balance volume of one series."""
     out = np.empty(close.shape[0])
@@ -473,17 +604,21 @@ def obv_1d_nb(close: Float64Array1D, volume: Float64Array1D) -> Float64Array1D:
     return out
 
 
-@njit(OUT2(IN2, IN2), cache=True, parallel=True)
-def obv_nb(close: Float64Array2D, volume: Float64Array2D) -> Float64Array2D:
+@njit(types.void(IN2, IN2, OUT2), cache=True, parallel=True, fastmath=CONTRACT)
+def obv_nb(close: Float64Array2D, volume: Float64Array2D, out: Float64Array2D) -> None:
     """On-balance volume of every column."""
     n, k = close.shape
-    out = _new_panel(n, k)
-    for j in prange(k):
-        _obv_into(close[:, j], volume[:, j], out[:, j])
-    return out
+    check_shape_nb(volume, n, k)
+    check_output_nb(out, n, k)
+    if serial_nb(n, k):
+        for j in range(k):
+            _obv_into(column_nb(close, j), column_nb(volume, j), column_nb(out, j))
+    else:
+        for j in prange(k):
+            _obv_into(column_nb(close, j), column_nb(volume, j), column_nb(out, j))
 
 
-@njit(cache=True)
+@njit(cache=True, fastmath=CONTRACT)
 def _vwap_into(
     high: Float64Array1D,
     low: Float64Array1D,
@@ -503,7 +638,7 @@ def _vwap_into(
         out[i] = price_volume / total_volume if total_volume != 0.0 else np.nan
 
 
-@njit(cache=True)
+@njit(cache=True, fastmath=CONTRACT)
 def vwap_1d_nb(
     high: Float64Array1D, low: Float64Array1D, close: Float64Array1D, volume: Float64Array1D
 ) -> Float64Array1D:
@@ -513,13 +648,35 @@ def vwap_1d_nb(
     return out
 
 
-@njit(OUT2(IN2, IN2, IN2, IN2), cache=True, parallel=True)
+@njit(types.void(IN2, IN2, IN2, IN2, OUT2), cache=True, parallel=True, fastmath=CONTRACT)
 def vwap_nb(
-    high: Float64Array2D, low: Float64Array2D, close: Float64Array2D, volume: Float64Array2D
-) -> Float64Array2D:
+    high: Float64Array2D,
+    low: Float64Array2D,
+    close: Float64Array2D,
+    volume: Float64Array2D,
+    out: Float64Array2D,
+) -> None:
     """Cumulative volume-weighted average typical price of every column."""
     n, k = close.shape
-    out = _new_panel(n, k)
-    for j in prange(k):
-        _vwap_into(high[:, j], low[:, j], close[:, j], volume[:, j], out[:, j])
-    return out
+    check_shape_nb(high, n, k)
+    check_shape_nb(low, n, k)
+    check_shape_nb(volume, n, k)
+    check_output_nb(out, n, k)
+    if serial_nb(n, k):
+        for j in range(k):
+            _vwap_into(
+                column_nb(high, j),
+                column_nb(low, j),
+                column_nb(close, j),
+                column_nb(volume, j),
+                column_nb(out, j),
+            )
+    else:
+        for j in prange(k):
+            _vwap_into(
+                column_nb(high, j),
+                column_nb(low, j),
+                column_nb(close, j),
+                column_nb(volume, j),
+                column_nb(out, j),
+            )

@@ -3,19 +3,26 @@
 Every indicator has three layers:
 
 * ``_<name>_into(x, ..., out)``: the recursion on one column, written into ``out``;
-* ``<name>_1d_nb(x, ...)``: one series in, one series out (callable from other
-  jitted code, compiled lazily for the caller's types);
-* ``<name>_nb(x, ...)``: a 2-D panel (axis 0 time, axis 1 assets) with ``prange``
-  over the columns, compiled once for one explicit signature with layout ``A``,
-  so a single series passed as an ``(n, 1)`` column and a Fortran-ordered panel
-  share one machine-code specialization (cached on disk by ``cache=True``).
+* ``<name>_1d_nb(x, ...)``: one series in, a new series out (for other jitted
+  code; compiled lazily for the caller's types);
+* ``<name>_nb(x, ..., out)``: a 2-D panel (axis 0 time, axis 1 assets) written
+  into caller-allocated outputs, ``prange`` over the columns. It is compiled
+  once, eagerly, for one explicit signature of layout ``A`` (read-only input
+  allowed), so a single series passed as an ``(n, 1)`` column, a Fortran-ordered
+  panel and pandas' read-only arrays share one machine-code specialization,
+  cached on disk by ``cache=True``.
+
+Outputs are allocated by the caller with NumPy, which asks the kernel for
+transparent huge pages on large arrays; numba's allocator does not, and on a
+1,000,000-point series the first-touch page faults would cost more than the
+indicator itself.
 
 The arithmetic follows TA-Lib's C code operation by operation (running sums,
-``TA_IS_ZERO`` thresholds, seeding), so results agree with ``talib`` to the last
-few ulps. Like the ``talib`` wrapper, each column is computed from its first
-valid value (leading NaNs are skipped, the output is NaN until that start plus
-the indicator's lookback); a NaN after the start propagates through the
-arithmetic exactly as it does in TA-Lib.
+``TA_IS_ZERO`` thresholds, seeding, fused multiply-adds as GCC emits them), so
+results agree with ``talib`` to a few ulps. Like the ``talib`` wrapper, each
+column is computed from its first valid value (leading NaNs are skipped, the
+output is NaN until that start plus the indicator's lookback); a NaN after the
+start propagates through the running sums and recursions.
 """
 
 from __future__ import annotations
@@ -26,11 +33,16 @@ from numba import njit, prange, types
 from quantcore._typing import Float64Array1D, Float64Array2D
 
 __all__ = [
+    "CONTRACT",
     "IN2",
     "OUT2",
+    "SERIAL_CELLS",
     "TA_EPSILON",
     "bollinger_1d_nb",
     "bollinger_nb",
+    "check_output_nb",
+    "check_shape_nb",
+    "column_nb",
     "ema_1d_nb",
     "ema_nb",
     "first_valid_1d_nb",
@@ -40,24 +52,65 @@ __all__ = [
     "roc_nb",
     "rsi_1d_nb",
     "rsi_nb",
+    "serial_nb",
     "sma_1d_nb",
     "sma_nb",
     "wma_1d_nb",
     "wma_nb",
 ]
 
+#: The only fast-math flag used: fused multiply-add (as in TA-Lib's GCC build).
+#: No reassociation; NaN and inf semantics are kept.
+CONTRACT = {"contract"}
+
 #: TA-Lib's ``TA_IS_ZERO`` / ``TA_IS_ZERO_OR_NEG`` threshold.
 TA_EPSILON = 1e-8
 
-# One signature per kernel: layout ``A`` takes C, F and strided panels alike, and
-# read-only inputs (pandas' copy-on-write arrays) are accepted without a copy.
+#: Panels with fewer cells than this, and single series, run in the calling
+#: thread: waking the thread pool costs more than it saves, and a spinning
+#: OpenMP worker slows the one doing the work on a busy machine.
+SERIAL_CELLS = 1 << 16
+
+#: Kernel argument types: any layout, read-only inputs accepted without a copy.
 IN2 = types.Array(types.float64, 2, "A", readonly=True)
-OUT2 = types.float64[:, :]
-_SIG_W = OUT2(IN2, types.int64)
-_SIG_TRIPLE = types.Tuple((OUT2, OUT2, OUT2))
+OUT2 = types.Array(types.float64, 2, "A")
+_INT = types.int64
+_SIG_W = types.void(IN2, _INT, OUT2)
 
 
-@njit(cache=True)
+@njit(cache=True, fastmath=CONTRACT)
+def serial_nb(n: int, k: int) -> bool:
+    """Whether an ``(n, k)`` panel is computed column by column in the calling thread."""
+    return k == 1 or n * k < SERIAL_CELLS
+
+
+@njit(cache=True, fastmath=CONTRACT)
+def check_shape_nb(a: Float64Array2D, n: int, k: int) -> None:
+    """Raise ``ValueError`` unless ``a`` has shape ``(n, k)`` (kernels do not bounds-check)."""
+    if a.shape[0] != n or a.shape[1] != k:
+        raise ValueError("all kernel inputs and outputs must have the same shape")
+
+
+@njit(cache=True, fastmath=CONTRACT)
+def check_output_nb(out: Float64Array2D, n: int, k: int) -> None:
+    """Raise ``ValueError`` unless ``out`` is ``(n, k)`` with contiguous (Fortran-order) columns."""
+    check_shape_nb(out, n, k)
+    if n > 1 and k > 0 and out.strides[0] != out.itemsize:
+        raise ValueError("kernel outputs must have contiguous columns (Fortran order)")
+
+
+@njit(cache=True, fastmath=CONTRACT)
+def column_nb(a: Float64Array2D, j: int) -> Float64Array1D:
+    """Column ``j`` typed as C-contiguous: a view when it is contiguous, else a copy.
+
+    Inner loops over contiguous 1-D arrays compile to plain pointer arithmetic;
+    on layout ``A`` every access multiplies by a runtime stride. Outputs are
+    checked contiguous first (:func:`check_output_nb`), so writes land in place.
+    """
+    return np.ascontiguousarray(a[:, j])
+
+
+@njit(cache=True, fastmath=CONTRACT)
 def first_valid_1d_nb(x: Float64Array1D) -> int:
     """Index of the first non-NaN value of ``x`` (``len(x)`` if there is none)."""
     for i in range(x.shape[0]):
@@ -66,23 +119,17 @@ def first_valid_1d_nb(x: Float64Array1D) -> int:
     return x.shape[0]
 
 
-@njit(cache=True)
+@njit(cache=True, fastmath=CONTRACT)
 def _nan_head(out: Float64Array1D, stop: int) -> None:
     """Fill ``out[:stop]`` with NaN (``stop`` clipped to the length)."""
     for i in range(min(stop, out.shape[0])):
         out[i] = np.nan
 
 
-@njit(cache=True)
-def _new_panel(n: int, k: int) -> Float64Array2D:
-    """Uninitialised ``(n, k)`` float64 array in Fortran order (contiguous columns)."""
-    return np.empty((k, n)).T
-
-
 # --- SMA -------------------------------------------------------------------------
 
 
-@njit(cache=True)
+@njit(cache=True, fastmath=CONTRACT)
 def _sma_from(x: Float64Array1D, s: int, window: int, out: Float64Array1D) -> None:
     """TA_INT_SMA on ``x[s:]``: a running sum, valid from ``s + window - 1``."""
     n = x.shape[0]
@@ -101,12 +148,12 @@ def _sma_from(x: Float64Array1D, s: int, window: int, out: Float64Array1D) -> No
         out[i] = value / window
 
 
-@njit(cache=True)
+@njit(cache=True, fastmath=CONTRACT)
 def _sma_into(x: Float64Array1D, window: int, out: Float64Array1D) -> None:
     _sma_from(x, first_valid_1d_nb(x), window, out)
 
 
-@njit(cache=True)
+@njit(cache=True, fastmath=CONTRACT)
 def sma_1d_nb(x: Float64Array1D, window: int) -> Float64Array1D:
     """Simple moving average of one series (see :func:`quantcore.indicators.sma`)."""
     out = np.empty(x.shape[0])
@@ -114,34 +161,34 @@ def sma_1d_nb(x: Float64Array1D, window: int) -> Float64Array1D:
     return out
 
 
-@njit(_SIG_W, cache=True, parallel=True)
-def sma_nb(x: Float64Array2D, window: int) -> Float64Array2D:
-    """Simple moving average of every column of a panel."""
+@njit(_SIG_W, cache=True, parallel=True, fastmath=CONTRACT)
+def sma_nb(x: Float64Array2D, window: int, out: Float64Array2D) -> None:
+    """Simple moving average of every column of ``x``, written into ``out``."""
     n, k = x.shape
-    out = _new_panel(n, k)
-    for j in prange(k):
-        _sma_into(x[:, j], window, out[:, j])
-    return out
+    check_output_nb(out, n, k)
+    if serial_nb(n, k):
+        for j in range(k):
+            _sma_into(column_nb(x, j), window, column_nb(out, j))
+    else:
+        for j in prange(k):
+            _sma_into(column_nb(x, j), window, column_nb(out, j))
 
 
 # --- EMA -------------------------------------------------------------------------
 
 
-@njit(cache=True)
-def _ema_from(
-    x: Float64Array1D, seed_start: int, window: int, alpha: float, out: Float64Array1D
-) -> None:
-    """TA_INT_EMA: the mean of ``x[seed_start : seed_start + window]`` seeds the recursion.
-
-    The output is NaN before ``seed_start + window - 1``.
-    """
+@njit(cache=True, fastmath=CONTRACT)
+def _ema_into(x: Float64Array1D, window: int, out: Float64Array1D) -> None:
+    """TA_INT_EMA: the mean of the first ``window`` values seeds the recursion."""
     n = x.shape[0]
-    first = seed_start + window - 1
+    s = first_valid_1d_nb(x)
+    first = s + window - 1
     _nan_head(out, first)
-    if window > n - seed_start:
+    if window > n - s:
         return
+    alpha = 2.0 / (window + 1)
     total = 0.0
-    for i in range(seed_start, first + 1):
+    for i in range(s, first + 1):
         total += x[i]
     prev = total / window
     out[first] = prev
@@ -150,13 +197,7 @@ def _ema_from(
         out[i] = prev
 
 
-@njit(cache=True)
-def _ema_into(x: Float64Array1D, window: int, out: Float64Array1D) -> None:
-    s = first_valid_1d_nb(x)
-    _ema_from(x, s, window, 2.0 / (window + 1), out)
-
-
-@njit(cache=True)
+@njit(cache=True, fastmath=CONTRACT)
 def ema_1d_nb(x: Float64Array1D, window: int) -> Float64Array1D:
     """Exponential moving average of one series (see :func:`quantcore.indicators.ema`)."""
     out = np.empty(x.shape[0])
@@ -164,20 +205,23 @@ def ema_1d_nb(x: Float64Array1D, window: int) -> Float64Array1D:
     return out
 
 
-@njit(_SIG_W, cache=True, parallel=True)
-def ema_nb(x: Float64Array2D, window: int) -> Float64Array2D:
-    """Exponential moving average (SMA-seeded, ``alpha = 2 / (window + 1)``) of every column."""
+@njit(_SIG_W, cache=True, parallel=True, fastmath=CONTRACT)
+def ema_nb(x: Float64Array2D, window: int, out: Float64Array2D) -> None:
+    """SMA-seeded exponential moving average (``alpha = 2 / (window + 1)``) of every column."""
     n, k = x.shape
-    out = _new_panel(n, k)
-    for j in prange(k):
-        _ema_into(x[:, j], window, out[:, j])
-    return out
+    check_output_nb(out, n, k)
+    if serial_nb(n, k):
+        for j in range(k):
+            _ema_into(column_nb(x, j), window, column_nb(out, j))
+    else:
+        for j in prange(k):
+            _ema_into(column_nb(x, j), window, column_nb(out, j))
 
 
 # --- WMA -------------------------------------------------------------------------
 
 
-@njit(cache=True)
+@njit(cache=True, fastmath=CONTRACT)
 def _wma_into(x: Float64Array1D, window: int, out: Float64Array1D) -> None:
     """TA_WMA: linear weights ``1..window`` updated incrementally in O(1) per step."""
     n = x.shape[0]
@@ -207,7 +251,7 @@ def _wma_into(x: Float64Array1D, window: int, out: Float64Array1D) -> None:
         period_sum -= period_sub
 
 
-@njit(cache=True)
+@njit(cache=True, fastmath=CONTRACT)
 def wma_1d_nb(x: Float64Array1D, window: int) -> Float64Array1D:
     """Linearly weighted moving average of one series."""
     out = np.empty(x.shape[0])
@@ -215,20 +259,23 @@ def wma_1d_nb(x: Float64Array1D, window: int) -> Float64Array1D:
     return out
 
 
-@njit(_SIG_W, cache=True, parallel=True)
-def wma_nb(x: Float64Array2D, window: int) -> Float64Array2D:
+@njit(_SIG_W, cache=True, parallel=True, fastmath=CONTRACT)
+def wma_nb(x: Float64Array2D, window: int, out: Float64Array2D) -> None:
     """Linearly weighted moving average of every column."""
     n, k = x.shape
-    out = _new_panel(n, k)
-    for j in prange(k):
-        _wma_into(x[:, j], window, out[:, j])
-    return out
+    check_output_nb(out, n, k)
+    if serial_nb(n, k):
+        for j in range(k):
+            _wma_into(column_nb(x, j), window, column_nb(out, j))
+    else:
+        for j in prange(k):
+            _wma_into(column_nb(x, j), window, column_nb(out, j))
 
 
 # --- RSI -------------------------------------------------------------------------
 
 
-@njit(cache=True)
+@njit(cache=True, fastmath=CONTRACT)
 def _rsi_value(gain: float, total: float) -> float:
     """``100 * gain / (gain + loss)``, 0 when TA-Lib's ``TA_IS_ZERO(gain + loss)``."""
     if -TA_EPSILON < total < TA_EPSILON:
@@ -236,9 +283,15 @@ def _rsi_value(gain: float, total: float) -> float:
     return 100.0 * (gain / total)
 
 
-@njit(cache=True)
+@njit(cache=True, fastmath=CONTRACT)
 def _rsi_into(x: Float64Array1D, window: int, out: Float64Array1D) -> None:
-    """TA_RSI: Wilder-smoothed mean gain and loss, seeded with their plain means."""
+    """TA_RSI: Wilder-smoothed mean gain and loss, seeded with their plain means.
+
+    Gains and losses are picked with selects rather than branches (a random walk
+    defeats branch prediction). ``((n - 1) G + g) / n`` is evaluated as
+    ``G (n - 1) / n + g / n`` to keep the division off the critical path. A NaN
+    change counts as a gain, so it propagates.
+    """
     n = x.shape[0]
     s = first_valid_1d_nb(x)
     _nan_head(out, s + window)
@@ -250,30 +303,24 @@ def _rsi_into(x: Float64Array1D, window: int, out: Float64Array1D) -> None:
     for i in range(s + 1, s + window + 1):
         diff = x[i] - prev_value
         prev_value = x[i]
-        if diff < 0:
-            loss -= diff
-        else:
-            gain += diff
+        falling = diff < 0.0
+        loss -= diff if falling else 0.0
+        gain += 0.0 if falling else diff
     loss /= window
     gain /= window
-    total = gain + loss
-    out[s + window] = _rsi_value(gain, total)
+    out[s + window] = _rsi_value(gain, gain + loss)
+    decay = (window - 1) / window
+    inv = 1.0 / window
     for i in range(s + window + 1, n):
         diff = x[i] - prev_value
         prev_value = x[i]
-        loss *= window - 1
-        gain *= window - 1
-        if diff < 0:
-            loss -= diff
-        else:
-            gain += diff
-        loss /= window
-        gain /= window
-        total = gain + loss
-        out[i] = _rsi_value(gain, total)
+        falling = diff < 0.0
+        loss = loss * decay + (-diff if falling else 0.0) * inv
+        gain = gain * decay + (0.0 if falling else diff) * inv
+        out[i] = _rsi_value(gain, gain + loss)
 
 
-@njit(cache=True)
+@njit(cache=True, fastmath=CONTRACT)
 def rsi_1d_nb(x: Float64Array1D, window: int) -> Float64Array1D:
     """Relative strength index of one series."""
     out = np.empty(x.shape[0])
@@ -281,20 +328,23 @@ def rsi_1d_nb(x: Float64Array1D, window: int) -> Float64Array1D:
     return out
 
 
-@njit(_SIG_W, cache=True, parallel=True)
-def rsi_nb(x: Float64Array2D, window: int) -> Float64Array2D:
+@njit(_SIG_W, cache=True, parallel=True, fastmath=CONTRACT)
+def rsi_nb(x: Float64Array2D, window: int, out: Float64Array2D) -> None:
     """Relative strength index (Wilder) of every column."""
     n, k = x.shape
-    out = _new_panel(n, k)
-    for j in prange(k):
-        _rsi_into(x[:, j], window, out[:, j])
-    return out
+    check_output_nb(out, n, k)
+    if serial_nb(n, k):
+        for j in range(k):
+            _rsi_into(column_nb(x, j), window, column_nb(out, j))
+    else:
+        for j in prange(k):
+            _rsi_into(column_nb(x, j), window, column_nb(out, j))
 
 
 # --- MACD ------------------------------------------------------------------------
 
 
-@njit(cache=True)
+@njit(cache=True, fastmath=CONTRACT)
 def _macd_into(
     x: Float64Array1D,
     fast: int,
@@ -304,36 +354,56 @@ def _macd_into(
     sig: Float64Array1D,
     hist: Float64Array1D,
 ) -> None:
-    """TA_MACD: both EMAs start at ``s + slow - 1``; the fast one is seeded there too.
+    """TA_MACD in one pass: both EMAs start on bar ``s + slow - 1``.
 
-    The slow EMA is seeded with the mean of ``x[s : s + slow]``, the fast EMA with
-    the mean of the last ``fast`` of those values, so both are aligned on the
-    same first bar. The signal line is an SMA-seeded EMA of the MACD line and all
-    three outputs start at ``s + slow + signal - 2``.
+    The slow EMA is seeded with the mean of ``x[s : s + slow]`` and the fast EMA
+    with the mean of the last ``fast`` of those values; the signal EMA is seeded
+    with the mean of the first ``signal`` MACD values, and all three outputs
+    start at ``s + slow + signal - 2``. TA-Lib makes five passes over
+    temporaries; fusing them reads the input once and writes each output once.
     """
     n = x.shape[0]
     s = first_valid_1d_nb(x)
-    first_line = s + slow - 1
-    lookback = slow + signal - 2
-    _nan_head(macd, s + lookback)
-    _nan_head(sig, s + lookback)
-    _nan_head(hist, s + lookback)
-    if lookback >= n - s:
+    start = s + slow + signal - 2
+    _nan_head(macd, start)
+    _nan_head(sig, start)
+    _nan_head(hist, start)
+    if slow + signal - 2 >= n - s:
         return
-    # Slow and fast EMA, written into ``sig`` and ``hist`` as scratch from first_line on.
-    _ema_from(x, s, slow, 2.0 / (slow + 1), sig)
-    _ema_from(x, s + slow - fast, fast, 2.0 / (fast + 1), hist)
-    for i in range(first_line, n):
-        macd[i] = hist[i] - sig[i]
-    _ema_from(macd, first_line, signal, 2.0 / (signal + 1), sig)
-    for i in range(first_line, n):
-        hist[i] = macd[i] - sig[i]
-    for i in range(first_line, s + lookback):
-        macd[i] = np.nan
-        hist[i] = np.nan
+    first_line = s + slow - 1
+    slow_total = 0.0
+    for i in range(s, first_line + 1):
+        slow_total += x[i]
+    fast_total = 0.0
+    for i in range(first_line + 1 - fast, first_line + 1):
+        fast_total += x[i]
+    slow_ema = slow_total / slow
+    fast_ema = fast_total / fast
+    slow_alpha = 2.0 / (slow + 1)
+    fast_alpha = 2.0 / (fast + 1)
+    signal_alpha = 2.0 / (signal + 1)
+    line = fast_ema - slow_ema
+    signal_total = 0.0 + line
+    for i in range(first_line + 1, start + 1):
+        slow_ema = ((x[i] - slow_ema) * slow_alpha) + slow_ema
+        fast_ema = ((x[i] - fast_ema) * fast_alpha) + fast_ema
+        line = fast_ema - slow_ema
+        signal_total += line
+    signal_ema = signal_total / signal
+    macd[start] = line
+    sig[start] = signal_ema
+    hist[start] = line - signal_ema
+    for i in range(start + 1, n):
+        slow_ema = ((x[i] - slow_ema) * slow_alpha) + slow_ema
+        fast_ema = ((x[i] - fast_ema) * fast_alpha) + fast_ema
+        line = fast_ema - slow_ema
+        signal_ema = ((line - signal_ema) * signal_alpha) + signal_ema
+        macd[i] = line
+        sig[i] = signal_ema
+        hist[i] = line - signal_ema
 
 
-@njit(cache=True)
+@njit(cache=True, fastmath=CONTRACT)
 def macd_1d_nb(
     x: Float64Array1D, fast: int, slow: int, signal: int
 ) -> tuple[Float64Array1D, Float64Array1D, Float64Array1D]:
@@ -346,24 +416,54 @@ def macd_1d_nb(
     return macd, sig, hist
 
 
-@njit(_SIG_TRIPLE(IN2, types.int64, types.int64, types.int64), cache=True, parallel=True)
+@njit(
+    types.void(IN2, _INT, _INT, _INT, OUT2, OUT2, OUT2),
+    cache=True,
+    parallel=True,
+    fastmath=CONTRACT,
+)
 def macd_nb(
-    x: Float64Array2D, fast: int, slow: int, signal: int
-) -> tuple[Float64Array2D, Float64Array2D, Float64Array2D]:
+    x: Float64Array2D,
+    fast: int,
+    slow: int,
+    signal: int,
+    macd: Float64Array2D,
+    sig: Float64Array2D,
+    hist: Float64Array2D,
+) -> None:
     """MACD line, signal line and histogram of every column."""
     n, k = x.shape
-    macd = _new_panel(n, k)
-    sig = _new_panel(n, k)
-    hist = _new_panel(n, k)
-    for j in prange(k):
-        _macd_into(x[:, j], fast, slow, signal, macd[:, j], sig[:, j], hist[:, j])
-    return macd, sig, hist
+    check_output_nb(macd, n, k)
+    check_output_nb(sig, n, k)
+    check_output_nb(hist, n, k)
+    if serial_nb(n, k):
+        for j in range(k):
+            _macd_into(
+                column_nb(x, j),
+                fast,
+                slow,
+                signal,
+                column_nb(macd, j),
+                column_nb(sig, j),
+                column_nb(hist, j),
+            )
+    else:
+        for j in prange(k):
+            _macd_into(
+                column_nb(x, j),
+                fast,
+                slow,
+                signal,
+                column_nb(macd, j),
+                column_nb(sig, j),
+                column_nb(hist, j),
+            )
 
 
 # --- Bollinger bands -------------------------------------------------------------
 
 
-@njit(cache=True)
+@njit(cache=True, fastmath=CONTRACT)
 def _bollinger_into(
     x: Float64Array1D,
     window: int,
@@ -372,32 +472,41 @@ def _bollinger_into(
     middle: Float64Array1D,
     lower: Float64Array1D,
 ) -> None:
-    """TA_BBANDS with an SMA middle band and TA-Lib's running-sum population deviation."""
+    """TA_BBANDS with an SMA middle band: running sums of ``x`` and ``x**2`` in one pass.
+
+    The population variance is ``mean(x**2) - SMA**2``; as in TA-Lib a value
+    below :data:`TA_EPSILON` counts as zero.
+    """
     n = x.shape[0]
     s = first_valid_1d_nb(x)
     first = s + window - 1
-    _sma_from(x, s, window, middle)
     _nan_head(upper, first)
+    _nan_head(middle, first)
     _nan_head(lower, first)
     if window > n - s:
         return
+    total = 0.0
     total2 = 0.0
     for i in range(s, first):
+        total += x[i]
         total2 += x[i] * x[i]
     trailing = s
     for i in range(first, n):
+        total += x[i]
         total2 += x[i] * x[i]
+        mid = total / window
         mean2 = total2 / window
+        total -= x[trailing]
         total2 -= x[trailing] * x[trailing]
         trailing += 1
-        mid = middle[i]
         var = mean2 - mid * mid
         dev = 0.0 if var < TA_EPSILON else np.sqrt(var) * num_std
+        middle[i] = mid
         upper[i] = mid + dev
         lower[i] = mid - dev
 
 
-@njit(cache=True)
+@njit(cache=True, fastmath=CONTRACT)
 def bollinger_1d_nb(
     x: Float64Array1D, window: int, num_std: float
 ) -> tuple[Float64Array1D, Float64Array1D, Float64Array1D]:
@@ -410,24 +519,51 @@ def bollinger_1d_nb(
     return upper, middle, lower
 
 
-@njit(_SIG_TRIPLE(IN2, types.int64, types.float64), cache=True, parallel=True)
+@njit(
+    types.void(IN2, _INT, types.float64, OUT2, OUT2, OUT2),
+    cache=True,
+    parallel=True,
+    fastmath=CONTRACT,
+)
 def bollinger_nb(
-    x: Float64Array2D, window: int, num_std: float
-) -> tuple[Float64Array2D, Float64Array2D, Float64Array2D]:
+    x: Float64Array2D,
+    window: int,
+    num_std: float,
+    upper: Float64Array2D,
+    middle: Float64Array2D,
+    lower: Float64Array2D,
+) -> None:
     """Upper, middle and lower Bollinger band of every column."""
     n, k = x.shape
-    upper = _new_panel(n, k)
-    middle = _new_panel(n, k)
-    lower = _new_panel(n, k)
-    for j in prange(k):
-        _bollinger_into(x[:, j], window, num_std, upper[:, j], middle[:, j], lower[:, j])
-    return upper, middle, lower
+    check_output_nb(upper, n, k)
+    check_output_nb(middle, n, k)
+    check_output_nb(lower, n, k)
+    if serial_nb(n, k):
+        for j in range(k):
+            _bollinger_into(
+                column_nb(x, j),
+                window,
+                num_std,
+                column_nb(upper, j),
+                column_nb(middle, j),
+                column_nb(lower, j),
+            )
+    else:
+        for j in prange(k):
+            _bollinger_into(
+                column_nb(x, j),
+                window,
+                num_std,
+                column_nb(upper, j),
+                column_nb(middle, j),
+                column_nb(lower, j),
+            )
 
 
 # --- ROC -------------------------------------------------------------------------
 
 
-@njit(cache=True)
+@njit(cache=True, fastmath=CONTRACT)
 def _roc_into(x: Float64Array1D, window: int, out: Float64Array1D) -> None:
     """TA_ROC: ``100 * (x[t] / x[t - window] - 1)``, 0 where the old value is 0."""
     n = x.shape[0]
@@ -440,7 +576,7 @@ def _roc_into(x: Float64Array1D, window: int, out: Float64Array1D) -> None:
         out[i] = ((x[i] / old) - 1.0) * 100.0 if old != 0.0 else 0.0
 
 
-@njit(cache=True)
+@njit(cache=True, fastmath=CONTRACT)
 def roc_1d_nb(x: Float64Array1D, window: int) -> Float64Array1D:
     """Rate of change (percent) of one series."""
     out = np.empty(x.shape[0])
@@ -448,11 +584,14 @@ def roc_1d_nb(x: Float64Array1D, window: int) -> Float64Array1D:
     return out
 
 
-@njit(_SIG_W, cache=True, parallel=True)
-def roc_nb(x: Float64Array2D, window: int) -> Float64Array2D:
+@njit(_SIG_W, cache=True, parallel=True, fastmath=CONTRACT)
+def roc_nb(x: Float64Array2D, window: int, out: Float64Array2D) -> None:
     """Rate of change (percent) of every column."""
     n, k = x.shape
-    out = _new_panel(n, k)
-    for j in prange(k):
-        _roc_into(x[:, j], window, out[:, j])
-    return out
+    check_output_nb(out, n, k)
+    if serial_nb(n, k):
+        for j in range(k):
+            _roc_into(column_nb(x, j), window, column_nb(out, j))
+    else:
+        for j in prange(k):
+            _roc_into(column_nb(x, j), window, column_nb(out, j))
