@@ -215,81 +215,92 @@ def summary_nb(  # type: ignore[no-untyped-def]
     tail of the compacted values.
     """
     n, k = x.shape
-    has_bench = bench.shape[1] > 0
     bstep = 0 if bench.shape[1] == 1 else 1  # shared benchmark column or one per column
-    n_rows = 17 if has_bench else 12  # len(SUMMARY_ROWS) (+ len(SUMMARY_BENCH_ROWS))
+    n_rows = 17 if bench.shape[1] > 0 else 12  # len(SUMMARY_ROWS) (+ len(SUMMARY_BENCH_ROWS))
     out = np.full((n_rows, k), np.nan)
-    scale = math.sqrt(periods_per_year)
     for j in prange(k):
-        buf = np.empty(n)
-        cand = np.empty(n)
-        col = x[:, j]
-        # the one pass: compact + growth + drawdown + extrema + shifted moments + downside
-        # and omega sums. The wealth product is a serial chain; the other sums are
-        # independent chains that run beside it at no extra latency, and all are
-        # branch-free (the sign of a return is a coin flip for the branch predictor).
-        m = 0
-        wealth = 1.0
-        peak = 1.0
-        worst = 0.0
-        shift0 = np.nan  # first valid value: shifted sums keep the variance accurate
-        s1 = 0.0
-        s2 = 0.0
-        d2 = 0.0
-        spread = 0.0  # sum |r - omega threshold|; with sum(r - threshold) it gives both sides
-        lo = np.inf
-        hi = -np.inf
-        omega_shift = risk_free + threshold
-        for i in range(n):
-            v = col[i]
-            if np.isnan(v):
-                continue
-            if m == 0:
-                shift0 = v
-            buf[m] = v
-            m += 1
-            d = v - shift0
-            s1 += d
-            s2 += d * d
-            lo = min(lo, v)
-            hi = max(hi, v)
-            wealth *= 1.0 + v
-            peak = max(peak, wealth)
-            worst = min(worst, (wealth - peak) / peak)
-            a = v - required_return
-            a = a - abs(a)  # 2 min(a, 0), exact and branch-free
-            d2 += a * a
-            spread += abs(v - omega_shift)
-        d2 *= 0.25
-        if m == 0:
-            continue
-        out[0, j] = wealth - 1.0
-        cagr = _cagr(wealth, m, periods_per_year)
-        out[1, j] = cagr
-        out[5, j] = worst
-        if worst < 0.0:
-            out[6, j] = cagr / -worst
-        if m < 2:
-            continue
-        mean = shift0 + s1 / m
-        ss = max(s2 - s1 * s1 / m, 0.0)
-        sd = 0.0 if lo == hi else math.sqrt(ss / (m - 1))
-        out[2, j] = sd * scale
-        if sd > 0.0:
-            out[3, j] = (mean - risk_free) / sd * scale
-        if lo < required_return:
-            out[4, j] = (mean - required_return) * periods_per_year / (math.sqrt(d2 / m) * scale)
-        if lo < omega_shift:
-            net = s1 + m * (shift0 - omega_shift)  # sum(r - threshold)
-            out[7, j] = (spread + net) / (spread - net)
-        out[10, j], out[11, j] = _var_es(buf, m, mean, sd, q, cutoff, zt, cand)
-        if want[9]:
-            out[9, j] = _tail_ratio(buf, m, mean, sd, cand)
-        if want[8]:
-            out[8, j] = _stability(buf, m)  # overwrites buf: keep last
-        if has_bench and (want[12] or want[13] or want[14] or want[15] or want[16]):
-            _summary_bench(col, bench[:, j * bstep], buf, cand, risk_free, periods_per_year, out, j)
+        _summary_column(
+            x[:, j], bench, j * bstep, risk_free, required_return, threshold,
+            periods_per_year, q, cutoff, zt, want, out, j,
+        )
     return out
+
+
+@njit(cache=True)
+def _summary_column(  # type: ignore[no-untyped-def]
+    col, bench, bj, risk_free, required_return, threshold, periods_per_year, q, cutoff, zt, want, out, j
+):
+    """One column of ``summary_nb`` into ``out[:, j]`` (kept out of the parallel loop
+    so that the parfor pass stays small and compiles fast)."""
+    scale = math.sqrt(periods_per_year)
+    n = col.shape[0]
+    buf = np.empty(n)
+    cand = np.empty(n)
+    # the one pass: compact + growth + drawdown + extrema + shifted moments + downside
+    # and omega sums. The wealth product is a serial chain; the other sums are
+    # independent chains that run beside it at no extra latency, and all are
+    # branch-free (the sign of a return is a coin flip for the branch predictor).
+    m = 0
+    wealth = 1.0
+    peak = 1.0
+    worst = 0.0
+    shift0 = np.nan  # first valid value: shifted sums keep the variance accurate
+    s1 = 0.0
+    s2 = 0.0
+    d2 = 0.0
+    spread = 0.0  # sum |r - omega threshold|; with sum(r - threshold) it gives both sides
+    lo = np.inf
+    hi = -np.inf
+    omega_shift = risk_free + threshold
+    for i in range(n):
+        v = col[i]
+        if np.isnan(v):
+            continue
+        if m == 0:
+            shift0 = v
+        buf[m] = v
+        m += 1
+        d = v - shift0
+        s1 += d
+        s2 += d * d
+        lo = min(lo, v)
+        hi = max(hi, v)
+        wealth *= 1.0 + v
+        peak = max(peak, wealth)
+        worst = min(worst, (wealth - peak) / peak)
+        a = v - required_return
+        a = a - abs(a)  # 2 min(a, 0), exact and branch-free
+        d2 += a * a
+        spread += abs(v - omega_shift)
+    d2 *= 0.25
+    if m == 0:
+        return
+    out[0, j] = wealth - 1.0
+    cagr = _cagr(wealth, m, periods_per_year)
+    out[1, j] = cagr
+    out[5, j] = worst
+    if worst < 0.0:
+        out[6, j] = cagr / -worst
+    if m < 2:
+        return
+    mean = shift0 + s1 / m
+    ss = max(s2 - s1 * s1 / m, 0.0)
+    sd = 0.0 if lo == hi else math.sqrt(ss / (m - 1))
+    out[2, j] = sd * scale
+    if sd > 0.0:
+        out[3, j] = (mean - risk_free) / sd * scale
+    if lo < required_return:
+        out[4, j] = (mean - required_return) * periods_per_year / (math.sqrt(d2 / m) * scale)
+    if lo < omega_shift:
+        net = s1 + m * (shift0 - omega_shift)  # sum(r - threshold)
+        out[7, j] = (spread + net) / (spread - net)
+    out[10, j], out[11, j] = _var_es(buf, m, mean, sd, q, cutoff, zt, cand)
+    if want[9]:
+        out[9, j] = _tail_ratio(buf, m, mean, sd, cand)
+    if want[8]:
+        out[8, j] = _stability(buf, m)  # overwrites buf: keep last
+    if bench.shape[1] > 0 and (want[12] or want[13] or want[14] or want[15] or want[16]):
+        _summary_bench(col, bench[:, bj], buf, cand, risk_free, periods_per_year, out, j)
 
 
 @njit(cache=True)

@@ -69,6 +69,34 @@ def _mean_std(buf, m, ddof):  # type: ignore[no-untyped-def]
 
 
 @njit(cache=True)
+def _sift(a, lo, root, end):  # type: ignore[no-untyped-def]
+    """Sift ``a[lo + root]`` down the max-heap ``a[lo:lo + end]``."""
+    v = a[lo + root]
+    while True:
+        child = 2 * root + 1
+        if child >= end:
+            break
+        if child + 1 < end and a[lo + child + 1] > a[lo + child]:
+            child += 1
+        if a[lo + child] <= v:
+            break
+        a[lo + root] = a[lo + child]
+        root = child
+    a[lo + root] = v
+
+
+@njit(cache=True)
+def _heapsort(a, lo, hi):  # type: ignore[no-untyped-def]
+    """Sort ``a[lo:hi]`` in place, O(n log n) worst case (cheaper to compile than ``np.sort``)."""
+    size = hi - lo
+    for root in range(size // 2 - 1, -1, -1):
+        _sift(a, lo, root, size)
+    for end in range(size - 1, 0, -1):
+        a[lo], a[lo + end] = a[lo + end], a[lo]
+        _sift(a, lo, 0, end)
+
+
+@njit(cache=True)
 def _select(a, c, k):  # type: ignore[no-untyped-def]
     """Quickselect in place: afterwards ``a[k]`` is the k-th smallest of ``a[:c]``, ``a[:k] <= a[k]``.
 
@@ -83,7 +111,7 @@ def _select(a, c, k):  # type: ignore[no-untyped-def]
     while hi - lo > 16:
         rounds += 1
         if rounds > 64:  # pathological input: finish by sorting what is left
-            a[lo:hi] = np.sort(a[lo:hi])
+            _heapsort(a, lo, hi)
             return
         mid = (lo + hi) >> 1
         # median of three to a[hi - 1]
@@ -162,14 +190,14 @@ def _lower_tail(buf, m, idx, kes, sign, thresh, cand):  # type: ignore[no-untype
         b = top if hi == kk else below
         es = (s + top) / (kk + 1) if kes == kk else (s / kk if kes >= 0 else np.nan)
     else:  # the requested ranks are further apart: sort the selected head
-        head = np.sort(cand[: kk + 1])
-        a = head[lo]
-        b = head[hi]
+        _heapsort(cand, 0, kk + 1)
+        a = cand[lo]
+        b = cand[hi]
         es = np.nan
         if kes >= 0:
             es = 0.0
             for i in range(kes + 1):
-                es += head[i]
+                es += cand[i]
             es /= kes + 1
     q = a if a == b else _lerp(a, b, idx - lo)
     return q, es
