@@ -202,7 +202,9 @@ class RedisCluster:
         return merge(snaps)
 
     async def lead(self) -> bool:
-        return bool(await self._lease_script(keys=[self._leader_key], args=[self.worker, self._lease_ms]))
+        return bool(
+            await self._lease_script(keys=[self._leader_key], args=[self.worker, self._lease_ms])
+        )
 
     async def close(self) -> None:
         if self._task is not None:

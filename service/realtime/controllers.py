@@ -28,12 +28,17 @@ def _realtime(request: Request[Any, Any, Any]) -> Realtime:
 
 
 def request_scheme(request: Request[Any, Any, Any], trust_forwarded: bool) -> tuple[str, str]:
-    """The scheme and host the client used (``X-Forwarded-Proto``/``-Host`` only if trusted)."""
-    scheme, host = request.url.scheme, request.headers.get("host") or request.url.netloc
-    if trust_forwarded:
-        scheme = request.headers.get("x-forwarded-proto", scheme).split(",")[0].strip()
-        host = request.headers.get("x-forwarded-host", host).split(",")[0].strip()
-    return scheme, host
+    """The scheme and host the client used.
+
+    The scheme is the ASGI scope's: uvicorn already applies ``X-Forwarded-Proto`` from
+    trusted proxies (``--forwarded-allow-ips``, default 127.0.0.1) and ignores it from
+    anyone else. The host is the ``Host`` header, or ``X-Forwarded-Host`` when
+    ``QC_TRUST_FORWARDED_FOR`` is set.
+    """
+    host = request.headers.get("host") or request.url.netloc
+    if trust_forwarded and "x-forwarded-host" in request.headers:
+        host = request.headers["x-forwarded-host"].split(",")[0].strip()
+    return request.url.scheme, host
 
 
 class RealtimeController(Controller):

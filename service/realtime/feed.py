@@ -135,7 +135,9 @@ class PriceFeed:
             self.latest[quote.symbol] = quote
         await asyncio.gather(
             *(
-                self.channels.wait_published(encode(price_update(q)), asset_channel(q.symbol, self.prefix))
+                self.channels.wait_published(
+                    encode(price_update(q)), asset_channel(q.symbol, self.prefix)
+                )
                 for q in quotes
             )
         )

@@ -30,9 +30,9 @@ __all__ = [
     "Error",
     "MessageError",
     "Ping",
+    "Pong",
     "PortfolioUpdate",
     "PriceUpdate",
-    "Pong",
     "ServerMessage",
     "SubscribeAsset",
     "SubscribePortfolio",
@@ -88,9 +88,7 @@ class UnsubscribePortfolio(_In, tag="unsubscribe_portfolio"):
     portfolio_id: PortfolioId
 
 
-ClientMessage = (
-    Ping | SubscribeAsset | UnsubscribeAsset | SubscribePortfolio | UnsubscribePortfolio
-)
+ClientMessage = Ping | SubscribeAsset | UnsubscribeAsset | SubscribePortfolio | UnsubscribePortfolio
 
 # -- server -> client ------------------------------------------------------------------
 
@@ -212,9 +210,11 @@ def decode(data: str | bytes) -> ClientMessage:
     except (msgspec.DecodeError, msgspec.ValidationError):
         raise MessageError("invalid_json", "Messages must be JSON objects.") from None
     kind = probe.get("type")
-    if kind not in _CLIENT_TAGS:
+    if not isinstance(kind, str) or kind not in _CLIENT_TAGS:
         known = ", ".join(sorted(_CLIENT_TAGS))
-        raise MessageError("unknown_type", f"Unknown message type {kind!r}; expected one of {known}.")
+        raise MessageError(
+            "unknown_type", f"Unknown message type {kind!r}; expected one of {known}."
+        )
     raise MessageError("invalid_message", f"Invalid {kind} message: {error}.")
 
 

@@ -31,15 +31,15 @@ from service.realtime.messages import (
     Error,
     MessageError,
     Ping,
-    PortfolioUpdate,
     Pong,
+    PortfolioUpdate,
     ServerMessage,
     SubscribeAsset,
-    SubscribePortfolio,
     Subscribed,
+    SubscribePortfolio,
     UnsubscribeAsset,
-    UnsubscribePortfolio,
     Unsubscribed,
+    UnsubscribePortfolio,
     decode,
     encode,
 )
@@ -163,14 +163,18 @@ class Realtime:
     async def handle(self, conn: Connection, data: str | bytes) -> int | None:
         """Answer one client message; returns a close code when the client is abusive."""
         if len(data) > MAX_MESSAGE_BYTES:
-            conn.reply(_error("message_too_large", f"Messages are limited to {MAX_MESSAGE_BYTES} bytes."))
+            conn.reply(
+                _error("message_too_large", f"Messages are limited to {MAX_MESSAGE_BYTES} bytes.")
+            )
             return CloseCode.MESSAGE_TOO_BIG
         if not conn.admit():
             rate = self.settings.realtime_messages_per_second
             if conn.strikes > max(10, rate):
                 conn.reply(_error("policy_violation", "Too many messages; closing the connection."))
                 return CloseCode.POLICY_VIOLATION
-            conn.reply(_error("rate_limited", f"At most {rate} messages per second; message ignored."))
+            conn.reply(
+                _error("rate_limited", f"At most {rate} messages per second; message ignored.")
+            )
             return None
         try:
             message = decode(data)
