@@ -27,8 +27,10 @@ from litestar.openapi.spec import Components, SecurityScheme
 from litestar.types import ControllerRouterHandler
 
 from service.assets.controllers import AssetController
+from service.assets.directory import AssetDirectory
 from service.assets.market import MarketData
 from service.auth.controllers import AuthController
+from service.auth.services import IdentityCache
 from service.db import Database
 from service.demo import sync_assets
 from service.errors import exception_handlers
@@ -39,7 +41,7 @@ from service.portfolios.controllers import PortfolioController
 from service.ratelimit import MemoryRateLimiter, RateLimiter, RedisRateLimiter
 from service.realtime.plugin import realtime_plugins
 from service.settings import Settings
-from service.state import Resources, provide_db, provide_market, provide_resources
+from service.state import Resources, provide_assets, provide_db, provide_market, provide_resources
 from service.transactions.controllers import TransactionController
 
 __all__ = ["CORE_ROUTERS", "FEATURE_ROUTERS", "app_from_env", "create_app", "default_provider"]
@@ -101,7 +103,12 @@ def create_app(
         busy_timeout=settings.sqlite_busy_timeout_seconds,
     )
     resources = Resources(
-        settings=settings, db=db, limiter=_limiter(settings), market=MarketData(provider, store)
+        settings=settings,
+        db=db,
+        limiter=_limiter(settings),
+        market=MarketData(provider, store),
+        assets=AssetDirectory(db, settings.asset_cache_seconds),
+        identities=IdentityCache(settings.auth_cache_seconds),
     )
 
     @asynccontextmanager
@@ -126,6 +133,7 @@ def create_app(
         state=State({"resources": resources}),
         dependencies={
             "db": Provide(provide_db),
+            "assets": Provide(provide_assets),
             "market": Provide(provide_market),
             "resources": Provide(provide_resources),
         },

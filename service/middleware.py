@@ -114,7 +114,9 @@ class RequestMiddleware:
         res = resources_of(scope["app"])
         headers = _headers(scope)
         token, api_key, session = _credentials(headers)
-        identity = await identify(res.db, token=token, api_key=api_key, session_key=session)
+        identity = await identify(
+            res.db, token=token, api_key=api_key, session_key=session, cache=res.identities
+        )
         scope["user"] = identity  # type: ignore[typeddict-unknown-key]
         scope["auth"] = identity.method if identity else None  # type: ignore[typeddict-unknown-key]
         hit = await self._rate_limit(scope, headers, identity)

@@ -60,6 +60,8 @@ class Settings(msgspec.Struct, kw_only=True, frozen=True):
     db_pool_size: Annotated[int, msgspec.Meta(ge=1)] = 10
     sqlite_busy_timeout_seconds: Annotated[float, msgspec.Meta(gt=0)] = 30.0
     trust_forwarded_for: bool = False
+    auth_cache_seconds: Annotated[float, msgspec.Meta(ge=0)] = 5.0
+    asset_cache_seconds: Annotated[float, msgspec.Meta(ge=0)] = 30.0
     # real time (docs/realtime.md)
     realtime_tick_seconds: Annotated[float, msgspec.Meta(gt=0)] = 5.0
     realtime_max_subscriptions: Annotated[int, msgspec.Meta(ge=1)] = 100

@@ -7,12 +7,21 @@ from typing import Any
 
 from litestar.datastructures import State
 
+from service.assets.directory import AssetDirectory
 from service.assets.market import MarketData
+from service.auth.services import IdentityCache
 from service.db import Database
 from service.ratelimit import RateLimiter
 from service.settings import Settings
 
-__all__ = ["Resources", "provide_db", "provide_market", "provide_resources", "resources_of"]
+__all__ = [
+    "Resources",
+    "provide_assets",
+    "provide_db",
+    "provide_market",
+    "provide_resources",
+    "resources_of",
+]
 
 
 @dataclass(slots=True)
@@ -23,6 +32,8 @@ class Resources:
     db: Database
     limiter: RateLimiter
     market: MarketData
+    assets: AssetDirectory
+    identities: IdentityCache
 
 
 def resources_of(app: Any) -> Resources:
@@ -37,6 +48,11 @@ async def provide_resources(state: State) -> Resources:
 async def provide_db(state: State) -> Database:
     """Dependency ``db``: the application's :class:`~service.db.Database`."""
     return state.resources.db  # type: ignore[no-any-return]
+
+
+async def provide_assets(state: State) -> AssetDirectory:
+    """Dependency ``assets``: the in-process asset directory."""
+    return state.resources.assets  # type: ignore[no-any-return]
 
 
 async def provide_market(state: State) -> MarketData:

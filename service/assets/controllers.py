@@ -10,6 +10,7 @@ from litestar.di import NamedDependency, Provide
 from litestar.params import FromPath, FromQuery, JSONBody, QueryParameter
 
 from service.assets import services
+from service.assets.directory import AssetDirectory
 from service.assets.market import MarketData
 from service.assets.schemas import (
     AssetRead,
@@ -58,34 +59,30 @@ class AssetController(Controller):
     async def get_asset(
         self,
         asset_id: FromPath[int],
-        db: NamedDependency[Database],
+        assets: NamedDependency[AssetDirectory],
         market: NamedDependency[MarketData],
     ) -> AssetRead:
-        async with db.read() as s:
-            asset = await services.get_asset(s, asset_id)
-        return services.asset_read(asset, market)
+        return services.asset_read(await services.get_asset(assets, asset_id), market)
 
     @get("/{asset_id:int}/price-history/", summary="Price history (OHLCV bars)")
     async def price_history(
         self,
         asset_id: FromPath[int],
-        db: NamedDependency[Database],
+        assets: NamedDependency[AssetDirectory],
         market: NamedDependency[MarketData],
         days: Annotated[
             int, QueryParameter(ge=1, description="Trading days (daily bars) to cover.")
         ] = 252,
         interval: FromQuery[Interval] = "1d",
     ) -> PriceHistoryRead:
-        async with db.read() as s:
-            asset = await services.get_asset(s, asset_id)
+        asset = await services.get_asset(assets, asset_id)
         return services.price_history(asset, market, days, interval, dt.datetime.now(dt.UTC).date())
 
     @post("/bulk-prices/", summary="Latest prices of several assets", status_code=200)
     async def bulk_prices(
         self,
         data: JSONBody[BulkPricesRequest],
-        db: NamedDependency[Database],
+        assets: NamedDependency[AssetDirectory],
         market: NamedDependency[MarketData],
     ) -> BulkPricesRead:
-        async with db.read() as s:
-            return await services.bulk_prices(s, market, data.symbols)
+        return await services.bulk_prices(assets, market, data.symbols)

@@ -11,6 +11,7 @@ from sqlalchemy import func, or_, select
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from service import formatting as fmt
+from service.assets.directory import AssetDirectory, AssetRow
 from service.assets.market import MarketData
 from service.assets.schemas import (
     AssetRead,
@@ -40,7 +41,7 @@ __all__ = [
 MAX_DAYS: dict[str, int] = {"1d": 5000, "1h": 365, "5m": 60}
 
 
-def asset_read(asset: Asset, market: MarketData) -> AssetRead:
+def asset_read(asset: Asset | AssetRow, market: MarketData) -> AssetRead:
     quote = market.quote(asset.symbol)
     return AssetRead(
         id=asset.id,
@@ -88,8 +89,9 @@ async def list_assets(
     return [asset_read(a, market) for a in rows], int(count)
 
 
-async def get_asset(session: AsyncSession, asset_id: int) -> Asset:
-    asset = await session.get(Asset, asset_id)
+async def get_asset(assets: AssetDirectory, asset_id: int) -> AssetRow:
+    """The asset with ``asset_id`` (from the in-process directory), else 404."""
+    asset = await assets.by_id(asset_id)
     if asset is None:
         raise NotFoundError(f"Asset {asset_id} not found.")
     return asset
@@ -138,16 +140,11 @@ def price_history(
 
 
 async def bulk_prices(
-    session: AsyncSession, market: MarketData, symbols: Sequence[str]
+    assets: AssetDirectory, market: MarketData, symbols: Sequence[str]
 ) -> BulkPricesRead:
     """Latest prices by symbol; any unknown symbol is a 400 naming it."""
     wanted = list(dict.fromkeys(s.upper() for s in symbols))
-    known = set(
-        (
-            await session.execute(select(Asset.symbol).where(func.upper(Asset.symbol).in_(wanted)))
-        ).scalars()
-    )
-    missing = [s for s in wanted if s not in known]
+    missing = [s for s in wanted if await assets.by_symbol(s) is None]
     if missing:
         raise ValidationError(
             "symbols", "not_found", f"Unknown symbols: {', '.join(missing)}.", values=missing

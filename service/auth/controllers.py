@@ -43,12 +43,13 @@ class AuthController(Controller):
         return TokenRead(token=await services.create_token(db, user.id))
 
     @delete("/token/", summary="Revoke the token used for this request", guards=[requires_user])
-    async def revoke_token(self, request: Req, db: NamedDependency[Database]) -> None:
+    async def revoke_token(self, request: Req, resources: NamedDependency[Resources]) -> None:
         if request.user.method is not AuthMethod.TOKEN:
             raise ValidationError(
                 "Authorization", "invalid", "This request was not made with a token."
             )
-        await services.delete_token(db, request.user.credential_id)
+        await services.delete_token(resources.db, request.user.credential_id)
+        resources.identities.clear()
 
     @post(
         "/login/", summary="Start a browser session (HttpOnly cookie + CSRF token)", status_code=200
@@ -90,9 +91,10 @@ class AuthController(Controller):
         status_code=HTTP_204_NO_CONTENT,
         guards=[requires_user],
     )
-    async def logout(self, request: Req, db: NamedDependency[Database]) -> Response[None]:
+    async def logout(self, request: Req, resources: NamedDependency[Resources]) -> Response[None]:
         if request.user.method is AuthMethod.SESSION:
-            await services.delete_session(db, request.user.credential_id)
+            await services.delete_session(resources.db, request.user.credential_id)
+            resources.identities.clear()
         return Response(
             None,
             status_code=HTTP_204_NO_CONTENT,
@@ -139,6 +141,7 @@ class AuthController(Controller):
 
     @delete("/api-keys/{key_id:int}/", summary="Revoke an API key", guards=[requires_user])
     async def delete_api_key(
-        self, request: Req, key_id: FromPath[int], db: NamedDependency[Database]
+        self, request: Req, key_id: FromPath[int], resources: NamedDependency[Resources]
     ) -> None:
-        await services.delete_api_key(db, request.user.id, key_id)
+        await services.delete_api_key(resources.db, request.user.id, key_id)
+        resources.identities.clear()

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import datetime as dt
 import secrets
+import time
 
 from sqlalchemy import delete, select
 from sqlalchemy.exc import IntegrityError
@@ -22,6 +23,7 @@ from service.db.models import ApiKey, AuthToken, User, UserSession, utcnow
 from service.errors import AuthenticationRequired, NotFoundError, ValidationError
 
 __all__ = [
+    "IdentityCache",
     "authenticate",
     "create_api_key",
     "create_session",
@@ -39,8 +41,46 @@ API_KEY_PREFIX = "qck_"
 SESSION_PREFIX = "qcs_"
 
 
+class IdentityCache:
+    """Recently verified credentials (by SHA-256) -> identity, for ``ttl`` seconds.
+
+    Saves a database round trip per request. Revoking a credential clears this
+    process's cache at once; other workers notice within ``ttl`` seconds (set
+    ``QC_AUTH_CACHE_SECONDS=0`` to disable caching).
+    """
+
+    def __init__(self, ttl: float, max_size: int = 10_000) -> None:
+        self.ttl = ttl
+        self.max_size = max_size
+        self._items: dict[str, tuple[float, Identity]] = {}
+
+    def get(self, key: str) -> Identity | None:
+        item = self._items.get(key)
+        if item is None:
+            return None
+        if time.monotonic() - item[0] > self.ttl:
+            self._items.pop(key, None)
+            return None
+        return item[1]
+
+    def put(self, key: str, identity: Identity) -> None:
+        if self.ttl <= 0:
+            return
+        if len(self._items) >= self.max_size:
+            self._items.clear()
+        self._items[key] = (time.monotonic(), identity)
+
+    def clear(self) -> None:
+        self._items.clear()
+
+
 async def identify(
-    db: Database, *, token: str | None, api_key: str | None, session_key: str | None
+    db: Database,
+    *,
+    token: str | None,
+    api_key: str | None,
+    session_key: str | None,
+    cache: IdentityCache | None = None,
 ) -> Identity | None:
     """The identity behind the presented credentials, ``None`` if none were presented.
 
@@ -49,6 +89,21 @@ async def identify(
     """
     if token is None and api_key is None and session_key is None:
         return None
+    secret = token if token is not None else api_key if api_key is not None else session_key
+    key = (
+        f"{'t' if token is not None else 'k' if api_key is not None else 's'}{digest(secret or '')}"
+    )
+    if cache is not None and (hit := cache.get(key)) is not None:
+        return hit
+    identity = await _lookup(db, token=token, api_key=api_key, session_key=session_key)
+    if cache is not None and identity is not None:
+        cache.put(key, identity)
+    return identity
+
+
+async def _lookup(
+    db: Database, *, token: str | None, api_key: str | None, session_key: str | None
+) -> Identity | None:
     async with db.read() as s:
         if token is not None:
             row = (

@@ -4,9 +4,10 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from decimal import Decimal
+from typing import Any
 
 import numpy as np
-from sqlalchemy import func, select
+from sqlalchemy import Float, cast, func, select
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from service import formatting as fmt
@@ -67,17 +68,36 @@ def _prices(market: MarketData, assets: Sequence[Asset]) -> tuple[np.ndarray, np
 async def _totals(
     session: AsyncSession, market: MarketData, portfolios: Sequence[Portfolio]
 ) -> PortfolioTotals:
+    """Value every position of ``portfolios`` at once (one Core query, float columns)."""
     index = {p.id: i for i, p in enumerate(portfolios)}
-    rows = await _positions(session, list(index))
-    assets = [a for _, a in rows]
-    price, change = _prices(market, assets)
+    rows: list[Any] = []
+    if index:
+        query = (
+            select(
+                Position.portfolio_id,
+                cast(Position.quantity, Float),
+                cast(Position.cost_basis, Float),
+                Asset.symbol,
+            )
+            .join(Asset, Asset.id == Position.asset_id)
+            .where(Position.portfolio_id.in_(list(index)))
+        )
+        rows = list((await session.execute(query)).all())
+    quotes = market.quotes(sorted({r[3] for r in rows}))
+    nan = float("nan")
+    price = np.array(
+        [quotes[r[3]].price if r[3] in quotes else nan for r in rows], dtype=np.float64
+    )
+    change = np.array(
+        [quotes[r[3]].change if r[3] in quotes else nan for r in rows], dtype=np.float64
+    )
     marks = mark_positions(
-        np.array([float(p.quantity) for p, _ in rows]),
-        np.array([float(p.cost_basis) for p, _ in rows]),
+        np.array([r[1] for r in rows], dtype=np.float64),
+        np.array([r[2] for r in rows], dtype=np.float64),
         price,
         change,
     )
-    group = np.array([index[p.portfolio_id] for p, _ in rows], dtype=np.int64)
+    group = np.array([index[r[0]] for r in rows], dtype=np.int64)
     return portfolio_totals(group, len(portfolios), marks)
 
 
@@ -118,26 +138,25 @@ async def list_portfolios(
     query = select(Portfolio).where(Portfolio.user_id == user_id)
     if active_only:
         query = query.where(Portfolio.is_active.is_(True))
-    count = int(
-        (await session.execute(select(func.count()).select_from(query.subquery()))).scalar_one()
-    )
     key, desc = ordering.lstrip("-"), ordering.startswith("-")
     if key == "total_value":
         everything = list((await session.execute(query.order_by(Portfolio.id))).scalars())
         reads = await portfolio_reads(session, market, everything)
         reads.sort(key=lambda r: Decimal(r.total_value), reverse=desc)
-        return reads[page.offset : page.offset + page.limit], count
+        return reads[page.offset : page.offset + page.limit], len(everything)
     column = Portfolio.name if key == "name" else Portfolio.created_at
     order = [
         column.desc() if desc else column.asc(),
         Portfolio.id.desc() if desc else Portfolio.id.asc(),
     ]
-    rows = list(
-        (
-            await session.execute(query.order_by(*order).limit(page.limit).offset(page.offset))
-        ).scalars()
-    )
-    return await portfolio_reads(session, market, rows), count
+    windowed = query.add_columns(func.count().over().label("total"))  # count in the same query
+    result = (
+        await session.execute(windowed.order_by(*order).limit(page.limit).offset(page.offset))
+    ).all()
+    if not result:  # empty page: the window gives no count
+        count = await session.execute(select(func.count()).select_from(query.subquery()))
+        return [], int(count.scalar_one())
+    return await portfolio_reads(session, market, [r[0] for r in result]), int(result[0][1])
 
 
 async def create_portfolio(
