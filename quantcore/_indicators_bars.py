@@ -336,9 +336,9 @@ def obv(close: T, volume: T) -> T:
         OBV_t = OBV_{t-1} + \\operatorname{sign}(c_t - c_{t-1})\\, v_t
 
     starting, like ``TA_OBV``, with the first bar's volume (not 0) at the first
-    bar where both inputs are valid. A NaN close leaves OBV unchanged for that
-    bar and the next (comparisons with NaN are false, as in TA-Lib); a NaN
-    volume makes the rest of the column NaN. Empty input gives an empty output.
+    bar where both inputs are valid. A later NaN close or volume makes the rest
+    of the column NaN (TA-Lib instead carries the last value through a NaN
+    close, e.g. after a series ends). Empty input gives an empty output.
 
     References
     ----------

@@ -14,9 +14,14 @@ Conventions shared by every indicator (each docstring adds its own):
 * **Leading NaNs.** A column that starts later than the panel is computed from
   its first valid value, as if the series started there (what the ``talib``
   wrapper does); with several inputs, from the first bar where all are valid.
-* **Interior NaNs** propagate through the running sums and recursions, so the
-  rest of that column is NaN (TA-Lib gives the same, except for the few
-  indicators whose docstring says otherwise).
+* **Interior NaNs** (a gap after the start, or a series that ends before the
+  panel) follow the arithmetic: running sums and recursions (SMA, EMA, WMA,
+  RSI, MACD, Bollinger, ADX, OBV, VWAP, the %K/%D smoothing) are NaN from there
+  to the end of the column; ROC and CCI only on bars whose window holds the
+  NaN; ATR, Williams %R and fast %K compare values like TA-Lib, which skips a
+  NaN previous close, high or low. Fill or drop gaps first if that matters.
+  Where TA-Lib 0.8 turns a NaN into a number (RSI 0, a frozen ADX, an OBV
+  carried through a NaN close, a WMA resuming after a gap) we give NaN.
 * **Short or empty input.** A series shorter than the warm-up is all NaN; an
   empty input gives an empty output; an all-NaN column stays all NaN.
 * **Bad arguments** (a window that is not a positive integer, inputs of

@@ -86,10 +86,6 @@ def _atr_into(
     _nan_head(out, s + window)
     if window >= n - s:
         return
-    if window == 1:  # TA-Lib returns the true range itself
-        for i in range(s + 1, n):
-            out[i] = _true_range(high[i], low[i], close[i - 1])
-        return
     total = 0.0
     for i in range(s + 1, s + window + 1):
         total += _true_range(high[i], low[i], close[i - 1])
@@ -167,7 +163,8 @@ def _range_position_into(
     The highest high and lowest low are tracked like TA-Lib's STOCH/WILLR: the
     extreme's index is kept and the window is rescanned only when it leaves.
     %K is ``(c - L) / ((H - L) / 100)`` and %R is ``(H - c) / ((H - L) / -100)``,
-    both 0 when ``H == L``.
+    both 0 when ``H == L``. A bar is NaN while its window holds a NaN high or
+    low, or when its close is NaN (TA-Lib's comparisons would skip the NaN).
     """
     n = close.shape[0]
     _nan_head(out, s + window - 1)
@@ -177,8 +174,21 @@ def _range_position_into(
     highest_idx = -1
     lowest = 0.0
     highest = 0.0
+    last_gap = -1  # last bar with a NaN high or low
+    for i in range(s, s + window - 1):
+        if np.isnan(high[i]) or np.isnan(low[i]):
+            last_gap = i
     trailing = s
     for today in range(s + window - 1, n):
+        if np.isnan(high[today]) or np.isnan(low[today]):
+            last_gap = today
+        if last_gap >= trailing or np.isnan(close[today]):
+            out[today] = np.nan
+            if last_gap >= trailing:  # rescan both extremes once the gap has left
+                lowest_idx = -1
+                highest_idx = -1
+            trailing += 1
+            continue
         value = low[today]
         if lowest_idx < trailing:
             lowest_idx = trailing
@@ -578,7 +588,11 @@ def adx_nb(
 
 @njit(cache=True, fastmath=CONTRACT)
 def _obv_into(close: Float64Array1D, volume: Float64Array1D, out: Float64Array1D) -> None:
-    """TA_OBV: starts at the first volume, then adds or subtracts volume on up or down closes."""
+    """TA_OBV: starts at the first volume, then adds or subtracts volume on up or down closes.
+
+    Unlike TA-Lib, which carries the last value through a NaN close (comparisons
+    with NaN are false), a NaN close or volume makes the rest of the column NaN.
+    """
     n = close.shape[0]
     s = first_valid_all_1d_nb(close, volume, close, volume)
     _nan_head(out, s)
@@ -588,10 +602,13 @@ def _obv_into(close: Float64Array1D, volume: Float64Array1D, out: Float64Array1D
     prev = close[s]
     for i in range(s, n):
         value = close[i]
-        if value > prev:
-            obv += volume[i]
+        traded = volume[i]
+        if np.isnan(value) or np.isnan(traded):
+            obv = np.nan
+        elif value > prev:
+            obv += traded
         elif value < prev:
-            obv -= volume[i]
+            obv -= traded
         out[i] = obv
         prev = value
 
