@@ -158,6 +158,17 @@ def _fv_gap(rate, tau, flows, final_value):  # type: ignore[no-untyped-def]
 
 
 @njit(cache=True)
+def _fv_scale(rate, tau, flows, final_value):  # type: ignore[no-untyped-def]
+    """Size of the terms of ``_fv_gap``, to judge a residual relative to it."""
+    total = abs(final_value)
+    for i in range(tau.shape[0]):
+        f = flows[i]
+        if not np.isnan(f):
+            total += abs(f) * (1.0 + rate) ** tau[i]
+    return total
+
+
+@njit(cache=True)
 def _xirr(tau, flows, final_value):  # type: ignore[no-untyped-def]
     """Annual rate solving ``sum F_i (1 + r) ** tau_i = V``; NaN if no root is found."""
     # Newton from 10 %, kept inside (-1, inf)
@@ -172,9 +183,9 @@ def _xirr(tau, flows, final_value):  # type: ignore[no-untyped-def]
             new = (rate - 1.0) / 2.0
         if abs(new - rate) <= 1e-14 * (1.0 + abs(rate)):
             g_new, _ = _fv_gap(new, tau, flows, final_value)
-            if np.isfinite(g_new):
+            if abs(g_new) <= 1e-9 * _fv_scale(new, tau, flows, final_value):
                 return new
-            break
+            break  # stalled without a root (e.g. pushed against -100 %)
         rate = new
     # bracketing fallback: find a sign change on (-1, hi], then bisect
     lo = -1.0 + 1e-9

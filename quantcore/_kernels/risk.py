@@ -329,12 +329,16 @@ def _pairs(col, bcol, a, b):  # type: ignore[no-untyped-def]
 
 @njit(cache=True)
 def _cov_var(a, b, m):  # type: ignore[no-untyped-def]
-    """Means, covariance and variances (all divided by m) of paired samples."""
+    """Means, covariance and variances (all divided by m) of paired samples (two-pass)."""
     ma = 0.0
     mb = 0.0
+    a_const = True
+    b_const = True
     for i in range(m):
         ma += a[i]
         mb += b[i]
+        a_const &= a[i] == a[0]
+        b_const &= b[i] == b[0]
     ma /= m
     mb /= m
     cab = 0.0
@@ -346,7 +350,8 @@ def _cov_var(a, b, m):  # type: ignore[no-untyped-def]
         cab += da * db
         vaa += da * da
         vbb += db * db
-    return ma, mb, cab / m, vaa / m, vbb / m
+    # a constant side has exactly zero variance (not a rounding residue)
+    return ma, mb, cab / m, 0.0 if a_const else vaa / m, 0.0 if b_const else vbb / m
 
 
 @njit(cache=True, parallel=True)
