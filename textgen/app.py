@@ -32,8 +32,19 @@ __all__ = ["create_app", "default_backends"]
 _FORM_OVERHEAD = 64 * 1024  # multipart framing around an upload of the maximum size
 
 
-def default_backends() -> list[Backend]:
-    """The models served when none are injected: the built-in n-gram model."""
+def default_backends(settings: Settings | None = None) -> list[Backend]:
+    """The models served when none are injected.
+
+    The built-in n-gram model, plus the models of the ``TEXTGEN_MODELS`` registry
+    file when ``settings.models`` names one (which may also disable the built-in).
+
+    Raises:
+        ValueError: The registry file is invalid; the message names the entry.
+    """
+    if settings is not None and settings.models:
+        from textgen.backends.registry_config import load_backends
+
+        return load_backends(settings.models)
     from textgen.backends.builtin import NgramBackend
 
     return [NgramBackend()]
@@ -52,7 +63,7 @@ def create_app(settings: Settings | None = None, *, backends: Iterable[Backend] 
     """
     settings = settings or Settings.from_env()
     store = Store(settings.resolved_database_url)
-    registry = Registry(default_backends() if backends is None else backends)
+    registry = Registry(default_backends(settings) if backends is None else backends)
     files = FileService(store, settings.files_dir, settings.max_file_bytes)
     prompts = PromptService(store)
     services = Services(ResponseService(store, files, prompts, registry, settings), prompts, files, registry)

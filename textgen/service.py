@@ -27,10 +27,12 @@ from typing import Any
 from textgen.backends.base import (
     ArgumentsDelta,
     Backend,
+    BackendError,
     ChatMessage,
     Finish,
     FunctionCallStart,
     GenerationRequest,
+    ReasoningDelta,
     Registry,
     RequestRejected,
     TextDelta,
@@ -68,21 +70,26 @@ class Turn:
     entries: list[dict[str, Any]]
     request: GenerationRequest
     input_tokens: int
+    failure_status: int = 500
 
 
-def _usage(input_tokens: int, output_tokens: int) -> dict[str, Any]:
+def _usage(input_tokens: int, finish: Finish) -> dict[str, Any]:
+    if finish.input_tokens is not None:
+        input_tokens = finish.input_tokens
     return {
         "input_tokens": input_tokens,
-        "input_tokens_details": {"cached_tokens": 0, "cache_write_tokens": 0},
-        "output_tokens": output_tokens,
-        "output_tokens_details": {"reasoning_tokens": 0},
-        "total_tokens": input_tokens + output_tokens,
+        "input_tokens_details": {"cached_tokens": finish.cached_tokens, "cache_write_tokens": 0},
+        "output_tokens": finish.output_tokens,
+        "output_tokens_details": {"reasoning_tokens": finish.reasoning_tokens},
+        "total_tokens": input_tokens + finish.output_tokens,
     }
 
 
 def _output_entries(output: list[dict[str, Any]]) -> list[dict[str, Any]]:
     entries: list[dict[str, Any]] = []
     for item in output:
+        if item["type"] == "reasoning":
+            continue  # reasoning does not carry over to the next turn
         if item["type"] == "message":
             entries.append({"role": "assistant", "text": "".join(p["text"] for p in item["content"])})
         else:
@@ -116,12 +123,15 @@ class ResponseService:
                                   f"{item['call_id']!r}.", param=f"{param}.call_id", code="invalid_value")
             return {"role": "tool", "call_id": item["call_id"], "text": item["output"]}
         texts: list[str] = []
+        images: list[str] = []
         for j, part in enumerate(item["content"]):
             where = f"{param}.content[{j}]"
             if part["type"] in ("input_text", "output_text"):
                 texts.append(part["text"])
             elif part["type"] == "input_image":
                 texts.append("[image]")
+                if part.get("image_url"):
+                    images.append(part["image_url"])
             elif part.get("file_data") is not None:
                 name, text = inline_text(part.pop("file_data"), part.get("filename"), where,
                                          self.settings.max_file_bytes)
@@ -130,7 +140,8 @@ class ResponseService:
                 name, text = await self.files.text(part["file_id"], f"{where}.file_id")
                 part["filename"] = name
                 texts.append(f"[file {name}]\n{text}")
-        return {"role": item["role"], "text": "\n".join(texts)}
+        entry = {"role": item["role"], "text": "\n".join(texts)}
+        return {**entry, "images": images} if images else entry
 
     async def prepare(self, body: ResponseCreate) -> Turn:
         """Validate ``body`` and build its context; raises :class:`APIError` on any problem."""
@@ -172,13 +183,21 @@ class ResponseService:
         own = normalize_input(body.input)
         items += own
         params += [f"input[{i}]" for i in range(len(own))]
+        if not info.accepts_images:
+            for item, param in zip(items, params, strict=True):
+                for j, part in enumerate(item.get("content") or ()):
+                    if part["type"] == "input_image":
+                        raise bad_request(f"The model {info.id!r} is text-only and cannot read images; "
+                                          "remove the input_image part.", param=f"{param}.content[{j}]",
+                                          code="invalid_value")
         entries = [await self._entry(item, param, call_ids) for item, param in zip(items, params, strict=True)]
 
         max_output = body.max_output_tokens or min(self.settings.default_max_output_tokens,
                                                    info.max_output_tokens)
         lead = [{"role": "system", "text": instructions}] if instructions else []
         history, input_tokens = self._fit(backend, lead, history, entries, max_output, body.truncation)
-        context = [ChatMessage(e["role"], e["text"]) for e in (*lead, *history, *entries)]
+        context = [ChatMessage(e["role"], e["text"], tuple(e.get("images", ())))
+                   for e in (*lead, *history, *entries)]
         request = GenerationRequest(
             messages=context, max_output_tokens=max_output,
             temperature=1.0 if body.temperature is None else body.temperature,
@@ -264,6 +283,13 @@ class ResponseService:
             assert item is not None
             index, text = len(output) - 1, "".join(chunks)
             item["status"] = status
+            if item["type"] == "reasoning":
+                item["content"] = [{"type": "reasoning_text", "text": text}]
+                return [
+                    event("response.reasoning_text.done", item_id=item["id"], output_index=index,
+                          content_index=0, text=text),
+                    event("response.output_item.done", output_index=index, item=item),
+                ]
             if item["type"] == "message":
                 part = {"type": "output_text", "text": text, "annotations": [], "logprobs": []}
                 item["content"] = [part]
@@ -287,13 +313,17 @@ class ResponseService:
                     finish = delta
                     break
                 opens_message = isinstance(delta, TextDelta) and (item is None or item["type"] != "message")
-                if opens_message or isinstance(delta, FunctionCallStart):
+                opens_reasoning = isinstance(delta, ReasoningDelta) and (item is None or item["type"] != "reasoning")
+                if opens_message or opens_reasoning or isinstance(delta, FunctionCallStart):
                     for done in close("completed") if item is not None else ():
                         yield done
                     chunks = []
                     if isinstance(delta, FunctionCallStart):
                         item = {"id": new_id("fc_"), "type": "function_call", "status": "in_progress",
                                 "call_id": new_id("call_"), "name": delta.name, "arguments": ""}
+                    elif opens_reasoning:
+                        item = {"id": new_id("rs_"), "type": "reasoning", "summary": [], "content": [],
+                                "encrypted_content": None, "status": "in_progress"}
                     else:
                         item = {"id": new_id("msg_"), "type": "message", "role": "assistant",
                                 "status": "in_progress", "content": []}
@@ -307,15 +337,21 @@ class ResponseService:
                     chunks.append(delta.text)
                     yield event("response.output_text.delta", item_id=item["id"], output_index=len(output) - 1,
                                 content_index=0, delta=delta.text, logprobs=[])
+                elif isinstance(delta, ReasoningDelta) and item is not None:
+                    chunks.append(delta.text)
+                    yield event("response.reasoning_text.delta", item_id=item["id"], output_index=len(output) - 1,
+                                content_index=0, delta=delta.text)
                 elif isinstance(delta, ArgumentsDelta) and item is not None:
                     chunks.append(delta.text)
                     yield event("response.function_call_arguments.delta", item_id=item["id"],
                                 output_index=len(output) - 1, delta=delta.text)
         except Exception as exc:
             log.exception("backend %s failed", turn.backend.info.id, exc_info=exc)
-            message = "The model failed while generating the response."
-            yield event("error", code="server_error", message=message, param=None)
-            error = {"code": "server_error", "message": message}
+            message, code = "The model failed while generating the response.", "server_error"
+            if isinstance(exc, BackendError):
+                message, code, turn.failure_status = str(exc), exc.code, exc.status
+            yield event("error", code=code, message=message, param=None)
+            error = {"code": code, "message": message}
             yield event("response.failed", response=self._response(turn, "failed", output, None, error=error))
             return
         status = "incomplete" if finish.reason == "length" else "completed"
@@ -324,7 +360,7 @@ class ResponseService:
                 yield done
         extra: dict[str, Any] = {"completed_at": int(time.time())} if status == "completed" else {
             "incomplete_details": {"reason": "max_output_tokens"}}
-        final = self._response(turn, status, output, _usage(turn.input_tokens, finish.output_tokens), **extra)
+        final = self._response(turn, status, output, _usage(turn.input_tokens, finish), **extra)
         if turn.body.store:
             conversation = [*turn.history, *turn.entries, *_output_entries(output)]
             try:
@@ -344,7 +380,8 @@ class ResponseService:
         async for event in self.events(turn):
             last = event
         if last.get("type") == "response.failed":
-            raise APIError(500, last["response"]["error"]["message"], code="server_error")
+            error = last["response"]["error"]
+            raise APIError(turn.failure_status, error["message"], code=error["code"])
         return dict(last["response"])
 
     # --- reading ----------------------------------------------------------------------

@@ -24,6 +24,8 @@ class Settings(msgspec.Struct, kw_only=True, frozen=True):
         default_max_output_tokens: Used when a request gives no ``max_output_tokens``.
         host: Bind address of ``python -m textgen serve``.
         port: Port of ``python -m textgen serve``.
+        models: Path of the model registry TOML (``TEXTGEN_MODELS``; see
+            :mod:`textgen.backends.registry_config`); empty serves the built-in model only.
     """
 
     database_url: str = ""
@@ -34,6 +36,7 @@ class Settings(msgspec.Struct, kw_only=True, frozen=True):
     default_max_output_tokens: int = 256
     host: str = "127.0.0.1"
     port: int = 8001
+    models: str = ""
 
     def __post_init__(self) -> None:
         if self.max_file_bytes <= 0:

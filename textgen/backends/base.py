@@ -16,6 +16,7 @@ from typing import Any, Literal, Protocol, runtime_checkable
 __all__ = [
     "ArgumentsDelta",
     "Backend",
+    "BackendError",
     "ChatMessage",
     "Delta",
     "Finish",
@@ -24,6 +25,7 @@ __all__ = [
     "GenerationRequest",
     "JsonConstraint",
     "ModelInfo",
+    "ReasoningDelta",
     "Registry",
     "RequestRejected",
     "TextDelta",
@@ -40,6 +42,21 @@ class RequestRejected(ValueError):
         self.param = param
 
 
+class BackendError(RuntimeError):
+    """A backend failed in a way the caller should see (e.g. an upstream server's 4xx/429).
+
+    Args:
+        message: Shown to the client as ``error.message``.
+        status: HTTP status of a non-streamed request (400, 429 or 500).
+        code: ``error.code``.
+    """
+
+    def __init__(self, message: str, status: int = 500, code: str = "server_error") -> None:
+        super().__init__(message)
+        self.status = status
+        self.code = code
+
+
 @dataclass(frozen=True, slots=True)
 class ModelInfo:
     """What the server needs to know about a model.
@@ -51,6 +68,7 @@ class ModelInfo:
         max_output_tokens: Default and ceiling for ``max_output_tokens``.
         owned_by: Shown by ``GET /v1/models``.
         created: Unix time of the snapshot.
+        accepts_images: ``False`` for a text-only model: an ``input_image`` is a 400.
     """
 
     id: str
@@ -59,14 +77,20 @@ class ModelInfo:
     owned_by: str = "quantcore"
     created: int = 0
     aliases: tuple[str, ...] = ()
+    accepts_images: bool = True
 
 
 @dataclass(frozen=True, slots=True)
 class ChatMessage:
-    """One rendered context entry; files and variables are already text."""
+    """One rendered context entry; files and variables are already text.
+
+    ``images`` holds the ``image_url`` of each ``input_image`` part (their place in
+    ``text`` is marked ``[image]``) for backends that can forward them.
+    """
 
     role: Role
     text: str
+    images: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True, slots=True)
@@ -121,6 +145,13 @@ class TextDelta:
 
 
 @dataclass(frozen=True, slots=True)
+class ReasoningDelta:
+    """More reasoning text (e.g. a ``<think>`` section); returned as a ``reasoning`` item."""
+
+    text: str
+
+
+@dataclass(frozen=True, slots=True)
 class FunctionCallStart:
     """The model starts calling ``name``; its arguments follow as :class:`ArgumentsDelta`."""
 
@@ -136,13 +167,25 @@ class ArgumentsDelta:
 
 @dataclass(frozen=True, slots=True)
 class Finish:
-    """The end of the stream: ``"length"`` when ``max_output_tokens`` stopped it."""
+    """The end of the stream: ``"length"`` when ``max_output_tokens`` stopped it.
+
+    Attributes:
+        reason: ``"stop"`` or ``"length"``.
+        output_tokens: Tokens generated, reasoning included.
+        input_tokens: The exact prompt length when the backend knows it (chat
+            template included); ``None`` keeps the server's estimate.
+        cached_tokens: Leading prompt tokens served from a prompt cache.
+        reasoning_tokens: Output tokens spent on reasoning.
+    """
 
     reason: Literal["stop", "length"]
     output_tokens: int
+    input_tokens: int | None = None
+    cached_tokens: int = 0
+    reasoning_tokens: int = 0
 
 
-Delta = TextDelta | FunctionCallStart | ArgumentsDelta | Finish
+Delta = TextDelta | ReasoningDelta | FunctionCallStart | ArgumentsDelta | Finish
 
 
 @runtime_checkable
