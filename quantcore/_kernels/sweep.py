@@ -112,8 +112,8 @@ def _ma_block(
             i = t - first
             a_fast, fast = _ma_update(x, t, i, w_fast, cst[0], cst[2], True, a_fast)
             a_slow, slow = _ma_update(x, t, i, w_slow, cst[1], cst[3], True, a_slow)
-            ent[t - t0] = pf < ps and fast > slow
-            ext[t - t0] = pf > ps and fast < slow
+            ent[t - t0] = (pf < ps) & (fast > slow)
+            ext[t - t0] = (pf > ps) & (fast < slow)
             pf = fast
             ps = slow
     else:  # the SMA branch of _ma_update, written out: the sweeps' hot loop
@@ -131,8 +131,8 @@ def _ma_block(
                 a_slow -= x[t - w_slow]
             fast = a_fast * inv_fast if i >= w_fast - 1 else nan
             slow = a_slow * inv_slow if i >= w_slow - 1 else nan
-            ent[t - t0] = pf < ps and fast > slow
-            ext[t - t0] = pf > ps and fast < slow
+            ent[t - t0] = (pf < ps) & (fast > slow)
+            ext[t - t0] = (pf > ps) & (fast < slow)
             pf = fast
             ps = slow
     st[0] = a_fast
