@@ -16,12 +16,13 @@ Conventions shared by every indicator (each docstring adds its own):
   wrapper does); with several inputs, from the first bar where all are valid.
 * **Interior NaNs** (a gap after the start, or a series that ends before the
   panel) follow the arithmetic: running sums and recursions (SMA, EMA, WMA,
-  RSI, MACD, Bollinger, ADX, OBV, VWAP, the %K/%D smoothing) are NaN from there
-  to the end of the column; ROC and CCI only on bars whose window holds the
-  NaN; ATR, Williams %R and fast %K compare values like TA-Lib, which skips a
-  NaN previous close, high or low. Fill or drop gaps first if that matters.
-  Where TA-Lib 0.8 turns a NaN into a number (RSI 0, a frozen ADX, an OBV
-  carried through a NaN close, a WMA resuming after a gap) we give NaN.
+  RSI, MACD, Bollinger, ATR, ADX, OBV, VWAP, the %K/%D smoothing) are NaN from
+  there to the end of the column; ROC only on the two bars whose ratio uses
+  it; CCI, Williams %R and fast %K while their window holds it. ATR's true
+  range skips a NaN previous close, as TA-Lib's does. Fill or drop gaps first
+  if that matters. Where TA-Lib 0.8 turns a NaN into a number (RSI 0, a frozen
+  ADX, an OBV carried through a NaN close, a WMA resuming after a gap, a %R
+  computed around a NaN high) we give NaN.
 * **Short or empty input.** A series shorter than the warm-up is all NaN; an
   empty input gives an empty output; an all-NaN column stays all NaN.
 * **Bad arguments** (a window that is not a positive integer, inputs of
