@@ -26,11 +26,13 @@ from litestar.openapi.plugins import ScalarRenderPlugin, SwaggerRenderPlugin
 from litestar.openapi.spec import Components, SecurityScheme
 from litestar.types import ControllerRouterHandler
 
+from service.analytics.controllers import AnalyticsController
 from service.assets.controllers import AssetController
 from service.assets.directory import AssetDirectory
 from service.assets.market import MarketData
 from service.auth.controllers import AuthController
 from service.auth.services import IdentityCache
+from service.backtesting.controllers import BacktestingController
 from service.db import Database
 from service.demo import sync_assets
 from service.errors import exception_handlers
@@ -42,6 +44,7 @@ from service.ratelimit import MemoryRateLimiter, RateLimiter, RedisRateLimiter
 from service.realtime.plugin import realtime_plugins
 from service.settings import Settings
 from service.state import Resources, provide_assets, provide_db, provide_market, provide_resources
+from service.tax.controllers import TaxController
 from service.transactions.controllers import TransactionController
 
 __all__ = ["CORE_ROUTERS", "FEATURE_ROUTERS", "app_from_env", "create_app", "default_provider"]
@@ -58,7 +61,11 @@ CORE_ROUTERS: list[ControllerRouterHandler] = [
 
 #: Feature routers added by later issues (analytics, backtesting, tax, realtime):
 #: append ``service.<feature>.controllers.<X>Controller`` here.
-FEATURE_ROUTERS: list[ControllerRouterHandler] = []
+FEATURE_ROUTERS: list[ControllerRouterHandler] = [
+    AnalyticsController,  # issue 6
+    BacktestingController,  # issue 6
+    TaxController,  # issue 6
+]
 
 
 def default_provider(settings: Settings) -> tuple[MarketDataProvider, Any]:

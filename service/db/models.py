@@ -218,6 +218,8 @@ class UserTaxSettings(Base):
     long_term_rate: Mapped[Decimal] = mapped_column()
     qualified_dividend_rate: Mapped[Decimal] = mapped_column()
     ordinary_dividend_rate: Mapped[Decimal] = mapped_column()
+    niit: Mapped[bool] = mapped_column(Boolean, default=False)  # migration 0002
+    loss_limit: Mapped[Decimal] = mapped_column(default=Decimal(3000))  # migration 0002
     updated_at: Mapped[dt.datetime] = mapped_column(default=utcnow)
 
 

@@ -1,0 +1,120 @@
+"""``/api/analytics/``: metrics, performance, allocation and risk of a portfolio; technicals of an asset."""
+
+from __future__ import annotations
+
+from typing import Annotated
+
+from litestar import Controller, Request, get
+from litestar.di import NamedDependency
+from litestar.params import FromPath, QueryParameter
+
+from service.analytics import services
+from service.analytics.schemas import (
+    AllocationRead,
+    Interval,
+    MetricsRead,
+    PerformanceRead,
+    Period,
+    RiskRead,
+    TechnicalRead,
+)
+from service.assets.market import MarketData
+from service.auth.guards import requires_user
+from service.auth.identity import Identity
+from service.db import Database
+
+__all__ = ["AnalyticsController"]
+
+Req = Request[Identity, str, object]
+PeriodQ = Annotated[Period, QueryParameter(description="Look-back: 1m, 3m, 6m, 1y or 2y.")]
+BenchmarkQ = Annotated[
+    str | None,
+    QueryParameter(
+        min_length=1, max_length=32, description="Benchmark symbol (default: the portfolio's)."
+    ),
+]
+
+
+class AnalyticsController(Controller):
+    path = "/api/analytics"
+    tags = ["analytics"]  # noqa: RUF012
+    guards = [requires_user]  # noqa: RUF012
+
+    @get("/portfolio/{portfolio_id:int}/metrics/", summary="Portfolio performance metrics")
+    async def metrics(
+        self,
+        request: Req,
+        portfolio_id: FromPath[int],
+        db: NamedDependency[Database],
+        market: NamedDependency[MarketData],
+        period: PeriodQ = "1y",
+        benchmark: BenchmarkQ = None,
+    ) -> MetricsRead:
+        async with db.read() as s:
+            return await services.portfolio_metrics(
+                s, market, request.user.id, portfolio_id, period, benchmark
+            )
+
+    @get("/portfolio/{portfolio_id:int}/performance/", summary="Portfolio performance series")
+    async def performance(
+        self,
+        request: Req,
+        portfolio_id: FromPath[int],
+        db: NamedDependency[Database],
+        market: NamedDependency[MarketData],
+        period: PeriodQ = "1y",
+        interval: Annotated[
+            Interval, QueryParameter(description="Point spacing: 1d, 1w or 1m.")
+        ] = "1d",
+        benchmark: BenchmarkQ = None,
+    ) -> PerformanceRead:
+        async with db.read() as s:
+            return await services.performance(
+                s, market, request.user.id, portfolio_id, period, interval, benchmark
+            )
+
+    @get("/portfolio/{portfolio_id:int}/allocation/", summary="Portfolio allocation")
+    async def allocation(
+        self,
+        request: Req,
+        portfolio_id: FromPath[int],
+        db: NamedDependency[Database],
+        market: NamedDependency[MarketData],
+    ) -> AllocationRead:
+        async with db.read() as s:
+            return await services.allocation(s, market, request.user.id, portfolio_id)
+
+    @get("/portfolio/{portfolio_id:int}/risk/", summary="Portfolio risk")
+    async def risk(
+        self,
+        request: Req,
+        portfolio_id: FromPath[int],
+        db: NamedDependency[Database],
+        market: NamedDependency[MarketData],
+        lookback: Annotated[
+            int, QueryParameter(ge=20, le=2520, description="Daily returns used (trading days).")
+        ] = 252,
+    ) -> RiskRead:
+        async with db.read() as s:
+            return await services.portfolio_risk(s, market, request.user.id, portfolio_id, lookback)
+
+    @get("/assets/{asset_id:int}/technical/", summary="Technical indicators of an asset")
+    async def technical(
+        self,
+        asset_id: FromPath[int],
+        db: NamedDependency[Database],
+        market: NamedDependency[MarketData],
+        indicators: Annotated[
+            list[str] | None,
+            QueryParameter(
+                description="Repeat or comma-separate: sma_20, ema_50, rsi, macd, bollinger_20_2, ..."
+            ),
+        ] = None,
+        period: Annotated[
+            int, QueryParameter(ge=1, le=5000, description="Daily bars returned.")
+        ] = 252,
+    ) -> TechnicalRead:
+        async with db.read() as s:
+            return await services.technical_indicators(
+                s, market, asset_id, indicators or [], period
+            )

@@ -1,0 +1,113 @@
+"""Wire shapes of ``/api/analytics/``.
+
+Returns, volatility, drawdowns, VaR and weights are fractions as decimal strings
+with 6 fractional digits (``"0.012345"`` is 1.2345 %); ratios (Sharpe, beta,
+correlation) have 4; money amounts have 2. A value that cannot be computed (too
+few observations, zero variance) is ``null``.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+from typing import Literal
+
+import msgspec
+
+__all__ = [
+    "AllocationItem",
+    "AllocationRead",
+    "Interval",
+    "MetricsRead",
+    "PerformancePoint",
+    "PerformanceRead",
+    "Period",
+    "RiskRead",
+    "TechnicalRead",
+]
+
+Period = Literal["1m", "3m", "6m", "1y", "2y"]
+Interval = Literal["1d", "1w", "1m"]
+
+
+class MetricsRead(msgspec.Struct, kw_only=True):
+    """Performance metrics of a portfolio over ``period`` (time-weighted daily returns)."""
+
+    period: str
+    start_date: dt.date | None
+    end_date: dt.date | None
+    observations: int
+    benchmark: str
+    total_return: str | None
+    annualized_return: str | None
+    volatility: str | None
+    sharpe_ratio: str | None
+    max_drawdown: str | None
+    alpha: str | None
+    beta: str | None
+    benchmark_return: str | None
+
+
+class PerformancePoint(msgspec.Struct, kw_only=True):
+    date: dt.date
+    value: str | None
+    daily_return: str | None
+    cumulative_return: str | None
+    benchmark_cumulative_return: str | None
+    drawdown: str | None
+
+
+class PerformanceRead(msgspec.Struct, kw_only=True):
+    """The chart series: one point per ``interval`` (the last day of each)."""
+
+    period: str
+    interval: str
+    benchmark: str
+    series: list[PerformancePoint]
+
+
+class AllocationItem(msgspec.Struct, kw_only=True):
+    asset_symbol: str
+    asset_name: str
+    asset_type: str
+    sector: str
+    weight: str | None
+    value: str | None
+
+
+class AllocationRead(msgspec.Struct, kw_only=True):
+    total_value: str
+    allocations: list[AllocationItem]
+    by_sector: dict[str, str]
+    by_asset_type: dict[str, str]
+
+
+class RiskRead(msgspec.Struct, kw_only=True):
+    """One-day historical risk of the portfolio over the last ``lookback`` trading days."""
+
+    method: str
+    confidence_level: str
+    horizon_days: int
+    lookback: int
+    observations: int
+    portfolio_value: str
+    var_95: str | None
+    var_95_amount: str | None
+    expected_shortfall: str | None
+    expected_shortfall_amount: str | None
+    volatility: str | None
+    beta: str | None
+    benchmark: str
+    correlation_spy: str | None
+    sector_concentration: dict[str, str]
+    herfindahl_index: str | None
+
+
+class TechnicalRead(msgspec.Struct, kw_only=True):
+    """Indicator values aligned with ``dates`` (warm-up values are ``null``)."""
+
+    asset_id: int
+    symbol: str
+    period: int
+    dates: list[dt.date]
+    close: list[str | None]
+    indicators: dict[str, list[str | None]]

@@ -1,0 +1,407 @@
+"""Analytics over the ledger and price history, computed with ``quantcore``.
+
+Every figure starts from :func:`service.analytics.history.value_history` (holdings
+x closes, time-weighted daily returns; see that module for the method).
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import math
+from collections.abc import Sequence
+
+import numpy as np
+import pandas as pd
+from numpy.typing import NDArray
+from sqlalchemy import select
+from sqlalchemy.ext.asyncio import AsyncSession
+
+from quantcore import drawdown, metrics, returns
+from quantcore import risk as qrisk
+from service import formatting as fmt
+from service.analytics import technical
+from service.analytics.history import LedgerRow, ValueHistory, value_history
+from service.analytics.prices import panel
+from service.analytics.schemas import (
+    AllocationItem,
+    AllocationRead,
+    MetricsRead,
+    PerformancePoint,
+    PerformanceRead,
+    RiskRead,
+    TechnicalRead,
+)
+from service.assets.market import MarketData
+from service.db.models import Asset, Position, Transaction
+from service.errors import NotFoundError, ValidationError
+from service.portfolios.services import get_owned
+
+__all__ = [
+    "PERIOD_MONTHS",
+    "allocation",
+    "frac",
+    "ledger_rows",
+    "performance",
+    "portfolio_metrics",
+    "portfolio_risk",
+    "ratio",
+    "technical_indicators",
+]
+
+F64 = NDArray[np.float64]
+PERIOD_MONTHS = {"1m": 1, "3m": 3, "6m": 6, "1y": 12, "2y": 24}
+CORRELATION_SYMBOL = "SPY"
+
+
+def _fixed(x: float, digits: int) -> str | None:
+    if not math.isfinite(x):
+        return None
+    text = f"{x:.{digits}f}"
+    return text[1:] if text.startswith("-") and float(text) == 0 else text
+
+
+def frac(x: float) -> str | None:
+    """A fraction with 6 fractional digits (``None`` when not finite)."""
+    return _fixed(float(x), 6)
+
+
+def ratio(x: float) -> str | None:
+    """A ratio with 4 fractional digits (``None`` when not finite)."""
+    return _fixed(float(x), 4)
+
+
+def _today(market: MarketData) -> dt.date:
+    """The market's current day (the latest SPY quote, else the UTC date)."""
+    quote = market.quote(CORRELATION_SYMBOL)
+    return quote.timestamp.date() if quote is not None else dt.datetime.now(dt.UTC).date()
+
+
+async def ledger_rows(session: AsyncSession, portfolio_id: int) -> list[LedgerRow]:
+    """The portfolio's ledger in date order, amounts as floats."""
+    rows = await session.execute(
+        select(Transaction, Asset.symbol)
+        .join(Asset, Asset.id == Transaction.asset_id)
+        .where(Transaction.portfolio_id == portfolio_id)
+        .order_by(Transaction.transaction_date, Transaction.id)
+    )
+    return [
+        LedgerRow(
+            sym,
+            t.transaction_type,
+            float(t.quantity),
+            float(t.price),
+            float(t.fees),
+            t.transaction_date,
+        )
+        for t, sym in rows.tuples()
+    ]
+
+
+def _benchmark(market: MarketData, symbol: str, field: str = "benchmark") -> str:
+    symbol = symbol.strip().upper()
+    if market.quote(symbol) is None:
+        raise ValidationError(field, "not_found", f"Unknown benchmark symbol {symbol!r}.")
+    return symbol
+
+
+def _history(
+    market: MarketData,
+    rows: Sequence[LedgerRow],
+    start: dt.date,
+    end: dt.date,
+    extra: Sequence[str],
+) -> tuple[ValueHistory, dict[str, F64]]:
+    """Value history on ``[first transaction, end]`` and the closes of ``extra`` symbols
+    on the same calendar; ``start`` only bounds the price window from below."""
+    symbols = sorted({r.symbol for r in rows})
+    first = min(r.date for r in rows) if rows else start
+    lo = min(first, start)
+    prices = panel(market, symbols, lo, end)
+    hist = value_history(rows, prices)
+    bench = panel(market, list(extra), lo, end, calendar=hist.dates) if extra else None
+    return hist, {s: bench.column(s) for s in extra} if bench is not None else {}
+
+
+def _simple(close: F64) -> F64:
+    out = np.full(close.shape, np.nan)
+    if close.size > 1:
+        with np.errstate(divide="ignore", invalid="ignore"):
+            out[1:] = close[1:] / close[:-1] - 1.0
+    return out
+
+
+def _periods_per_year(dates: NDArray[np.datetime64]) -> float:
+    """252 for a trading-day calendar, 365 when it has weekend days (crypto)."""
+    weekday = (dates.astype(np.int64) + 3) % 7  # 1970-01-01 was a Thursday; 5, 6 = Sat, Sun
+    return 365.0 if bool((weekday >= 5).any()) else 252.0
+
+
+def _window(hist: ValueHistory, start: dt.date) -> NDArray[np.bool_]:
+    """Rows after ``start`` with a defined return."""
+    return (hist.dates > np.datetime64(start, "D")) & np.isfinite(hist.returns)
+
+
+async def portfolio_metrics(
+    session: AsyncSession,
+    market: MarketData,
+    user_id: int,
+    portfolio_id: int,
+    period: str,
+    benchmark: str | None,
+) -> MetricsRead:
+    """Total, annualized, volatility, Sharpe, max drawdown, alpha, beta and benchmark return.
+
+    All from ``quantcore.metrics.summary`` on the time-weighted daily returns of the
+    last ``period`` (calendar months back from the market's current day) against
+    the benchmark's daily close-to-close returns on the same days.
+    """
+    p = await get_owned(session, user_id, portfolio_id)
+    bench = _benchmark(market, benchmark or p.benchmark_symbol)
+    rows = await ledger_rows(session, p.id)
+    end = _today(market)
+    start = (pd.Timestamp(end) - pd.DateOffset(months=PERIOD_MONTHS[period])).date()
+    empty = MetricsRead(
+        period=period, start_date=None, end_date=None, observations=0, benchmark=bench,
+        total_return=None, annualized_return=None, volatility=None, sharpe_ratio=None,
+        max_drawdown=None, alpha=None, beta=None, benchmark_return=None,
+    )  # fmt: skip
+    if not rows:
+        return empty
+    hist, extra = _history(market, rows, start, end, [bench])
+    keep = _window(hist, start)
+    if not keep.any():
+        return empty
+    r = hist.returns[keep]
+    b = _simple(extra[bench])[keep]
+    names = [
+        "total_return",
+        "annualized_return",
+        "volatility",
+        "sharpe_ratio",
+        "max_drawdown",
+        "alpha",
+        "beta",
+    ]
+    ppy = _periods_per_year(hist.dates[keep])
+    s = metrics.summary(r, b, periods_per_year=ppy, metrics=names)
+    days = hist.dates[keep]
+    return MetricsRead(
+        period=period,
+        start_date=days[0].astype(dt.date),
+        end_date=days[-1].astype(dt.date),
+        observations=int(r.size),
+        benchmark=bench,
+        total_return=frac(s["total_return"]),
+        annualized_return=frac(s["annualized_return"]),
+        volatility=frac(s["volatility"]),
+        sharpe_ratio=ratio(s["sharpe_ratio"]),
+        max_drawdown=frac(s["max_drawdown"]),
+        alpha=frac(s["alpha"]),
+        beta=ratio(s["beta"]),
+        benchmark_return=frac(float(returns.total_return(b))),
+    )
+
+
+def _resample_last(dates: NDArray[np.datetime64], interval: str) -> NDArray[np.intp]:
+    """Row indices of the last day of each interval (``1d``: every row)."""
+    if interval == "1d" or dates.size == 0:
+        return np.arange(dates.size)
+    unit = "W" if interval == "1w" else "M"
+    if unit == "W":  # weeks ending on Sunday: shift Monday-based day numbers
+        key = (dates.astype(np.int64) + 3) // 7
+    else:
+        key = dates.astype("datetime64[M]").astype(np.int64)
+    last = np.flatnonzero(np.diff(key) != 0)
+    return np.concatenate((last, [dates.size - 1]))
+
+
+async def performance(
+    session: AsyncSession,
+    market: MarketData,
+    user_id: int,
+    portfolio_id: int,
+    period: str,
+    interval: str,
+    benchmark: str | None,
+) -> PerformanceRead:
+    """Value, interval return, cumulative return, benchmark cumulative return and drawdown.
+
+    Cumulative figures start at 0 on the first day of the period
+    (``quantcore.returns.cumulative_returns``); drawdown is
+    ``quantcore.drawdown.drawdown_series`` of the period's returns; the interval
+    return compounds the daily returns since the previous point.
+    """
+    p = await get_owned(session, user_id, portfolio_id)
+    bench = _benchmark(market, benchmark or p.benchmark_symbol)
+    rows = await ledger_rows(session, p.id)
+    out = PerformanceRead(period=period, interval=interval, benchmark=bench, series=[])
+    if not rows:
+        return out
+    end = _today(market)
+    start = (pd.Timestamp(end) - pd.DateOffset(months=PERIOD_MONTHS[period])).date()
+    hist, extra = _history(market, rows, start, end, [bench])
+    keep = hist.dates > np.datetime64(start, "D")
+    keep &= np.cumsum(np.isfinite(hist.returns)) > 0  # from the first day with capital
+    if not keep.any():
+        return out
+    r = np.where(np.isfinite(hist.returns[keep]), hist.returns[keep], 0.0)
+    b = np.nan_to_num(_simple(extra[bench])[keep])
+    cum = returns.cumulative_returns(r)
+    bcum = returns.cumulative_returns(b)
+    dd = drawdown.drawdown_series(r)
+    dates, value = hist.dates[keep], hist.value[keep]
+    picks = _resample_last(dates, interval)
+    growth = 1.0 + cum
+    prev = np.concatenate(([1.0], growth[picks][:-1]))
+    step = growth[picks] / prev - 1.0
+    out.series = [
+        PerformancePoint(
+            date=dates[i].astype(dt.date),
+            value=fmt.money(float(value[i])),
+            daily_return=frac(float(step[n])),
+            cumulative_return=frac(float(cum[i])),
+            benchmark_cumulative_return=frac(float(bcum[i])),
+            drawdown=frac(float(dd[i])),
+        )
+        for n, i in enumerate(picks.tolist())
+    ]
+    return out
+
+
+async def _marked_positions(
+    session: AsyncSession, market: MarketData, portfolio_id: int
+) -> tuple[list[Asset], F64]:
+    rows = list(
+        (
+            await session.execute(
+                select(Position, Asset)
+                .join(Asset, Asset.id == Position.asset_id)
+                .where(Position.portfolio_id == portfolio_id)
+                .order_by(Asset.symbol)
+            )
+        ).tuples()
+    )
+    assets = [a for _, a in rows]
+    quotes = market.quotes([a.symbol for a in assets])
+    price = np.array([quotes[a.symbol].price if a.symbol in quotes else np.nan for a in assets])
+    qty = np.array([float(pos.quantity) for pos, _ in rows])
+    return assets, qty * price
+
+
+def _group(keys: Sequence[str], weight: F64) -> dict[str, str]:
+    out: dict[str, float] = {}
+    for key, w in zip(keys, weight.tolist(), strict=True):
+        if math.isfinite(w):
+            out[key or "Unclassified"] = out.get(key or "Unclassified", 0.0) + w
+    return {k: frac(v) or "0.000000" for k, v in sorted(out.items(), key=lambda kv: -kv[1])}
+
+
+async def allocation(
+    session: AsyncSession, market: MarketData, user_id: int, portfolio_id: int
+) -> AllocationRead:
+    """Weights of each position (value / total at current quotes), by sector and by asset type."""
+    p = await get_owned(session, user_id, portfolio_id)
+    assets, value = await _marked_positions(session, market, p.id)
+    total = float(np.nansum(value))
+    with np.errstate(divide="ignore", invalid="ignore"):
+        weight = value / total if total > 0 else np.full(value.shape, np.nan)
+    items = [
+        AllocationItem(
+            asset_symbol=a.symbol,
+            asset_name=a.name,
+            asset_type=a.asset_type,
+            sector=a.sector,
+            weight=frac(float(weight[i])),
+            value=fmt.money(float(value[i])),
+        )
+        for i, a in enumerate(assets)
+    ]
+    items.sort(key=lambda it: -float(it.value or 0))
+    return AllocationRead(
+        total_value=fmt.money(total) or "0.00",
+        allocations=items,
+        by_sector=_group([a.sector for a in assets], weight),
+        by_asset_type=_group([a.asset_type for a in assets], weight),
+    )
+
+
+async def portfolio_risk(
+    session: AsyncSession, market: MarketData, user_id: int, portfolio_id: int, lookback: int
+) -> RiskRead:
+    """One-day historical VaR and ES at 95 %, volatility, beta, correlation with SPY, concentration.
+
+    Over the last ``lookback`` defined daily returns: ``quantcore.risk.value_at_risk`` and
+    ``expected_shortfall`` (historical, level 0.95; positive fractions of value,
+    also times the current value), ``volatility`` (annualized), ``beta`` on the
+    portfolio's benchmark and ``correlation`` with SPY. Sector weights come from
+    current quotes; ``herfindahl_index`` is the sum of squared position weights.
+    """
+    p = await get_owned(session, user_id, portfolio_id)
+    bench = _benchmark(market, p.benchmark_symbol, "benchmark_symbol")
+    assets, value = await _marked_positions(session, market, p.id)
+    total = float(np.nansum(value))
+    weight = value / total if total > 0 else np.full(value.shape, np.nan)
+    rows = await ledger_rows(session, p.id)
+    end = _today(market)
+    start = end - dt.timedelta(days=int(lookback * 1.6) + 14)
+    r = b = s = np.empty(0)
+    ppy = 252.0
+    if rows:
+        hist, extra = _history(market, rows, start, end, sorted({bench, CORRELATION_SYMBOL}))
+        ok = np.flatnonzero(np.isfinite(hist.returns))[-lookback:]
+        r = hist.returns[ok]
+        b = _simple(extra[bench])[ok]
+        s = _simple(extra[CORRELATION_SYMBOL])[ok]
+        ppy = _periods_per_year(hist.dates[ok]) if ok.size else ppy
+    nan = float("nan")
+    enough = r.size >= 2
+    var = float(qrisk.value_at_risk(r, level=0.95, method="historical")) if enough else nan
+    es = float(qrisk.expected_shortfall(r, level=0.95, method="historical")) if enough else nan
+    return RiskRead(
+        method="historical",
+        confidence_level="0.95",
+        horizon_days=1,
+        lookback=lookback,
+        observations=int(r.size),
+        portfolio_value=fmt.money(total) or "0.00",
+        var_95=frac(var),
+        var_95_amount=fmt.money(var * total),
+        expected_shortfall=frac(es),
+        expected_shortfall_amount=fmt.money(es * total),
+        volatility=frac(float(qrisk.volatility(r, periods_per_year=ppy)) if enough else nan),
+        beta=ratio(float(qrisk.beta(r, b)) if enough else nan),
+        benchmark=bench,
+        correlation_spy=ratio(float(qrisk.correlation(r, s)) if enough else nan),
+        sector_concentration=_group([a.sector for a in assets], weight),
+        herfindahl_index=frac(float(np.nansum(weight**2))) if total > 0 else None,
+    )
+
+
+async def technical_indicators(
+    session: AsyncSession, market: MarketData, asset_id: int, names: Sequence[str], period: int
+) -> TechnicalRead:
+    """Indicators over the last ``period`` daily bars of an asset (computed on those bars only,
+    so the first values of each indicator are its warm-up, ``null``)."""
+    requests = technical.parse(names)
+    asset = (await session.execute(select(Asset).where(Asset.id == asset_id))).scalar_one_or_none()
+    if asset is None:
+        raise NotFoundError(f"Asset {asset_id} not found.")
+    end = _today(market)
+    start = end - dt.timedelta(days=int(period * 1.6) + 14)
+    try:
+        bars = market.history(asset.symbol, start, end, "1d").iloc[-period:]
+    except KeyError:
+        raise NotFoundError(f"No price history for {asset.symbol}.") from None
+    arrays = {
+        c: bars[c].to_numpy(dtype=np.float64) for c in ("open", "high", "low", "close", "volume")
+    }
+    values = technical.compute(requests, arrays)
+    index = bars.index.tz_convert("UTC") if bars.index.tz is not None else bars.index
+    return TechnicalRead(
+        asset_id=asset.id,
+        symbol=asset.symbol,
+        period=period,
+        dates=[ts.date() for ts in index],
+        close=[fmt.price(float(x)) for x in arrays["close"]],
+        indicators={k: [frac(float(x)) for x in v] for k, v in values.items()},
+    )

@@ -1,0 +1,174 @@
+"""The backtest worker pool: runs ``quantcore.backtest`` off the event loop.
+
+A backtest is CPU work in numba kernels plus pandas glue that holds the GIL, so
+it runs in a :class:`~concurrent.futures.ProcessPoolExecutor` (``spawn`` start
+method: safe next to the server's threads). Workers import ``quantcore`` and
+load the cached kernels once, in the initializer, so the first request does not
+pay for it. The pool is process-wide and created on first use; its size is
+``QC_BACKTEST_WORKERS`` (default: ``min(4, cpu_count)``); ``0`` runs jobs in a
+thread instead (``anyio.to_thread``), for debugging.
+
+Jobs and results are plain arrays and dicts (cheap to pickle): the service loads
+the prices, the worker only computes.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import atexit
+import multiprocessing
+import os
+import threading
+from concurrent.futures import Executor, ProcessPoolExecutor
+from concurrent.futures.process import BrokenProcessPool
+from dataclasses import dataclass
+from typing import Any
+
+import anyio.to_thread
+import numpy as np
+from numpy.typing import NDArray
+
+__all__ = ["BacktestJob", "execute", "pool", "run_job", "shutdown", "warm_up"]
+
+
+@dataclass(frozen=True, slots=True)
+class BacktestJob:
+    """Everything one run needs (picklable).
+
+    Attributes:
+        days: trading days as ``datetime64[D]`` integers (days since 1970-01-01).
+        close: closes, ``(n_days, n_assets)``, NaN before an asset's first bar.
+        symbols: the columns of ``close``.
+        benchmark: benchmark closes on ``days`` (or ``None``).
+    """
+
+    days: NDArray[np.int64]
+    close: NDArray[np.float64]
+    symbols: tuple[str, ...]
+    strategy_type: str
+    parameters: dict[str, Any]
+    initial_capital: float
+    fees: float
+    slippage: float
+    max_position_size: float
+    benchmark: NDArray[np.float64] | None
+
+
+def run_job(job: BacktestJob) -> dict[str, Any]:
+    """Run one backtest with :func:`quantcore.backtest.run_strategy` (in a worker).
+
+    Returns:
+        ``metrics`` (floats by :data:`quantcore.backtest.METRIC_NAMES`), ``equity``
+        (list of floats, one per day) and ``trades`` (list of dicts).
+    """
+    import pandas as pd
+
+    from quantcore.backtest import METRIC_NAMES, run_strategy
+
+    index = pd.DatetimeIndex(job.days.astype("datetime64[D]"))
+    prices = pd.DataFrame(job.close, index=index, columns=list(job.symbols))
+    res = run_strategy(
+        prices if len(job.symbols) > 1 else prices.iloc[:, 0],
+        job.strategy_type,
+        **job.parameters,
+        initial_capital=job.initial_capital,
+        fees=job.fees,
+        slippage=job.slippage,
+        max_position_size=job.max_position_size,
+        benchmark=job.benchmark,
+    )
+    equity = np.asarray(res.equity, dtype=np.float64)
+    t = res.trades
+    trades = [
+        {
+            "symbol": job.symbols[int(t["column"][i])],
+            "direction": "long" if int(t["direction"][i]) >= 0 else "short",
+            "status": "closed" if int(t["exit_idx"][i]) >= 0 else "open",
+            "entry_idx": int(t["entry_idx"][i]),
+            "exit_idx": int(t["exit_idx"][i]),
+            "size": float(t["size"][i]),
+            "entry_price": float(t["entry_price"][i]),
+            "exit_price": float(t["exit_price"][i]),
+            "fees": float(t["entry_fees"][i] + t["exit_fees"][i]),
+            "pnl": float(t["pnl"][i]),
+            "return": float(t["ret"][i]),
+        }
+        for i in range(t.size)
+    ]
+    return {
+        "metrics": {name: float(getattr(res, name)) for name in METRIC_NAMES},
+        "equity": equity.tolist(),
+        "trades": trades,
+    }
+
+
+def warm_up() -> None:
+    """Load ``quantcore.backtest`` and its compiled kernels (pool initializer)."""
+    days = np.arange(60, dtype=np.int64)
+    close = (100.0 + np.sin(np.arange(60) / 5.0)).reshape(-1, 1)
+    run_job(
+        BacktestJob(days, close, ("X",), "moving_average", {"short_window": 2, "long_window": 5},
+                    1000.0, 0.0, 0.0, 1.0, close[:, 0].copy())
+    )  # fmt: skip
+
+
+_lock = threading.Lock()
+_pool: ProcessPoolExecutor | None = None
+
+
+def _workers() -> int:
+    raw = os.environ.get("QC_BACKTEST_WORKERS", "")
+    if raw.strip():
+        try:
+            n = int(raw)
+        except ValueError:
+            raise ValueError(f"QC_BACKTEST_WORKERS must be an integer, got {raw!r}") from None
+        if n < 0:
+            raise ValueError(f"QC_BACKTEST_WORKERS must be >= 0, got {n}")
+        return n
+    return min(4, os.cpu_count() or 1)
+
+
+def pool() -> Executor | None:
+    """The process-wide pool (``None`` when ``QC_BACKTEST_WORKERS=0``)."""
+    global _pool
+    if _workers() == 0:
+        return None
+    with _lock:
+        if _pool is None:
+            _pool = ProcessPoolExecutor(
+                max_workers=_workers(),
+                mp_context=multiprocessing.get_context("spawn"),
+                initializer=warm_up,
+            )
+        return _pool
+
+
+def shutdown() -> None:
+    """Stop the pool (registered with :mod:`atexit`)."""
+    global _pool
+    with _lock:
+        if _pool is not None:
+            _pool.shutdown(wait=True, cancel_futures=True)
+            _pool = None
+
+
+atexit.register(shutdown)
+
+
+async def execute(job: BacktestJob) -> dict[str, Any]:
+    """Run ``job`` in the pool and await its result without blocking the event loop.
+
+    Raises:
+        ValueError: what ``quantcore`` raised for bad input (re-raised from the worker).
+    """
+    executor = pool()
+    if executor is None:
+        return await anyio.to_thread.run_sync(run_job, job)
+    try:
+        return await asyncio.wrap_future(executor.submit(run_job, job))
+    except BrokenProcessPool:
+        shutdown()  # a worker died (killed, out of memory): the next job gets a new pool
+        raise RuntimeError(
+            "the backtest worker stopped unexpectedly; run the backtest again"
+        ) from None

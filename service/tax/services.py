@@ -1,0 +1,426 @@
+"""Tax figures from the ledger with ``quantcore.tax``: summaries, stored calculations,
+loss harvesting and reports. Lot relief follows each portfolio's ``lot_method``;
+rates come from the user's tax settings (see :mod:`service.tax.ledger`)."""
+
+from __future__ import annotations
+
+import datetime as dt
+import json
+from decimal import Decimal
+from typing import Any
+
+import msgspec
+from sqlalchemy import func, select
+from sqlalchemy.ext.asyncio import AsyncSession
+
+from quantcore.tax import (
+    LotLedger,
+    TaxRates,
+    TaxSummary,
+    form_1099_div,
+    form_8949,
+    harvest_opportunities,
+    schedule_d,
+    tax_summary,
+)
+from service.assets.market import MarketData
+from service.db import Database
+from service.db.models import TaxRecord, TaxReport, UserTaxSettings, utcnow
+from service.errors import NotFoundError, ValidationError
+from service.pagination import PageParams
+from service.portfolios.services import get_owned
+from service.tax.ledger import display, load_ledger, split_symbol
+from service.tax.schemas import (
+    CapitalGains,
+    DividendIncomeRead,
+    HarvestOpportunityRead,
+    HarvestPosition,
+    HarvestRead,
+    PortfolioTaxSettings,
+    ReportRead,
+    TaxCalculationRead,
+    TaxSettingsRead,
+    TaxSettingsUpdate,
+    TaxSummaryRead,
+)
+
+__all__ = [
+    "calculate",
+    "check_year",
+    "generate_report",
+    "get_report",
+    "get_settings",
+    "harvest",
+    "list_reports",
+    "portfolio_settings",
+    "set_portfolio_lot_method",
+    "summary",
+    "update_settings",
+]
+
+_CENT = Decimal("0.01")
+
+
+def check_year(year: int) -> int:
+    """A tax year from 1970 to the current (UTC) year; later years are ``max_value``."""
+    this_year = dt.datetime.now(dt.UTC).year
+    if year > this_year:
+        raise ValidationError("year", "max_value", f"year must be at most {this_year}.")
+    if year < 1970:
+        raise ValidationError("year", "min_value", "year must be at least 1970.")
+    return year
+
+
+def _d(x: Decimal) -> str:
+    return format(x.quantize(_CENT), "f")
+
+
+def _rate(x: Decimal) -> str:
+    return format(x.normalize(), "f") if x != 0 else "0"
+
+
+async def _settings_row(session: AsyncSession, user_id: int) -> UserTaxSettings | None:
+    return await session.get(UserTaxSettings, user_id)
+
+
+def _rates(row: UserTaxSettings | None) -> TaxRates:
+    if row is None:
+        return TaxRates()
+    return TaxRates(
+        ordinary_rate=row.short_term_rate,
+        long_term_rate=row.long_term_rate,
+        niit=bool(row.niit),
+        loss_limit=row.loss_limit,
+    )
+
+
+def _settings_read(rates: TaxRates) -> TaxSettingsRead:
+    return TaxSettingsRead(
+        short_term_rate=_rate(rates.ordinary_rate),
+        long_term_rate=_rate(rates.long_term_rate),
+        niit=rates.niit,
+        loss_limit=_d(rates.loss_limit),
+    )
+
+
+async def get_settings(session: AsyncSession, user_id: int) -> TaxSettingsRead:
+    """The user's rates (defaults: 24 % short-term, 15 % long-term, no NIIT, 3,000 limit)."""
+    return _settings_read(_rates(await _settings_row(session, user_id)))
+
+
+async def update_settings(db: Database, user_id: int, data: TaxSettingsUpdate) -> TaxSettingsRead:
+    async with db.write() as s:
+        row = await _settings_row(s, user_id)
+        current = _rates(row)
+        merged = {
+            "ordinary_rate": data.short_term_rate
+            if data.short_term_rate is not None
+            else current.ordinary_rate,
+            "long_term_rate": data.long_term_rate
+            if data.long_term_rate is not None
+            else current.long_term_rate,
+            "niit": data.niit if data.niit is not None else current.niit,
+            "loss_limit": data.loss_limit if data.loss_limit is not None else current.loss_limit,
+        }
+        names = {"ordinary_rate": "short_term_rate"}
+        try:
+            rates = TaxRates(**merged)
+        except ValueError as exc:
+            text = str(exc)
+            field = next((k for k in merged if text.startswith(k)), "body")
+            code = (
+                "invalid"
+                if "must be a number" in text
+                else (
+                    "max_value"
+                    if "[0, 1]" in text and Decimal(str(merged[field])) > 1
+                    else "min_value"
+                )
+            )
+            raise ValidationError(
+                names.get(field, field), code, text.replace(field, names.get(field, field), 1)
+            ) from None
+        if row is None:
+            row = UserTaxSettings(user_id=user_id)
+            s.add(row)
+        row.short_term_rate = row.ordinary_dividend_rate = rates.ordinary_rate
+        row.long_term_rate = row.qualified_dividend_rate = rates.long_term_rate
+        row.niit, row.loss_limit, row.updated_at = rates.niit, rates.loss_limit, utcnow()
+    return _settings_read(rates)
+
+
+async def portfolio_settings(
+    session: AsyncSession, user_id: int, portfolio_id: int
+) -> PortfolioTaxSettings:
+    p = await get_owned(session, user_id, portfolio_id)
+    return PortfolioTaxSettings(portfolio_id=p.id, lot_method=p.lot_method)  # type: ignore[arg-type]
+
+
+async def set_portfolio_lot_method(
+    db: Database, user_id: int, portfolio_id: int, method: str
+) -> PortfolioTaxSettings:
+    """Set the lot relief method. ``specific`` needs a lot id on each sell, which the
+    ledger does not record: it is refused (``invalid_choice``) until it does."""
+    if method == "specific":
+        raise ValidationError(
+            "lot_method", "invalid_choice",
+            "specific identification needs a lot id on every sell; the transaction ledger does not record lot ids.",
+        )  # fmt: skip
+    async with db.write() as s:
+        p = await get_owned(s, user_id, portfolio_id)
+        p.lot_method = method
+        p.updated_at = utcnow()
+    return PortfolioTaxSettings(portfolio_id=portfolio_id, lot_method=method)  # type: ignore[arg-type]
+
+
+def _summary_read(s: TaxSummary, portfolio_id: int | None, rates: TaxRates) -> TaxSummaryRead:
+    return TaxSummaryRead(
+        tax_year=s.tax_year,
+        portfolio_id=portfolio_id,
+        capital_gains=CapitalGains(**{k: _d(v) for k, v in s.capital_gains().items()}),
+        dividend_income=DividendIncomeRead(**{k: _d(v) for k, v in s.dividend_income().items()}),
+        estimated_tax_liability=_d(s.estimated_tax_liability),
+        short_term_carryover=_d(s.short_term_carryover),
+        long_term_carryover=_d(s.long_term_carryover),
+        capital_loss_deduction=_d(s.capital_loss_deduction),
+        short_term_carryforward=_d(s.short_term_carryforward),
+        long_term_carryforward=_d(s.long_term_carryforward),
+        rates=_settings_read(rates),
+    )
+
+
+async def _ledger(
+    session: AsyncSession, user_id: int, portfolio_id: int | None
+) -> LotLedger | None:
+    if portfolio_id is not None:
+        await get_owned(session, user_id, portfolio_id)
+    return await load_ledger(session, user_id, portfolio_id)
+
+
+def _empty_summary(year: int) -> TaxSummary:
+    z = Decimal("0.00")
+    return TaxSummary(year, z, z, z, z, z, z, z, z, z, z, z, z)
+
+
+async def summary(
+    session: AsyncSession, user_id: int, year: int, portfolio_id: int | None
+) -> TaxSummaryRead:
+    """``quantcore.tax.tax_summary`` of one portfolio, or of all the user's portfolios."""
+    check_year(year)
+    rates = _rates(await _settings_row(session, user_id))
+    ledger = await _ledger(session, user_id, portfolio_id)
+    s = tax_summary(ledger, year, rates=rates) if ledger is not None else _empty_summary(year)
+    return _summary_read(s, portfolio_id, rates)
+
+
+async def calculate(
+    db: Database, user_id: int, year: int, portfolio_id: int | None, reprocess: bool
+) -> TaxCalculationRead:
+    """The stored summary for (year, portfolio), computed and stored when absent or ``reprocess``."""
+    check_year(year)
+    async with db.write() as s:
+        if portfolio_id is not None:
+            await get_owned(s, user_id, portfolio_id)
+        where = [TaxRecord.user_id == user_id, TaxRecord.tax_year == year]
+        where.append(
+            TaxRecord.portfolio_id.is_(None)
+            if portfolio_id is None
+            else TaxRecord.portfolio_id == portfolio_id
+        )
+        record = (
+            await s.execute(select(TaxRecord).where(*where).order_by(TaxRecord.id.desc()).limit(1))
+        ).scalar_one_or_none()
+        if record is not None and not reprocess:
+            return TaxCalculationRead(
+                id=record.id, tax_year=year, portfolio_id=portfolio_id, reprocessed=False,
+                calculated_at=record.created_at, summary=msgspec.convert(record.summary, TaxSummaryRead),
+            )  # fmt: skip
+        result = await summary(s, user_id, year, portfolio_id)
+        payload = msgspec.to_builtins(result)
+        if record is None:
+            record = TaxRecord(user_id=user_id, portfolio_id=portfolio_id, tax_year=year)
+            s.add(record)
+        record.summary = payload
+        record.created_at = utcnow()
+        await s.flush()
+    return TaxCalculationRead(
+        id=record.id,
+        tax_year=year,
+        portfolio_id=portfolio_id,
+        reprocessed=True,
+        calculated_at=record.created_at,
+        summary=result,
+    )
+
+
+def _as_of(market: MarketData, symbols: list[str]) -> dt.date:
+    quotes = market.quotes(symbols or ["SPY"])
+    stamps = [q.timestamp for q in quotes.values()]
+    return max(stamps).date() if stamps else dt.datetime.now(dt.UTC).date()
+
+
+async def harvest(
+    session: AsyncSession,
+    market: MarketData,
+    user_id: int,
+    portfolio_id: int | None,
+    *,
+    min_loss: Decimal,
+    min_loss_pct: Decimal,
+    as_of: dt.date | None,
+) -> HarvestRead:
+    """``quantcore.tax.harvest_opportunities`` over the open lots at current quotes."""
+    for name, value in (("min_loss", min_loss), ("min_loss_pct", min_loss_pct)):
+        if not value.is_finite() or value < 0:
+            raise ValidationError(name, "min_value", f"{name} must be a number >= 0.")
+    rates = _rates(await _settings_row(session, user_id))
+    ledger = await _ledger(session, user_id, portfolio_id)
+    out: list[HarvestOpportunityRead] = []
+    bare = sorted({split_symbol(s)[1] for s in ledger.symbols}) if ledger is not None else []
+    day = as_of or _as_of(market, bare)
+    if ledger is not None and ledger.open_lots.size:
+        quotes = market.quotes(bare)
+        prices = {
+            s: round(quotes[split_symbol(s)[1]].price, 8)
+            for s in ledger.symbols
+            if split_symbol(s)[1] in quotes
+        }
+        for o in harvest_opportunities(
+            ledger, prices, day, rates=rates, min_loss=min_loss, min_loss_pct=min_loss_pct
+        ):
+            pid, symbol = split_symbol(o.symbol)
+            out.append(
+                HarvestOpportunityRead(
+                    id=o.id,
+                    portfolio_id=pid,
+                    position=HarvestPosition(
+                        asset_symbol=symbol,
+                        quantity=format(o.quantity.quantize(Decimal("1e-8")), "f"),
+                        average_cost=_d(o.average_cost),
+                        current_price=format(o.current_price.quantize(Decimal("1e-4")), "f"),
+                    ),
+                    lots=list(o.lots),
+                    loss_quantity=format(o.loss_quantity.quantize(Decimal("1e-8")), "f"),
+                    potential_loss_amount=_d(o.potential_loss_amount),
+                    short_term_loss=_d(o.short_term_loss),
+                    long_term_loss=_d(o.long_term_loss),
+                    tax_benefit_estimate=_d(o.tax_benefit_estimate),
+                    wash_sale_risk=o.wash_sale_risk,
+                    earliest_safe_sale=o.earliest_safe_sale,
+                    earliest_safe_repurchase=o.earliest_safe_repurchase,
+                    recommendation=o.recommendation,
+                )
+            )
+    return HarvestRead(
+        as_of=day, min_loss=_d(min_loss), min_loss_pct=_rate(min_loss_pct), opportunities=out
+    )
+
+
+def _sections(
+    ledger: LotLedger | None, year: int, report_type: str, rates: TaxRates
+) -> tuple[dict[str, Any], str]:
+    """The report as JSON-ready dict and CSV text (one ``# <title>`` section per form)."""
+    led = display(ledger) if ledger is not None else None
+    doc: dict[str, Any] = {"report_type": report_type, "tax_year": year}
+    csv_parts: list[str] = []
+    if report_type in ("all", "schedule_d"):
+        if led is None:
+            doc["form_8949"], doc["schedule_d"] = form_8949_empty(year), None
+        else:
+            f8949 = form_8949(led, year)
+            sched = schedule_d(led, year, rates=rates)
+            doc["form_8949"] = json.loads(f8949.to_json())
+            doc["schedule_d"] = json.loads(sched.to_json())
+            csv_parts += [
+                f"# Form 8949 ({year})\n{f8949.to_csv()}",
+                f"# Schedule D ({year})\n{sched.to_csv()}",
+            ]
+    if report_type in ("all", "form_1099_div"):
+        if led is None:
+            doc["form_1099_div"] = None
+        else:
+            div = form_1099_div(led, year)
+            doc["form_1099_div"] = json.loads(div.to_json())
+            csv_parts.append(f"# Form 1099-DIV ({year})\n{div.to_csv()}")
+    if report_type == "all" and led is not None:
+        s = tax_summary(led, year, rates=rates)
+        doc["summary"] = {k: _d(v) if isinstance(v, Decimal) else v for k, v in s.__dict__.items()}
+    return doc, "\n".join(part.rstrip("\n") + "\n" for part in csv_parts)
+
+
+def form_8949_empty(year: int) -> dict[str, Any]:
+    zero = {"proceeds": "0.00", "cost_basis": "0.00", "adjustment": "0.00", "gain_or_loss": "0.00"}
+    return {
+        "tax_year": year,
+        "part_i": {"rows": [], "totals": zero},
+        "part_ii": {"rows": [], "totals": zero},
+    }
+
+
+def _report_read(r: TaxReport, base_url: str) -> ReportRead:
+    link = f"{base_url}/api/tax/reports/{r.id}/download/?format="
+    return ReportRead(
+        id=r.id, tax_year=r.tax_year, report_type=r.report_type, portfolio_id=r.content.get("portfolio_id"),
+        size_bytes=r.size_bytes, created_at=r.created_at, download={"csv": link + "csv", "json": link + "json"},
+    )  # fmt: skip
+
+
+async def generate_report(
+    db: Database, user_id: int, year: int, report_type: str, portfolio_id: int | None, base_url: str
+) -> ReportRead:
+    """Compute and store a report; it is downloadable as CSV or JSON."""
+    check_year(year)
+    async with db.write() as s:
+        rates = _rates(await _settings_row(s, user_id))
+        ledger = await _ledger(s, user_id, portfolio_id)
+        doc, csv_text = _sections(ledger, year, report_type, rates)
+        doc["portfolio_id"] = portfolio_id
+        json_text = json.dumps(doc, indent=2)
+        row = TaxReport(
+            user_id=user_id, tax_year=year, report_type=report_type,
+            content={"portfolio_id": portfolio_id, "json": doc, "csv": csv_text},
+            size_bytes=len(json_text.encode()), created_at=utcnow(),
+        )  # fmt: skip
+        s.add(row)
+        await s.flush()
+    return _report_read(row, base_url)
+
+
+async def list_reports(
+    session: AsyncSession,
+    user_id: int,
+    page: PageParams,
+    base_url: str,
+    *,
+    year: int | None,
+    report_type: str | None,
+) -> tuple[list[ReportRead], int]:
+    query = select(TaxReport).where(TaxReport.user_id == user_id)
+    if year is not None:
+        query = query.where(TaxReport.tax_year == year)
+    if report_type is not None:
+        query = query.where(TaxReport.report_type == report_type)
+    count = int(
+        (await session.execute(select(func.count()).select_from(query.subquery()))).scalar_one()
+    )
+    rows = await session.execute(
+        query.order_by(TaxReport.id.desc()).limit(page.limit).offset(page.offset)
+    )
+    return [_report_read(r, base_url) for r in rows.scalars()], count
+
+
+async def get_report(
+    session: AsyncSession, user_id: int, report_id: int, fmt: str
+) -> tuple[str, str, str]:
+    """``(body, media type, file name)`` of a stored report."""
+    row = (
+        await session.execute(
+            select(TaxReport).where(TaxReport.id == report_id, TaxReport.user_id == user_id)
+        )
+    ).scalar_one_or_none()
+    if row is None:
+        raise NotFoundError(f"Tax report {report_id} not found.")
+    name = f"tax-{row.report_type}-{row.tax_year}-{row.id}.{fmt}"
+    if fmt == "csv":
+        return str(row.content.get("csv", "")), "text/csv; charset=utf-8", name
+    return json.dumps(row.content.get("json", {}), indent=2), "application/json", name
