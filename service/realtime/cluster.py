@@ -187,7 +187,8 @@ class RedisCluster:
             await pipe.execute()
 
     async def view(self) -> ClusterView:
-        workers = sorted(w.decode() for w in await self._redis.smembers(self._workers_key))
+        members = await self._redis.smembers(self._workers_key)
+        workers = sorted(w.decode() if isinstance(w, bytes) else str(w) for w in members)
         others = [w for w in workers if w != self.worker]
         raws = await self._redis.mget([self._worker_prefix + w for w in others]) if others else []
         snaps = [self._snapshot()]

@@ -49,7 +49,7 @@ Symbol = Annotated[str, msgspec.Meta(min_length=1, max_length=32)]
 PortfolioId = Annotated[int, msgspec.Meta(ge=1)]
 
 
-class _In(msgspec.Struct, tag_field="type", kw_only=True, forbid_unknown_fields=True, frozen=True):
+class _In(msgspec.Struct, tag_field="type", kw_only=True, forbid_unknown_fields=True):
     """Base of client messages (unknown fields are an error)."""
 
 

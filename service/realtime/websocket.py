@@ -138,9 +138,8 @@ async def _read(
             return None
         if writer.done():  # the client stopped accepting what we send
             return None
-        data = event.get("text")
-        if data is None:
-            data = event.get("bytes") or b""
+        text: str | None = event.get("text")  # type: ignore[assignment]
+        data: str | bytes = text if text is not None else (event.get("bytes") or b"")  # type: ignore[assignment]
         code = await realtime.handle(conn, data)
         if code is not None:
             return code

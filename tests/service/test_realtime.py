@@ -29,6 +29,8 @@ from websockets.exceptions import ConnectionClosed
 
 from service.auth.services import create_token, create_user
 from service.db import Database
+from service.demo import sync_assets
+from service.marketdata.simulated import SimulatedMarket
 
 ROOT = Path(__file__).resolve().parents[2]
 PASSWORD = "correct horse battery"
@@ -62,6 +64,11 @@ class Server:
 
 def start_server(data_dir: Path, database_url: str, **env: str) -> Server:
     """Start a server and wait until ``/health`` answers (its output goes to a log file)."""
+    return wait_ready(launch_server(data_dir, database_url, **env))
+
+
+def launch_server(data_dir: Path, database_url: str, **env: str) -> Server:
+    """Start a server process (see :func:`wait_ready`)."""
     port = _free_port()
     data_dir.mkdir(parents=True, exist_ok=True)
     log = data_dir / f"server-{port}.log"
@@ -75,13 +82,29 @@ def start_server(data_dir: Path, database_url: str, **env: str) -> Server:
     }
     with log.open("wb") as out:
         proc = subprocess.Popen(
-            [sys.executable, "-m", "service", "serve", "--port", str(port), "--log-level", "warning"],
+            [
+                sys.executable,
+                "-m",
+                "service",
+                "serve",
+                "--port",
+                str(port),
+                "--log-level",
+                "warning",
+            ],
             cwd=ROOT,
             env=environ,
             stdout=out,
             stderr=subprocess.STDOUT,
         )
-    server = Server(f"http://127.0.0.1:{port}", f"ws://127.0.0.1:{port}/ws/realtime/", database_url, proc, log)
+    return Server(
+        f"http://127.0.0.1:{port}", f"ws://127.0.0.1:{port}/ws/realtime/", database_url, proc, log
+    )
+
+
+def wait_ready(server: Server) -> Server:
+    """Wait until the server's ``/health`` answers; stop it and raise if it does not start."""
+    proc, log = server.proc, server.log
     deadline = time.monotonic() + 90
     while time.monotonic() < deadline:
         if proc.poll() is not None:
@@ -102,6 +125,14 @@ async def _user(database_url: str) -> tuple[str, str]:
         name = f"rt_{uuid.uuid4().hex[:10]}"
         user = await create_user(db, name, PASSWORD)
         return name, await create_token(db, user.id)
+    finally:
+        await db.dispose()
+
+
+async def _sync_assets(database_url: str) -> None:
+    db = Database(database_url)
+    try:
+        await sync_assets(db, SimulatedMarket())
     finally:
         await db.dispose()
 
@@ -194,9 +225,19 @@ def test_websocket_info_announces_the_channel(server: Server) -> None:
         "authentication": info["connection_info"]["authentication"],
     }
     assert "?token=" in info["connection_info"]["authentication"]
-    assert {"ping", "subscribe_asset", "subscribe_portfolio", "price_update", "portfolio_update",
-            "pong", "subscribed", "unsubscribed", "error", "unsubscribe_asset",
-            "unsubscribe_portfolio"} == set(info["message_types"])
+    assert {
+        "ping",
+        "subscribe_asset",
+        "subscribe_portfolio",
+        "price_update",
+        "portfolio_update",
+        "pong",
+        "subscribed",
+        "unsubscribed",
+        "error",
+        "unsubscribe_asset",
+        "unsubscribe_portfolio",
+    } == set(info["message_types"])
     # Behind a TLS proxy on a trusted address (uvicorn's --forwarded-allow-ips, default
     # 127.0.0.1) the request came over https: the channel is wss.
     proxied = httpx.get(
@@ -214,10 +255,20 @@ def test_anonymous_may_follow_assets_only(server: Server) -> None:
             assert "timestamp" in await recv_until(ws, of_type("pong"))
             await send(ws, {"type": "subscribe_asset", "symbol": "spy"})
             assert await recv_until(ws, of_type("subscribed")) == {
-                "type": "subscribed", "channel": "asset", "symbol": "SPY"
+                "type": "subscribed",
+                "channel": "asset",
+                "symbol": "SPY",
             }
             first = await recv_until(ws, of_type("price_update", symbol="SPY"))
-            assert set(first) == {"type", "symbol", "price", "change", "change_percent", "volume", "timestamp"}
+            assert set(first) == {
+                "type",
+                "symbol",
+                "price",
+                "change",
+                "change_percent",
+                "volume",
+                "timestamp",
+            }
             assert all(isinstance(first[k], str) for k in ("price", "change", "change_percent"))
             float(first["price"])
             await send(ws, {"type": "subscribe_portfolio", "portfolio_id": 1})
@@ -301,13 +352,21 @@ def test_credentials_token_query_header_and_session_cookie(server: Server) -> No
         await send(ws, {"type": "subscribe_portfolio", "portfolio_id": pid})
         await recv_until(ws, of_type("subscribed", portfolio_id=pid))
         update = await recv_until(ws, of_type("portfolio_update", portfolio_id=pid))
-        assert set(update) == {"type", "portfolio_id", "total_value", "daily_change",
-                               "daily_change_percent", "timestamp"}
+        assert set(update) == {
+            "type",
+            "portfolio_id",
+            "total_value",
+            "daily_change",
+            "daily_change_percent",
+            "timestamp",
+        }
 
     async def run() -> None:
         async with httpx.AsyncClient(base_url=server.http) as http:
             pid = await portfolio_holding(http, headers, "SPY")
-            login = await http.post("/api/auth/login/", json={"username": name, "password": PASSWORD})
+            login = await http.post(
+                "/api/auth/login/", json={"username": name, "password": PASSWORD}
+            )
             assert login.status_code == 200, login.text
             cookie = f"qc_session={login.cookies['qc_session']}"
         async with websockets.connect(f"{server.ws}?token={token}") as ws:
@@ -315,16 +374,23 @@ def test_credentials_token_query_header_and_session_cookie(server: Server) -> No
         async with websockets.connect(server.ws, additional_headers=headers) as ws:
             await own_portfolio(ws, pid)
         origin = server.http
-        async with websockets.connect(server.ws, additional_headers={"Cookie": cookie}, origin=origin) as ws:
+        async with websockets.connect(
+            server.ws, additional_headers={"Cookie": cookie}, origin=origin
+        ) as ws:
             await own_portfolio(ws, pid)
         # A session cookie sent from another site's page is refused.
         async with websockets.connect(
             server.ws, additional_headers={"Cookie": cookie}, origin="https://evil.example"
         ) as ws:
             seen = await expect_closed(ws, 1008)
-            assert seen == [{"type": "error", "error": "origin_not_allowed", "message": seen[0]["message"]}]
-        for bad in ({"Authorization": "Token qct_wrong"}, {"X-API-Key": "qck_wrong"},
-                    {"Authorization": "Bearer x"}):
+            assert seen == [
+                {"type": "error", "error": "origin_not_allowed", "message": seen[0]["message"]}
+            ]
+        for bad in (
+            {"Authorization": "Token qct_wrong"},
+            {"X-API-Key": "qck_wrong"},
+            {"Authorization": "Bearer x"},
+        ):
             async with websockets.connect(server.ws, additional_headers=bad) as ws:
                 seen = await expect_closed(ws, 1008)
                 assert [m["error"] for m in seen] == ["authentication_failed"]
@@ -365,7 +431,9 @@ def test_force_update_reaches_asset_and_portfolio_subscribers(server: Server) ->
                 await send(mine, {"type": "subscribe_portfolio", "portfolio_id": pid})
                 await recv_until(mine, of_type("subscribed"))
                 r = await http.post(
-                    "/api/realtime/force_price_update/", json={"symbols": ["btc-usd"]}, headers=headers
+                    "/api/realtime/force_price_update/",
+                    json={"symbols": ["btc-usd"]},
+                    headers=headers,
                 )
                 assert r.status_code == 200, r.text
                 (forced,) = r.json()["updated"]
@@ -420,9 +488,11 @@ def test_status_reports_global_and_own_subscriptions(server: Server) -> None:
                 websockets.connect(server.ws, additional_headers=headers) as a,
                 websockets.connect(server.ws, additional_headers=headers) as b,
             ):
-                for ws, msg in ((a, {"type": "subscribe_asset", "symbol": "TLT"}),
-                                (a, {"type": "subscribe_portfolio", "portfolio_id": pid}),
-                                (b, {"type": "subscribe_asset", "symbol": "AAPL"})):
+                for ws, msg in (
+                    (a, {"type": "subscribe_asset", "symbol": "TLT"}),
+                    (a, {"type": "subscribe_portfolio", "portfolio_id": pid}),
+                    (b, {"type": "subscribe_asset", "symbol": "AAPL"}),
+                ):
                     await send(ws, msg)
                     await recv_until(ws, of_type("subscribed"))
                 status = (await http.get(status_url, headers=headers)).json()
@@ -440,7 +510,10 @@ def test_status_reports_global_and_own_subscriptions(server: Server) -> None:
                 if after["connection_count"] == 0 or time.monotonic() > deadline:
                     break
                 await asyncio.sleep(0.1)
-            assert after == {"connection_count": 0, "subscriptions": {"portfolios": [], "assets": []}}
+            assert after == {
+                "connection_count": 0,
+                "subscriptions": {"portfolios": [], "assets": []},
+            }
 
     asyncio.run(run())
 
@@ -452,7 +525,9 @@ def test_feed_ticks_subscribed_symbols_on_its_interval(server: Server) -> None:
             await recv_until(ws, of_type("subscribed"))
             stamps = []
             for _ in range(4):  # the snapshot, then ticks every 0.5 s
-                stamps.append((await recv_until(ws, of_type("price_update", symbol="ETH-USD")))["timestamp"])
+                stamps.append(
+                    (await recv_until(ws, of_type("price_update", symbol="ETH-USD")))["timestamp"]
+                )
             return stamps
 
     stamps = asyncio.run(run())
@@ -493,11 +568,17 @@ def cluster(
         "QC_REALTIME_TICK_SECONDS": "0.5",
         "QC_RATE_LIMIT_REALTIME": "1000/minute",
     }
-    a = start_server(data / "a", pg_database, **env)
+    # With the asset table filled beforehand, both servers can start at once (their
+    # startup sync then has nothing to insert, so they cannot race on it).
+    asyncio.run(_sync_assets(pg_database))
+    a = launch_server(data / "a", pg_database, **env)
+    b = launch_server(data / "b", pg_database, **env)
     try:
-        b = start_server(data / "b", pg_database, **env)
+        wait_ready(a)
+        wait_ready(b)
     except BaseException:
         a.stop()
+        b.stop()
         raise
     yield a, b
     b.stop()
@@ -532,10 +613,13 @@ def test_forced_update_on_one_worker_reaches_a_subscriber_of_the_other(
                 )
                 assert r.status_code == 200, r.text
                 (forced,) = r.json()["updated"]
-                pushed = await recv_until(ws, of_type("price_update", timestamp=forced["timestamp"]))
+                pushed = await recv_until(
+                    ws, of_type("price_update", timestamp=forced["timestamp"])
+                )
                 assert {k: pushed[k] for k in forced} == forced
-                await recv_until(ws, of_type("portfolio_update", portfolio_id=pid,
-                                             timestamp=forced["timestamp"]))
+                await recv_until(
+                    ws, of_type("portfolio_update", portfolio_id=pid, timestamp=forced["timestamp"])
+                )
 
     asyncio.run(run())
 
@@ -556,7 +640,9 @@ def test_one_feed_per_cluster(cluster: tuple[Server, Server]) -> None:
             t0 = time.monotonic()
             while time.monotonic() - t0 < 3.0:
                 try:
-                    msg = await recv_until(wb, of_type("price_update"), timeout=3.0 - (time.monotonic() - t0))
+                    msg = await recv_until(
+                        wb, of_type("price_update"), timeout=3.0 - (time.monotonic() - t0)
+                    )
                 except (AssertionError, TimeoutError):
                     break
                 stamps.append(msg["timestamp"])

@@ -28,8 +28,14 @@ from service.realtime.services import WS_PATH, Realtime
         ('{"type": "ping"}', m.Ping()),
         ('{"type": "subscribe_asset", "symbol": "SPY"}', m.SubscribeAsset(symbol="SPY")),
         ('{"type": "unsubscribe_asset", "symbol": "SPY"}', m.UnsubscribeAsset(symbol="SPY")),
-        ('{"type": "subscribe_portfolio", "portfolio_id": 7}', m.SubscribePortfolio(portfolio_id=7)),
-        ('{"portfolio_id": 7, "type": "unsubscribe_portfolio"}', m.UnsubscribePortfolio(portfolio_id=7)),
+        (
+            '{"type": "subscribe_portfolio", "portfolio_id": 7}',
+            m.SubscribePortfolio(portfolio_id=7),
+        ),
+        (
+            '{"portfolio_id": 7, "type": "unsubscribe_portfolio"}',
+            m.UnsubscribePortfolio(portfolio_id=7),
+        ),
     ],
 )
 def test_decode_every_client_message(text: str, expected: m.ClientMessage) -> None:
@@ -62,11 +68,22 @@ def test_decode_errors_name_the_problem(text: str, code: str, names: str) -> Non
 
 
 @settings(max_examples=100, deadline=None)
-@given(st.one_of(st.binary(max_size=64), st.text(max_size=64), st.recursive(
-    st.none() | st.booleans() | st.integers() | st.text(max_size=8),
-    lambda c: st.lists(c, max_size=3) | st.dictionaries(st.sampled_from(["type", "symbol", "portfolio_id", "x"]), c, max_size=3),
-    max_leaves=6,
-).map(json.dumps)))
+@given(
+    st.one_of(
+        st.binary(max_size=64),
+        st.text(max_size=64),
+        st.recursive(
+            st.none() | st.booleans() | st.integers() | st.text(max_size=8),
+            lambda c: (
+                st.lists(c, max_size=3)
+                | st.dictionaries(
+                    st.sampled_from(["type", "symbol", "portfolio_id", "x"]), c, max_size=3
+                )
+            ),
+            max_leaves=6,
+        ).map(json.dumps),
+    )
+)
 def test_decode_never_fails_otherwise(data: str | bytes) -> None:
     """Any input is a client message or a MessageError with one of the documented codes."""
     try:
@@ -78,7 +95,9 @@ def test_decode_never_fails_otherwise(data: str | bytes) -> None:
 
 
 def test_message_types_cover_both_unions() -> None:
-    tags = {t.__struct_config__.tag for t in (*get_args(m.ClientMessage), *get_args(m.ServerMessage))}
+    tags = {
+        t.__struct_config__.tag for t in (*get_args(m.ClientMessage), *get_args(m.ServerMessage))
+    }
     assert set(m.MESSAGE_TYPES) == tags
     assert len(tags) == 11
     for tag, description in m.MESSAGE_TYPES.items():
@@ -88,7 +107,12 @@ def test_message_types_cover_both_unions() -> None:
 def test_server_messages_are_flat_json_with_decimal_strings() -> None:
     ts = dt.datetime(2026, 11, 20, 21, 0, tzinfo=dt.UTC)
     update = m.PriceUpdate(
-        symbol="SPY", price="501.2500", change="-1.0000", change_percent="-0.20", volume=10, timestamp=ts
+        symbol="SPY",
+        price="501.2500",
+        change="-1.0000",
+        change_percent="-0.20",
+        volume=10,
+        timestamp=ts,
     )
     assert json.loads(m.encode(update)) == {
         "type": "price_update",
