@@ -108,7 +108,8 @@ def run_chunks(
 def _frame(grid: Grid, assets: pd.Index | list[Any], out: np.ndarray) -> pd.DataFrame:
     k = len(assets)
     cols: dict[str, Any] = {name: np.repeat(values, k) for name, values in grid.labels.items()}
-    cols["asset"] = np.tile(np.asarray(assets, dtype=object), len(grid))
+    codes = np.tile(np.arange(k), len(grid))
+    cols["asset"] = pd.Categorical.from_codes(codes, categories=pd.Index(assets))
     for i, name in enumerate(SWEEP_METRICS):
         cols[name] = out[:, i]
     frame = pd.DataFrame(cols)
@@ -155,7 +156,8 @@ def sweep(
     -------
     DataFrame
         One row per combination and asset (combination-major): the parameters,
-        ``asset`` and :data:`SWEEP_METRICS`.
+        ``asset`` (categorical: the column labels, or 0..k-1 for arrays) and
+        :data:`SWEEP_METRICS`.
 
     Notes
     -----
