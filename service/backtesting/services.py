@@ -348,7 +348,7 @@ def _job(
         strategy_type=strategy.strategy_type, parameters=dict(strategy.parameters),
         initial_capital=float(strategy.initial_capital), fees=float(bt.transaction_costs),
         slippage=float(bt.slippage), max_position_size=float(strategy.max_position_size),
-        benchmark=None if np.isnan(b).any() else b,
+        benchmark=None if np.isnan(b).all() else b,
     )  # fmt: skip
     return job, [str(d) for d in prices.dates]
 
