@@ -181,6 +181,9 @@ class Realtime:
             await self._dispatch(conn, message)
         except MessageError as exc:
             conn.reply(_error(exc.code, exc.message))
+        except Exception:  # the database or Redis failed: say so, keep the connection
+            log.exception("realtime: message of connection %d failed", conn.id)
+            conn.reply(_error("server_error", "The message could not be processed; try again."))
         return None
 
     async def _dispatch(self, conn: Connection, message: ClientMessage) -> None:
