@@ -20,7 +20,7 @@ from quantcore._records import TRADE_CLOSED, trade_dt
 from quantcore._validation import Wrapper, as_float64_2d, check_positive
 from quantcore.backtest.result import BacktestResult
 
-__all__ = ["EngineOptions", "PriceData", "load_prices", "run"]
+__all__ = ["EngineOptions", "PriceData", "first_valid", "load_prices", "run", "simulate"]
 
 _DIRECTIONS = {"long": DIRECTION_LONG, "short": DIRECTION_SHORT, "both": DIRECTION_BOTH}
 _FILLS = ("close", "next_open")

@@ -193,3 +193,12 @@ def test_bad_data_names_the_argument() -> None:
         run(-CLOSE, E, X)
     with pytest.raises(ValueError, match="prices"):
         run(np.array([]), [], [])
+
+
+def test_public_surface() -> None:
+    import quantcore.backtest as bt
+
+    assert set(bt.__all__) == {
+        "METRIC_NAMES", "STRATEGIES", "SWEEP_METRICS", "BacktestResult", "run", "run_strategy", "strategies", "sweep",
+    }  # fmt: skip
+    assert all(hasattr(bt, name) for name in bt.__all__)
