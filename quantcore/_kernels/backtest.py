@@ -134,10 +134,9 @@ def stats_step_nb(
     if equity != prev:
         r = equity / prev - 1.0
         sum_r += r
-        r2 = r * r
-        sum_r2 += r2
-        if r < 0.0:
-            sum_down2 += r2
+        sum_r2 += r * r
+        d = min(r, 0.0)  # branch-free: the sign of r is a coin flip for the predictor
+        sum_down2 += d * d
         if equity > peak:
             dd = trough / peak - 1.0
             if dd < max_dd:
