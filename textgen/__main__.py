@@ -20,9 +20,14 @@ def _serve(args: argparse.Namespace) -> int:
     from textgen.app import create_app
     from textgen.settings import Settings
 
-    settings = Settings.from_env()
+    try:
+        settings = Settings.from_env()
+        app = create_app(settings)
+    except ValueError as exc:  # bad TEXTGEN_* setting or model registry: say which, no traceback
+        print(f"error: {exc}", file=sys.stderr)
+        return 2
     uvicorn.run(
-        create_app(settings),
+        app,
         host=args.host or settings.host,
         port=args.port or settings.port,
         log_level=args.log_level,

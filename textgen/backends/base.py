@@ -26,6 +26,7 @@ __all__ = [
     "JsonConstraint",
     "ModelInfo",
     "ReasoningDelta",
+    "ReasoningSplitter",
     "Registry",
     "RequestRejected",
     "TextDelta",
@@ -186,6 +187,53 @@ class Finish:
 
 
 Delta = TextDelta | ReasoningDelta | FunctionCallStart | ArgumentsDelta | Finish
+
+
+class ReasoningSplitter:
+    """Splits streamed text into reasoning (between the tags) and answer text.
+
+    Args:
+        start: The opening tag, e.g. ``"<think>"``.
+        end: The closing tag.
+        inside: Whether the text starts inside a reasoning section.
+    """
+
+    def __init__(self, start: str, end: str, *, inside: bool = False) -> None:
+        self.start, self.end, self.inside = start, end, inside
+        self._buffer = ""
+        self._answered = False
+
+    def feed(self, text: str) -> list[TextDelta | ReasoningDelta]:
+        """The deltas that ``text`` completes; a possible partial tag is held back."""
+        self._buffer += text
+        out: list[TextDelta | ReasoningDelta] = []
+        while self._buffer:
+            tag = self.end if self.inside else self.start
+            at = self._buffer.find(tag)
+            if at < 0:
+                keep = next((k for k in range(min(len(tag) - 1, len(self._buffer)), 0, -1)
+                             if tag.startswith(self._buffer[-k:])), 0)
+                self._emit(out, self._buffer[: len(self._buffer) - keep])
+                self._buffer = self._buffer[len(self._buffer) - keep :]
+                break
+            self._emit(out, self._buffer[:at])
+            self._buffer = self._buffer[at + len(tag) :]
+            self.inside = not self.inside
+        return out
+
+    def flush(self) -> list[TextDelta | ReasoningDelta]:
+        """Whatever is held back, at the end of the stream."""
+        out: list[TextDelta | ReasoningDelta] = []
+        self._emit(out, self._buffer)
+        self._buffer = ""
+        return out
+
+    def _emit(self, out: list[TextDelta | ReasoningDelta], text: str) -> None:
+        if not self.inside and not self._answered:
+            text = text.lstrip()  # the newline after ``</think>`` is not part of the answer
+        if text:
+            self._answered = self._answered or not self.inside
+            out.append(ReasoningDelta(text) if self.inside else TextDelta(text))
 
 
 @runtime_checkable

@@ -53,12 +53,12 @@ from textgen.backends.base import (
     FunctionCallStart,
     GenerationRequest,
     ModelInfo,
-    ReasoningDelta,
+    ReasoningSplitter,
     RequestRejected,
     TextDelta,
 )
 
-__all__ = ["PromptCache", "ReasoningSplitter", "TransformersBackend", "build_tiny_model", "common_prefix"]
+__all__ = ["PromptCache", "TransformersBackend", "build_tiny_model", "common_prefix"]
 
 _DONE = object()
 _EMPTY_OBJECT = {"type": "object", "properties": {}}
@@ -127,53 +127,6 @@ class PromptCache:
             self._entries.popitem(last=False)
 
 
-class ReasoningSplitter:
-    """Splits streamed text into reasoning (between the tags) and answer text.
-
-    Args:
-        start: The opening tag, e.g. ``"<think>"``.
-        end: The closing tag.
-        inside: Whether the text starts inside a reasoning section.
-    """
-
-    def __init__(self, start: str, end: str, *, inside: bool = False) -> None:
-        self.start, self.end, self.inside = start, end, inside
-        self._buffer = ""
-        self._answered = False
-
-    def feed(self, text: str) -> list[TextDelta | ReasoningDelta]:
-        """The deltas that ``text`` completes; a possible partial tag is held back."""
-        self._buffer += text
-        out: list[TextDelta | ReasoningDelta] = []
-        while self._buffer:
-            tag = self.end if self.inside else self.start
-            at = self._buffer.find(tag)
-            if at < 0:
-                keep = next((k for k in range(min(len(tag) - 1, len(self._buffer)), 0, -1)
-                             if tag.startswith(self._buffer[-k:])), 0)
-                self._emit(out, self._buffer[: len(self._buffer) - keep])
-                self._buffer = self._buffer[len(self._buffer) - keep :]
-                break
-            self._emit(out, self._buffer[:at])
-            self._buffer = self._buffer[at + len(tag) :]
-            self.inside = not self.inside
-        return out
-
-    def flush(self) -> list[TextDelta | ReasoningDelta]:
-        """Whatever is held back, at the end of the stream."""
-        out: list[TextDelta | ReasoningDelta] = []
-        self._emit(out, self._buffer)
-        self._buffer = ""
-        return out
-
-    def _emit(self, out: list[TextDelta | ReasoningDelta], text: str) -> None:
-        if not self.inside and not self._answered:
-            text = text.lstrip()  # the newline after ``</think>`` is not part of the answer
-        if text:
-            self._answered = self._answered or not self.inside
-            out.append(ReasoningDelta(text) if self.inside else TextDelta(text))
-
-
 def _tokenizer_data(tokenizer: Any, eos: list[int]) -> TokenEnforcerTokenizerData:
     """lm-format-enforcer's view of the vocabulary (the library's own recipe, version-proof)."""
     zero = tokenizer.encode("0", add_special_tokens=False)[-1]
@@ -183,6 +136,8 @@ def _tokenizer_data(tokenizer: Any, eos: list[int]) -> TokenEnforcerTokenizerDat
         if i in special:
             continue
         after_zero = tokenizer.decode([zero, i])[1:]
+        if any(c < " " for c in after_zero):
+            continue  # raw control characters are invalid inside JSON strings; blanks suffice between values
         regular.append((i, after_zero, len(after_zero) > len(tokenizer.decode([i]))))
 
     def decode(tokens: list[int]) -> str:
@@ -272,7 +227,7 @@ class TransformersBackend:
             try:
                 return str(self.tokenizer.apply_chat_template(
                     self._conversation(messages, True), tokenize=False, add_generation_prompt=True))
-            except Exception:  # noqa: BLE001 - jinja's raise_exception: "system role not supported"
+            except Exception:  # jinja's raise_exception: "system role not supported"
                 self._system_role = False
         return str(self.tokenizer.apply_chat_template(
             self._conversation(messages, False), tokenize=False, add_generation_prompt=True))
@@ -287,7 +242,7 @@ class TransformersBackend:
             raise RequestRejected("The schema must be a JSON object.", param)
         try:
             return JsonSchemaParser(schema)
-        except Exception as exc:  # noqa: BLE001 - the library raises pydantic/Key/Value errors
+        except Exception as exc:  # the library raises pydantic/Key/Value errors
             raise RequestRejected(f"Unsupported schema: {exc}", param) from exc
 
     def _tool(self, request: GenerationRequest) -> Any:
@@ -412,7 +367,7 @@ class TransformersBackend:
                     if stop.is_set():
                         return
                     put(delta)
-            except BaseException as exc:  # noqa: BLE001 - re-raised on the event loop
+            except BaseException as exc:  # re-raised on the event loop
                 put(exc)
             finally:
                 put(_DONE)
