@@ -35,7 +35,8 @@ __all__ = ["TaxController"]
 
 Req = Request[Identity, str, object]
 YearQ = Annotated[
-    int, QueryParameter(ge=1970, le=9999, description="Tax year (up to the current year).")
+    int | None,
+    QueryParameter(ge=1970, le=9999, description="Tax year (default: the current year)."),
 ]
 PortfolioQ = Annotated[
     int | None, QueryParameter(description="One portfolio (default: all of yours).")
@@ -87,7 +88,7 @@ class TaxController(Controller):
         self,
         request: Req,
         db: NamedDependency[Database],
-        year: YearQ,
+        year: YearQ = None,
         portfolio_id: PortfolioQ = None,
     ) -> TaxSummaryRead:
         async with db.read() as s:

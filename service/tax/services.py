@@ -108,6 +108,17 @@ async def get_settings(session: AsyncSession, user_id: int) -> TaxSettingsRead:
     return _settings_read(_rates(await _settings_row(session, user_id)))
 
 
+def _check_decimal(field: str, value: Decimal | None, *, high: Decimal | None) -> None:
+    if value is None:
+        return
+    if not value.is_finite():
+        raise ValidationError(field, "invalid", f"{field} must be a finite number.")
+    if value < 0:
+        raise ValidationError(field, "min_value", f"{field} must be at least 0.")
+    if high is not None and value > high:
+        raise ValidationError(field, "max_value", f"{field} must be at most {high}.")
+
+
 async def update_settings(db: Database, user_id: int, data: TaxSettingsUpdate) -> TaxSettingsRead:
     async with db.write() as s:
         row = await _settings_row(s, user_id)
@@ -122,24 +133,13 @@ async def update_settings(db: Database, user_id: int, data: TaxSettingsUpdate) -
             "niit": data.niit if data.niit is not None else current.niit,
             "loss_limit": data.loss_limit if data.loss_limit is not None else current.loss_limit,
         }
-        names = {"ordinary_rate": "short_term_rate"}
-        try:
-            rates = TaxRates(**merged)
-        except ValueError as exc:
-            text = str(exc)
-            field = next((k for k in merged if text.startswith(k)), "body")
-            code = (
-                "invalid"
-                if "must be a number" in text
-                else (
-                    "max_value"
-                    if "[0, 1]" in text and Decimal(str(merged[field])) > 1
-                    else "min_value"
-                )
-            )
-            raise ValidationError(
-                names.get(field, field), code, text.replace(field, names.get(field, field), 1)
-            ) from None
+        for field, value in (
+            ("short_term_rate", data.short_term_rate),
+            ("long_term_rate", data.long_term_rate),
+        ):
+            _check_decimal(field, value, high=Decimal(1))
+        _check_decimal("loss_limit", data.loss_limit, high=None)
+        rates = TaxRates(**merged)
         if row is None:
             row = UserTaxSettings(user_id=user_id)
             s.add(row)
@@ -203,10 +203,11 @@ def _empty_summary(year: int) -> TaxSummary:
 
 
 async def summary(
-    session: AsyncSession, user_id: int, year: int, portfolio_id: int | None
+    session: AsyncSession, user_id: int, year: int | None, portfolio_id: int | None
 ) -> TaxSummaryRead:
-    """``quantcore.tax.tax_summary`` of one portfolio, or of all the user's portfolios."""
-    check_year(year)
+    """``quantcore.tax.tax_summary`` of one portfolio, or of all the user's portfolios
+    (``year`` defaults to the current UTC year)."""
+    year = check_year(dt.datetime.now(dt.UTC).year if year is None else year)
     rates = _rates(await _settings_row(session, user_id))
     ledger = await _ledger(session, user_id, portfolio_id)
     s = tax_summary(ledger, year, rates=rates) if ledger is not None else _empty_summary(year)
