@@ -490,6 +490,7 @@ def match_lots_nb(
                 nc = 0
                 for gi in range(group_start[g], group_start[g + 1]):
                     s2 = group_syms[gi]
+                    seg = nc
                     k2 = tail[s2]
                     while k2 != -1 and lots[k2, L_PURCHASED] >= d - window:
                         if lots[k2, L_USED] == 0 and lots[k2, L_ORIGIN] != origin:
@@ -500,46 +501,44 @@ def match_lots_nb(
                             cand[nc] = k2
                             nc += 1
                         k2 = lots[k2, L_PREV]
-                if nc > 0:
+                    lo, hi = seg, nc - 1
+                    while lo < hi:  # back to list (acquisition) order
+                        cand[lo], cand[hi] = cand[hi], cand[lo]
+                        lo += 1
+                        hi -= 1
+                if nc > 1 and group_start[g + 1] - group_start[g] > 1:  # merge the group's symbols
                     keys = np.empty(nc, dtype=np.int64)
                     for j in range(nc):
                         keys[j] = lots[cand[j], L_ORIGIN]
-                    order = np.argsort(keys, kind="mergesort")
-                    # within one origin the walk went backwards: restore list order
-                    j = 0
-                    while j < nc and need > 0:
-                        j_end = j
-                        while j_end + 1 < nc and keys[order[j_end + 1]] == keys[order[j]]:
-                            j_end += 1
-                        jj = j_end
-                        while jj >= j and need > 0:
-                            c = cand[order[jj]]
-                            s2 = lots[c, L_SYM]
-                            cq = lots[c, L_QTY]
-                            t2 = min(need, cq)
-                            dis = loss if t2 == need else muldiv_nb(loss, t2, need)
-                            target = c
-                            if t2 < cq:  # split: the replacement shares become their own lot
-                                cb = muldiv_nb(lots[c, L_BASIS], t2, cq)
-                                lots = _new_lot(
-                                    lots, n_lots, s2, lots[c, L_ORIGIN], lots[c, L_PURCHASED],
-                                    lots[c, L_ACQUIRED], t2, cb, 0, lots[c, L_ADJ],
-                                )
-                                _insert_before(lots, head, s2, n_lots, c)
-                                lots[c, L_QTY] = cq - t2
-                                lots[c, L_BASIS] -= cb
-                                target = n_lots
-                                n_lots += 1
-                            lots[target, L_BASIS] += dis
-                            lots[target, L_ADJ] += dis
-                            lots[target, L_USED] = 1
-                            lots[target, L_ACQUIRED] = lots[target, L_PURCHASED] - (d - acquired)
-                            pool_b[s2] += dis
-                            realized[r, R_DISALLOWED] += dis
-                            need -= t2
-                            loss -= dis
-                            jj -= 1
-                        j = j_end + 1
+                    cand[:nc] = cand[:nc][np.argsort(keys, kind="mergesort")]
+                j = 0
+                while j < nc and need > 0:
+                    c = cand[j]
+                    j += 1
+                    s2 = lots[c, L_SYM]
+                    cq = lots[c, L_QTY]
+                    t2 = min(need, cq)
+                    dis = loss if t2 == need else muldiv_nb(loss, t2, need)
+                    target = c
+                    if t2 < cq:  # split: the replacement shares become their own lot
+                        cb = muldiv_nb(lots[c, L_BASIS], t2, cq)
+                        lots = _new_lot(
+                            lots, n_lots, s2, lots[c, L_ORIGIN], lots[c, L_PURCHASED],
+                            lots[c, L_ACQUIRED], t2, cb, 0, lots[c, L_ADJ],
+                        )
+                        _insert_before(lots, head, s2, n_lots, c)
+                        lots[c, L_QTY] = cq - t2
+                        lots[c, L_BASIS] -= cb
+                        target = n_lots
+                        n_lots += 1
+                    lots[target, L_BASIS] += dis
+                    lots[target, L_ADJ] += dis
+                    lots[target, L_USED] = 1
+                    lots[target, L_ACQUIRED] = lots[target, L_PURCHASED] - (d - acquired)
+                    pool_b[s2] += dis
+                    realized[r, R_DISALLOWED] += dis
+                    need -= t2
+                    loss -= dis
                 if need > 0:  # wait for buys up to `window` days after the sale
                     pend = _grow(pend, n_pend + 1)
                     pend[n_pend, P_PIECE] = r
@@ -616,27 +615,51 @@ def qualified_dividends_nb(
         ex-date, not sold before it) and ``q`` those of them held long enough;
         0 when no recorded shares are entitled.
     """
-    order = np.argsort(iv_sym, kind="mergesort")
-    start = np.zeros(n_symbols + 1, dtype=np.int64)
-    for j in range(iv_sym.shape[0]):
-        start[iv_sym[j] + 1] += 1
-    for s in range(n_symbols):
-        start[s + 1] += start[s]
-    out = np.zeros(div_sym.shape[0], dtype=np.int64)
-    for i in range(div_sym.shape[0]):
+    n_iv = iv_sym.shape[0]
+    n_div = div_sym.shape[0]
+    # sweep per symbol: intervals by purchase day, dividends by ex-date; the active set
+    # holds the intervals started before the ex-date and drops those already closed
+    iv_order = np.argsort(iv_start, kind="mergesort")
+    iv_order = iv_order[np.argsort(iv_sym[iv_order], kind="mergesort")]
+    dv_order = np.argsort(div_ex, kind="mergesort")
+    dv_order = dv_order[np.argsort(div_sym[dv_order], kind="mergesort")]
+    a_s = iv_start[iv_order]
+    a_e = iv_end[iv_order]
+    a_q = iv_qty[iv_order]
+    a_sym = iv_sym[iv_order]
+    active = np.empty(max(n_iv, 1), dtype=np.int64)
+    out = np.zeros(n_div, dtype=np.int64)
+    ptr = 0
+    n_act = 0
+    current = -1
+    for ii in range(n_div):
+        i = dv_order[ii]
         s = div_sym[i]
         ex = div_ex[i]
+        if s != current:  # next symbol: skip other symbols' intervals, empty the active set
+            current = s
+            n_act = 0
+            while ptr < n_iv and a_sym[ptr] < s:
+                ptr += 1
+        while ptr < n_iv and a_sym[ptr] == s and a_s[ptr] < ex:
+            active[n_act] = ptr
+            n_act += 1
+            ptr += 1
         entitled = 0
         good = 0
-        for jj in range(start[s], start[s + 1]):
-            j = order[jj]
-            a = iv_start[j]
-            e = iv_end[j]
-            if a < ex and e >= ex:
-                entitled += iv_qty[j]
-                held = min(e, ex + half_window) - max(a + 1, ex - half_window) + 1
-                if held >= min_days:
-                    good += iv_qty[j]
+        j = 0
+        while j < n_act:
+            k = active[j]
+            e = a_e[k]
+            if e < ex:  # sold before this ex-date, hence before every later one
+                n_act -= 1
+                active[j] = active[n_act]
+                continue
+            entitled += a_q[k]
+            held = min(e, ex + half_window) - max(a_s[k] + 1, ex - half_window) + 1
+            if held >= min_days:
+                good += a_q[k]
+            j += 1
         if entitled > 0:
             out[i] = div_amount[i] if good == entitled else muldiv_nb(div_amount[i], good, entitled)
     return out

@@ -49,10 +49,18 @@ def q8(x: Decimal) -> Decimal:
 
 
 def split(amount: Decimal, part: Decimal, whole: Decimal) -> Decimal:
-    """``amount x part / whole`` rounded half-up to 1e-8 (``amount`` when part == whole)."""
+    """``amount x part / whole`` rounded half-up to 1e-8 (``amount`` when part == whole).
+
+    All three carry at most 8 decimals, so with ``A = amount x 1e8`` (and so on) the
+    result is ``A x P / W`` units of 1e-8, divided exactly in integers.
+    """
     if part == whole:
         return amount
-    return _round_fraction(Fraction(amount) * Fraction(part) / Fraction(whole))
+    a, p, w = int(amount.scaleb(8)), int(part.scaleb(8)), int(whole.scaleb(8))
+    q, r = divmod(abs(a) * p, w)
+    if 2 * r >= w:
+        q += 1
+    return Decimal(-q if a < 0 else q).scaleb(-8)
 
 
 def is_long_term(acquired: dt.date, sold: dt.date) -> bool:
@@ -64,7 +72,7 @@ def is_long_term(acquired: dt.date, sold: dt.date) -> bool:
     return sold > anniversary
 
 
-@dataclass
+@dataclass(eq=False)  # lots are compared by identity
 class RefLot:
     symbol: str
     origin: int
@@ -202,13 +210,16 @@ def _pick(lst: list[RefLot], method: str, ref: int | None) -> RefLot:
 
 
 def _wash(out, r, piece, need, loss, d, g, group_of, lots, pool, pending) -> None:  # noqa: ANN001
-    candidates = [
-        (lot.origin, k, sym, lot)
-        for sym, lst in lots.items()
-        if group_of(sym) == g
-        for k, lot in enumerate(lst)
-        if lot.purchased >= d - dt.timedelta(days=WINDOW) and not lot.used and lot.origin != piece["lot"]
-    ]
+    cutoff = d - dt.timedelta(days=WINDOW)
+    candidates = []
+    for sym in _members(g, group_of, lots):
+        lst = lots[sym]
+        k = len(lst) - 1
+        while k >= 0 and lst[k].purchased >= cutoff:  # lists are in purchase order
+            lot = lst[k]
+            if not lot.used and lot.origin != piece["lot"]:
+                candidates.append((lot.origin, k, sym, lot))
+            k -= 1
     candidates.sort(key=lambda c: (c[0], c[1]))
     for _, _, sym, lot in candidates:
         if need == 0:
@@ -235,21 +246,41 @@ def _wash(out, r, piece, need, loss, d, g, group_of, lots, pool, pending) -> Non
         pending.setdefault(g, []).append(_Pending(r, need, loss, d, piece["acquired"]))
 
 
+def _members(g: str, group_of, lots: dict) -> list[str]:  # noqa: ANN001
+    return [g[4:]] if g.startswith("sym:") else [s for s in lots if group_of(s) == g]
+
+
 def _qualify(out: RefLedger) -> None:
-    intervals = [(p["symbol"], p["purchased"], p["sold"], p["quantity"]) for p in out.realized]
-    intervals += [(lot.symbol, lot.purchased, FAR_FUTURE, lot.qty) for lot in out.open_lots]
+    """Qualified part of each dividend: a sweep per symbol over the share intervals
+    (purchase, disposal, quantity) in purchase order and the dividends in ex-date order."""
+    by_symbol: dict[str, list] = {}
+    for p in out.realized:
+        by_symbol.setdefault(p["symbol"], []).append((p["purchased"], p["sold"], p["quantity"]))
+    for lot in out.open_lots:
+        by_symbol.setdefault(lot.symbol, []).append((lot.purchased, FAR_FUTURE, lot.qty))
+    for intervals in by_symbol.values():
+        intervals.sort(key=lambda iv: iv[0])
+    divs: dict[str, list[dict]] = {}
     for div in out.dividends:
-        ex = div["ex"]
-        w0, w1 = ex - dt.timedelta(days=60), ex + dt.timedelta(days=60)
-        entitled = good = Decimal(0)
-        for sym, start, end, q in intervals:
-            if sym != div["symbol"] or not (start < ex <= end):
-                continue
-            entitled += q
-            held = (min(end, w1) - max(start + dt.timedelta(days=1), w0)).days + 1
-            if held > 60:
-                good += q
-        div["qualified"] = split(div["amount"], good, entitled) if entitled > 0 else Decimal(0)
+        divs.setdefault(div["symbol"], []).append(div)
+    for sym, items in divs.items():
+        intervals = by_symbol.get(sym, [])
+        nxt = 0
+        active: list[tuple] = []
+        for div in sorted(items, key=lambda d: d["ex"]):
+            ex = div["ex"]
+            while nxt < len(intervals) and intervals[nxt][0] < ex:  # bought before the ex-date
+                active.append(intervals[nxt])
+                nxt += 1
+            active = [iv for iv in active if iv[1] >= ex]  # still held on the ex-date
+            w0, w1 = ex - dt.timedelta(days=60), ex + dt.timedelta(days=60)
+            entitled = good = Decimal(0)
+            for start, end, q in active:
+                entitled += q
+                held = (min(end, w1) - max(start + dt.timedelta(days=1), w0)).days + 1
+                if held > 60:
+                    good += q
+            div["qualified"] = split(div["amount"], good, entitled) if entitled > 0 else Decimal(0)
 
 
 def history_from_closes(closes: pd.DataFrame, rng: np.random.Generator, *, activity: float = 0.3) -> list[dict]:
