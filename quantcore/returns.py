@@ -13,8 +13,10 @@ valid value gives NaN.
 from __future__ import annotations
 
 import math
-from typing import Any
+from collections.abc import Callable
+from typing import Any, TypeVar
 
+import numba
 import numpy as np
 import pandas as pd
 
@@ -39,6 +41,25 @@ __all__ = [
     "time_weighted_return",
     "total_return",
 ]
+
+
+T = TypeVar("T")
+
+#: Below this many input values a parallel kernel runs on the calling thread only:
+#: waking the worker threads costs 10-200 us, more than the work itself.
+_PARALLEL_MIN_SIZE = 65_536
+
+
+def _run(kernel: Callable[..., T], x: np.ndarray, *args: Any) -> T:
+    """Call a ``prange`` kernel on ``x``, single-threaded when ``x`` is small."""
+    if x.size >= _PARALLEL_MIN_SIZE:
+        return kernel(x, *args)
+    previous = numba.get_num_threads()
+    numba.set_num_threads(1)
+    try:
+        return kernel(x, *args)
+    finally:
+        numba.set_num_threads(previous)
 
 
 def _finite(value: Any, name: str) -> float:
@@ -80,7 +101,7 @@ def simple_returns(prices: ArrayOrFrame) -> Any:
     array([ nan,  0.1, -0.1])
     """
     x, w = as_float64_2d(prices, "prices")
-    return w.wrap(simple_returns_nb(x))
+    return w.wrap(_run(simple_returns_nb, x))
 
 
 def log_returns(prices: ArrayOrFrame) -> Any:
@@ -108,7 +129,7 @@ def log_returns(prices: ArrayOrFrame) -> Any:
     array([nan,  1.])
     """
     x, w = as_float64_2d(prices, "prices")
-    return w.wrap(log_returns_nb(x))
+    return w.wrap(_run(log_returns_nb, x))
 
 
 def cumulative_returns(returns: ArrayOrFrame) -> Any:
@@ -138,7 +159,7 @@ def cumulative_returns(returns: ArrayOrFrame) -> Any:
     array([ 0.1 , -0.01, -0.01])
     """
     x, w = as_float64_2d(returns, "returns")
-    return w.wrap(cumulative_returns_nb(x))
+    return w.wrap(_run(cumulative_returns_nb, x))
 
 
 def total_return(returns: ArrayOrFrame) -> Any:
@@ -167,7 +188,7 @@ def total_return(returns: ArrayOrFrame) -> Any:
     -0.01
     """
     x, w = as_float64_2d(returns, "returns")
-    return w.wrap_reduced(total_return_nb(x))
+    return w.wrap_reduced(_run(total_return_nb, x))
 
 
 def annualized_return(returns: ArrayOrFrame, *, periods_per_year: float = 252) -> Any:
@@ -206,7 +227,7 @@ def annualized_return(returns: ArrayOrFrame, *, periods_per_year: float = 252) -
     """
     x, w = as_float64_2d(returns, "returns")
     ppy = check_positive(periods_per_year, "periods_per_year")
-    return w.wrap_reduced(annualized_return_nb(x, ppy))
+    return w.wrap_reduced(_run(annualized_return_nb, x, ppy))
 
 
 def time_weighted_return(values: ArrayOrFrame, cash_flows: ArrayOrFrame) -> Any:
@@ -254,7 +275,7 @@ def time_weighted_return(values: ArrayOrFrame, cash_flows: ArrayOrFrame) -> Any:
     f, _ = as_float64_2d(cash_flows, "cash_flows")
     if f.shape != v.shape:
         raise ValueError(f"cash_flows must have the shape of values {v.shape}, got {f.shape}")
-    return w.wrap_reduced(time_weighted_return_nb(v, f))
+    return w.wrap_reduced(_run(time_weighted_return_nb, v, f))
 
 
 def money_weighted_return(dates: Any, cash_flows: ArrayOrFrame, final_value: Any) -> Any:
@@ -330,7 +351,7 @@ def money_weighted_return(dates: Any, cash_flows: ArrayOrFrame, final_value: Any
         raise ValueError(f"final_value must have 1 or {k} values, got {fv.shape[0]}")
     if not np.all(np.isfinite(fv)):
         raise ValueError("final_value must be finite")
-    out = money_weighted_return_nb(tau, f, fv)
+    out = _run(money_weighted_return_nb, tau, f, fv)
     bad = np.flatnonzero(np.isnan(out))
     if bad.size:
         where = "" if w.is_1d else f" (column {bad[0]})"

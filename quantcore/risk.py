@@ -26,7 +26,7 @@ from quantcore._kernels.risk import (
 )
 from quantcore._typing import ArrayOrFrame, Float64Array2D
 from quantcore._validation import Wrapper, as_float64_2d, check_int, check_level, check_positive
-from quantcore.returns import _finite
+from quantcore.returns import _finite, _run
 
 __all__ = [
     "alpha",
@@ -116,7 +116,7 @@ def volatility(
     x, w = as_float64_2d(returns, "returns")
     ppy = check_positive(periods_per_year, "periods_per_year")
     dd = check_int(ddof, "ddof", minimum=0)
-    return w.wrap_reduced(volatility_nb(x, ppy, dd))
+    return w.wrap_reduced(_run(volatility_nb, x, ppy, dd))
 
 
 def _var_es(returns: Any, level: Any, method: Any, which: int) -> Any:
@@ -125,8 +125,8 @@ def _var_es(returns: Any, level: Any, method: Any, which: int) -> Any:
     if method not in _METHODS:
         raise ValueError(f"method must be one of {', '.join(_METHODS)}; got {method!r}")
     if method == "historical":
-        return w.wrap_reduced(value_at_risk_es_nb(x, q, cutoff, zt)[which])
-    mean, sd, skew, kurt = moments_nb(x)
+        return w.wrap_reduced(_run(value_at_risk_es_nb, x, q, cutoff, zt)[which])
+    mean, sd, skew, kurt = _run(moments_nb, x)
     alpha = 1.0 - lv
     z = float(ndtri(alpha))
     phi = np.exp(-0.5 * z * z) / np.sqrt(2.0 * np.pi)
@@ -274,7 +274,7 @@ def beta(returns: ArrayOrFrame, benchmark: ArrayOrFrame) -> Any:
     2.0
     """
     x, b, w = _with_benchmark(returns, benchmark)
-    return w.wrap_reduced(beta_alpha_nb(x, b, 0.0, 252.0)[0])
+    return w.wrap_reduced(_run(beta_alpha_nb, x, b, 0.0, 252.0)[0])
 
 
 def alpha(
@@ -316,7 +316,7 @@ def alpha(
     x, b, w = _with_benchmark(returns, benchmark)
     rf = _finite(risk_free, "risk_free")
     ppy = check_positive(periods_per_year, "periods_per_year")
-    return w.wrap_reduced(beta_alpha_nb(x, b, rf, ppy)[1])
+    return w.wrap_reduced(_run(beta_alpha_nb, x, b, rf, ppy)[1])
 
 
 def correlation(returns: ArrayOrFrame, benchmark: ArrayOrFrame) -> Any:
@@ -346,7 +346,7 @@ def correlation(returns: ArrayOrFrame, benchmark: ArrayOrFrame) -> Any:
     -1.0
     """
     x, b, w = _with_benchmark(returns, benchmark)
-    return w.wrap_reduced(correlation_nb(x, b))
+    return w.wrap_reduced(_run(correlation_nb, x, b))
 
 
 def downside_deviation(
@@ -383,7 +383,7 @@ def downside_deviation(
     x, w = as_float64_2d(returns, "returns")
     req = _finite(required_return, "required_return")
     ppy = check_positive(periods_per_year, "periods_per_year")
-    return w.wrap_reduced(downside_deviation_nb(x, req, ppy))
+    return w.wrap_reduced(_run(downside_deviation_nb, x, req, ppy))
 
 
 def tracking_error(
@@ -424,4 +424,4 @@ def tracking_error(
     x, b, w = _with_benchmark(returns, benchmark)
     ppy = check_positive(periods_per_year, "periods_per_year")
     dd = check_int(ddof, "ddof", minimum=0)
-    return w.wrap_reduced(active_risk_nb(x, b, ppy, dd)[0])
+    return w.wrap_reduced(_run(active_risk_nb, x, b, ppy, dd)[0])
