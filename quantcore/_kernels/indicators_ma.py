@@ -33,6 +33,7 @@ from numba import njit, prange, types
 from quantcore._typing import Float64Array1D, Float64Array2D
 
 __all__ = [
+    "CANCELLED",
     "CONTRACT",
     "IN2",
     "OUT2",
@@ -65,6 +66,10 @@ CONTRACT = {"contract"}
 
 #: TA-Lib's ``TA_IS_ZERO`` / ``TA_IS_ZERO_OR_NEG`` threshold.
 TA_EPSILON = 1e-8
+
+#: Bollinger variances below this fraction of ``mean(x**2)`` have lost most of
+#: their digits to cancellation in the running sums and are recomputed exactly.
+CANCELLED = 1e-9
 
 #: Panels with fewer cells than this, and single series, run in the calling
 #: thread: waking the thread pool costs more than it saves, and a spinning
@@ -474,8 +479,11 @@ def _bollinger_into(
 ) -> None:
     """TA_BBANDS with an SMA middle band: running sums of ``x`` and ``x**2`` in one pass.
 
-    The population variance is ``mean(x**2) - SMA**2``; as in TA-Lib a value
-    below :data:`TA_EPSILON` counts as zero.
+    The population variance is ``mean(x**2) - SMA**2``, as in TA-Lib, except
+    where that difference has cancelled down to the rounding noise of the sums
+    (below :data:`CANCELLED` times ``mean(x**2)``): there it is recomputed from
+    the window's deviations, so a flat window gets exactly zero width instead of
+    noise. As in TA-Lib, a variance below :data:`TA_EPSILON` counts as zero.
     """
     n = x.shape[0]
     s = first_valid_1d_nb(x)
@@ -500,6 +508,11 @@ def _bollinger_into(
         total2 -= x[trailing] * x[trailing]
         trailing += 1
         var = mean2 - mid * mid
+        if var < CANCELLED * mean2:
+            var = 0.0
+            for t in range(i + 1 - window, i + 1):
+                var += (x[t] - mid) * (x[t] - mid)
+            var /= window
         dev = 0.0 if var < TA_EPSILON else np.sqrt(var) * num_std
         middle[i] = mid
         upper[i] = mid + dev
