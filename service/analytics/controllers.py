@@ -5,6 +5,7 @@ from __future__ import annotations
 from typing import Annotated
 
 from litestar import Controller, Request, get
+from litestar.datastructures import State
 from litestar.di import NamedDependency
 from litestar.params import FromPath, QueryParameter
 
@@ -25,7 +26,7 @@ from service.db import Database
 
 __all__ = ["AnalyticsController"]
 
-Req = Request[Identity, str, object]
+Req = Request[Identity, str, State]
 PeriodQ = Annotated[Period, QueryParameter(description="Look-back: 1m, 3m, 6m, 1y or 2y.")]
 BenchmarkQ = Annotated[
     str | None,

@@ -16,6 +16,7 @@ from collections import OrderedDict
 from collections.abc import Sequence
 
 import numpy as np
+import pandas as pd
 from numpy.typing import NDArray
 
 from service.assets.market import MarketData
@@ -54,8 +55,8 @@ class CloseCache:
                 self._items.move_to_end(key)
                 return hit[1], hit[2]
         bars = market.history(symbol, start, end, "1d")
-        index = bars.index
-        if getattr(index, "tz", None) is not None:
+        index = pd.DatetimeIndex(bars.index)
+        if index.tz is not None:
             index = index.tz_convert("UTC").tz_localize(None)
         days = np.asarray(index.values.astype("datetime64[D]"))
         close = np.ascontiguousarray(bars["close"].to_numpy(dtype=np.float64))

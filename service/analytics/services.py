@@ -396,7 +396,7 @@ async def technical_indicators(
         c: bars[c].to_numpy(dtype=np.float64) for c in ("open", "high", "low", "close", "volume")
     }
     values = technical.compute(requests, arrays)
-    index = bars.index.tz_convert("UTC") if bars.index.tz is not None else bars.index
+    index = pd.DatetimeIndex(bars.index)
     return TechnicalRead(
         asset_id=asset.id,
         symbol=asset.symbol,

@@ -5,6 +5,7 @@ from __future__ import annotations
 from typing import Annotated
 
 from litestar import Controller, Request, delete, get, post, put
+from litestar.datastructures import State
 from litestar.di import NamedDependency, Provide
 from litestar.params import FromPath, JSONBody, QueryParameter
 
@@ -31,7 +32,7 @@ from service.pagination import Page, PageParams, provide_page_params
 
 __all__ = ["BacktestingController"]
 
-Req = Request[Identity, str, object]
+Req = Request[Identity, str, State]
 
 
 class BacktestingController(Controller):

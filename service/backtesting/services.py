@@ -31,6 +31,7 @@ from service.backtesting.schemas import (
     BacktestCreate,
     BacktestDetail,
     BacktestRead,
+    BacktestStatus,
     EquityPoint,
     QuickBacktestCreate,
     QuickBacktestRead,
@@ -372,14 +373,15 @@ async def _execute(db: Database, market: MarketData, strategy: Strategy, bt: Bac
         row = await s.get(Backtest, bt.id)
         if row is None:  # deleted while running
             raise NotFoundError(f"Backtest {bt.id} not found.")
-        row.status = "failed" if result is None else "completed"
+        row.status = "failed" if result is None else "completed"  # see the reply below
         row.error = error
         row.result = result
         row.execution_time = elapsed
         row.updated_at = utcnow()
+    status: BacktestStatus = "failed" if result is None else "completed"
     return RunResult(
-        status=row.status, result=_metrics(result), execution_time=elapsed, error=error or None
-    )  # type: ignore[arg-type]
+        status=status, result=_metrics(result), execution_time=elapsed, error=error or None
+    )
 
 
 async def run_backtest(

@@ -6,6 +6,7 @@ from decimal import Decimal
 from typing import Annotated
 
 from litestar import Controller, Request, Response, get, post, put
+from litestar.datastructures import State
 from litestar.di import NamedDependency, Provide
 from litestar.params import FromPath, FromQuery, JSONBody, QueryParameter
 
@@ -33,7 +34,7 @@ from service.tax.schemas import (
 
 __all__ = ["TaxController"]
 
-Req = Request[Identity, str, object]
+Req = Request[Identity, str, State]
 YearQ = Annotated[
     int | None,
     QueryParameter(ge=1970, le=9999, description="Tax year (default: the current year)."),

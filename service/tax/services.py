@@ -123,7 +123,7 @@ async def update_settings(db: Database, user_id: int, data: TaxSettingsUpdate) -
     async with db.write() as s:
         row = await _settings_row(s, user_id)
         current = _rates(row)
-        merged = {
+        merged: dict[str, Any] = {
             "ordinary_rate": data.short_term_rate
             if data.short_term_rate is not None
             else current.ordinary_rate,
@@ -139,7 +139,12 @@ async def update_settings(db: Database, user_id: int, data: TaxSettingsUpdate) -
         ):
             _check_decimal(field, value, high=Decimal(1))
         _check_decimal("loss_limit", data.loss_limit, high=None)
-        rates = TaxRates(**merged)
+        rates = TaxRates(
+            ordinary_rate=Decimal(merged["ordinary_rate"]),
+            long_term_rate=Decimal(merged["long_term_rate"]),
+            niit=bool(merged["niit"]),
+            loss_limit=Decimal(merged["loss_limit"]),
+        )
         if row is None:
             row = UserTaxSettings(user_id=user_id)
             s.add(row)
