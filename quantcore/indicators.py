@@ -366,9 +366,13 @@ def bollinger_bands(close: T, window: int = 20, num_std: float = 2.0) -> Bolling
         (m_t + k\\sigma_t,\\; m_t,\\; m_t - k\\sigma_t)
 
     with the population deviation (``ddof=0``) from running sums, as
-    ``TA_BBANDS`` with an SMA middle band. As in TA-Lib, a variance below
-    :math:`10^{-8}` counts as zero, so a constant series gives three equal bands.
-    Empty, short and NaN inputs behave as in :func:`sma`.
+    ``TA_BBANDS`` with an SMA middle band. Where the difference of the two
+    running means cancels to rounding noise (a variance below :math:`10^{-9}`
+    of the mean square) it is recomputed from the window's deviations, so a
+    flat window has zero width at any price level (TA-Lib returns the noise
+    there). As in TA-Lib, a variance below :math:`10^{-8}` counts as zero: a
+    constant series gives three equal bands. Empty, short and NaN inputs
+    behave as in :func:`sma`.
 
     References
     ----------
