@@ -12,6 +12,7 @@ EOS and ``<think>`` sections.
 from __future__ import annotations
 
 import asyncio
+import itertools
 import json
 import os
 import socket
@@ -79,7 +80,7 @@ def _script(path: Path, chain: list[int]) -> None:
         model.transformer.wpe.weight.zero_()
         model.transformer.ln_f.weight.fill_(1.0)
         model.transformer.ln_f.bias.zero_()
-        for k, (current, following) in enumerate(zip(chain, chain[1:], strict=False)):
+        for k, (current, following) in enumerate(itertools.pairwise(chain)):
             model.transformer.wte.weight[current] = 0.0
             model.transformer.wte.weight[current, k] = 1.0
             model.lm_head.weight[following, k] += 10.0
