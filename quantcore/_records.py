@@ -67,6 +67,7 @@ trade_dt = np.dtype(
 #: Tax records (``quantcore.tax``). ``symbol`` is a code into the ledger's symbols,
 #: ``lot`` the row of the buy that created the shares, days are days since
 #: 1970-01-01, and quantities and money are exact int64 counts of 1e-8 units.
+#: Every field is int64 (flags are 0/1) so the kernel's output is viewed, not copied.
 #: One open tax lot; ``acquired`` is earlier than ``purchased`` after a wash sale.
 lot_dt = np.dtype(
     [
@@ -77,7 +78,7 @@ lot_dt = np.dtype(
         ("quantity", np.int64),
         ("basis", np.int64),
         ("adjustment", np.int64),
-        ("replacement", np.bool_),
+        ("replacement", np.int64),
     ],
     align=True,
 )
@@ -96,7 +97,7 @@ realized_dt = np.dtype(
         ("proceeds", np.int64),
         ("basis", np.int64),
         ("disallowed", np.int64),
-        ("long_term", np.bool_),
+        ("long_term", np.int64),
     ],
     align=True,
 )

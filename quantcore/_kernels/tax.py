@@ -346,8 +346,9 @@ def match_lots_nb(
     -------
     realized : ndarray of int64, shape (n_pieces, 11)
         One row per (sell, lot) piece, columns ``R_*``.
-    open_lots : ndarray of int64, shape (n_open, 10)
-        Lots still held, in each symbol's relief order, columns ``L_*``.
+    open_lots : ndarray of int64, shape (n_open, 8)
+        Lots still held, in each symbol's relief order: symbol, origin row,
+        purchased, acquired, quantity, basis, adjustment, replacement flag.
     dividends : ndarray of int64, shape (n, 2)
         Per row: the dividend amount (0 for other rows) and 0.
     status : ndarray of int64, shape (2,)
@@ -368,7 +369,7 @@ def match_lots_nb(
     status = np.zeros(2, dtype=np.int64)
     status[1] = -1
     lots = np.zeros((max(16, n), L_NF), dtype=np.int64)
-    realized = np.zeros((max(16, n // 2), R_NF), dtype=np.int64)
+    realized = np.zeros((max(16, n), R_NF), dtype=np.int64)
     pend = np.zeros((16, P_NF), dtype=np.int64)
     dividends = np.zeros((n, 2), dtype=np.int64)
     head = np.full(n_sym, -1, dtype=np.int64)
@@ -560,20 +561,27 @@ def match_lots_nb(
         while k != -1:
             n_open += 1
             k = lots[k, L_NEXT]
-    open_lots = np.empty((n_open, L_NF), dtype=np.int64)
+    open_lots = np.empty((n_open, 8), dtype=np.int64)  # the fields of lot_dt
     j = 0
     for s in range(n_sym):
         k = head[s]
         q_pool = pool_q[s]
         b_pool = pool_b[s]
         while k != -1:
-            open_lots[j] = lots[k]
+            b = lots[k, L_BASIS]
             if method == AVERAGE:  # the pooled basis, spread over the lots by quantity
                 q = lots[k, L_QTY]
                 b = b_pool if q == q_pool else muldiv_nb(b_pool, q, q_pool)
-                open_lots[j, L_BASIS] = b
                 q_pool -= q
                 b_pool -= b
+            open_lots[j, 0] = s
+            open_lots[j, 1] = lots[k, L_ORIGIN]
+            open_lots[j, 2] = lots[k, L_PURCHASED]
+            open_lots[j, 3] = lots[k, L_ACQUIRED]
+            open_lots[j, 4] = lots[k, L_QTY]
+            open_lots[j, 5] = b
+            open_lots[j, 6] = lots[k, L_ADJ]
+            open_lots[j, 7] = lots[k, L_USED]
             j += 1
             k = lots[k, L_NEXT]
     return realized[:n_real].copy(), open_lots, dividends, status
@@ -619,10 +627,15 @@ def qualified_dividends_nb(
     n_div = div_sym.shape[0]
     # sweep per symbol: intervals by purchase day, dividends by ex-date; the active set
     # holds the intervals started before the ex-date and drops those already closed
-    iv_order = np.argsort(iv_start, kind="mergesort")
-    iv_order = iv_order[np.argsort(iv_sym[iv_order], kind="mergesort")]
-    dv_order = np.argsort(div_ex, kind="mergesort")
-    dv_order = dv_order[np.argsort(div_sym[dv_order], kind="mergesort")]
+    offset = 1 << 31  # days fit in 32 bits: one int64 key (symbol, day) per item
+    iv_key = np.empty(n_iv, dtype=np.int64)
+    for j in range(n_iv):
+        iv_key[j] = (iv_sym[j] << 32) + iv_start[j] + offset
+    iv_order = np.argsort(iv_key)
+    dv_key = np.empty(n_div, dtype=np.int64)
+    for j in range(n_div):
+        dv_key[j] = (div_sym[j] << 32) + div_ex[j] + offset
+    dv_order = np.argsort(dv_key)
     a_s = iv_start[iv_order]
     a_e = iv_end[iv_order]
     a_q = iv_qty[iv_order]

@@ -247,7 +247,7 @@ class LotLedger:
                 "basis": r["basis"] / SCALE,
                 "disallowed": r["disallowed"] / SCALE,
                 "gain": (r["proceeds"] - r["basis"] + r["disallowed"]) / SCALE,
-                "long_term": r["long_term"],
+                "long_term": r["long_term"].astype(bool),
                 "wash_sale": r["disallowed"] > 0,
             }
         )
@@ -265,7 +265,7 @@ class LotLedger:
                 "quantity": o["quantity"] / SCALE,
                 "basis": o["basis"] / SCALE,
                 "adjustment": o["adjustment"] / SCALE,
-                "replacement": o["replacement"],
+                "replacement": o["replacement"].astype(bool),
             }
         )
 
@@ -377,22 +377,9 @@ def match_lots(
 
 
 def _build_ledger(enc: _Encoded, method: str, realized: np.ndarray, open_lots: np.ndarray, divs: np.ndarray) -> LotLedger:
-    rec = np.zeros(realized.shape[0], dtype=realized_dt)
-    for name, col in (
-        ("symbol", _k.R_SYM), ("lot", _k.R_ORIGIN), ("row", _k.R_ROW), ("purchased", _k.R_PURCHASED),
-        ("acquired", _k.R_ACQUIRED), ("sold", _k.R_SOLD), ("quantity", _k.R_QTY),
-        ("proceeds", _k.R_PROCEEDS), ("basis", _k.R_BASIS), ("disallowed", _k.R_DISALLOWED),
-    ):
-        rec[name] = realized[:, col]
-    rec["long_term"] = realized[:, _k.R_LONG] != 0
-    lots = np.zeros(open_lots.shape[0], dtype=lot_dt)
-    for name, col in (
-        ("symbol", _k.L_SYM), ("lot", _k.L_ORIGIN), ("purchased", _k.L_PURCHASED),
-        ("acquired", _k.L_ACQUIRED), ("quantity", _k.L_QTY), ("basis", _k.L_BASIS),
-        ("adjustment", _k.L_ADJ),
-    ):
-        lots[name] = open_lots[:, col]
-    lots["replacement"] = open_lots[:, _k.L_USED] != 0
+    # the kernel's int64 columns are laid out as the record dtypes: views, no copies
+    rec = np.ascontiguousarray(realized).view(realized_dt)[:, 0]
+    lots = np.ascontiguousarray(open_lots).view(lot_dt)[:, 0]
     is_div = enc.kind == _k.DIVIDEND
     rows = np.flatnonzero(is_div)
     dv = np.zeros(rows.size, dtype=dividend_dt)
