@@ -146,8 +146,9 @@ def sweep(
     client : dask.distributed.Client, optional
         Run the chunks on the cluster's workers instead of local cores.
     chunk_size : int, optional
-        Combinations per chunk (default: about 1% of the grid, at least 1,000;
-        with a client, about four chunks per worker thread).
+        Combinations per kernel call (default: the whole grid; with ``progress``
+        about 1% of it, at least 1,000; with a client, about four chunks per
+        worker thread).
     **engine_options
         ``initial_capital``, ``fees``, ``slippage``, ``max_position_size``,
         ``fill``, ``direction``, ``integer_shares``, ``periods_per_year``.
@@ -194,6 +195,6 @@ def sweep(
 
         out = run_on_client(client, spec.code, data, g.params, opts, chunk_size=chunk_size, progress=progress)
     else:
-        size = chunk_size or max(1000, -(-len(g) // 100))
+        size = chunk_size or (max(1000, -(-len(g) // 100)) if progress else len(g))
         out = run_chunks(spec.code, data, g.params, opts, chunk_size=size, progress=progress)
     return _frame(g, assets, out)
