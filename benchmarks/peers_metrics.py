@@ -17,9 +17,9 @@ import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from _harness import Case  # noqa: E402
+from _harness import Case
 
-from quantcore import drawdown, metrics, risk  # noqa: E402
+from quantcore import drawdown, metrics, risk
 
 __all__ = ["CASES"]
 

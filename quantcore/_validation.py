@@ -62,6 +62,7 @@ class Wrapper:
 
 
 def _to_array(x: Any, name: str) -> tuple[np.ndarray, Wrapper]:
+    values: np.ndarray
     if isinstance(x, pd.DataFrame):
         wrapper = Wrapper("frame", index=x.index, columns=x.columns)
         values = x.to_numpy(dtype=np.float64, na_value=np.nan)

@@ -122,7 +122,7 @@ def drawdown_periods_nb(returns):  # type: ignore[no-untyped-def]
     Two passes: count per column, then fill at the prefix-sum offsets, so memory
     grows with the number of periods, not with the panel.
     """
-    n, k = returns.shape
+    k = returns.shape[1]
     counts = np.zeros(k, dtype=np.int64)
     none_i = np.empty((0, 5), dtype=np.int64)
     none_d = np.empty(0)

@@ -214,7 +214,7 @@ def summary_nb(  # type: ignore[no-untyped-def]
     omega sums; VaR/ES come from one branch-free quickselect of the lower
     tail of the compacted values.
     """
-    n, k = x.shape
+    k = x.shape[1]
     bstep = 0 if bench.shape[1] == 1 else 1  # shared benchmark column or one per column
     n_rows = 17 if bench.shape[1] > 0 else 12  # len(SUMMARY_ROWS) (+ len(SUMMARY_BENCH_ROWS))
     out = np.full((n_rows, k), np.nan)

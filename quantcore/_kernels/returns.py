@@ -89,7 +89,7 @@ def _cagr(wealth, m, periods_per_year):  # type: ignore[no-untyped-def]
 @njit(cache=True, parallel=True)
 def total_return_nb(returns):  # type: ignore[no-untyped-def]
     """``prod(1 + r) - 1`` per column over the valid values; NaN if there are none."""
-    n, k = returns.shape
+    k = returns.shape[1]
     out = np.empty(k)
     for j in prange(k):
         wealth, m = _growth(returns[:, j])
@@ -100,7 +100,7 @@ def total_return_nb(returns):  # type: ignore[no-untyped-def]
 @njit(cache=True, parallel=True)
 def annualized_return_nb(returns, periods_per_year):  # type: ignore[no-untyped-def]
     """CAGR ``prod(1 + r) ** (P / m) - 1`` per column over the ``m`` valid values."""
-    n, k = returns.shape
+    k = returns.shape[1]
     out = np.empty(k)
     for j in prange(k):
         wealth, m = _growth(returns[:, j])

@@ -14,11 +14,11 @@ import numpy as np
 from numba import njit, prange
 
 __all__ = [
+    "active_risk_nb",
     "beta_alpha_nb",
     "correlation_nb",
     "downside_deviation_nb",
     "moments_nb",
-    "active_risk_nb",
     "value_at_risk_es_nb",
     "volatility_nb",
 ]
@@ -165,7 +165,7 @@ def _lower_tail(buf, m, idx, kes, sign, thresh, cand):  # type: ignore[no-untype
     branch-free; if they are enough, only they are selected from (the exact
     answer either way), otherwise all values are.
     """
-    lo = int(math.floor(idx))
+    lo = math.floor(idx)
     hi = min(lo + 1, m - 1)
     kk = max(hi, kes)
     c = 0
