@@ -27,7 +27,7 @@ from service.errors import (
     error_response_bytes,
 )
 from service.ratelimit import Hit, rate_limit_headers
-from service.state import resources_of
+from service.state import Resources, resources_of
 
 __all__ = ["CSRF_HEADER", "SESSION_COOKIE", "RequestMiddleware", "client_ip"]
 
@@ -80,6 +80,12 @@ class RequestMiddleware:
 
     def __init__(self, app: ASGIApp) -> None:
         self.app = app
+        self._resources: Resources | None = None
+
+    def _res(self, scope: Scope) -> Resources:
+        if self._resources is None:
+            self._resources = resources_of(scope["app"])
+        return self._resources
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         if scope["type"] != "http":
@@ -111,7 +117,7 @@ class RequestMiddleware:
         await self.app(scope, receive, send_with_headers)
 
     async def _admit(self, scope: Scope) -> Hit | None:
-        res = resources_of(scope["app"])
+        res = self._res(scope)
         headers = _headers(scope)
         token, api_key, session = _credentials(headers)
         identity = await identify(
@@ -139,7 +145,7 @@ class RequestMiddleware:
     async def _rate_limit(
         self, scope: Scope, headers: dict[str, str], identity: Identity | None
     ) -> Hit | None:
-        res = resources_of(scope["app"])
+        res = self._res(scope)
         if not res.settings.rate_limit_enabled:
             return None
         path: str = scope["path"]
