@@ -61,16 +61,34 @@ def _free_port() -> int:
 def _start(target: str, env: dict[str, str]) -> tuple[subprocess.Popen[bytes], int]:
     port = _free_port()
     cmd = [
-        sys.executable, "-m", "uvicorn", "--factory", target, "--app-dir", str(HERE),
-        "--host", "127.0.0.1", "--port", str(port), "--workers", "1",
-        "--no-access-log", "--log-level", "warning",
+        sys.executable,
+        "-m",
+        "uvicorn",
+        "--factory",
+        target,
+        "--app-dir",
+        str(HERE),
+        "--host",
+        "127.0.0.1",
+        "--port",
+        str(port),
+        "--workers",
+        "1",
+        "--no-access-log",
+        "--log-level",
+        "warning",
     ]
     proc = subprocess.Popen(cmd, env=env, cwd=ROOT)
     atexit.register(_stop, proc)
     deadline = time.monotonic() + 90
     while time.monotonic() < deadline:
         try:
-            httpx.get(f"http://127.0.0.1:{port}/health" if "service" in target else f"http://127.0.0.1:{port}/api/const/", timeout=1)
+            httpx.get(
+                f"http://127.0.0.1:{port}/health"
+                if "service" in target
+                else f"http://127.0.0.1:{port}/api/const/",
+                timeout=1,
+            )
             return proc, port
         except httpx.HTTPError:
             time.sleep(0.2)
@@ -98,29 +116,55 @@ class Servers:
             "QC_RATE_LIMIT_AUTHENTICATED": "1000000000/hour",
         }
         env.pop("QC_DATABASE_URL", None)
-        subprocess.run([sys.executable, "-m", "service", "migrate"], env=env, cwd=ROOT, check=True, capture_output=True)
+        subprocess.run(
+            [sys.executable, "-m", "service", "migrate"],
+            env=env,
+            cwd=ROOT,
+            check=True,
+            capture_output=True,
+        )
         self.bare, self.bare_port = _start("service_load:bare_app", env)
         self.service, self.port = _start("service.app:app_from_env", env)
         self.token = self._seed(env)
-        self.asset_id = httpx.get(f"http://127.0.0.1:{self.port}/api/assets/?symbol=SPY").json()["results"][0]["id"]
+        self.asset_id = httpx.get(f"http://127.0.0.1:{self.port}/api/assets/?symbol=SPY").json()[
+            "results"
+        ][0]["id"]
 
     def _seed(self, env: dict[str, str]) -> str:
         subprocess.run(
             [sys.executable, "-m", "service", "createuser", "bench", "--password-stdin"],
-            input=b"benchmark-password\n", env=env, cwd=ROOT, check=True, capture_output=True,
+            input=b"benchmark-password\n",
+            env=env,
+            cwd=ROOT,
+            check=True,
+            capture_output=True,
         )
-        token = subprocess.run(
-            [sys.executable, "-m", "service", "token", "bench"], env=env, cwd=ROOT, check=True, capture_output=True
-        ).stdout.decode().strip()
+        token = (
+            subprocess.run(
+                [sys.executable, "-m", "service", "token", "bench"],
+                env=env,
+                cwd=ROOT,
+                check=True,
+                capture_output=True,
+            )
+            .stdout.decode()
+            .strip()
+        )
         h = {"Authorization": f"Token {token}"}
         base = f"http://127.0.0.1:{self.port}"
-        symbols = [a["symbol"] for a in httpx.get(f"{base}/api/assets/?limit=100").json()["results"]][:10]
+        symbols = [
+            a["symbol"] for a in httpx.get(f"{base}/api/assets/?limit=100").json()["results"]
+        ][:10]
         with httpx.Client(base_url=base, headers=h, timeout=30) as c:
             for i in range(20):
                 pid = c.post("/api/portfolios/", json={"name": f"bench {i:02d}"}).json()["id"]
                 for j, sym in enumerate(symbols):
-                    body = {"asset_symbol": sym, "quantity": f"{1 + i + j}.5", "purchase_price": "100.00",
-                            "purchase_date": "2025-01-02"}
+                    body = {
+                        "asset_symbol": sym,
+                        "quantity": f"{1 + i + j}.5",
+                        "purchase_price": "100.00",
+                        "purchase_date": "2025-01-02",
+                    }
                     assert c.post(f"/api/portfolios/{pid}/positions/", json=body).status_code == 201
         return token
 
@@ -140,7 +184,9 @@ class LoadResult:
     errors: int
 
 
-async def _connection(port: int, request: bytes, until: float, lat: list[float], errors: list[int]) -> None:
+async def _connection(
+    port: int, request: bytes, until: float, lat: list[float], errors: list[int]
+) -> None:
     reader, writer = await asyncio.open_connection("127.0.0.1", port)
     try:
         while time.perf_counter() < until:
@@ -160,8 +206,15 @@ async def _connection(port: int, request: bytes, until: float, lat: list[float],
         writer.close()
 
 
-async def load(port: int, path: str, *, seconds: float, connections: int, headers: dict[str, str] | None = None,
-               name: str = "") -> LoadResult:
+async def load(
+    port: int,
+    path: str,
+    *,
+    seconds: float,
+    connections: int,
+    headers: dict[str, str] | None = None,
+    name: str = "",
+) -> LoadResult:
     """Keep ``connections`` keep-alive connections busy on ``GET path`` for ``seconds``."""
     extra = "".join(f"{k}: {v}\r\n" for k, v in (headers or {}).items())
     request = f"GET {path} HTTP/1.1\r\nHost: 127.0.0.1:{port}\r\n{extra}\r\n".encode()
@@ -171,11 +224,20 @@ async def load(port: int, path: str, *, seconds: float, connections: int, header
     errors: list[int] = []
     start = time.perf_counter()
     until = start + seconds
-    await asyncio.gather(*(_connection(port, request, until, lat, errors) for _ in range(connections)))
+    await asyncio.gather(
+        *(_connection(port, request, until, lat, errors) for _ in range(connections))
+    )
     elapsed = time.perf_counter() - start
     arr = np.asarray(lat) * 1e3
-    return LoadResult(name or path, len(lat), elapsed, len(lat) / elapsed, float(np.percentile(arr, 50)),
-                      float(np.percentile(arr, 99)), len(errors))
+    return LoadResult(
+        name or path,
+        len(lat),
+        elapsed,
+        len(lat) / elapsed,
+        float(np.percentile(arr, 50)),
+        float(np.percentile(arr, 99)),
+        len(errors),
+    )
 
 
 def run(*, quick: bool) -> list[LoadResult]:
@@ -184,29 +246,60 @@ def run(*, quick: bool) -> list[LoadResult]:
     try:
         auth = {"Authorization": f"Token {servers.token}"}
         return [
-            asyncio.run(load(servers.bare_port, "/api/const/", seconds=seconds, connections=conns, name="bare Litestar constant")),
-            asyncio.run(load(servers.port, f"/api/assets/{servers.asset_id}/", seconds=seconds, connections=conns,
-                             name="GET /api/assets/{id}/")),
-            asyncio.run(load(servers.port, "/api/portfolios/", seconds=seconds, connections=conns, headers=auth,
-                             name="GET /api/portfolios/ (20x10)")),
+            asyncio.run(
+                load(
+                    servers.bare_port,
+                    "/api/const/",
+                    seconds=seconds,
+                    connections=conns,
+                    name="bare Litestar constant",
+                )
+            ),
+            asyncio.run(
+                load(
+                    servers.port,
+                    f"/api/assets/{servers.asset_id}/",
+                    seconds=seconds,
+                    connections=conns,
+                    name="GET /api/assets/{id}/",
+                )
+            ),
+            asyncio.run(
+                load(
+                    servers.port,
+                    "/api/portfolios/",
+                    seconds=seconds,
+                    connections=conns,
+                    headers=auth,
+                    name="GET /api/portfolios/ (20x10)",
+                )
+            ),
         ]
     finally:
         servers.close()
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser = argparse.ArgumentParser(
+        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
     parser.add_argument("--quick", action="store_true")
     parser.add_argument("--out", default=str(ROOT / "bench-results" / "service_load.json"))
     args = parser.parse_args(argv)
     results = run(quick=args.quick)
     base = results[0].rps
     goals = {1: 0.50, 2: 0.25}
-    print(f"{'target':<32} {'requests':>9} {'req/s':>9} {'p50 ms':>8} {'p99 ms':>8} {'errors':>7} {'vs bare':>8}  goal")
+    print(
+        f"{'target':<32} {'requests':>9} {'req/s':>9} {'p50 ms':>8} {'p99 ms':>8} {'errors':>7} {'vs bare':>8}  goal"
+    )
     for i, r in enumerate(results):
         ratio = r.rps / base if base else float("nan")
-        goal = f">= {goals[i]:.0%} {'met' if ratio >= goals[i] else 'NOT met'}" if i in goals else ""
-        print(f"{r.target:<32} {r.requests:>9} {r.rps:>9.0f} {r.p50_ms:>8.2f} {r.p99_ms:>8.2f} {r.errors:>7} {ratio:>7.0%}  {goal}")
+        goal = (
+            f">= {goals[i]:.0%} {'met' if ratio >= goals[i] else 'NOT met'}" if i in goals else ""
+        )
+        print(
+            f"{r.target:<32} {r.requests:>9} {r.rps:>9.0f} {r.p50_ms:>8.2f} {r.p99_ms:>8.2f} {r.errors:>7} {ratio:>7.0%}  {goal}"
+        )
     out = Path(args.out)
     out.parent.mkdir(parents=True, exist_ok=True)
     out.write_text(json.dumps([asdict(r) | {"vs_bare": r.rps / base} for r in results], indent=2))
