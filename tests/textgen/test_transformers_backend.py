@@ -27,15 +27,11 @@ import httpx
 import jsonschema
 import openai
 import pytest
+import torch  # the `local` extra (torch, transformers, lm-format-enforcer): these tests never skip
+from pydantic import BaseModel, Field
+from transformers import GPT2LMHeadModel
 
-torch = pytest.importorskip("torch", reason="needs the textgen[local] extra (torch, transformers)")
-pytest.importorskip("transformers")
-pytest.importorskip("lmformatenforcer")
-
-from pydantic import BaseModel, Field  # noqa: E402
-from transformers import GPT2LMHeadModel  # noqa: E402
-
-from textgen.backends.base import (  # noqa: E402
+from textgen.backends.base import (
     ChatMessage,
     Finish,
     GenerationRequest,
@@ -46,7 +42,7 @@ from textgen.backends.base import (  # noqa: E402
     RequestRejected,
     TextDelta,
 )
-from textgen.backends.transformers_backend import (  # noqa: E402
+from textgen.backends.transformers_backend import (
     PromptCache,
     TransformersBackend,
     build_tiny_model,

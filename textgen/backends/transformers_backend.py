@@ -172,7 +172,7 @@ class TransformersBackend:
         self.tokenizer = AutoTokenizer.from_pretrained(path, local_files_only=True)
         model = AutoModelForCausalLM.from_pretrained(
             path, local_files_only=True, dtype=_DTYPES[dtype] if dtype else "auto")
-        self.model = model.to(device).eval()
+        self.model = model.to(device).eval()  # type: ignore[arg-type]  # transformers stubs: str device is fine
         self.device = torch.device(device)
         eos: list[int] = []
         for value in (self.tokenizer.eos_token_id, getattr(model.generation_config, "eos_token_id", None)):
@@ -334,7 +334,7 @@ class TransformersBackend:
             out.append(token)
             if splitter is not None and splitter.inside:
                 reasoning_tokens += 1
-            text = self.tokenizer.decode(out, skip_special_tokens=True)
+            text = str(self.tokenizer.decode(out, skip_special_tokens=True))
             if not text.endswith("\ufffd") and len(text) > len(emitted):
                 piece, emitted = text[len(emitted):], text
                 if tool is not None:
