@@ -308,6 +308,7 @@ def _run_one(
     cst = constants_nb(strategy, p0, p1)
     ent = np.zeros(BLOCK, dtype=np.bool_)
     ext = np.zeros(BLOCK, dtype=np.bool_)
+    b = BLOCK - 1  # position in the signal buffers: refilled at the first valid bar
     cash = init_cash
     size = 0.0
     side = 0
@@ -332,11 +333,12 @@ def _run_one(
         se = False
         sx = False
         if t >= first:
-            b = (t - first) % BLOCK
-            if b == 0:
+            b += 1
+            if b == BLOCK:
                 signal_block_nb(
                     strategy, x, first, t, min(t + BLOCK, n), p0, p1, p2, cst, st, ent, ext
                 )
+                b = 0
             se = ent[b]
             sx = ext[b]
         if use_open:
