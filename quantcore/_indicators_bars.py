@@ -14,6 +14,7 @@ import numpy as np
 import pandas as pd
 
 from quantcore._kernels import indicators as _hlc
+from quantcore._kernels.indicators_ma import prepared
 from quantcore._typing import Float64Array2D
 from quantcore._validation import Wrapper, as_float64_2d, check_int
 
@@ -111,7 +112,7 @@ def atr(high: T, low: T, close: T, window: int = 14) -> T:
     w = _window(window)
     (h, lo, c), wrapper = _bars(("high", "low", "close"), (high, low, close))
     out = _empty(c)
-    _hlc.atr_nb(h, lo, c, w, out)
+    prepared(_hlc.atr_nb)(h, lo, c, w, out)
     return wrapper.wrap(out)
 
 
@@ -170,7 +171,7 @@ def stochastic(
     sk = _window(smooth_k, "smooth_k")
     (h, lo, c), wrapper = _bars(("high", "low", "close"), (high, low, close))
     k, d = _empty(c), _empty(c)
-    _hlc.stochastic_nb(h, lo, c, kw, sk, dw, k, d)
+    prepared(_hlc.stochastic_nb)(h, lo, c, kw, sk, dw, k, d)
     return Stochastic(wrapper.wrap(k), wrapper.wrap(d))
 
 
@@ -211,7 +212,7 @@ def williams_r(high: T, low: T, close: T, window: int = 14) -> T:
     w = _window(window)
     (h, lo, c), wrapper = _bars(("high", "low", "close"), (high, low, close))
     out = _empty(c)
-    _hlc.williams_r_nb(h, lo, c, w, out)
+    prepared(_hlc.williams_r_nb)(h, lo, c, w, out)
     return wrapper.wrap(out)
 
 
@@ -257,7 +258,7 @@ def cci(high: T, low: T, close: T, window: int = 20) -> T:
     w = _window(window)
     (h, lo, c), wrapper = _bars(("high", "low", "close"), (high, low, close))
     out = _empty(c)
-    _hlc.cci_nb(h, lo, c, w, out)
+    prepared(_hlc.cci_nb)(h, lo, c, w, out)
     return wrapper.wrap(out)
 
 
@@ -311,7 +312,7 @@ def adx(high: T, low: T, close: T, window: int = 14) -> T:
     w = _window(window)
     (h, lo, c), wrapper = _bars(("high", "low", "close"), (high, low, close))
     out = _empty(c)
-    _hlc.adx_nb(h, lo, c, w, out)
+    prepared(_hlc.adx_nb)(h, lo, c, w, out)
     return wrapper.wrap(out)
 
 
@@ -354,7 +355,7 @@ def obv(close: T, volume: T) -> T:
     """
     (c, v), wrapper = _bars(("close", "volume"), (close, volume))
     out = _empty(c)
-    _hlc.obv_nb(c, v, out)
+    prepared(_hlc.obv_nb)(c, v, out)
     return wrapper.wrap(out)
 
 
@@ -400,5 +401,5 @@ def vwap(high: T, low: T, close: T, volume: T) -> T:
     names = ("high", "low", "close", "volume")
     (h, lo, c, v), wrapper = _bars(names, (high, low, close, volume))
     out = _empty(c)
-    _hlc.vwap_nb(h, lo, c, v, out)
+    prepared(_hlc.vwap_nb)(h, lo, c, v, out)
     return wrapper.wrap(out)

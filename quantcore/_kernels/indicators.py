@@ -23,6 +23,7 @@ from quantcore._kernels.indicators_ma import (
     check_output_nb,
     check_shape_nb,
     column_nb,
+    panel_kernel,
     serial_nb,
 )
 from quantcore._typing import Float64Array1D, Float64Array2D
@@ -112,7 +113,7 @@ def atr_1d_nb(
     return out
 
 
-@njit(_SIG_HLC_W, cache=True, parallel=True, fastmath=CONTRACT)
+@panel_kernel(_SIG_HLC_W)
 def atr_nb(
     high: Float64Array2D,
     low: Float64Array2D,
@@ -259,12 +260,7 @@ def stochastic_1d_nb(
     return k, d
 
 
-@njit(
-    types.void(IN2, IN2, IN2, _INT, _INT, _INT, OUT2, OUT2),
-    cache=True,
-    parallel=True,
-    fastmath=CONTRACT,
-)
+@panel_kernel(types.void(IN2, IN2, IN2, _INT, _INT, _INT, OUT2, OUT2))
 def stochastic_nb(
     high: Float64Array2D,
     low: Float64Array2D,
@@ -333,7 +329,7 @@ def williams_r_1d_nb(
     return out
 
 
-@njit(_SIG_HLC_W, cache=True, parallel=True, fastmath=CONTRACT)
+@panel_kernel(_SIG_HLC_W)
 def williams_r_nb(
     high: Float64Array2D,
     low: Float64Array2D,
@@ -418,7 +414,7 @@ def cci_1d_nb(
     return out
 
 
-@njit(_SIG_HLC_W, cache=True, parallel=True, fastmath=CONTRACT)
+@panel_kernel(_SIG_HLC_W)
 def cci_nb(
     high: Float64Array2D,
     low: Float64Array2D,
@@ -550,7 +546,7 @@ def adx_1d_nb(
     return out
 
 
-@njit(_SIG_HLC_W, cache=True, parallel=True, fastmath=CONTRACT)
+@panel_kernel(_SIG_HLC_W)
 def adx_nb(
     high: Float64Array2D,
     low: Float64Array2D,
@@ -621,7 +617,7 @@ def obv_1d_nb(close: Float64Array1D, volume: Float64Array1D) -> Float64Array1D:
     return out
 
 
-@njit(types.void(IN2, IN2, OUT2), cache=True, parallel=True, fastmath=CONTRACT)
+@panel_kernel(types.void(IN2, IN2, OUT2))
 def obv_nb(close: Float64Array2D, volume: Float64Array2D, out: Float64Array2D) -> None:
     """On-balance volume of every column."""
     n, k = close.shape
@@ -665,7 +661,7 @@ def vwap_1d_nb(
     return out
 
 
-@njit(types.void(IN2, IN2, IN2, IN2, OUT2), cache=True, parallel=True, fastmath=CONTRACT)
+@panel_kernel(types.void(IN2, IN2, IN2, IN2, OUT2))
 def vwap_nb(
     high: Float64Array2D,
     low: Float64Array2D,

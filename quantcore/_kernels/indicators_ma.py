@@ -6,11 +6,13 @@ Every indicator has three layers:
 * ``<name>_1d_nb(x, ...)``: one series in, a new series out (for other jitted
   code; compiled lazily for the caller's types);
 * ``<name>_nb(x, ..., out)``: a 2-D panel (axis 0 time, axis 1 assets) written
-  into caller-allocated outputs, ``prange`` over the columns. It is compiled
-  once, eagerly, for one explicit signature of layout ``A`` (read-only input
-  allowed), so a single series passed as an ``(n, 1)`` column, a Fortran-ordered
-  panel and pandas' read-only arrays share one machine-code specialization,
-  cached on disk by ``cache=True``.
+  into caller-allocated outputs, ``prange`` over the columns. Call it through
+  :func:`prepared`: it is compiled once, on first use, for one explicit
+  signature of layout ``A`` (read-only input allowed), so a single series
+  passed as an ``(n, 1)`` column, a Fortran-ordered panel and pandas' read-only
+  arrays share one machine-code specialization, cached on disk by
+  ``cache=True``. Columns are handed to the inner loop as C-contiguous views
+  (:func:`column_nb`), so layout ``A`` costs nothing there.
 
 Outputs are allocated by the caller with NumPy, which asks the kernel for
 transparent huge pages on large arrays; numba's allocator does not, and on a
@@ -26,6 +28,9 @@ start propagates through the running sums and recursions.
 """
 
 from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
 
 import numpy as np
 from numba import njit, prange, types
@@ -49,6 +54,8 @@ __all__ = [
     "first_valid_1d_nb",
     "macd_1d_nb",
     "macd_nb",
+    "panel_kernel",
+    "prepared",
     "roc_1d_nb",
     "roc_nb",
     "rsi_1d_nb",
@@ -81,6 +88,41 @@ IN2 = types.Array(types.float64, 2, "A", readonly=True)
 OUT2 = types.Array(types.float64, 2, "A")
 _INT = types.int64
 _SIG_W = types.void(IN2, _INT, OUT2)
+
+
+_PENDING: dict[Any, types.Signature] = {}
+
+
+def panel_kernel(signature: types.Signature) -> Callable[[Callable[..., None]], Any]:
+    """``@njit(cache=True, parallel=True)`` for a panel kernel with one explicit signature.
+
+    The signature is compiled (or loaded from numba's on-disk cache) by
+    :func:`prepared` the first time the kernel is used, not at import, so that
+    ``import quantcore.indicators`` stays cheap and each indicator pays only for
+    itself.
+    """
+
+    def decorate(fn: Callable[..., None]) -> Any:
+        dispatcher = njit(cache=True, parallel=True, fastmath=CONTRACT)(fn)
+        _PENDING[dispatcher] = signature
+        return dispatcher
+
+    return decorate
+
+
+def prepared(kernel: Any) -> Any:
+    """The panel kernel, compiled for its one signature, with further compilation disabled.
+
+    Numba would otherwise compile one specialization per argument layout (a single
+    series is a C-ordered ``(n, 1)`` array, a panel is Fortran-ordered, pandas
+    hands out read-only arrays); with compilation disabled they are all converted
+    to the layout-``A``, read-only-input signature and run the same machine code.
+    """
+    signature = _PENDING.pop(kernel, None)
+    if signature is not None:
+        kernel.compile(signature)
+        kernel.disable_compile()
+    return kernel
 
 
 @njit(cache=True, fastmath=CONTRACT)
@@ -166,7 +208,7 @@ def sma_1d_nb(x: Float64Array1D, window: int) -> Float64Array1D:
     return out
 
 
-@njit(_SIG_W, cache=True, parallel=True, fastmath=CONTRACT)
+@panel_kernel(_SIG_W)
 def sma_nb(x: Float64Array2D, window: int, out: Float64Array2D) -> None:
     """Simple moving average of every column of ``x``, written into ``out``."""
     n, k = x.shape
@@ -210,7 +252,7 @@ def ema_1d_nb(x: Float64Array1D, window: int) -> Float64Array1D:
     return out
 
 
-@njit(_SIG_W, cache=True, parallel=True, fastmath=CONTRACT)
+@panel_kernel(_SIG_W)
 def ema_nb(x: Float64Array2D, window: int, out: Float64Array2D) -> None:
     """SMA-seeded exponential moving average (``alpha = 2 / (window + 1)``) of every column."""
     n, k = x.shape
@@ -264,7 +306,7 @@ def wma_1d_nb(x: Float64Array1D, window: int) -> Float64Array1D:
     return out
 
 
-@njit(_SIG_W, cache=True, parallel=True, fastmath=CONTRACT)
+@panel_kernel(_SIG_W)
 def wma_nb(x: Float64Array2D, window: int, out: Float64Array2D) -> None:
     """Linearly weighted moving average of every column."""
     n, k = x.shape
@@ -333,7 +375,7 @@ def rsi_1d_nb(x: Float64Array1D, window: int) -> Float64Array1D:
     return out
 
 
-@njit(_SIG_W, cache=True, parallel=True, fastmath=CONTRACT)
+@panel_kernel(_SIG_W)
 def rsi_nb(x: Float64Array2D, window: int, out: Float64Array2D) -> None:
     """Relative strength index (Wilder) of every column."""
     n, k = x.shape
@@ -421,12 +463,7 @@ def macd_1d_nb(
     return macd, sig, hist
 
 
-@njit(
-    types.void(IN2, _INT, _INT, _INT, OUT2, OUT2, OUT2),
-    cache=True,
-    parallel=True,
-    fastmath=CONTRACT,
-)
+@panel_kernel(types.void(IN2, _INT, _INT, _INT, OUT2, OUT2, OUT2))
 def macd_nb(
     x: Float64Array2D,
     fast: int,
@@ -532,12 +569,7 @@ def bollinger_1d_nb(
     return upper, middle, lower
 
 
-@njit(
-    types.void(IN2, _INT, types.float64, OUT2, OUT2, OUT2),
-    cache=True,
-    parallel=True,
-    fastmath=CONTRACT,
-)
+@panel_kernel(types.void(IN2, _INT, types.float64, OUT2, OUT2, OUT2))
 def bollinger_nb(
     x: Float64Array2D,
     window: int,
@@ -597,7 +629,7 @@ def roc_1d_nb(x: Float64Array1D, window: int) -> Float64Array1D:
     return out
 
 
-@njit(_SIG_W, cache=True, parallel=True, fastmath=CONTRACT)
+@panel_kernel(_SIG_W)
 def roc_nb(x: Float64Array2D, window: int, out: Float64Array2D) -> None:
     """Rate of change (percent) of every column."""
     n, k = x.shape

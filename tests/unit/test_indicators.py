@@ -9,6 +9,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
+import numba
 import numpy as np
 import pandas as pd
 import pytest
@@ -348,12 +349,13 @@ def test_one_series_kernels_equal_the_public_functions(rng: np.random.Generator)
 
 def test_panel_kernels_check_their_outputs() -> None:
     x = np.asfortranarray(np.ones((10, 3)))
+    sma_nb = ma_kernels.prepared(ma_kernels.sma_nb)
     with pytest.raises(ValueError, match="contiguous columns"):
-        ma_kernels.sma_nb(x, 2, np.empty((10, 3), order="C"))
+        sma_nb(x, 2, np.empty((10, 3), order="C"))
     with pytest.raises(ValueError, match="same shape"):
-        ma_kernels.sma_nb(x, 2, np.empty((10, 2), order="F"))
+        sma_nb(x, 2, np.empty((10, 2), order="F"))
     with pytest.raises(ValueError, match="same shape"):
-        hlc_kernels.atr_nb(x, x[:5], x, 2, np.empty((10, 3), order="F"))
+        ma_kernels.prepared(hlc_kernels.atr_nb)(x, x[:5], x, 2, np.empty((10, 3), order="F"))
 
 
 def test_one_specialization_per_panel_kernel(rng: np.random.Generator) -> None:
@@ -363,4 +365,4 @@ def test_one_specialization_per_panel_kernel(rng: np.random.Generator) -> None:
     qi.ema(series.to_numpy(), 5)
     qi.ema(np.ascontiguousarray(rng.normal(size=(50, 3))), 5)
     qi.ema(pd.DataFrame(rng.normal(size=(50, 3))), 5)
-    assert len(ma_kernels.ema_nb.signatures) == 1
+    assert ma_kernels.ema_nb.signatures == [(ma_kernels.IN2, numba.types.int64, ma_kernels.OUT2)]
