@@ -134,3 +134,31 @@ def test_summary_degenerate_columns() -> None:
     assert table.loc["total_return", 2] == pytest.approx(0.01)
     assert math.isnan(table.loc["volatility", 2])
     assert not np.isinf(table.to_numpy()).any()
+
+
+def test_public_surface() -> None:
+    """The names of issue 2's contract (add more, never rename)."""
+    import quantcore.drawdown as qd
+    import quantcore.returns as qr
+    import quantcore.risk as qk
+
+    contract = {
+        qr: {
+            "simple_returns", "log_returns", "cumulative_returns", "total_return",
+            "annualized_return", "time_weighted_return", "money_weighted_return",
+        },
+        qk: {
+            "volatility", "value_at_risk", "expected_shortfall", "beta", "alpha",
+            "correlation", "downside_deviation", "tracking_error",
+        },
+        qd: {"drawdown_series", "max_drawdown", "drawdown_periods"},
+        metrics: {
+            "sharpe_ratio", "sortino_ratio", "calmar_ratio", "omega_ratio",
+            "information_ratio", "stability_of_timeseries", "tail_ratio", "summary",
+        },
+    }
+    for module, names in contract.items():
+        assert names <= set(module.__all__), module.__name__
+        assert module.__all__ == sorted(module.__all__)
+        for name in module.__all__:
+            assert hasattr(module, name)
