@@ -9,23 +9,23 @@ import pytest
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from peers_tax import make_transactions  # noqa: E402
+from peers_tax import make_transactions
 
-from quantcore.tax import form_8949, match_lots, tax_summary  # noqa: E402
+from quantcore.tax import form_8949, match_lots, tax_summary
 
 
 @pytest.fixture(scope="module")
-def transactions():  # noqa: ANN201
+def transactions():
     return make_transactions(20_000, 100)
 
 
 @pytest.mark.parametrize("method", ["fifo", "hifo", "average"])
-def test_bench_match_lots(benchmark, transactions, method: str) -> None:  # noqa: ANN001
+def test_bench_match_lots(benchmark, transactions, method: str) -> None:
     ledger = benchmark(match_lots, transactions, method=method)
     assert ledger.realized.size > 0
 
 
-def test_bench_reports(benchmark, transactions) -> None:  # noqa: ANN001
+def test_bench_reports(benchmark, transactions) -> None:
     ledger = match_lots(transactions)
     year = int(transactions["date"].iloc[-1].year)
     form = benchmark(form_8949, ledger, year)

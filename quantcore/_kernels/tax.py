@@ -139,6 +139,8 @@ def muldiv_nb(a: int, b: int, c: int) -> int:
     ua = -a if neg else a
     if ua == 0 or b == 0:
         return 0
+    q: int | np.int64
+    r: int | np.int64
     if ua <= _MAX63 // b:  # the product fits in int64
         p = ua * b
         q = p // c
@@ -165,7 +167,7 @@ def muldiv_nb(a: int, b: int, c: int) -> int:
             r = np.int64(ur)
     if r >= c - r:
         q += 1
-    return -q if neg else q
+    return int(-q if neg else q)
 
 
 @njit(cache=True)

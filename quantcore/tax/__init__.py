@@ -14,8 +14,23 @@ from __future__ import annotations
 from quantcore.tax.dividends import DividendIncome, dividend_income
 from quantcore.tax.harvesting import HarvestOpportunity, harvest_opportunities
 from quantcore.tax.lots import SCALE, LotLedger, LotMethod, match_lots
-from quantcore.tax.rates import NIIT_RATE, CapitalLossNetting, TaxRates, TaxSummary, net_capital_gains, tax_summary
-from quantcore.tax.reports import Form1099Div, Form8949, Form8949Row, ScheduleD, form_1099_div, form_8949, schedule_d
+from quantcore.tax.rates import (
+    NIIT_RATE,
+    CapitalLossNetting,
+    TaxRates,
+    TaxSummary,
+    net_capital_gains,
+    tax_summary,
+)
+from quantcore.tax.reports import (
+    Form1099Div,
+    Form8949,
+    Form8949Row,
+    ScheduleD,
+    form_1099_div,
+    form_8949,
+    schedule_d,
+)
 from quantcore.tax.wash_sales import WASH_SALE_WINDOW_DAYS, wash_sale_adjustments
 
 __all__ = [

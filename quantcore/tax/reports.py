@@ -36,7 +36,8 @@ _ZERO = Decimal("0.00")
 
 
 def _date(day: int) -> date:
-    return (_EPOCH + np.timedelta64(int(day), "D")).astype(object)  # type: ignore[no-any-return]
+    out: date = (_EPOCH + np.timedelta64(int(day), "D")).astype(object)
+    return out
 
 
 def _jsonable(value: Any) -> Any:
@@ -372,10 +373,10 @@ def form_1099_div(
         acc = per.setdefault(ledger.symbols[sym], [_ZERO, _ZERO])
         acc[0] += to_cents(amount)
         acc[1] += to_cents(qual)
-    rows = tuple({"symbol": s, "box_1a": v[0], "box_1b": v[1]} for s, v in sorted(per.items()))
+    rows: tuple[dict[str, Any], ...] = tuple({"symbol": s, "box_1a": v[0], "box_1b": v[1]} for s, v in sorted(per.items()))
     return Form1099Div(
         tax_year=int(year),
-        box_1a_total_ordinary_dividends=sum((r["box_1a"] for r in rows), _ZERO),
-        box_1b_qualified_dividends=sum((r["box_1b"] for r in rows), _ZERO),
+        box_1a_total_ordinary_dividends=sum((v[0] for v in per.values()), _ZERO),
+        box_1b_qualified_dividends=sum((v[1] for v in per.values()), _ZERO),
         rows=rows,
     )

@@ -22,7 +22,7 @@ from quantcore.tax import match_lots, tax_summary
 from quantcore.tax.lots import from_fixed, to_cents
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "reference"))
-from tax_reference import is_long_term, reference_match_lots  # noqa: E402
+from tax_reference import is_long_term, reference_match_lots
 
 METHODS = ["fifo", "lifo", "hifo", "specific", "average"]
 START = dt.date(2023, 12, 1)

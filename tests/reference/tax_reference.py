@@ -178,7 +178,7 @@ def _run(rows: list[dict], method: str, wash: bool, groups: dict[str, str]) -> R
                 q_left -= take
                 p_left -= pr
             # wash sales only after the whole sale left: shares sold together never replace each other
-            for r, lot in sold if wash else []:
+            for r, _lot in sold if wash else []:
                 piece = out.realized[r]
                 if piece["basis"] > piece["proceeds"]:
                     _wash(out, r, piece, piece["quantity"], piece["basis"] - piece["proceeds"], d, g, group_of, lots, pool, pending)
@@ -209,7 +209,7 @@ def _pick(lst: list[RefLot], method: str, ref: int | None) -> RefLot:
     return lst[0]
 
 
-def _wash(out, r, piece, need, loss, d, g, group_of, lots, pool, pending) -> None:  # noqa: ANN001
+def _wash(out, r, piece, need, loss, d, g, group_of, lots, pool, pending) -> None:
     cutoff = d - dt.timedelta(days=WINDOW)
     candidates = []
     for sym in _members(g, group_of, lots):
@@ -246,7 +246,7 @@ def _wash(out, r, piece, need, loss, d, g, group_of, lots, pool, pending) -> Non
         pending.setdefault(g, []).append(_Pending(r, need, loss, d, piece["acquired"]))
 
 
-def _members(g: str, group_of, lots: dict) -> list[str]:  # noqa: ANN001
+def _members(g: str, group_of, lots: dict) -> list[str]:
     return [g[4:]] if g.startswith("sym:") else [s for s in lots if group_of(s) == g]
 
 

@@ -11,7 +11,7 @@ from decimal import Decimal
 
 import pandas as pd
 
-from quantcore.tax import form_8949, form_1099_div, match_lots, net_capital_gains, tax_summary
+from quantcore.tax import form_1099_div, form_8949, match_lots, net_capital_gains, tax_summary
 
 
 def _tx(*rows: tuple) -> pd.DataFrame:

@@ -10,7 +10,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from quantcore._kernels.tax import _cmp_ratio, _civil_from_days, _days_from_civil, muldiv_nb
+from quantcore._kernels.tax import _civil_from_days, _cmp_ratio, _days_from_civil, muldiv_nb
 
 I63 = 2**63 - 1
 

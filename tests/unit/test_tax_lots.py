@@ -95,13 +95,13 @@ def test_decimal_strings_are_read_exactly() -> None:
     ("column", "value", "message"),
     [
         ("quantity", -1, "row 1 .*quantity must be > 0"),
-        ("quantity", 0, "row 1 .*quantity must be > 0"),
-        ("price", -0.01, "row 1 .*price must be >= 0"),
-        ("fees", -1, "row 1 .*fees must be >= 0"),
-        ("price", np.nan, "row 1 .*price must be a finite number"),
-        ("type", "short", "row 1 .*type must be"),
-        ("date", "2023-12-31", "row 1 .*date is earlier"),
-        ("symbol", "", "row 1 .*symbol is empty"),
+        ("quantity", 0, r"row 1 .*quantity must be > 0"),
+        ("price", -0.01, r"row 1 .*price must be >= 0"),
+        ("fees", -1, r"row 1 .*fees must be >= 0"),
+        ("price", np.nan, r"row 1 .*price must be a finite number"),
+        ("type", "short", r"row 1 .*type must be"),
+        ("date", "2023-12-31", r"row 1 .*date is earlier"),
+        ("symbol", "", r"row 1 .*symbol is empty"),
     ],
 )
 def test_bad_rows_name_the_row(column: str, value: object, message: str) -> None:
@@ -118,16 +118,16 @@ def test_oversell_and_lot_errors() -> None:
     with pytest.raises(ValueError, match=r"row 2 \(index 2\): sells more A than held"):
         match_lots(df)
     df.loc[2, "quantity"] = 10
-    with pytest.raises(ValueError, match="row 2 .*needs a lot_id"):
+    with pytest.raises(ValueError, match=r"row 2 .*needs a lot_id"):
         match_lots(df, method="specific")
-    with pytest.raises(ValueError, match="row 2 .*unknown lot_id 'x' for A"):
+    with pytest.raises(ValueError, match=r"row 2 .*unknown lot_id 'x' for A"):
         match_lots(df.assign(lot_id=["a", "b", "x"]), method="specific")
-    with pytest.raises(ValueError, match="row 2 .*unknown lot_id 'b' for A"):  # b is a lot of B
+    with pytest.raises(ValueError, match=r"row 2 .*unknown lot_id 'b' for A"):  # b is a lot of B
         match_lots(df.assign(lot_id=["a", "b", "b"]), method="specific")
-    with pytest.raises(ValueError, match="row 1 .*lot_id 'a' is used by an earlier buy"):
+    with pytest.raises(ValueError, match=r"row 1 .*lot_id 'a' is used by an earlier buy"):
         match_lots(df.assign(symbol="A", lot_id=["a", "a", "a"]), method="specific")
     twice = pd.concat([df, df.iloc[[2]]], ignore_index=True).assign(lot_id=["a", "b", "a", "a"])
-    with pytest.raises(ValueError, match="row 3 .*lot_id 'a' holds fewer shares than sold"):
+    with pytest.raises(ValueError, match=r"row 3 .*lot_id 'a' holds fewer shares than sold"):
         match_lots(twice, method="specific")
     with pytest.raises(ValueError, match="missing the column"):
         match_lots(df.drop(columns="price"))

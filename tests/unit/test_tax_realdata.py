@@ -15,7 +15,7 @@ from quantcore.tax import form_8949, match_lots, tax_summary
 from quantcore.tax.lots import from_fixed
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "reference"))
-from tax_reference import history_from_closes, reference_match_lots  # noqa: E402
+from tax_reference import history_from_closes, reference_match_lots
 
 
 @pytest.fixture(scope="module")

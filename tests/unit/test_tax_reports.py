@@ -43,7 +43,7 @@ def test_8949_totals_are_sums_of_rounded_rows() -> None:
     assert form.part_ii == ()
 
 
-def test_8949_parts_codes_and_exports(tmp_path) -> None:  # noqa: ANN001
+def test_8949_parts_codes_and_exports(tmp_path) -> None:
     tx = _tx([
         ("L", "2023-01-03", "buy", 10, 100.0),
         ("S", "2025-01-02", "buy", 10, 50.0),
