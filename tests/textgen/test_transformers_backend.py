@@ -32,6 +32,7 @@ from pydantic import BaseModel, Field
 from transformers import GPT2LMHeadModel
 
 from textgen.backends.base import (
+    BackendError,
     ChatMessage,
     Finish,
     GenerationRequest,
@@ -196,6 +197,23 @@ def test_max_output_tokens_and_exact_input_tokens(backend: TransformersBackend) 
     assert finish.reason == "length" and finish.output_tokens == 5
     ids = backend.prompt_ids(backend.render(request.messages))
     assert finish.input_tokens == len(ids)
+
+
+def test_templated_prompt_beyond_the_window_is_a_400(models: dict[str, Any]) -> None:
+    request = _request("the quick brown fox", max_output_tokens=8)
+    probe = TransformersBackend(str(models["random"]), INFO)
+    window = sum(probe.count_tokens(m.text) + 3 for m in request.messages) + 8  # passes the server's check
+    small = TransformersBackend(str(models["random"]), ModelInfo(id="small", context_window=window,
+                                                                  max_output_tokens=8))
+    small.tokenizer.chat_template = (  # verbose framing: more than 3 tokens per message
+        "{% for m in messages %}### Speaker: {{ m['role'] }} ###\n{{ m['content'] }}\n{% endfor %}"
+        "### Speaker: assistant ###\n")
+    assert len(small.prompt_ids(small.render(request.messages))) + 8 > window
+    with pytest.raises(BackendError) as info:
+        _run(small, request)
+    assert info.value.status == 400 and info.value.code == "context_length_exceeded"
+    small.close()
+    probe.close()
 
 
 def test_prompt_cache_reuses_the_longest_prefix_and_matches_fresh_compute(

@@ -29,6 +29,7 @@ from __future__ import annotations
 
 import asyncio
 import copy
+import secrets
 import threading
 from collections import OrderedDict
 from collections.abc import AsyncIterator, Iterator, Sequence
@@ -47,6 +48,7 @@ from transformers import AutoModelForCausalLM, AutoTokenizer
 
 from textgen.backends.base import (
     ArgumentsDelta,
+    BackendError,
     ChatMessage,
     Delta,
     Finish,
@@ -301,12 +303,18 @@ class TransformersBackend:
         """The synchronous generation loop (worker thread)."""
         prompt = self.render(request.messages)
         ids = self.prompt_ids(prompt)
+        if len(ids) + request.max_output_tokens > self.info.context_window:
+            raise BackendError(  # the chat template's tokens can exceed the server's per-message estimate
+                f"This model's maximum context length is {self.info.context_window} tokens. However, you "
+                f"requested {len(ids) + request.max_output_tokens} tokens ({len(ids)} in the input, "
+                f"{request.max_output_tokens} for the output). Shorten the input or lower max_output_tokens.",
+                400, "context_length_exceeded")
         hit = self.prompt_cache.lookup(ids)
         cached, state = (hit.length, hit.state) if hit is not None else (0, None)
         logits, state = self._forward(ids[cached:], state)
         self.prompt_cache.store(ids, state)
         generator = torch.Generator(device="cpu")
-        generator.manual_seed(request.seed if request.seed is not None else int(torch.seed()) % 2**63)
+        generator.manual_seed(request.seed if request.seed is not None else secrets.randbits(63))
 
         tool = self._tool(request)
         schema = (tool.parameters or _EMPTY_OBJECT) if tool is not None else (
