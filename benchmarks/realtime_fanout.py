@@ -53,6 +53,11 @@ class FanoutResult:
     p99_ms: float
     max_ms: float
     messages_per_second: float
+    round_best_ms: float  # time until the last subscriber has the update: best round
+    round_median_ms: float
+    round_worst_ms: float
+    server_cpu_ms_per_round: float  # CPU time of the server process per forced update
+    client_cpu_ms_per_round: float  # CPU time of the client process (all N clients)
     goal_p99_ms: float = 100.0
 
 
@@ -128,7 +133,15 @@ async def _await_update(ws: Any, stamp: asyncio.Future[str], arrivals: list[floa
             return
 
 
-async def _bench(port: int, token: str, n: int, rounds: int) -> FanoutResult:
+def _cpu_seconds(pid: int) -> float:
+    """User + system CPU seconds of a process."""
+    import psutil  # a dependency of dask distributed
+
+    times = psutil.Process(pid).cpu_times()
+    return float(times.user + times.system)
+
+
+async def _bench(port: int, pid: int, token: str, n: int, rounds: int) -> FanoutResult:
     url = f"ws://127.0.0.1:{port}/ws/realtime/"
     ready, counter = asyncio.Event(), [0]
     sockets: list[Any] = []
@@ -139,6 +152,8 @@ async def _bench(port: int, token: str, n: int, rounds: int) -> FanoutResult:
     await ready.wait()
     latencies: list[float] = []
     rates: list[float] = []
+    completions: list[float] = []
+    server0, client0 = _cpu_seconds(pid), time.process_time()
     async with httpx.AsyncClient(base_url=f"http://127.0.0.1:{port}") as http:
         for _ in range(rounds):
             arrivals: list[float] = []
@@ -156,7 +171,10 @@ async def _bench(port: int, token: str, n: int, rounds: int) -> FanoutResult:
             await asyncio.wait_for(asyncio.gather(*waiters), 60)
             latencies += [a - t0 for a in arrivals]
             rates.append(n / (max(arrivals) - t0))
+            completions.append((max(arrivals) - t0) * 1000.0)
             await asyncio.sleep(0.05)
+    server_cpu = (_cpu_seconds(pid) - server0) / rounds * 1000.0
+    client_cpu = (time.process_time() - client0) / rounds * 1000.0
     await asyncio.gather(*(ws.close() for ws in sockets))
     lat = np.array(latencies) * 1000.0
     return FanoutResult(
@@ -166,6 +184,11 @@ async def _bench(port: int, token: str, n: int, rounds: int) -> FanoutResult:
         p99_ms=float(np.percentile(lat, 99)),
         max_ms=float(lat.max()),
         messages_per_second=float(np.median(rates)),
+        round_best_ms=float(min(completions)),
+        round_median_ms=float(np.median(completions)),
+        round_worst_ms=float(max(completions)),
+        server_cpu_ms_per_round=server_cpu,
+        client_cpu_ms_per_round=client_cpu,
     )
 
 
@@ -175,7 +198,7 @@ def run(*, subscribers: int, rounds: int) -> FanoutResult:
         proc, port, url = _start(Path(tmp))
         try:
             token = asyncio.run(_token(url))
-            return asyncio.run(_bench(port, token, subscribers, rounds))
+            return asyncio.run(_bench(port, proc.pid, token, subscribers, rounds))
         finally:
             proc.terminate()
             try:
@@ -200,7 +223,11 @@ def main(argv: list[str] | None = None) -> int:
         f"realtime fan-out, 1 worker, {result.subscribers} subscribers x {result.rounds} forced updates\n"
         f"  delivery latency  p50 {result.p50_ms:7.1f} ms   p99 {result.p99_ms:7.1f} ms"
         f"   max {result.max_ms:7.1f} ms   (goal: p99 < {result.goal_p99_ms:.0f} ms)\n"
-        f"  throughput        {result.messages_per_second:,.0f} messages/s (median round)"
+        f"  throughput        {result.messages_per_second:,.0f} messages/s (median round)\n"
+        f"  all delivered in  best {result.round_best_ms:.1f} ms, median {result.round_median_ms:.1f} ms,"
+        f" worst {result.round_worst_ms:.1f} ms (per round)\n"
+        f"  CPU per update    server {result.server_cpu_ms_per_round:.1f} ms,"
+        f" clients {result.client_cpu_ms_per_round:.1f} ms"
     )
     out = Path(args.out)
     out.parent.mkdir(parents=True, exist_ok=True)

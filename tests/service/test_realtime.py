@@ -536,26 +536,6 @@ def test_feed_ticks_subscribed_symbols_on_its_interval(server: Server) -> None:
     assert stamps == sorted(stamps) and len(set(stamps)) == 4
 
 
-def test_a_client_that_stops_reading_does_not_delay_the_others(server: Server) -> None:
-    async def run() -> None:
-        # max_queue=1 and no reads: the library stops reading the socket, so the
-        # server's writes to this client block once the TCP buffers are full.
-        stuck = await websockets.connect(server.ws, max_queue=1)
-        for s in ["SPY", "QQQ", "BTC-USD", "ETH-USD", "AAPL"]:
-            await send(stuck, {"type": "subscribe_asset", "symbol": s})
-        async with websockets.connect(server.ws) as ok:
-            await send(ok, {"type": "subscribe_asset", "symbol": "BTC-USD"})
-            await recv_until(ok, of_type("subscribed"))
-            stamps = set()
-            t0 = time.monotonic()
-            while len(stamps) < 4:
-                stamps.add((await recv_until(ok, of_type("price_update"), timeout=5))["timestamp"])
-            assert time.monotonic() - t0 < 5
-        stuck.transport.abort()  # a closing handshake would wait for the unread data
-
-    asyncio.run(run())
-
-
 # -- two servers, PostgreSQL + Redis --------------------------------------------------------------
 
 
