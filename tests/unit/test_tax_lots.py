@@ -230,3 +230,20 @@ def test_shares_sold_in_the_same_sale_never_replace_each_other(method: str) -> N
     ledger = _wash([("A", "2025-01-02", "buy", 10, 10.0), ("A", "2025-01-07", "buy", 10, 12.0), ("A", "2025-01-12", "sell", 20, 8.0)], method=method)
     assert int(ledger.realized["disallowed"].sum()) == 0
     assert ledger.realized_frame()["gain"].sum() == -60.0
+
+
+def test_frames_and_wash_sale_report() -> None:
+    df = _tx([
+        ("A", "2025-01-02", "buy", 10, 10.0),
+        ("A", "2025-02-03", "sell", 10, 8.0),
+        ("A", "2025-02-10", "buy", 10, 8.5),
+        ("A", "2025-03-03", "dividend", 10, 0.2),
+    ], ex_date=[None, None, None, "2025-02-28"])
+    ledger = match_lots(df)
+    [row] = tax.wash_sale_adjustments(ledger).itertuples()
+    assert (row.symbol, row.disallowed, row.gain, row.wash_sale) == ("A", 20.0, 0.0, True)
+    div = ledger.dividends_frame()
+    assert list(div.columns) == ["symbol", "date", "ex_date", "amount", "qualified", "ordinary"]
+    # bought 2025-02-10, ex-date 2025-02-28, still held: February 11 to April 29 (the window's
+    # end) is 78 days > 60, so the dividend is qualified
+    assert (div["ex_date"][0], div["amount"][0], div["qualified"][0]) == (pd.Timestamp("2025-02-28"), 2.0, 2.0)
