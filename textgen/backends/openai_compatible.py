@@ -238,7 +238,7 @@ class OpenAICompatibleBackend:
         splitter = ReasoningSplitter(*self.reasoning_tags)
         calls: dict[int, str] = {}
         usage: Mapping[str, Any] = {}
-        reason = "stop"
+        reason: Literal["stop", "length"] = "stop"
         async for chunk in self._stream("chat/completions", self.chat_payload(request)):
             if chunk.get("error"):
                 raise upstream_error(500, json.dumps(chunk).encode())
@@ -264,7 +264,7 @@ class OpenAICompatibleBackend:
             yield piece
         details = usage.get("prompt_tokens_details") or {}
         out_details = usage.get("completion_tokens_details") or {}
-        yield Finish(reason, int(usage.get("completion_tokens", 0)),  # type: ignore[arg-type]
+        yield Finish(reason, int(usage.get("completion_tokens", 0)),
                      input_tokens=usage.get("prompt_tokens"), cached_tokens=int(details.get("cached_tokens") or 0),
                      reasoning_tokens=int(out_details.get("reasoning_tokens") or 0))
 

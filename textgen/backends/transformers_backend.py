@@ -35,7 +35,7 @@ from collections import OrderedDict
 from collections.abc import AsyncIterator, Iterator, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Literal
 
 import torch
 from lmformatenforcer import (
@@ -327,12 +327,12 @@ class TransformersBackend:
             start, end, inside=prompt.rstrip().endswith(start))
 
         out: list[int] = []
-        emitted = ""
+        start_at, emitted = 0, ""  # text of out[start_at:] already sent (reset after each newline)
         reasoning_tokens = 0
-        reason = "length"
+        reason: Literal["stop", "length"] = "length"
         while len(out) < request.max_output_tokens and not stop.is_set():
             allowed = enforcer.get_allowed_tokens(out).allowed_tokens if enforcer is not None else None
-            if allowed is not None and not set(allowed) - set(self.eos):
+            if allowed is not None and len(allowed) <= len(self.eos) and all(t in self.eos for t in allowed):
                 reason = "stop"  # the JSON value is complete
                 break
             token = self._sample(logits, allowed, request.temperature, request.top_p, generator)
@@ -342,9 +342,11 @@ class TransformersBackend:
             out.append(token)
             if splitter is not None and splitter.inside:
                 reasoning_tokens += 1
-            text = str(self.tokenizer.decode(out, skip_special_tokens=True))
+            text = str(self.tokenizer.decode(out[start_at:], skip_special_tokens=True))
             if not text.endswith("\ufffd") and len(text) > len(emitted):
                 piece, emitted = text[len(emitted):], text
+                if piece.endswith("\n"):  # decode only the current line next time (linear, not quadratic)
+                    start_at, emitted = len(out), ""
                 if tool is not None:
                     yield ArgumentsDelta(piece)
                 elif splitter is None:
@@ -354,7 +356,7 @@ class TransformersBackend:
             logits, state = self._forward([token], state)
         if splitter is not None:
             yield from splitter.flush()
-        yield Finish(reason, len(out), input_tokens=len(ids), cached_tokens=cached,  # type: ignore[arg-type]
+        yield Finish(reason, len(out), input_tokens=len(ids), cached_tokens=cached,
                      reasoning_tokens=reasoning_tokens)
 
     async def generate(self, request: GenerationRequest) -> AsyncIterator[Delta]:
