@@ -15,6 +15,7 @@ import asyncio
 import itertools
 import json
 import os
+import re
 import socket
 import subprocess
 import sys
@@ -28,6 +29,8 @@ import jsonschema
 import openai
 import pytest
 import torch  # the `local` extra (torch, transformers, lm-format-enforcer): these tests never skip
+from hypothesis import given, settings
+from hypothesis import strategies as st
 from pydantic import BaseModel, Field
 from transformers import GPT2LMHeadModel
 
@@ -156,6 +159,48 @@ def test_reasoning_splitter_is_independent_of_chunking(inside: bool) -> None:
     assert kinds[0] == "ReasoningDelta" and "TextDelta" in kinds
     if not inside:
         assert whole == [("ReasoningDelta", "plan: a < b"), ("TextDelta", "Answer <thin text.")]
+
+
+def _reference_split(text: str, inside: bool) -> list[tuple[str, str]]:
+    """Plain-Python twin of the splitter on a whole text: toggle on the expected tag only."""
+    segments: list[tuple[str, str]] = []
+    for part in re.split(r"(<think>|</think>)", text):
+        if part == ("</think>" if inside else "<think>"):
+            inside = not inside
+        else:
+            segments.append(("ReasoningDelta" if inside else "TextDelta", part))
+    merged: list[tuple[str, str]] = []
+    answered = False
+    for kind, part in segments:
+        if kind == "TextDelta" and not answered:
+            part = part.lstrip()
+            answered = bool(part)
+        if not part:
+            continue
+        if merged and merged[-1][0] == kind:
+            merged[-1] = (kind, merged[-1][1] + part)
+        else:
+            merged.append((kind, part))
+    return merged
+
+
+@settings(max_examples=100, deadline=None)
+@given(pieces=st.lists(st.sampled_from(["<think>", "</think>", "<th", "ink>", "</", "a", " ", "\n", "<", ">", "x y"]),
+                       max_size=14),
+       cuts=st.lists(st.integers(0, 60), max_size=5), inside=st.booleans())
+def test_reasoning_splitter_matches_a_plain_twin(pieces: list[str], cuts: list[int], inside: bool) -> None:
+    text = "".join(pieces)
+    bounds = sorted({min(c, len(text)) for c in cuts} | {0, len(text)})
+    splitter = ReasoningSplitter("<think>", "</think>", inside=inside)
+    deltas = [d for a, b in itertools.pairwise(bounds) for d in splitter.feed(text[a:b])] + splitter.flush()
+    merged: list[tuple[str, str]] = []
+    for d in deltas:
+        kind = type(d).__name__
+        if merged and merged[-1][0] == kind:
+            merged[-1] = (kind, merged[-1][1] + d.text)
+        else:
+            merged.append((kind, d.text))
+    assert merged == _reference_split(text, inside)
 
 
 def test_count_tokens_uses_the_models_tokenizer(backend: TransformersBackend) -> None:
