@@ -247,3 +247,12 @@ def test_frames_and_wash_sale_report() -> None:
     # bought 2025-02-10, ex-date 2025-02-28, still held: February 11 to April 29 (the window's
     # end) is 78 days > 60, so the dividend is qualified
     assert (div["ex_date"][0], div["amount"][0], div["qualified"][0]) == (pd.Timestamp("2025-02-28"), 2.0, 2.0)
+
+
+def test_empty_table_gives_empty_ledger_and_zero_reports() -> None:
+    empty = _tx([]).astype({"quantity": float, "price": float, "date": "datetime64[ns]"})
+    ledger = match_lots(empty)
+    assert (ledger.realized.size, ledger.open_lots.size, ledger.dividends.size) == (0, 0, 0)
+    s = tax.tax_summary(ledger, 2025)
+    assert s.net_capital_gain_loss == s.total_dividends == s.estimated_tax_liability == Decimal("0.00")
+    assert tax.harvest_opportunities(ledger, {}, "2025-01-01") == []
