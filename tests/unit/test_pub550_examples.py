@@ -93,7 +93,7 @@ def test_qualified_dividend_example_2_held_61_days() -> None:
     assert (s.qualified_dividends, s.ordinary_dividends, s.total_dividends) == (
         Decimal("500.00"), Decimal("0.00"), Decimal("500.00"),
     )
-    # one day less (sold September 15) would still be 61 days; bought on the ex-date earns nothing
+    # shares bought on the ex-dividend date itself are not entitled to the dividend
     late = _tx(
         ("XYZ", "2025-07-16", "buy", 5000, 20.0),
         ("XYZ", "2025-07-16", "dividend", 5000, 0.10, "2025-07-16"),
