@@ -49,6 +49,7 @@ __all__ = ["FanoutResult", "main", "run"]
 class FanoutResult:
     subscribers: int
     rounds: int
+    deflate: bool  # permessage-deflate negotiated (as browsers do)
     p50_ms: float
     p99_ms: float
     max_ms: float
@@ -113,8 +114,11 @@ def _start(data_dir: Path) -> tuple[subprocess.Popen[bytes], int, str]:
     raise RuntimeError("server did not start")
 
 
-async def _subscriber(url: str, ready: asyncio.Event, counter: list[int], n: int) -> Any:
-    ws = await websockets.connect(url, max_queue=None, open_timeout=60)
+async def _subscriber(
+    url: str, ready: asyncio.Event, counter: list[int], n: int, deflate: bool
+) -> Any:
+    compression = "deflate" if deflate else None
+    ws = await websockets.connect(url, max_queue=None, open_timeout=60, compression=compression)
     await ws.send(json.dumps({"type": "subscribe_asset", "symbol": "SPY"}))
     while json.loads(await ws.recv())["type"] != "price_update":  # subscribed, then the snapshot
         pass
@@ -141,13 +145,18 @@ def _cpu_seconds(pid: int) -> float:
     return float(times.user + times.system)
 
 
-async def _bench(port: int, pid: int, token: str, n: int, rounds: int) -> FanoutResult:
+async def _bench(
+    port: int, pid: int, token: str, n: int, rounds: int, deflate: bool
+) -> FanoutResult:
     url = f"ws://127.0.0.1:{port}/ws/realtime/"
     ready, counter = asyncio.Event(), [0]
     sockets: list[Any] = []
     for start in range(0, n, 100):  # connect in batches (the listen backlog is finite)
         sockets += await asyncio.gather(
-            *(_subscriber(url, ready, counter, n) for _ in range(start, min(start + 100, n)))
+            *(
+                _subscriber(url, ready, counter, n, deflate)
+                for _ in range(start, min(start + 100, n))
+            )
         )
     await ready.wait()
     latencies: list[float] = []
@@ -180,6 +189,7 @@ async def _bench(port: int, pid: int, token: str, n: int, rounds: int) -> Fanout
     return FanoutResult(
         subscribers=n,
         rounds=rounds,
+        deflate=deflate,
         p50_ms=float(np.percentile(lat, 50)),
         p99_ms=float(np.percentile(lat, 99)),
         max_ms=float(lat.max()),
@@ -192,13 +202,13 @@ async def _bench(port: int, pid: int, token: str, n: int, rounds: int) -> Fanout
     )
 
 
-def run(*, subscribers: int, rounds: int) -> FanoutResult:
-    """Start a server, measure, stop it."""
+def run(*, subscribers: int, rounds: int, deflate: bool = True) -> FanoutResult:
+    """Start a server, measure, stop it (``deflate``: clients negotiate permessage-deflate)."""
     with tempfile.TemporaryDirectory(prefix="qc-fanout-") as tmp:
         proc, port, url = _start(Path(tmp))
         try:
             token = asyncio.run(_token(url))
-            return asyncio.run(_bench(port, proc.pid, token, subscribers, rounds))
+            return asyncio.run(_bench(port, proc.pid, token, subscribers, rounds, deflate))
         finally:
             proc.terminate()
             try:
@@ -214,13 +224,19 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--quick", action="store_true", help="50 subscribers, 3 rounds")
     parser.add_argument("--subscribers", type=int, default=None)
     parser.add_argument("--rounds", type=int, default=None)
+    parser.add_argument(
+        "--no-deflate",
+        action="store_true",
+        help="clients decline permessage-deflate (browsers negotiate it; the default here)",
+    )
     parser.add_argument("--out", default=str(ROOT / "bench-results" / "realtime_fanout.json"))
     args = parser.parse_args(argv)
     n = args.subscribers or (50 if args.quick else 1000)
     rounds = args.rounds or (3 if args.quick else 20)
-    result = run(subscribers=n, rounds=rounds)
+    result = run(subscribers=n, rounds=rounds, deflate=not args.no_deflate)
     print(
-        f"realtime fan-out, 1 worker, {result.subscribers} subscribers x {result.rounds} forced updates\n"
+        f"realtime fan-out, 1 worker, {result.subscribers} subscribers x {result.rounds} forced updates,"
+        f" permessage-deflate {'on' if result.deflate else 'off'}\n"
         f"  delivery latency  p50 {result.p50_ms:7.1f} ms   p99 {result.p99_ms:7.1f} ms"
         f"   max {result.max_ms:7.1f} ms   (goal: p99 < {result.goal_p99_ms:.0f} ms)\n"
         f"  throughput        {result.messages_per_second:,.0f} messages/s (median round)\n"

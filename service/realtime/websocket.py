@@ -109,7 +109,10 @@ async def realtime_socket(socket: WebSocket[Any, Any, Any]) -> None:
         log.exception("realtime: connection %d failed", conn.id)
         close_code = 1011
     finally:
-        await realtime.registry.close(conn)
+        try:
+            await realtime.registry.close(conn)
+        except Exception:  # e.g. Redis gone while unsubscribing: the connection ends anyway
+            log.exception("realtime: cleanup of connection %d failed", conn.id)
         if close_code is not None and not writer.done():
             # Flush what is queued (the final error) for a moment, then close.
             with contextlib.suppress(Exception):

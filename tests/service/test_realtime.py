@@ -329,7 +329,7 @@ def test_message_flood_is_refused_then_closed(server: Server) -> None:
                 await send(ws, {"type": "ping"})
             seen = await expect_closed(ws, 1008)
             kinds = [m.get("error", m["type"]) for m in seen]
-            assert 1 <= kinds.count("pong") <= 40  # the bucket holds 20, refilled at 20/s
+            assert 1 <= kinds.count("pong") <= 60  # the bucket holds 20, refilled at 20/s
             assert "rate_limited" in kinds
             assert kinds[-1] == "policy_violation"
 
