@@ -9,6 +9,7 @@ from typing import Any
 import numpy as np
 from sqlalchemy import Float, cast, func, select
 from sqlalchemy.ext.asyncio import AsyncSession
+from sqlalchemy.orm import aliased
 
 from service import formatting as fmt
 from service.assets.market import MarketData
@@ -65,24 +66,20 @@ def _prices(market: MarketData, assets: Sequence[Asset]) -> tuple[np.ndarray, np
     return price, change
 
 
-async def _totals(
-    session: AsyncSession, market: MarketData, portfolios: Sequence[Portfolio]
+def _position_columns() -> tuple[Any, ...]:
+    return (
+        Position.portfolio_id,
+        cast(Position.quantity, Float),
+        cast(Position.cost_basis, Float),
+        Asset.symbol,
+    )
+
+
+def _value(
+    market: MarketData, portfolios: Sequence[Portfolio], rows: Sequence[Any]
 ) -> PortfolioTotals:
-    """Value every position of ``portfolios`` at once (one Core query, float columns)."""
+    """Vectorized valuation of position rows ``(portfolio_id, quantity, cost_basis, symbol)``."""
     index = {p.id: i for i, p in enumerate(portfolios)}
-    rows: list[Any] = []
-    if index:
-        query = (
-            select(
-                Position.portfolio_id,
-                cast(Position.quantity, Float),
-                cast(Position.cost_basis, Float),
-                Asset.symbol,
-            )
-            .join(Asset, Asset.id == Position.asset_id)
-            .where(Position.portfolio_id.in_(list(index)))
-        )
-        rows = list((await session.execute(query)).all())
     quotes = market.quotes(sorted({r[3] for r in rows}))
     nan = float("nan")
     price = np.array(
@@ -99,6 +96,21 @@ async def _totals(
     )
     group = np.array([index[r[0]] for r in rows], dtype=np.int64)
     return portfolio_totals(group, len(portfolios), marks)
+
+
+async def _totals(
+    session: AsyncSession, market: MarketData, portfolios: Sequence[Portfolio]
+) -> PortfolioTotals:
+    """Value every position of ``portfolios`` at once (one Core query, float columns)."""
+    rows: list[Any] = []
+    if portfolios:
+        query = (
+            select(*_position_columns())
+            .join(Asset, Asset.id == Position.asset_id)
+            .where(Position.portfolio_id.in_([p.id for p in portfolios]))
+        )
+        rows = list((await session.execute(query)).all())
+    return _value(market, portfolios, rows)
 
 
 def _read(p: Portfolio, totals: PortfolioTotals, i: int) -> PortfolioRead:
@@ -149,14 +161,36 @@ async def list_portfolios(
         column.desc() if desc else column.asc(),
         Portfolio.id.desc() if desc else Portfolio.id.asc(),
     ]
-    windowed = query.add_columns(func.count().over().label("total"))  # count in the same query
-    result = (
-        await session.execute(windowed.order_by(*order).limit(page.limit).offset(page.offset))
-    ).all()
+    # One round trip: the page of portfolios (with the total count as a window, evaluated
+    # before LIMIT) left-joined to their positions.
+    page_q = (
+        query.add_columns(func.count().over().label("total"))
+        .order_by(*order)
+        .limit(page.limit)
+        .offset(page.offset)
+        .subquery()
+    )
+    pf = aliased(Portfolio, page_q)
+    ocol = pf.name if key == "name" else pf.created_at
+    stmt = (
+        select(pf, page_q.c.total, *_position_columns())
+        .outerjoin(Position, Position.portfolio_id == pf.id)
+        .outerjoin(Asset, Asset.id == Position.asset_id)
+        .order_by(ocol.desc() if desc else ocol.asc(), pf.id.desc() if desc else pf.id.asc())
+    )
+    result = (await session.execute(stmt)).all()
     if not result:  # empty page: the window gives no count
         count = await session.execute(select(func.count()).select_from(query.subquery()))
         return [], int(count.scalar_one())
-    return await portfolio_reads(session, market, [r[0] for r in result]), int(result[0][1])
+    portfolios: list[Portfolio] = []
+    rows = []
+    for r in result:
+        if not portfolios or portfolios[-1].id != r[0].id:
+            portfolios.append(r[0])
+        if r[5] is not None:
+            rows.append(r[2:])
+    totals = _value(market, portfolios, rows)
+    return [_read(p, totals, i) for i, p in enumerate(portfolios)], int(result[0][1])
 
 
 async def create_portfolio(
