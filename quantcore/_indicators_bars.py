@@ -14,7 +14,8 @@ import numpy as np
 import pandas as pd
 
 from quantcore._kernels import indicators as _hlc
-from quantcore._kernels.indicators_ma import prepared
+from quantcore._kernels import indicators_range as _rng
+from quantcore._kernels.indicators_base import prepared
 from quantcore._typing import Float64Array2D
 from quantcore._validation import Wrapper, as_float64_2d, check_int
 
@@ -171,7 +172,7 @@ def stochastic(
     sk = _window(smooth_k, "smooth_k")
     (h, lo, c), wrapper = _bars(("high", "low", "close"), (high, low, close))
     k, d = _empty(c), _empty(c)
-    prepared(_hlc.stochastic_nb)(h, lo, c, kw, sk, dw, k, d)
+    prepared(_rng.stochastic_nb)(h, lo, c, kw, sk, dw, k, d)
     return Stochastic(wrapper.wrap(k), wrapper.wrap(d))
 
 
@@ -212,7 +213,7 @@ def williams_r(high: T, low: T, close: T, window: int = 14) -> T:
     w = _window(window)
     (h, lo, c), wrapper = _bars(("high", "low", "close"), (high, low, close))
     out = _empty(c)
-    prepared(_hlc.williams_r_nb)(h, lo, c, w, out)
+    prepared(_rng.williams_r_nb)(h, lo, c, w, out)
     return wrapper.wrap(out)
 
 
@@ -258,7 +259,7 @@ def cci(high: T, low: T, close: T, window: int = 20) -> T:
     w = _window(window)
     (h, lo, c), wrapper = _bars(("high", "low", "close"), (high, low, close))
     out = _empty(c)
-    prepared(_hlc.cci_nb)(h, lo, c, w, out)
+    prepared(_rng.cci_nb)(h, lo, c, w, out)
     return wrapper.wrap(out)
 
 

@@ -47,7 +47,7 @@ from quantcore._indicators_bars import (
     williams_r,
 )
 from quantcore._kernels import indicators_ma as _ma
-from quantcore._kernels.indicators_ma import prepared
+from quantcore._kernels.indicators_base import prepared
 from quantcore._typing import Float64Array2D
 from quantcore._validation import as_float64_2d, check_int, check_positive
 

@@ -1,186 +1,58 @@
 """Numba kernels for single-input indicators: moving averages, RSI, MACD, Bollinger, ROC.
 
-Every indicator has three layers:
-
-* ``_<name>_into(x, ..., out)``: the recursion on one column, written into ``out``;
-* ``<name>_1d_nb(x, ...)``: one series in, a new series out (for other jitted
-  code; compiled lazily for the caller's types);
-* ``<name>_nb(x, ..., out)``: a 2-D panel (axis 0 time, axis 1 assets) written
-  into caller-allocated outputs, ``prange`` over the columns. Call it through
-  :func:`prepared`: it is compiled once, on first use, for one explicit
-  signature of layout ``A`` (read-only input allowed), so a single series
-  passed as an ``(n, 1)`` column, a Fortran-ordered panel and pandas' read-only
-  arrays share one machine-code specialization, cached on disk by
-  ``cache=True``. Columns are handed to the inner loop as C-contiguous views
-  (:func:`column_nb`), so layout ``A`` costs nothing there.
-
-Outputs are allocated by the caller with NumPy, which asks the kernel for
-transparent huge pages on large arrays; numba's allocator does not, and on a
-1,000,000-point series the first-touch page faults would cost more than the
-indicator itself.
-
-The arithmetic follows TA-Lib's C code operation by operation (running sums,
-``TA_IS_ZERO`` thresholds, seeding, fused multiply-adds as GCC emits them), so
-results agree with ``talib`` to a few ulps. Like the ``talib`` wrapper, each
-column is computed from its first valid value (leading NaNs are skipped, the
-output is NaN until that start plus the indicator's lookback); a NaN after the
-start propagates through the running sums and recursions.
+Layering, signatures and NaN rules are described in
+:mod:`quantcore._kernels.indicators_base`.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable
-from typing import Any
-
 import numpy as np
 from numba import njit, prange, types
 
+from quantcore._kernels.indicators_base import (
+    CANCELLED,
+    CONTRACT,
+    IN2,
+    INT,
+    OUT2,
+    SIG_W,
+    TA_EPSILON,
+    check_output_nb,
+    column_nb,
+    first_valid_1d_nb,
+    nan_head_1d_nb,
+    panel_kernel,
+    serial_nb,
+)
 from quantcore._typing import Float64Array1D, Float64Array2D
 
 __all__ = [
-    "CANCELLED",
-    "CONTRACT",
-    "IN2",
-    "OUT2",
-    "SERIAL_CELLS",
-    "TA_EPSILON",
     "bollinger_1d_nb",
     "bollinger_nb",
-    "check_output_nb",
-    "check_shape_nb",
-    "column_nb",
     "ema_1d_nb",
     "ema_nb",
-    "first_valid_1d_nb",
     "macd_1d_nb",
     "macd_nb",
-    "panel_kernel",
-    "prepared",
     "roc_1d_nb",
     "roc_nb",
     "rsi_1d_nb",
     "rsi_nb",
-    "serial_nb",
     "sma_1d_nb",
+    "sma_from_1d_nb",
     "sma_nb",
     "wma_1d_nb",
     "wma_nb",
 ]
-
-#: The only fast-math flag used: fused multiply-add (as in TA-Lib's GCC build).
-#: No reassociation; NaN and inf semantics are kept.
-CONTRACT = {"contract"}
-
-#: TA-Lib's ``TA_IS_ZERO`` / ``TA_IS_ZERO_OR_NEG`` threshold.
-TA_EPSILON = 1e-8
-
-#: Bollinger variances below this fraction of ``mean(x**2)`` have lost most of
-#: their digits to cancellation in the running sums and are recomputed exactly.
-CANCELLED = 1e-9
-
-#: Panels with fewer cells than this, and single series, run in the calling
-#: thread: waking the thread pool costs more than it saves, and a spinning
-#: OpenMP worker slows the one doing the work on a busy machine.
-SERIAL_CELLS = 1 << 16
-
-#: Kernel argument types: any layout, read-only inputs accepted without a copy.
-IN2 = types.Array(types.float64, 2, "A", readonly=True)
-OUT2 = types.Array(types.float64, 2, "A")
-_INT = types.int64
-_SIG_W = types.void(IN2, _INT, OUT2)
-
-
-_PENDING: dict[Any, types.Signature] = {}
-
-
-def panel_kernel(signature: types.Signature) -> Callable[[Callable[..., None]], Any]:
-    """``@njit(cache=True, parallel=True)`` for a panel kernel with one explicit signature.
-
-    The signature is compiled (or loaded from numba's on-disk cache) by
-    :func:`prepared` the first time the kernel is used, not at import, so that
-    ``import quantcore.indicators`` stays cheap and each indicator pays only for
-    itself.
-    """
-
-    def decorate(fn: Callable[..., None]) -> Any:
-        dispatcher = njit(cache=True, parallel=True, fastmath=CONTRACT)(fn)
-        _PENDING[dispatcher] = signature
-        return dispatcher
-
-    return decorate
-
-
-def prepared(kernel: Any) -> Any:
-    """The panel kernel, compiled for its one signature, with further compilation disabled.
-
-    Numba would otherwise compile one specialization per argument layout (a single
-    series is a C-ordered ``(n, 1)`` array, a panel is Fortran-ordered, pandas
-    hands out read-only arrays); with compilation disabled they are all converted
-    to the layout-``A``, read-only-input signature and run the same machine code.
-    """
-    signature = _PENDING.pop(kernel, None)
-    if signature is not None:
-        kernel.compile(signature)
-        kernel.disable_compile()
-    return kernel
-
-
-@njit(cache=True, fastmath=CONTRACT)
-def serial_nb(n: int, k: int) -> bool:
-    """Whether an ``(n, k)`` panel is computed column by column in the calling thread."""
-    return k == 1 or n * k < SERIAL_CELLS
-
-
-@njit(cache=True, fastmath=CONTRACT)
-def check_shape_nb(a: Float64Array2D, n: int, k: int) -> None:
-    """Raise ``ValueError`` unless ``a`` has shape ``(n, k)`` (kernels do not bounds-check)."""
-    if a.shape[0] != n or a.shape[1] != k:
-        raise ValueError("all kernel inputs and outputs must have the same shape")
-
-
-@njit(cache=True, fastmath=CONTRACT)
-def check_output_nb(out: Float64Array2D, n: int, k: int) -> None:
-    """Raise ``ValueError`` unless ``out`` is ``(n, k)`` with contiguous (Fortran-order) columns."""
-    check_shape_nb(out, n, k)
-    if n > 1 and k > 0 and out.strides[0] != out.itemsize:
-        raise ValueError("kernel outputs must have contiguous columns (Fortran order)")
-
-
-@njit(cache=True, fastmath=CONTRACT)
-def column_nb(a: Float64Array2D, j: int) -> Float64Array1D:
-    """Column ``j`` typed as C-contiguous: a view when it is contiguous, else a copy.
-
-    Inner loops over contiguous 1-D arrays compile to plain pointer arithmetic;
-    on layout ``A`` every access multiplies by a runtime stride. Outputs are
-    checked contiguous first (:func:`check_output_nb`), so writes land in place.
-    """
-    return np.ascontiguousarray(a[:, j])
-
-
-@njit(cache=True, fastmath=CONTRACT)
-def first_valid_1d_nb(x: Float64Array1D) -> int:
-    """Index of the first non-NaN value of ``x`` (``len(x)`` if there is none)."""
-    for i in range(x.shape[0]):
-        if not np.isnan(x[i]):
-            return i
-    return x.shape[0]
-
-
-@njit(cache=True, fastmath=CONTRACT)
-def _nan_head(out: Float64Array1D, stop: int) -> None:
-    """Fill ``out[:stop]`` with NaN (``stop`` clipped to the length)."""
-    for i in range(min(stop, out.shape[0])):
-        out[i] = np.nan
 
 
 # --- SMA -------------------------------------------------------------------------
 
 
 @njit(cache=True, fastmath=CONTRACT)
-def _sma_from(x: Float64Array1D, s: int, window: int, out: Float64Array1D) -> None:
-    """TA_INT_SMA on ``x[s:]``: a running sum, valid from ``s + window - 1``."""
+def sma_from_1d_nb(x: Float64Array1D, s: int, window: int, out: Float64Array1D) -> None:
+    """TAINT_SMA on ``x[s:]``: a running sum, valid from ``s + window - 1``."""
     n = x.shape[0]
-    _nan_head(out, s + window - 1)
+    nan_head_1d_nb(out, s + window - 1)
     if window > n - s:
         return
     total = 0.0
@@ -197,7 +69,7 @@ def _sma_from(x: Float64Array1D, s: int, window: int, out: Float64Array1D) -> No
 
 @njit(cache=True, fastmath=CONTRACT)
 def _sma_into(x: Float64Array1D, window: int, out: Float64Array1D) -> None:
-    _sma_from(x, first_valid_1d_nb(x), window, out)
+    sma_from_1d_nb(x, first_valid_1d_nb(x), window, out)
 
 
 @njit(cache=True, fastmath=CONTRACT)
@@ -208,7 +80,7 @@ def sma_1d_nb(x: Float64Array1D, window: int) -> Float64Array1D:
     return out
 
 
-@panel_kernel(_SIG_W)
+@panel_kernel(SIG_W)
 def sma_nb(x: Float64Array2D, window: int, out: Float64Array2D) -> None:
     """Simple moving average of every column of ``x``, written into ``out``."""
     n, k = x.shape
@@ -226,11 +98,11 @@ def sma_nb(x: Float64Array2D, window: int, out: Float64Array2D) -> None:
 
 @njit(cache=True, fastmath=CONTRACT)
 def _ema_into(x: Float64Array1D, window: int, out: Float64Array1D) -> None:
-    """TA_INT_EMA: the mean of the first ``window`` values seeds the recursion."""
+    """TAINT_EMA: the mean of the first ``window`` values seeds the recursion."""
     n = x.shape[0]
     s = first_valid_1d_nb(x)
     first = s + window - 1
-    _nan_head(out, first)
+    nan_head_1d_nb(out, first)
     if window > n - s:
         return
     alpha = 2.0 / (window + 1)
@@ -252,7 +124,7 @@ def ema_1d_nb(x: Float64Array1D, window: int) -> Float64Array1D:
     return out
 
 
-@panel_kernel(_SIG_W)
+@panel_kernel(SIG_W)
 def ema_nb(x: Float64Array2D, window: int, out: Float64Array2D) -> None:
     """SMA-seeded exponential moving average (``alpha = 2 / (window + 1)``) of every column."""
     n, k = x.shape
@@ -273,7 +145,7 @@ def _wma_into(x: Float64Array1D, window: int, out: Float64Array1D) -> None:
     """TA_WMA: linear weights ``1..window`` updated incrementally in O(1) per step."""
     n = x.shape[0]
     s = first_valid_1d_nb(x)
-    _nan_head(out, s + window - 1)
+    nan_head_1d_nb(out, s + window - 1)
     if window > n - s:
         return
     divider = (window * (window + 1)) >> 1
@@ -306,7 +178,7 @@ def wma_1d_nb(x: Float64Array1D, window: int) -> Float64Array1D:
     return out
 
 
-@panel_kernel(_SIG_W)
+@panel_kernel(SIG_W)
 def wma_nb(x: Float64Array2D, window: int, out: Float64Array2D) -> None:
     """Linearly weighted moving average of every column."""
     n, k = x.shape
@@ -341,7 +213,7 @@ def _rsi_into(x: Float64Array1D, window: int, out: Float64Array1D) -> None:
     """
     n = x.shape[0]
     s = first_valid_1d_nb(x)
-    _nan_head(out, s + window)
+    nan_head_1d_nb(out, s + window)
     if window >= n - s:
         return
     prev_value = x[s]
@@ -375,7 +247,7 @@ def rsi_1d_nb(x: Float64Array1D, window: int) -> Float64Array1D:
     return out
 
 
-@panel_kernel(_SIG_W)
+@panel_kernel(SIG_W)
 def rsi_nb(x: Float64Array2D, window: int, out: Float64Array2D) -> None:
     """Relative strength index (Wilder) of every column."""
     n, k = x.shape
@@ -412,9 +284,9 @@ def _macd_into(
     n = x.shape[0]
     s = first_valid_1d_nb(x)
     start = s + slow + signal - 2
-    _nan_head(macd, start)
-    _nan_head(sig, start)
-    _nan_head(hist, start)
+    nan_head_1d_nb(macd, start)
+    nan_head_1d_nb(sig, start)
+    nan_head_1d_nb(hist, start)
     if slow + signal - 2 >= n - s:
         return
     first_line = s + slow - 1
@@ -463,7 +335,7 @@ def macd_1d_nb(
     return macd, sig, hist
 
 
-@panel_kernel(types.void(IN2, _INT, _INT, _INT, OUT2, OUT2, OUT2))
+@panel_kernel(types.void(IN2, INT, INT, INT, OUT2, OUT2, OUT2))
 def macd_nb(
     x: Float64Array2D,
     fast: int,
@@ -525,9 +397,9 @@ def _bollinger_into(
     n = x.shape[0]
     s = first_valid_1d_nb(x)
     first = s + window - 1
-    _nan_head(upper, first)
-    _nan_head(middle, first)
-    _nan_head(lower, first)
+    nan_head_1d_nb(upper, first)
+    nan_head_1d_nb(middle, first)
+    nan_head_1d_nb(lower, first)
     if window > n - s:
         return
     total = 0.0
@@ -569,7 +441,7 @@ def bollinger_1d_nb(
     return upper, middle, lower
 
 
-@panel_kernel(types.void(IN2, _INT, types.float64, OUT2, OUT2, OUT2))
+@panel_kernel(types.void(IN2, INT, types.float64, OUT2, OUT2, OUT2))
 def bollinger_nb(
     x: Float64Array2D,
     window: int,
@@ -613,7 +485,7 @@ def _roc_into(x: Float64Array1D, window: int, out: Float64Array1D) -> None:
     """TA_ROC: ``100 * (x[t] / x[t - window] - 1)``, 0 where the old value is 0."""
     n = x.shape[0]
     s = first_valid_1d_nb(x)
-    _nan_head(out, s + window)
+    nan_head_1d_nb(out, s + window)
     if window >= n - s:
         return
     for i in range(s + window, n):
@@ -629,7 +501,7 @@ def roc_1d_nb(x: Float64Array1D, window: int) -> Float64Array1D:
     return out
 
 
-@panel_kernel(_SIG_W)
+@panel_kernel(SIG_W)
 def roc_nb(x: Float64Array2D, window: int, out: Float64Array2D) -> None:
     """Rate of change (percent) of every column."""
     n, k = x.shape

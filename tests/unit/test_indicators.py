@@ -16,7 +16,9 @@ import pytest
 
 import quantcore.indicators as qi
 from quantcore._kernels import indicators as hlc_kernels
+from quantcore._kernels import indicators_base as base_kernels
 from quantcore._kernels import indicators_ma as ma_kernels
+from quantcore._kernels import indicators_range as range_kernels
 
 Call = Callable[[Any, Any, Any, Any], Any]
 
@@ -161,7 +163,7 @@ def test_panel_in_c_order_equals_fortran_order(rng: np.random.Generator) -> None
 
 def test_large_panel_takes_the_parallel_path(rng: np.random.Generator) -> None:
     _, _, c, _ = _bars(rng, 400, 200)
-    assert not ma_kernels.serial_nb(*c.shape)
+    assert not base_kernels.serial_nb(*c.shape)
     out = qi.rsi(c, 14)
     for j in (0, 117, 199):
         np.testing.assert_array_equal(out[:, j], qi.rsi(c[:, j], 14))
@@ -326,8 +328,8 @@ def test_one_series_kernels_equal_the_public_functions(rng: np.random.Generator)
         (ma_kernels.rsi_1d_nb(c, 7), qi.rsi(c, 7)),
         (ma_kernels.roc_1d_nb(c, 7), qi.roc(c, 7)),
         (hlc_kernels.atr_1d_nb(h, lo, c, 7), qi.atr(h, lo, c, 7)),
-        (hlc_kernels.williams_r_1d_nb(h, lo, c, 7), qi.williams_r(h, lo, c, 7)),
-        (hlc_kernels.cci_1d_nb(h, lo, c, 7), qi.cci(h, lo, c, 7)),
+        (range_kernels.williams_r_1d_nb(h, lo, c, 7), qi.williams_r(h, lo, c, 7)),
+        (range_kernels.cci_1d_nb(h, lo, c, 7), qi.cci(h, lo, c, 7)),
         (hlc_kernels.adx_1d_nb(h, lo, c, 7), qi.adx(h, lo, c, 7)),
         (hlc_kernels.obv_1d_nb(c, v), qi.obv(c, v)),
         (hlc_kernels.vwap_1d_nb(h, lo, c, v), qi.vwap(h, lo, c, v)),
@@ -338,7 +340,7 @@ def test_one_series_kernels_equal_the_public_functions(rng: np.random.Generator)
     )
     pairs += list(
         zip(
-            hlc_kernels.stochastic_1d_nb(h, lo, c, 9, 2, 4),
+            range_kernels.stochastic_1d_nb(h, lo, c, 9, 2, 4),
             qi.stochastic(h, lo, c, 9, 4, smooth_k=2),
             strict=True,
         )
@@ -349,13 +351,13 @@ def test_one_series_kernels_equal_the_public_functions(rng: np.random.Generator)
 
 def test_panel_kernels_check_their_outputs() -> None:
     x = np.asfortranarray(np.ones((10, 3)))
-    sma_nb = ma_kernels.prepared(ma_kernels.sma_nb)
+    sma_nb = base_kernels.prepared(ma_kernels.sma_nb)
     with pytest.raises(ValueError, match="contiguous columns"):
         sma_nb(x, 2, np.empty((10, 3), order="C"))
     with pytest.raises(ValueError, match="same shape"):
         sma_nb(x, 2, np.empty((10, 2), order="F"))
     with pytest.raises(ValueError, match="same shape"):
-        ma_kernels.prepared(hlc_kernels.atr_nb)(x, x[:5], x, 2, np.empty((10, 3), order="F"))
+        base_kernels.prepared(hlc_kernels.atr_nb)(x, x[:5], x, 2, np.empty((10, 3), order="F"))
 
 
 def test_one_specialization_per_panel_kernel(rng: np.random.Generator) -> None:
@@ -365,4 +367,6 @@ def test_one_specialization_per_panel_kernel(rng: np.random.Generator) -> None:
     qi.ema(series.to_numpy(), 5)
     qi.ema(np.ascontiguousarray(rng.normal(size=(50, 3))), 5)
     qi.ema(pd.DataFrame(rng.normal(size=(50, 3))), 5)
-    assert ma_kernels.ema_nb.signatures == [(ma_kernels.IN2, numba.types.int64, ma_kernels.OUT2)]
+    assert ma_kernels.ema_nb.signatures == [
+        (base_kernels.IN2, numba.types.int64, base_kernels.OUT2)
+    ]
