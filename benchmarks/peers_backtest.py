@@ -44,7 +44,9 @@ def _sweep_vbt(d: dict[str, Any]) -> tuple[Any, Any, Any]:
 
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
-        fast, slow = vbt.MA.run_combs(d["close"], window=d["windows"], r=2, short_names=["fast", "slow"])
+        fast, slow = vbt.MA.run_combs(
+            d["close"], window=d["windows"], r=2, short_names=["fast", "slow"]
+        )
         entries = fast.ma_crossed_above(slow)
         exits = fast.ma_crossed_below(slow)
         pf = vbt.Portfolio.from_signals(d["close"], entries, exits, size=np.inf, freq="1D", **COSTS)

@@ -36,10 +36,14 @@ print(json.dumps({"rows": len(table), "seconds": elapsed, "cpu_seconds": usage.r
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser = argparse.ArgumentParser(
+        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
     parser.add_argument("--n", type=int, default=1000, help="windows per side (n * n combinations)")
     args = parser.parse_args(argv)
-    proc = subprocess.run([sys.executable, "-c", CHILD, str(args.n)], capture_output=True, text=True, check=True)
+    proc = subprocess.run(
+        [sys.executable, "-c", CHILD, str(args.n)], capture_output=True, text=True, check=True
+    )
     res = json.loads(proc.stdout.strip().splitlines()[-1])
     gb = res["peak_rss_bytes"] / 2**30
     print(

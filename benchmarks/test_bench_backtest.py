@@ -28,7 +28,9 @@ def test_bench_run_strategy_next_open(benchmark, close: np.ndarray) -> None:
 
 def test_bench_sweep_ma_190(benchmark, close: np.ndarray) -> None:
     w = np.arange(5, 25)
-    table = benchmark(sweep, close, "moving_average", {"short_window": w, "long_window": w}, fees=0.001)
+    table = benchmark(
+        sweep, close, "moving_average", {"short_window": w, "long_window": w}, fees=0.001
+    )
     assert len(table) == 190
 
 

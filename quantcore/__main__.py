@@ -77,7 +77,9 @@ def read_prices(path: str) -> Any:
     except UsageError:
         raise
     except Exception as exc:
-        raise UsageError(f"cannot read {p.name}: {type(exc).__name__}: {exc}".splitlines()[0]) from None
+        raise UsageError(
+            f"cannot read {p.name}: {type(exc).__name__}: {exc}".splitlines()[0]
+        ) from None
     lower = {str(c).lower(): c for c in frame.columns}
     if "close" in lower:
         keep = [lower[c] for c in ("open", "high", "low", "close") if c in lower]
@@ -154,8 +156,12 @@ def _cmd_sweep(args: argparse.Namespace) -> int:
 
 def _add_common(p: argparse.ArgumentParser) -> None:
     p.add_argument("prices", help="price file: .csv (first column dates) or .parquet")
-    p.add_argument("--strategy", required=True, help="buy_hold, moving_average, momentum, mean_reversion, rsi")
-    p.add_argument("--param", action="append", default=[], metavar="NAME=VALUE", help="strategy parameter")
+    p.add_argument(
+        "--strategy", required=True, help="buy_hold, moving_average, momentum, mean_reversion, rsi"
+    )
+    p.add_argument(
+        "--param", action="append", default=[], metavar="NAME=VALUE", help="strategy parameter"
+    )
     p.add_argument("--initial-capital", type=float, default=100_000.0)
     p.add_argument("--fees", type=float, default=0.0, help="fraction of traded value")
     p.add_argument("--slippage", type=float, default=0.0, help="fraction of the fill price")

@@ -81,7 +81,9 @@ def simulate(
             e, x, p = entries[t][j], exits[t][j], fill[t][j]
             if j in book.positions or e == x or not _valid(p):
                 continue
-            side = {"long": 1 if e else 0, "short": -1 if e else 0, "both": 1 if e else -1}[direction]
+            side = {"long": 1 if e else 0, "short": -1 if e else 0, "both": 1 if e else -1}[
+                direction
+            ]
             if side == 0:
                 continue
             eq = book.cash

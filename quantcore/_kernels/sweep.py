@@ -280,7 +280,9 @@ def signals_1d_nb(
     if first < n:
         st = np.zeros(N_STATE)
         cst = constants_nb(strategy, p0, p1)
-        signal_block_nb(strategy, x, first, first, n, p0, p1, p2, cst, st, entries[first:], exits[first:])
+        signal_block_nb(
+            strategy, x, first, first, n, p0, p1, p2, cst, st, entries[first:], exits[first:]
+        )
     return entries, exits
 
 

@@ -71,7 +71,14 @@ def run_on_client(
     args = (opts.kernel_args(), float(opts.periods_per_year))
     futures = [
         client.submit(
-            sweep_chunk, code, close_f, open_f, use_open, params[s : s + chunk_size], *args, pure=False
+            sweep_chunk,
+            code,
+            close_f,
+            open_f,
+            use_open,
+            params[s : s + chunk_size],
+            *args,
+            pure=False,
         )
         for s in range(0, m, chunk_size)
     ]

@@ -122,7 +122,9 @@ def load_prices(prices: Any, fill: str = "close", *, allow_gaps: bool = True) ->
             )
         open_, _ = as_float64_2d(open_in, "prices (open)")
         if open_.shape != close.shape:
-            raise ValueError(f"open prices must have the shape of the closes {close.shape}, got {open_.shape}")
+            raise ValueError(
+                f"open prices must have the shape of the closes {close.shape}, got {open_.shape}"
+            )
         _check_price_values(open_, "prices (open)", allow_gaps)
     return PriceData(close, open_, wrapper)
 
@@ -162,7 +164,9 @@ def _as_signal(x: Any, name: str, shape: tuple[int, int]) -> np.ndarray:
     if arr.shape[0] != shape[0]:
         raise ValueError(f"{name} must have {shape[0]} rows like prices, got {arr.shape[0]}")
     if arr.shape[1] not in (1, shape[1]):
-        raise ValueError(f"{name} must have 1 or {shape[1]} columns like prices, got {arr.shape[1]}")
+        raise ValueError(
+            f"{name} must have 1 or {shape[1]} columns like prices, got {arr.shape[1]}"
+        )
     if arr.dtype != np.bool_:
         if arr.dtype.kind not in "iuf" or not np.isin(arr, (0, 1)).all():
             raise ValueError(f"{name} must be boolean (or 0/1), got dtype {arr.dtype}")
@@ -177,7 +181,9 @@ def _benchmark_metrics(
 
     bench, _ = as_float64_2d(benchmark, "benchmark")
     if bench.shape != (n, 1):
-        raise ValueError(f"benchmark must be one price series of length {n}, got shape {bench.shape}")
+        raise ValueError(
+            f"benchmark must be one price series of length {n}, got shape {bench.shape}"
+        )
     b = bench[:, 0]
     valid = b[~np.isnan(b)]
     if (valid <= 0).any() or np.isinf(valid).any():

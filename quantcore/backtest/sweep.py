@@ -32,13 +32,19 @@ class Grid:
 
     def __init__(self, strategy: Strategy, grid: Mapping[str, Any]) -> None:
         if not isinstance(grid, Mapping):
-            raise ValueError(f"grid must be a mapping of parameter name to values, got {type(grid).__name__}")
+            raise ValueError(
+                f"grid must be a mapping of parameter name to values, got {type(grid).__name__}"
+            )
         strategy.check_names(grid)
         axes: list[np.ndarray] = []
         codes: list[np.ndarray] = []
         for p in strategy.params:
             raw = grid.get(p.name, [p.default])
-            values = [raw] if isinstance(raw, (str, bytes)) or not isinstance(raw, Iterable) else list(raw)
+            values = (
+                [raw]
+                if isinstance(raw, (str, bytes)) or not isinstance(raw, Iterable)
+                else list(raw)
+            )
             if not values:
                 raise ValueError(f"grid[{p.name!r}] is empty")
             codes.append(np.array([p.check(v, p.name) for v in values], dtype=np.float64))
@@ -181,7 +187,9 @@ def sweep(
     opts = EngineOptions(**engine_options)
     g = Grid(spec, grid)
     data = load_prices(prices, opts.fill, allow_gaps=False)
-    if chunk_size is not None and (isinstance(chunk_size, bool) or not isinstance(chunk_size, int) or chunk_size < 1):
+    if chunk_size is not None and (
+        isinstance(chunk_size, bool) or not isinstance(chunk_size, int) or chunk_size < 1
+    ):
         raise ValueError(f"chunk_size must be a positive integer, got {chunk_size!r}")
     w = data.wrapper
     if w.kind == "frame" and w.columns is not None:
@@ -193,7 +201,9 @@ def sweep(
     if client is not None:
         from quantcore.backtest.distributed import run_on_client
 
-        out = run_on_client(client, spec.code, data, g.params, opts, chunk_size=chunk_size, progress=progress)
+        out = run_on_client(
+            client, spec.code, data, g.params, opts, chunk_size=chunk_size, progress=progress
+        )
     else:
         size = chunk_size or (max(1000, -(-len(g) // 100)) if progress else len(g))
         out = run_chunks(spec.code, data, g.params, opts, chunk_size=size, progress=progress)

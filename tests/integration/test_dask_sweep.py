@@ -23,7 +23,11 @@ def client():
 
 
 def test_dask_sweep_equals_local(client, goog: pd.DataFrame) -> None:
-    grid = {"short_window": range(5, 30, 3), "long_window": range(20, 60, 8), "ma_type": ["sma", "ema"]}
+    grid = {
+        "short_window": range(5, 30, 3),
+        "long_window": range(20, 60, 8),
+        "ma_type": ["sma", "ema"],
+    }
     options = {"fees": 0.001, "slippage": 0.0005, "fill": "next_open", "direction": "both"}
     local = sweep(goog, "moving_average", grid, **options)
     remote = sweep(goog, "moving_average", grid, client=client, chunk_size=17, **options)

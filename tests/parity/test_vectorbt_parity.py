@@ -34,7 +34,9 @@ def close(sp500: pd.DataFrame) -> pd.Series:
 
 
 @pytest.mark.parametrize(("name", "params", "fees", "slippage"), CASES)
-def test_equity_and_trades(close: pd.Series, name: str, params: dict, fees: float, slippage: float) -> None:
+def test_equity_and_trades(
+    close: pd.Series, name: str, params: dict, fees: float, slippage: float
+) -> None:
     entries, exits = getattr(st, name)(close, **params)
     ours = run(close, entries, exits, fees=fees, slippage=slippage, initial_capital=50_000.0)
     pf = vbt.Portfolio.from_signals(
@@ -52,7 +54,9 @@ def test_equity_and_trades(close: pd.Series, name: str, params: dict, fees: floa
         ("size", "size"), ("entry_price", "entry_price"), ("entry_fees", "entry_fees"),
         ("exit_price", "exit_price"), ("exit_fees", "exit_fees"), ("pnl", "pnl"), ("ret", "return"),
     ]:  # fmt: skip
-        np.testing.assert_allclose(tr[ours_field], theirs[their_field].to_numpy(), rtol=1e-9, err_msg=ours_field)
+        np.testing.assert_allclose(
+            tr[ours_field], theirs[their_field].to_numpy(), rtol=1e-9, err_msg=ours_field
+        )
     assert ours.total_trades == len(theirs)
     np.testing.assert_allclose(ours.total_return, pf.total_return(), rtol=1e-9)
 

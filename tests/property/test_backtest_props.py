@@ -13,7 +13,9 @@ from hypothesis import strategies as hs
 
 from quantcore.backtest import run
 
-_spec = importlib.util.spec_from_file_location("backtest_twin", Path(__file__).parents[1] / "backtest_twin.py")
+_spec = importlib.util.spec_from_file_location(
+    "backtest_twin", Path(__file__).parents[1] / "backtest_twin.py"
+)
 assert _spec is not None and _spec.loader is not None
 twin = importlib.util.module_from_spec(_spec)
 sys.modules.setdefault("backtest_twin", twin)
@@ -52,7 +54,11 @@ def markets(draw: hs.DrawFn) -> dict:
 
 def _run(m: dict, **over: object):
     args = {**m, **over}
-    prices = {"open": args["open"], "close": args["close"]} if args["fill"] == "next_open" else args["close"]
+    prices = (
+        {"open": args["open"], "close": args["close"]}
+        if args["fill"] == "next_open"
+        else args["close"]
+    )
     return run(
         prices, args["entries"], args["exits"], initial_capital=10_000.0, fees=args["fees"],
         slippage=args["slippage"], max_position_size=args["max_size"], fill=args["fill"],
@@ -77,7 +83,9 @@ def test_kernel_equals_python_twin(m: dict) -> None:
     np.testing.assert_allclose(np.asarray(res.equity), equity, rtol=1e-12, atol=1e-9)
     assert len(res.trades) == len(trades) == res.total_trades
     for name in TRADE_FIELDS:
-        np.testing.assert_allclose(res.trades[name], [t[name] for t in trades], rtol=1e-12, atol=1e-9, err_msg=name)
+        np.testing.assert_allclose(
+            res.trades[name], [t[name] for t in trades], rtol=1e-12, atol=1e-9, err_msg=name
+        )
 
 
 @settings(max_examples=100, deadline=None)
@@ -98,7 +106,9 @@ def test_costs_never_increase_returns(m: dict) -> None:
 @given(markets(), hs.booleans())
 def test_no_trade_keeps_equity_constant(m: dict, exits_only: bool) -> None:
     none = np.zeros_like(m["entries"])
-    res = _run(m, entries=none, exits=m["exits"] if exits_only and m["direction"] == "long" else none)
+    res = _run(
+        m, entries=none, exits=m["exits"] if exits_only and m["direction"] == "long" else none
+    )
     np.testing.assert_array_equal(np.asarray(res.equity), 10_000.0)
     assert res.total_trades == 0 and len(res.trades) == 0
     assert res.total_return == 0.0 and res.max_drawdown == 0.0 and res.exposure == 0.0

@@ -50,7 +50,9 @@ def test_next_open_fills_at_the_following_open() -> None:
     np.testing.assert_allclose(res.total_return, 12.5 / 10.5 - 1.0, rtol=1e-14)
     # a signal on the last bar has no next open: ignored
     last = np.array([False, False, False, False, True])
-    assert run({"open": OPEN, "close": CLOSE}, last, ~last & False, fill="next_open").total_trades == 0
+    assert (
+        run({"open": OPEN, "close": CLOSE}, last, ~last & False, fill="next_open").total_trades == 0
+    )
     frame = pd.DataFrame({"Open": OPEN, "High": OPEN, "Low": OPEN, "Close": CLOSE})
     assert run(frame, E, X, fill="next_open").trades[0]["entry_price"] == 10.5
 
@@ -79,7 +81,13 @@ def test_short_and_reversals() -> None:
     np.testing.assert_allclose(tr["pnl"], 100.0 * (10.0 - 12.0), rtol=1e-14)
     # equity while short: 1000 + 100 * (10 - p)
     np.testing.assert_allclose(res.equity, [1000.0, 900.0, 800.0, 800.0, 800.0], rtol=1e-14)
-    both = run(CLOSE, E, np.array([False, False, True, False, True]), initial_capital=1000.0, direction="both")
+    both = run(
+        CLOSE,
+        E,
+        np.array([False, False, True, False, True]),
+        initial_capital=1000.0,
+        direction="both",
+    )
     tr = both.trades
     assert tr["direction"].tolist() == [TRADE_LONG, TRADE_SHORT]
     assert tr["entry_idx"].tolist() == [0, 2] and tr["exit_idx"].tolist() == [2, -1]
@@ -121,7 +129,9 @@ def test_metrics_equal_empyrical(sp500: pd.DataFrame) -> None:
     import empyrical as ep
 
     close = sp500["Adj Close"].iloc[-2000:]
-    res = run_strategy(close, "moving_average", short_window=20, long_window=60, fees=0.001, slippage=0.0005)
+    res = run_strategy(
+        close, "moving_average", short_window=20, long_window=60, fees=0.001, slippage=0.0005
+    )
     r = res.equity.pct_change().fillna(res.equity.iloc[0] / 100_000.0 - 1.0)
     assert r.iloc[0] == 0.0  # flat on the first bar: empyrical's drawdown then matches ours
     np.testing.assert_allclose(res.sharpe_ratio, ep.sharpe_ratio(r), rtol=1e-10)
@@ -130,7 +140,9 @@ def test_metrics_equal_empyrical(sp500: pd.DataFrame) -> None:
     np.testing.assert_allclose(res.annualized_return, ep.annual_return(r), rtol=1e-10)
     closed = res.trades[res.trades["status"] == TRADE_CLOSED]
     pnl = closed["pnl"]
-    np.testing.assert_allclose(res.profit_factor, pnl[pnl > 0].sum() / -pnl[pnl < 0].sum(), rtol=1e-12)
+    np.testing.assert_allclose(
+        res.profit_factor, pnl[pnl > 0].sum() / -pnl[pnl < 0].sum(), rtol=1e-12
+    )
     assert res.win_rate == np.mean(pnl > 0)
 
 
@@ -140,7 +152,9 @@ def test_benchmark_alpha_beta(sp500: pd.DataFrame) -> None:
     close = sp500["Adj Close"].iloc[-1000:]
     res = run_strategy(close, "buy_hold", benchmark=close)
     np.testing.assert_allclose(res.beta, 1.0, rtol=1e-9)
-    np.testing.assert_allclose(res.benchmark_return, close.iloc[-1] / close.iloc[0] - 1.0, rtol=1e-12)
+    np.testing.assert_allclose(
+        res.benchmark_return, close.iloc[-1] / close.iloc[0] - 1.0, rtol=1e-12
+    )
     other = sp500["Adj Close"].iloc[-1000:] * 0 + np.linspace(1.0, 2.0, 1000)
     res2 = run_strategy(close, "moving_average", short_window=5, long_window=30, benchmark=other)
     r = res2.equity.pct_change().to_numpy()[1:]

@@ -21,12 +21,16 @@ def goog_csv(goog: pd.DataFrame, tmp_path_factory: pytest.TempPathFactory) -> Pa
     return path
 
 
-def test_backtest_prints_the_metrics(goog_csv: Path, goog: pd.DataFrame, capsys: pytest.CaptureFixture[str]) -> None:
+def test_backtest_prints_the_metrics(
+    goog_csv: Path, goog: pd.DataFrame, capsys: pytest.CaptureFixture[str]
+) -> None:
     argv = ["backtest", str(goog_csv), "--strategy", "moving_average", "--param", "short_window=10",
             "--param", "long_window=50", "--fees", "0.001", "--fill", "next_open"]  # fmt: skip
     assert main(argv) == 0
     lines = dict(line.split() for line in capsys.readouterr().out.strip().splitlines())
-    res = run_strategy(goog, "moving_average", short_window=10, long_window=50, fees=0.001, fill="next_open")
+    res = run_strategy(
+        goog, "moving_average", short_window=10, long_window=50, fees=0.001, fill="next_open"
+    )
     assert int(lines["total_trades"]) == res.total_trades
     assert float(lines["sharpe_ratio"]) == pytest.approx(res.sharpe_ratio, abs=1e-6)
     assert float(lines["max_drawdown"]) == pytest.approx(res.max_drawdown, abs=1e-6)
@@ -39,7 +43,11 @@ def test_sweep_writes_parquet(goog_csv: Path, goog: pd.DataFrame, tmp_path: Path
             "--out", str(out), "--no-progress"]  # fmt: skip
     assert main(argv) == 0
     written = pd.read_parquet(out)
-    grid = {"short_window": range(5, 25, 5), "long_window": range(20, 60, 10), "ma_type": ["sma", "ema"]}
+    grid = {
+        "short_window": range(5, 25, 5),
+        "long_window": range(20, 60, 10),
+        "ma_type": ["sma", "ema"],
+    }
     expected = sweep(goog, "moving_average", grid, fees=0.002)
     pd.testing.assert_frame_equal(written, expected, check_dtype=False)
 
@@ -48,11 +56,23 @@ def test_sweep_writes_parquet(goog_csv: Path, goog: pd.DataFrame, tmp_path: Path
     ("argv", "message"),
     [
         (
-            ["backtest", "{csv}", "--strategy", "moving_average", "--param", "short_window=60", "--param", "long_window=50"],
+            [
+                "backtest",
+                "{csv}",
+                "--strategy",
+                "moving_average",
+                "--param",
+                "short_window=60",
+                "--param",
+                "long_window=50",
+            ],
             "short_window must be < long_window",
         ),
         (["backtest", "{csv}", "--strategy", "nope"], "strategy must be one of"),
-        (["backtest", "{csv}", "--strategy", "rsi", "--param", "window"], "--param must look like NAME=VALUE"),
+        (
+            ["backtest", "{csv}", "--strategy", "rsi", "--param", "window"],
+            "--param must look like NAME=VALUE",
+        ),
         (["backtest", "{csv}", "--strategy", "rsi", "--fees", "-1"], "fees"),
         (["backtest", "{missing}", "--strategy", "rsi"], "price file not found"),
         (["backtest", "{bad}", "--strategy", "rsi"], "cannot read bad.parquet"),
@@ -60,7 +80,11 @@ def test_sweep_writes_parquet(goog_csv: Path, goog: pd.DataFrame, tmp_path: Path
     ],
 )
 def test_errors_are_one_line_exit_2(
-    argv: list[str], message: str, goog_csv: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+    argv: list[str],
+    message: str,
+    goog_csv: Path,
+    tmp_path: Path,
+    capsys: pytest.CaptureFixture[str],
 ) -> None:
     bad = tmp_path / "bad.parquet"
     bad.write_text("not parquet")

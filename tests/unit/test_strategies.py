@@ -28,7 +28,9 @@ def _cross(fast: np.ndarray, slow: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
 
 @pytest.mark.parametrize(("short", "long"), [(5, 20), (10, 50), (20, 100)])
 @pytest.mark.parametrize("ma_type", ["sma", "ema"])
-def test_moving_average_equals_talib_cross(close: pd.Series, short: int, long: int, ma_type: str) -> None:
+def test_moving_average_equals_talib_cross(
+    close: pd.Series, short: int, long: int, ma_type: str
+) -> None:
     x = close.to_numpy()
     fn = talib.SMA if ma_type == "sma" else talib.EMA
     up, down = _cross(fn(x, short), fn(x, long))
@@ -43,7 +45,9 @@ def test_moving_average_equals_talib_cross(close: pd.Series, short: int, long: i
 
 
 @pytest.mark.parametrize(("window", "oversold", "overbought"), [(14, 30.0, 70.0), (5, 20.0, 80.0)])
-def test_rsi_equals_talib(close: pd.Series, window: int, oversold: float, overbought: float) -> None:
+def test_rsi_equals_talib(
+    close: pd.Series, window: int, oversold: float, overbought: float
+) -> None:
     r = talib.RSI(close.to_numpy(), window)
     e, ex = st.rsi(close, window=window, oversold=oversold, overbought=overbought)
     assert e.sum() > 5 and ex.sum() > 5
@@ -70,7 +74,11 @@ def test_momentum_definition(close: pd.Series) -> None:
 def test_kinds_and_leading_nans(close_panel: pd.DataFrame) -> None:
     panel = close_panel.iloc[-3000:].ffill()  # calendars differ: fill holidays
     e, _ = st.moving_average(panel, short_window=10, long_window=30)
-    assert isinstance(e, pd.DataFrame) and e.columns.equals(panel.columns) and e.index.equals(panel.index)
+    assert (
+        isinstance(e, pd.DataFrame)
+        and e.columns.equals(panel.columns)
+        and e.index.equals(panel.index)
+    )
     goog = panel["GOOG"]
     e1, _ = st.moving_average(goog.dropna(), short_window=10, long_window=30)
     np.testing.assert_array_equal(e["GOOG"].loc[e1.index], e1)
@@ -85,11 +93,14 @@ def test_kinds_and_leading_nans(close_panel: pd.DataFrame) -> None:
 @pytest.mark.parametrize(
     ("name", "params", "match"),
     [
-        ("moving_average", {"short_window": 50, "long_window": 20}, "short_window must be < long_window"),
+        (
+            "moving_average",
+            {"short_window": 50, "long_window": 20},
+            "short_window must be < long_window",
+        ),
         ("moving_average", {"short_window": 0}, "short_window"),
         ("moving_average", {"long_window": 2.5}, "long_window"),
         ("moving_average", {"ma_type": "wma"}, "ma_type"),
-
         ("momentum", {"lookback": -1}, "lookback"),
         ("momentum", {"threshold": -0.1}, "threshold"),
         ("mean_reversion", {"num_std": 0}, "num_std"),

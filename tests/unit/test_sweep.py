@@ -11,7 +11,10 @@ from quantcore.backtest import SWEEP_METRICS, run_strategy, sweep
 METRICS = [m for m in SWEEP_METRICS if m != "final_equity"]
 
 GRIDS = [
-    ("moving_average", {"short_window": [3, 10, 25], "long_window": [20, 50], "ma_type": ["sma", "ema"]}),
+    (
+        "moving_average",
+        {"short_window": [3, 10, 25], "long_window": [20, 50], "ma_type": ["sma", "ema"]},
+    ),
     ("momentum", {"lookback": [5, 60], "threshold": [0.0, 0.03]}),
     ("mean_reversion", {"window": [10, 30], "num_std": [1.0, 2.5]}),
     ("rsi", {"window": [7, 14], "oversold": [25.0, 35.0], "overbought": [65.0]}),
@@ -31,7 +34,9 @@ def ohlc(sp500: pd.DataFrame) -> pd.DataFrame:
 
 @pytest.mark.parametrize(("strategy", "grid"), GRIDS)
 @pytest.mark.parametrize("engine", ENGINES)
-def test_row_equals_run_strategy(ohlc: pd.DataFrame, strategy: str, grid: dict, engine: dict) -> None:
+def test_row_equals_run_strategy(
+    ohlc: pd.DataFrame, strategy: str, grid: dict, engine: dict
+) -> None:
     table = sweep(ohlc, strategy, grid, **engine)
     assert len(table) >= 1
     for _, row in table.iterrows():
@@ -39,7 +44,9 @@ def test_row_equals_run_strategy(ohlc: pd.DataFrame, strategy: str, grid: dict, 
         res = run_strategy(ohlc, strategy, **params, **engine)
         ours = [row[m] for m in METRICS]
         theirs = [getattr(res, m) for m in METRICS]
-        np.testing.assert_allclose(ours, theirs, rtol=1e-12, atol=0, equal_nan=True, err_msg=str(params))
+        np.testing.assert_allclose(
+            ours, theirs, rtol=1e-12, atol=0, equal_nan=True, err_msg=str(params)
+        )
         np.testing.assert_allclose(row["final_equity"], np.asarray(res.equity)[-1], rtol=1e-12)
 
 
@@ -59,7 +66,9 @@ def test_assets_are_swept_independently(close_panel: pd.DataFrame) -> None:
 
 def test_order_constraint_skips_combinations() -> None:
     close = 100.0 + np.sin(np.arange(400) / 9.0) * 5.0
-    table = sweep(close, "moving_average", {"short_window": range(5, 30, 5), "long_window": range(10, 40, 10)})
+    table = sweep(
+        close, "moving_average", {"short_window": range(5, 30, 5), "long_window": range(10, 40, 10)}
+    )
     pairs = list(zip(table["short_window"], table["long_window"], strict=True))
     assert pairs == [(s, lw) for s in range(5, 30, 5) for lw in range(10, 40, 10) if s < lw]
     assert table["total_trades"].dtype == np.int64
@@ -80,7 +89,11 @@ def test_progress_and_chunks_do_not_change_results(capsys: pytest.CaptureFixture
         ({"window": [1, 2]}, {}, "unknown parameter"),
         ({"short_window": []}, {}, "grid\\['short_window'\\] is empty"),
         ({"short_window": [5, -1]}, {}, "short_window"),
-        ({"short_window": [50], "long_window": [10, 20]}, {}, "no combination with short_window < long_window"),
+        (
+            {"short_window": [50], "long_window": [10, 20]},
+            {},
+            "no combination with short_window < long_window",
+        ),
         ({}, {"fees": -1}, "fees"),
         ({}, {"benchmark": 1}, "unknown engine option"),
         ({}, {"chunk_size": 0}, "chunk_size"),
