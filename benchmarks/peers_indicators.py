@@ -92,7 +92,7 @@ NAMES = ("sma", "ema", "rsi", "macd", "atr")
 
 CASES: list[Case] = [
     Case(
-        name=f"indicators.{name} 1,000,000 points",
+        name=f"indicators.{name} 1,000,000 points (quick: 20,000)",
         setup=_series,
         ours=_ours(name),
         peer=_peer_series(name),
@@ -103,7 +103,7 @@ CASES: list[Case] = [
     for name in NAMES
 ] + [
     Case(
-        name=f"indicators.{name} 2,520 x 500 panel",
+        name=f"indicators.{name} 2,520 x 500 panel (quick: 252 x 50)",
         setup=_panel,
         ours=_ours(name),
         peer=_peer_columns(name),
