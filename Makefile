@@ -4,7 +4,7 @@ VENV ?= .venv
 PY := $(VENV)/bin/python
 STAMP := $(VENV)/.installed-stamp
 
-.PHONY: install test test-fast bench bench-ci serve lint typecheck clean
+.PHONY: install test test-fast bench bench-ci serve lint typecheck clean clean-numba-cache
 
 # (Re)install whenever pyproject.toml changes.
 $(STAMP): pyproject.toml
@@ -38,5 +38,9 @@ lint: $(STAMP)
 typecheck: $(STAMP)
 	$(PY) -m mypy
 
-clean:
+# numba's on-disk cache does not see edits to helpers in other modules: clear it after such edits.
+clean-numba-cache:
+	find quantcore -name '*.nbi' -delete -o -name '*.nbc' -delete
+
+clean: clean-numba-cache
 	rm -rf $(VENV) .pytest_cache .benchmarks .hypothesis .mypy_cache .ruff_cache
