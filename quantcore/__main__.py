@@ -1,4 +1,4 @@
-"""Command line: ``python -m quantcore backtest|sweep PRICES ...``.
+"""Command line: ``python -m quantcore backtest|sweep|report PRICES ...``.
 
 Bad files or parameters print one ``quantcore: error: ...`` line and exit with code 2.
 Subcommands register themselves in :data:`COMMANDS` (``report`` can be added the
@@ -189,8 +189,18 @@ def _setup_sweep(sub: Any) -> None:
     p.set_defaults(handler=_cmd_sweep)
 
 
+def _setup_report(sub: Any) -> None:
+    from quantcore.report import add_cli_parser
+
+    add_cli_parser(sub)
+
+
 #: Subcommand name -> function adding its parser to the subparsers.
-COMMANDS: dict[str, Callable[[Any], None]] = {"backtest": _setup_backtest, "sweep": _setup_sweep}
+COMMANDS: dict[str, Callable[[Any], None]] = {
+    "backtest": _setup_backtest,
+    "report": _setup_report,
+    "sweep": _setup_sweep,
+}
 
 
 def build_parser() -> argparse.ArgumentParser:

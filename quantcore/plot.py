@@ -397,7 +397,7 @@ def sweep_heatmap(
         raise ValueError(f"agg must be 'max', 'min', 'mean' or 'median', got {agg!r}")
     if table.empty:
         raise ValueError("table is empty")
-    grid = table.pivot_table(index=y, columns=x, values=value, aggfunc=agg, dropna=False)  # type: ignore[call-overload,arg-type]
+    grid = table.pivot_table(index=y, columns=x, values=value, aggfunc=agg, dropna=False)  # type: ignore[arg-type]
     grid = grid.sort_index().sort_index(axis=1)
     data = grid.to_numpy(dtype=np.float64)
     fig = _figure(figsize=(10.0, 6.0))
