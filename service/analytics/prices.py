@@ -21,7 +21,7 @@ from numpy.typing import NDArray
 
 from service.assets.market import MarketData
 
-__all__ = ["CloseCache", "ClosePanel", "closes", "panel"]
+__all__ = ["CloseCache", "ClosePanel", "closes", "is_cached", "panel"]
 
 Days = NDArray[np.datetime64]
 F64 = NDArray[np.float64]
@@ -42,6 +42,12 @@ class CloseCache:
         self._items: OrderedDict[tuple[int, str, dt.date, dt.date], tuple[float, Days, F64]] = (
             OrderedDict()
         )
+
+    def has(self, market: MarketData, symbol: str, start: dt.date, end: dt.date) -> bool:
+        """Whether a fresh entry is held (a hit costs no I/O)."""
+        with self._lock:
+            hit = self._items.get((id(market), symbol, start, end))
+        return hit is not None and time.monotonic() - hit[0] < self.ttl
 
     def get(
         self, market: MarketData, symbol: str, start: dt.date, end: dt.date
@@ -69,6 +75,17 @@ class CloseCache:
 
 
 _CACHE = CloseCache()
+# whole panels on their own calendar (metrics of one portfolio ask for the same one)
+_PANELS: OrderedDict[tuple[int, tuple[str, ...], dt.date, dt.date], tuple[float, ClosePanel]] = (
+    OrderedDict()
+)
+_PANELS_LOCK = threading.Lock()
+_PANELS_SIZE = 64
+
+
+def is_cached(market: MarketData, symbol: str, start: dt.date, end: dt.date) -> bool:
+    """Whether :func:`closes` would answer from the cache."""
+    return _CACHE.has(market, symbol, start, end)
 
 
 def closes(market: MarketData, symbol: str, start: dt.date, end: dt.date) -> tuple[Days, F64]:
@@ -109,6 +126,13 @@ def panel(
     A symbol without bars in the window is an all-NaN column; an unknown symbol
     raises ``KeyError``. Values are carried forward over days a symbol did not trade.
     """
+    key = (id(market), tuple(symbols), start, end)
+    own_calendar = calendar is None
+    if own_calendar:
+        with _PANELS_LOCK:
+            hit = _PANELS.get(key)
+        if hit is not None and time.monotonic() - hit[0] < _CACHE.ttl:
+            return hit[1]
     series = [closes(market, s, start, end) for s in symbols]
     if calendar is None:
         calendar = (
@@ -124,4 +148,10 @@ def panel(
         pos = np.searchsorted(days, calendar, side="right") - 1
         ok = pos >= 0
         out[ok, j] = close[pos[ok]]
-    return ClosePanel(calendar, out, symbols)
+    result = ClosePanel(calendar, out, symbols)
+    if own_calendar:  # shared between requests: callers only read it
+        with _PANELS_LOCK:
+            _PANELS[key] = (time.monotonic(), result)
+            while len(_PANELS) > _PANELS_SIZE:
+                _PANELS.popitem(last=False)
+    return result

@@ -77,23 +77,23 @@ def _today(market: MarketData) -> dt.date:
 
 
 async def ledger_rows(session: AsyncSession, portfolio_id: int) -> list[LedgerRow]:
-    """The portfolio's ledger in date order, amounts as floats."""
+    """The portfolio's ledger in date order, amounts as floats (one column query)."""
     rows = await session.execute(
-        select(Transaction, Asset.symbol)
+        select(
+            Asset.symbol,
+            Transaction.transaction_type,
+            Transaction.quantity,
+            Transaction.price,
+            Transaction.fees,
+            Transaction.transaction_date,
+        )
         .join(Asset, Asset.id == Transaction.asset_id)
         .where(Transaction.portfolio_id == portfolio_id)
         .order_by(Transaction.transaction_date, Transaction.id)
     )
     return [
-        LedgerRow(
-            sym,
-            t.transaction_type,
-            float(t.quantity),
-            float(t.price),
-            float(t.fees),
-            t.transaction_date,
-        )
-        for t, sym in rows.tuples()
+        LedgerRow(sym, kind, float(q), float(p), float(f), day)
+        for sym, kind, q, p, f, day in rows.tuples()
     ]
 
 

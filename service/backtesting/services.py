@@ -22,7 +22,7 @@ from sqlalchemy import func, select
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from service import formatting as fmt
-from service.analytics.prices import panel
+from service.analytics.prices import is_cached, panel
 from service.analytics.services import frac, ratio
 from service.assets.market import MarketData
 from service.backtesting import worker
@@ -354,31 +354,37 @@ def _job(
     return job, [str(d) for d in prices.dates]
 
 
-async def _execute(db: Database, market: MarketData, strategy: Strategy, bt: Backtest) -> RunResult:
-    """Run a backtest already marked ``running`` and store the outcome."""
+async def _compute(
+    market: MarketData, strategy: Strategy, bt: Backtest
+) -> tuple[dict[str, Any] | None, str, float]:
+    """Load the prices and run the backtest in the pool: ``(result, error, seconds)``.
+
+    Prices already in the close cache are assembled inline; otherwise in a thread
+    (the first load of a symbol simulates or reads its history).
+    """
     t0 = time.perf_counter()
-    result: dict[str, Any] | None = None
-    error = ""
     try:
-        job, dates = await anyio.to_thread.run_sync(_job, market, strategy, bt)
+        symbols = [*strategy.asset_symbols, bt.benchmark_symbol]
+        if all(is_cached(market, sym, bt.start_date, bt.end_date) for sym in symbols):
+            job, dates = _job(market, strategy, bt)
+        else:
+            job, dates = await anyio.to_thread.run_sync(_job, market, strategy, bt)
         result = await worker.execute(job)
         result["dates"] = dates
+        return result, "", time.perf_counter() - t0
     except (ValueError, KeyError, RuntimeError) as exc:
         error = str(exc).strip("'\"") or type(exc).__name__
     except Exception as exc:
         log.exception("backtest %s failed", bt.id)
         error = f"internal error ({type(exc).__name__})"
-    elapsed = time.perf_counter() - t0
-    async with db.write() as s:
-        row = await s.get(Backtest, bt.id)
-        if row is None:  # deleted while running
-            raise NotFoundError(f"Backtest {bt.id} not found.")
-        row.status = "failed" if result is None else "completed"  # see the reply below
-        row.error = error
-        row.result = result
-        row.execution_time = elapsed
-        row.updated_at = utcnow()
+    return None, error, time.perf_counter() - t0
+
+
+def _outcome(bt: Backtest, result: dict[str, Any] | None, error: str, elapsed: float) -> RunResult:
+    """Write the outcome on the row and build the reply."""
     status: BacktestStatus = "failed" if result is None else "completed"
+    bt.status, bt.error, bt.result = status, error, result
+    bt.execution_time, bt.updated_at = elapsed, utcnow()
     return RunResult(
         status=status, result=_metrics(result), execution_time=elapsed, error=error or None
     )
@@ -395,13 +401,22 @@ async def run_backtest(
         strategy = await s.get(Strategy, bt.strategy_id)
         assert strategy is not None  # FK with ON DELETE CASCADE
         bt.status, bt.error, bt.updated_at = "running", "", utcnow()
-    return await _execute(db, market, strategy, bt)
+    result, error, elapsed = await _compute(market, strategy, bt)
+    async with db.write() as s:
+        row = await s.get(Backtest, bt.id)
+        if row is None:  # deleted while running
+            raise NotFoundError(f"Backtest {bt.id} not found.")
+        return _outcome(row, result, error, elapsed)
 
 
 async def quick_backtest(
     db: Database, market: MarketData, user_id: int, data: QuickBacktestCreate
 ) -> QuickBacktestRead:
-    """Create a strategy (defaults for omitted parameters) and a backtest, and run it."""
+    """Create a strategy (defaults for omitted parameters) and a backtest, and run it.
+
+    The run happens first; one write transaction then stores the strategy and the
+    backtest with its outcome (``completed`` or ``failed``).
+    """
     params = check_parameters(data.strategy_type, data.parameters, fill_defaults=True)
     symbols = _symbols(market, data.asset_symbols)
     name = data.name or f"Quick {data.strategy_type} {', '.join(symbols)}"
@@ -412,12 +427,14 @@ async def quick_backtest(
         max_position_size=_fraction(data.max_position_size, "max_position_size", low=Decimal(0), high=Decimal(1), open_low=True),
         asset_symbols=symbols, created_at=now, updated_at=now,
     )  # fmt: skip
-    async with db.write() as s:
+    bt = _new_backtest(user_id, 0, market, data, name, "running")
+    result, error, elapsed = await _compute(market, strategy, bt)
+    run = _outcome(bt, result, error, elapsed)
+    async with db.write() as s:  # one transaction stores the strategy and the finished run
         s.add(strategy)
         await s.flush()
-        bt = _new_backtest(user_id, strategy.id, market, data, name, "running")
+        bt.strategy_id = strategy.id
         s.add(bt)
-    run = await _execute(db, market, strategy, bt)
     return QuickBacktestRead(
         backtest_id=bt.id, strategy_id=strategy.id, status=run.status, result=run.result,
         execution_time=run.execution_time, error=run.error,

@@ -19,6 +19,7 @@ import atexit
 import multiprocessing
 import os
 import threading
+import time
 from concurrent.futures import Executor, ProcessPoolExecutor
 from concurrent.futures.process import BrokenProcessPool
 from dataclasses import dataclass
@@ -102,8 +103,19 @@ def run_job(job: BacktestJob) -> dict[str, Any]:
     }
 
 
-def warm_up() -> None:
-    """Load ``quantcore.backtest`` and its compiled kernels (pool initializer)."""
+def _exit_with_parent(parent: int) -> None:
+    """Leave when the server process is gone (even after a SIGKILL, which skips cleanup)."""
+    while True:
+        time.sleep(1.0)
+        if os.getppid() != parent:
+            os._exit(0)
+
+
+def warm_up(parent: int | None = None) -> None:
+    """Pool initializer: watch the parent process, then load ``quantcore.backtest`` and
+    its compiled kernels so that the first job does not pay for them."""
+    if parent is not None:
+        threading.Thread(target=_exit_with_parent, args=(parent,), daemon=True).start()
     days = np.arange(60, dtype=np.int64)
     close = (100.0 + np.sin(np.arange(60) / 5.0)).reshape(-1, 1)
     run_job(
@@ -140,6 +152,7 @@ def pool() -> Executor | None:
                 max_workers=_workers(),
                 mp_context=multiprocessing.get_context("spawn"),
                 initializer=warm_up,
+                initargs=(os.getpid(),),
             )
         return _pool
 
@@ -149,7 +162,7 @@ def shutdown() -> None:
     global _pool
     with _lock:
         if _pool is not None:
-            _pool.shutdown(wait=True, cancel_futures=True)
+            _pool.shutdown(wait=False, cancel_futures=True)
             _pool = None
 
 
