@@ -1,7 +1,8 @@
 """Tax-lot matching with wash-sale detection: quantcore vs the plain-Python Decimal reference.
 
     python benchmarks/vs_peers.py -k tax           # times (1,000,000 transactions, 1,000 symbols)
-    python benchmarks/peers_tax.py --memory        # peak memory of each side (child processes)
+    python benchmarks/peers_tax.py --memory        # one run of each side in a child process:
+                                                   # wall and CPU time, peak memory
 
 The peer is the test suite's reference implementation (``tests/reference/tax_reference.py``),
 which gives the same results to the 1e-8 unit. Our side includes validation,
@@ -13,6 +14,7 @@ from __future__ import annotations
 import argparse
 import subprocess
 import sys
+import time
 from decimal import Decimal
 from pathlib import Path
 from typing import Any
@@ -134,14 +136,20 @@ def _measure(side: str, quick: bool) -> None:
         _ours((data[0].head(1000), data[1][:1000]))  # load the compiled kernel first
     Path("/proc/self/clear_refs").write_text("5")  # reset the peak RSS to the current RSS
     before = _rss_kib()
+    wall, cpu = time.perf_counter(), time.process_time()
     result = fn(data)
-    print(f"{side}: peak {(_peak_rss_kib() - before) / 1024:.0f} MiB above the {before / 1024:.0f} MiB after setup")
+    wall, cpu = time.perf_counter() - wall, time.process_time() - cpu
+    print(
+        f"{side}: one run {wall:.2f} s wall, {cpu:.2f} s CPU; peak {(_peak_rss_kib() - before) / 1024:.0f} MiB "
+        f"above the {before / 1024:.0f} MiB after setup",
+        flush=True,
+    )
     del result
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--memory", action="store_true", help="peak memory of each side, in child processes")
+    parser.add_argument("--memory", action="store_true", help="time and peak memory of one run of each side, in child processes")
     parser.add_argument("--side", choices=["ours", "peer"])
     parser.add_argument("--quick", action="store_true")
     args = parser.parse_args()

@@ -66,9 +66,11 @@ L_QTY = 4
 L_BASIS = 5
 L_USED = 6  # 1 once the shares replaced a wash-sale loss
 L_ADJ = 7  # disallowed loss carried in the basis
-L_NEXT = 8
+L_NEXT = 8  # the symbol's list of open lots, in relief order
 L_PREV = 9
-L_NF = 10
+L_UNEXT = 10  # the sub-list of lots not yet used as replacement (wash-sale candidates)
+L_UPREV = 11
+L_NF = 12
 # realized table columns
 R_SYM = 0
 R_ORIGIN = 1
@@ -246,18 +248,20 @@ def _new_lot(
     lots[n_lots, L_ADJ] = adj
     lots[n_lots, L_NEXT] = -1
     lots[n_lots, L_PREV] = -1
+    lots[n_lots, L_UNEXT] = -1
+    lots[n_lots, L_UPREV] = -1
     return lots
 
 
 @njit(cache=True)
-def _append(lots: np.ndarray, head: np.ndarray, tail: np.ndarray, s: int, k: int) -> None:
+def _append(lots: np.ndarray, head: np.ndarray, tail: np.ndarray, s: int, k: int, nxt: int, prv: int) -> None:
     t = tail[s]
-    lots[k, L_PREV] = t
-    lots[k, L_NEXT] = -1
+    lots[k, prv] = t
+    lots[k, nxt] = -1
     if t == -1:
         head[s] = k
     else:
-        lots[t, L_NEXT] = k
+        lots[t, nxt] = k
     tail[s] = k
 
 
@@ -274,17 +278,17 @@ def _insert_before(lots: np.ndarray, head: np.ndarray, s: int, k: int, at: int) 
 
 
 @njit(cache=True)
-def _unlink(lots: np.ndarray, head: np.ndarray, tail: np.ndarray, s: int, k: int) -> None:
-    p = lots[k, L_PREV]
-    nx = lots[k, L_NEXT]
+def _unlink(lots: np.ndarray, head: np.ndarray, tail: np.ndarray, s: int, k: int, nxt: int, prv: int) -> None:
+    p = lots[k, prv]
+    nx = lots[k, nxt]
     if p == -1:
         head[s] = nx
     else:
-        lots[p, L_NEXT] = nx
+        lots[p, nxt] = nx
     if nx == -1:
         tail[s] = p
     else:
-        lots[nx, L_PREV] = p
+        lots[nx, prv] = p
 
 
 @njit(cache=True)
@@ -376,6 +380,8 @@ def match_lots_nb(
     dividends = np.zeros((n, 2), dtype=np.int64)
     head = np.full(n_sym, -1, dtype=np.int64)
     tail = np.full(n_sym, -1, dtype=np.int64)
+    u_head = np.full(n_sym, -1, dtype=np.int64)
+    u_tail = np.full(n_sym, -1, dtype=np.int64)
     pool_q = np.zeros(n_sym, dtype=np.int64)
     pool_b = np.zeros(n_sym, dtype=np.int64)
     q_head = np.full(n_grp, -1, dtype=np.int64)
@@ -404,7 +410,7 @@ def match_lots_nb(
                         own = b_rem if take == q_rem else muldiv_nb(b_rem, take, q_rem)
                         acq = d - (pend[e, P_SALE] - pend[e, P_ACQUIRED])
                         lots = _new_lot(lots, n_lots, s, i, d, acq, take, own + dis, 1, dis)
-                        _append(lots, head, tail, s, n_lots)
+                        _append(lots, head, tail, s, n_lots, L_NEXT, L_PREV)
                         n_lots += 1
                         pool_q[s] += take
                         pool_b[s] += own + dis
@@ -425,7 +431,8 @@ def match_lots_nb(
                     e = nxt
             if q_rem > 0:
                 lots = _new_lot(lots, n_lots, s, i, d, d, q_rem, b_rem, 0, 0)
-                _append(lots, head, tail, s, n_lots)
+                _append(lots, head, tail, s, n_lots, L_NEXT, L_PREV)
+                _append(lots, u_head, u_tail, s, n_lots, L_UNEXT, L_UPREV)
                 n_lots += 1
                 pool_q[s] += q_rem
                 pool_b[s] += b_rem
@@ -475,7 +482,9 @@ def match_lots_nb(
                 lots[k, L_QTY] = lq - take
                 lots[k, L_BASIS] -= part
                 if take == lq:
-                    _unlink(lots, head, tail, s, k)
+                    _unlink(lots, head, tail, s, k, L_NEXT, L_PREV)
+                    if lots[k, L_USED] == 0:
+                        _unlink(lots, u_head, u_tail, s, k, L_UNEXT, L_UPREV)
                 pool_q[s] -= take
                 pool_b[s] -= bs
                 q_left -= take
@@ -494,16 +503,16 @@ def match_lots_nb(
                 for gi in range(group_start[g], group_start[g + 1]):
                     s2 = group_syms[gi]
                     seg = nc
-                    k2 = tail[s2]
+                    k2 = u_tail[s2]  # walk back over the unused lots only
                     while k2 != -1 and lots[k2, L_PURCHASED] >= d - window:
-                        if lots[k2, L_USED] == 0 and lots[k2, L_ORIGIN] != origin:
+                        if lots[k2, L_ORIGIN] != origin:
                             if nc == cand.shape[0]:
                                 bigger = np.empty(2 * nc, dtype=np.int64)
                                 bigger[:nc] = cand
                                 cand = bigger
                             cand[nc] = k2
                             nc += 1
-                        k2 = lots[k2, L_PREV]
+                        k2 = lots[k2, L_UPREV]
                     lo, hi = seg, nc - 1
                     while lo < hi:  # back to list (acquisition) order
                         cand[lo], cand[hi] = cand[hi], cand[lo]
@@ -534,6 +543,8 @@ def match_lots_nb(
                         lots[c, L_BASIS] -= cb
                         target = n_lots
                         n_lots += 1
+                    else:  # the whole lot becomes replacement shares
+                        _unlink(lots, u_head, u_tail, s2, c, L_UNEXT, L_UPREV)
                     lots[target, L_BASIS] += dis
                     lots[target, L_ADJ] += dis
                     lots[target, L_USED] = 1
