@@ -185,7 +185,7 @@ def _lower_tail(buf, m, idx, kes, sign, thresh, cand):  # type: ignore[no-untype
         v = cand[i]
         below = max(below, v)
         s += v
-    if lo >= kk - 1 and hi >= kk - 1 and kes >= kk - 1:
+    if lo >= kk - 1 and hi >= kk - 1 and (kes < 0 or kes >= kk - 1):
         a = top if lo == kk else below
         b = top if hi == kk else below
         es = (s + top) / (kk + 1) if kes == kk else (s / kk if kes >= 0 else np.nan)
