@@ -316,14 +316,18 @@ def report_from_files(
     from quantcore.__main__ import read_prices
 
     close = _close(read_prices(str(prices)), column, "prices", "--column")
-    r = _returns.simple_returns(close).iloc[1:].rename(str(close.name))
+    r = _returns.simple_returns(close).iloc[1:].rename(column or Path(prices).stem)
     b = None
     if benchmark is not None:
         bclose = _close(
             read_prices(str(benchmark)), benchmark_column, "benchmark", "--benchmark-column"
         )
-        b = _returns.simple_returns(bclose).iloc[1:]
-        if str(b.name) == str(r.name):
+        b = (
+            _returns.simple_returns(bclose)
+            .iloc[1:]
+            .rename(benchmark_column or Path(benchmark).stem)
+        )
+        if b.name == r.name:
             b = b.rename(f"{b.name} (benchmark)")
     options.setdefault("title", f"Tear sheet: {Path(prices).stem}")
     page = tearsheet(r, b, **options)
