@@ -67,7 +67,7 @@ def _atr_into(
     decay = (window - 1) / window
     inv = 1.0 / window
     prev_close = close[s + window]
-    for i in range(s + window + 1, n):
+    for i in range(np.uint64(s + window + 1), np.uint64(n)):  # unsigned: no wraparound code
         prev = prev * decay + true_range_nb(high[i], low[i], prev_close) * inv
         prev_close = close[i]
         out[i] = prev

@@ -16,7 +16,9 @@ Every indicator has three layers:
   passed as an ``(n, 1)`` column, a Fortran-ordered panel and pandas' read-only
   arrays share one machine-code specialization, cached on disk by
   ``cache=True``. Columns are handed to the inner loop as C-contiguous views
-  (:func:`column_nb`), so layout ``A`` costs nothing there.
+  (:func:`column_nb`), so layout ``A`` costs nothing there, and the hot loops
+  of the recursions run over unsigned indices (``range(np.uint64(a),
+  np.uint64(n))``), for which numba emits no negative-index wraparound code.
 
 Outputs are allocated by the caller with NumPy, which asks the kernel for
 transparent huge pages on large arrays; numba's allocator does not, and on a

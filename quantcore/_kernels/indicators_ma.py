@@ -111,7 +111,7 @@ def _ema_into(x: Float64Array1D, window: int, out: Float64Array1D) -> None:
         total += x[i]
     prev = total / window
     out[first] = prev
-    for i in range(first + 1, n):
+    for i in range(np.uint64(first + 1), np.uint64(n)):  # unsigned: no wraparound code
         prev = ((x[i] - prev) * alpha) + prev
         out[i] = prev
 
@@ -230,7 +230,7 @@ def _rsi_into(x: Float64Array1D, window: int, out: Float64Array1D) -> None:
     out[s + window] = _rsi_value(gain, gain + loss)
     decay = (window - 1) / window
     inv = 1.0 / window
-    for i in range(s + window + 1, n):
+    for i in range(np.uint64(s + window + 1), np.uint64(n)):  # unsigned: no wraparound code
         diff = x[i] - prev_value
         prev_value = x[i]
         falling = diff < 0.0
@@ -312,7 +312,7 @@ def _macd_into(
     macd[start] = line
     sig[start] = signal_ema
     hist[start] = line - signal_ema
-    for i in range(start + 1, n):
+    for i in range(np.uint64(start + 1), np.uint64(n)):  # unsigned: no wraparound code
         slow_ema = ((x[i] - slow_ema) * slow_alpha) + slow_ema
         fast_ema = ((x[i] - fast_ema) * fast_alpha) + fast_ema
         line = fast_ema - slow_ema
