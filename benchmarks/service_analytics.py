@@ -81,14 +81,13 @@ class Server:
         env = {**os.environ, "QC_DATA_DIR": self.tmp, "QC_RATE_LIMIT_AUTHENTICATED": "1000000000/hour",
                "QC_RATE_LIMIT_ANONYMOUS": "1000000000/hour"}  # fmt: skip
         env.pop("QC_DATABASE_URL", None)
-        run = lambda *a, **k: subprocess.run(
-            [sys.executable, "-m", "service", *a],
-            env=env,
-            cwd=ROOT,
-            check=True,
-            capture_output=True,
-            **k,
-        )  # noqa: E731
+
+        def run(*args: str, stdin: bytes | None = None) -> subprocess.CompletedProcess[bytes]:
+            cmd = [sys.executable, "-m", "service", *args]
+            return subprocess.run(
+                cmd, env=env, cwd=ROOT, check=True, capture_output=True, input=stdin
+            )
+
         run("migrate")
         files = []
         for i, sym in enumerate(IMPORTED):
@@ -96,7 +95,7 @@ class Server:
             _csv(path, 1000 + i)
             files.append(str(path))
         run("import-prices", *files, "--sector", "Imported")
-        run("createuser", "bench", "--password-stdin", input=b"benchmark-password\n")
+        run("createuser", "bench", "--password-stdin", stdin=b"benchmark-password\n")
         self.token = run("token", "bench").stdout.decode().strip()
         self.proc, self.port = _start("service.app:app_from_env", env)
         self.headers = {"Authorization": f"Token {self.token}"}

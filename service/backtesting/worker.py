@@ -162,7 +162,7 @@ def shutdown() -> None:
     global _pool
     with _lock:
         if _pool is not None:
-            _pool.shutdown(wait=False, cancel_futures=True)
+            _pool.shutdown(wait=True, cancel_futures=True)
             _pool = None
 
 
