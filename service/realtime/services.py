@@ -162,7 +162,7 @@ class Realtime:
 
     async def handle(self, conn: Connection, data: str | bytes) -> int | None:
         """Answer one client message; returns a close code when the client is abusive."""
-        if len(data) > MAX_MESSAGE_BYTES:
+        if (len(data) if isinstance(data, bytes) else len(data.encode())) > MAX_MESSAGE_BYTES:
             conn.reply(
                 _error("message_too_large", f"Messages are limited to {MAX_MESSAGE_BYTES} bytes.")
             )

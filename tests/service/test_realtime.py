@@ -107,7 +107,7 @@ def launch_server(data_dir: Path, database_url: str, **env: str) -> Server:
 def wait_ready(server: Server) -> Server:
     """Wait until the server's ``/health`` answers; stop it and raise if it does not start."""
     proc, log = server.proc, server.log
-    deadline = time.monotonic() + 90
+    deadline = time.monotonic() + 180  # a loaded CI box can take a while to import
     while time.monotonic() < deadline:
         if proc.poll() is not None:
             raise RuntimeError(f"server exited ({proc.returncode}):\n{log.read_text()}")
