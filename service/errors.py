@@ -119,7 +119,7 @@ def error_response_bytes(
 
 def request_id_of(scope: Scope) -> str:
     """The request id set by the request middleware (a fresh one if none)."""
-    state = scope.setdefault("state", {})  # type: ignore[typeddict-item]
+    state = scope.setdefault("state", {})
     rid = state.get("request_id")
     if rid is None:
         rid = state["request_id"] = uuid.uuid4().hex

@@ -15,7 +15,15 @@ from __future__ import annotations
 import uuid
 from http.cookies import SimpleCookie
 
-from litestar.types import ASGIApp, Message, Receive, Scope, Send
+from litestar.types import (
+    ASGIApp,
+    HTTPResponseBodyEvent,
+    HTTPResponseStartEvent,
+    Message,
+    Receive,
+    Scope,
+    Send,
+)
 
 from service.auth.identity import AuthMethod, Identity
 from service.auth.services import identify
@@ -92,12 +100,12 @@ class RequestMiddleware:
             await self.app(scope, receive, send)
             return
         rid = uuid.uuid4().hex
-        scope.setdefault("state", {})["request_id"] = rid  # type: ignore[typeddict-item]
+        scope.setdefault("state", {})["request_id"] = rid
         path: str = scope["path"]
         api = path.startswith(("/api/", "/realtime/"))
         extra: list[tuple[bytes, bytes]] = [(b"x-request-id", rid.encode())]
-        scope["user"] = None  # type: ignore[typeddict-unknown-key]
-        scope["auth"] = None  # type: ignore[typeddict-unknown-key]
+        scope["user"] = None
+        scope["auth"] = None
         if api:
             try:
                 hit = await self._admit(scope)
@@ -123,13 +131,13 @@ class RequestMiddleware:
         identity = await identify(
             res.db, token=token, api_key=api_key, session_key=session, cache=res.identities
         )
-        scope["user"] = identity  # type: ignore[typeddict-unknown-key]
-        scope["auth"] = identity.method if identity else None  # type: ignore[typeddict-unknown-key]
+        scope["user"] = identity
+        scope["auth"] = identity.method if identity else None
         hit = await self._rate_limit(scope, headers, identity)
         if (
             identity is not None
             and identity.method is AuthMethod.SESSION
-            and scope["method"] not in _SAFE
+            and scope.get("method", "GET") not in _SAFE
             and scope["path"] not in _CSRF_EXEMPT
         ):
             if headers.get(CSRF_HEADER, "") != identity.csrf_token:
@@ -182,5 +190,11 @@ async def _send_error(send: Send, exc: ApiError, extra: list[tuple[bytes, bytes]
         *extra,
         *((k.lower().encode(), v.encode()) for k, v in exc.headers.items()),
     ]
-    await send({"type": "http.response.start", "status": exc.status_code, "headers": headers})
-    await send({"type": "http.response.body", "body": body})
+    start: HTTPResponseStartEvent = {
+        "type": "http.response.start",
+        "status": exc.status_code,
+        "headers": headers,
+    }
+    await send(start)
+    end: HTTPResponseBodyEvent = {"type": "http.response.body", "body": body, "more_body": False}
+    await send(end)

@@ -38,23 +38,23 @@ class Resources:
 
 def resources_of(app: Any) -> Resources:
     """The :class:`Resources` of a Litestar app (or of ``scope["app"]``)."""
-    return app.state.resources  # type: ignore[no-any-return]
+    return app.state.resources
 
 
 async def provide_resources(state: State) -> Resources:
-    return state.resources  # type: ignore[no-any-return]
+    return state.resources
 
 
 async def provide_db(state: State) -> Database:
     """Dependency ``db``: the application's :class:`~service.db.Database`."""
-    return state.resources.db  # type: ignore[no-any-return]
+    return state.resources.db
 
 
 async def provide_assets(state: State) -> AssetDirectory:
     """Dependency ``assets``: the in-process asset directory."""
-    return state.resources.assets  # type: ignore[no-any-return]
+    return state.resources.assets
 
 
 async def provide_market(state: State) -> MarketData:
     """Dependency ``market``: prices and quotes (provider + imported Parquet files)."""
-    return state.resources.market  # type: ignore[no-any-return]
+    return state.resources.market

@@ -79,6 +79,6 @@ class MarketData:
         if self.store is None:
             return None
         try:
-            return self.store.read(symbol, interval, start, end)  # type: ignore[no-any-return]
+            return self.store.read(symbol, interval, start, end)
         except (KeyError, ValueError, FileNotFoundError):
             return None

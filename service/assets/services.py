@@ -98,7 +98,7 @@ async def get_asset(assets: AssetDirectory, asset_id: int) -> AssetRow:
 
 
 def price_history(
-    asset: Asset, market: MarketData, days: int, interval: Interval, today: dt.date
+    asset: Asset | AssetRow, market: MarketData, days: int, interval: Interval, today: dt.date
 ) -> PriceHistoryRead:
     """The last ``days`` trading days of bars (``days`` counts daily bars, also for 1h/5m).
 

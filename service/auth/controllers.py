@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 from litestar import Controller, Request, Response, delete, get, post
-from litestar.datastructures import Cookie
+from litestar.datastructures import Cookie, State
 from litestar.di import NamedDependency, Provide
 from litestar.params import FromPath, JSONBody
 from litestar.status_codes import HTTP_204_NO_CONTENT
@@ -28,7 +30,7 @@ from service.state import Resources
 
 __all__ = ["AuthController"]
 
-Req = Request[Identity, str, object]
+Req = Request[Identity, Any, State]
 
 
 class AuthController(Controller):

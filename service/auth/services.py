@@ -127,7 +127,7 @@ async def _lookup(
             if row is None:
                 raise AuthenticationRequired("Invalid API key.")
             return Identity(row[0], row[1], AuthMethod.API_KEY, row[2])
-        row = (
+        srow = (
             await s.execute(
                 select(User.id, User.username, UserSession.id, UserSession.csrf_token)
                 .join(UserSession, UserSession.user_id == User.id)
@@ -138,9 +138,9 @@ async def _lookup(
                 )
             )
         ).first()
-        if row is None:
+        if srow is None:
             return None  # an expired or unknown cookie is just anonymous
-        return Identity(row[0], row[1], AuthMethod.SESSION, row[2], row[3])
+        return Identity(srow[0], srow[1], AuthMethod.SESSION, srow[2], srow[3])
 
 
 async def create_user(db: Database, username: str, password: str) -> User:

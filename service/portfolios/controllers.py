@@ -2,7 +2,10 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 from litestar import Controller, Request, delete, get, post, put
+from litestar.datastructures import State
 from litestar.di import NamedDependency, Provide
 from litestar.params import FromPath, FromQuery, JSONBody
 
@@ -25,7 +28,7 @@ from service.transactions.services import LedgerEntry, record
 
 __all__ = ["PortfolioController"]
 
-Req = Request[Identity, str, object]
+Req = Request[Identity, Any, State]
 
 
 class PortfolioController(Controller):

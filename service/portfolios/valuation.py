@@ -54,8 +54,8 @@ def portfolio_totals(
     """Sum position marks per portfolio (``group[i]`` is position *i*'s portfolio index)."""
     value = np.nan_to_num(marks.value)
     change = np.nan_to_num(marks.daily_change)
-    total = np.bincount(group, weights=value, minlength=n_groups)
-    daily = np.bincount(group, weights=change, minlength=n_groups)
+    total = np.bincount(group, weights=value, minlength=n_groups).astype(np.float64)
+    daily = np.bincount(group, weights=change, minlength=n_groups).astype(np.float64)
     count = np.bincount(group, minlength=n_groups).astype(np.int64)
     base = total - daily
     with np.errstate(divide="ignore", invalid="ignore"):

@@ -3,8 +3,10 @@
 from __future__ import annotations
 
 import datetime as dt
+from typing import Any
 
 from litestar import Controller, Request, get, post
+from litestar.datastructures import State
 from litestar.di import NamedDependency, Provide
 from litestar.params import FromPath, FromQuery, JSONBody
 
@@ -27,7 +29,7 @@ class TransactionController(Controller):
     @get("/", summary="List transactions")
     async def list_transactions(
         self,
-        request: Request[Identity, str, object],
+        request: Request[Identity, Any, State],
         db: NamedDependency[Database],
         paging: NamedDependency[PageParams],
         portfolio_id: FromQuery[int | None] = None,
@@ -52,7 +54,7 @@ class TransactionController(Controller):
     @post("/", summary="Record a transaction")
     async def create_transaction(
         self,
-        request: Request[Identity, str, object],
+        request: Request[Identity, Any, State],
         data: JSONBody[TransactionCreate],
         db: NamedDependency[Database],
     ) -> TransactionRead:
@@ -70,7 +72,7 @@ class TransactionController(Controller):
     @get("/{transaction_id:int}/", summary="Retrieve a transaction")
     async def get_transaction(
         self,
-        request: Request[Identity, str, object],
+        request: Request[Identity, Any, State],
         transaction_id: FromPath[int],
         db: NamedDependency[Database],
     ) -> TransactionRead:
