@@ -5,17 +5,19 @@ from __future__ import annotations
 import asyncio
 import datetime as dt
 import json
-from typing import get_args
+from typing import Any, get_args
 
 import msgspec
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
+from litestar import Request
 from litestar.channels import ChannelsPlugin
 from litestar.channels.backends.memory import MemoryChannelsBackend
 
 from service.realtime import messages as m
 from service.realtime.cluster import merge
+from service.realtime.controllers import request_scheme
 from service.realtime.registry import Connection, LocalSnapshot, Registry, asset_channel
 from service.realtime.services import WS_PATH, Realtime
 
@@ -249,3 +251,24 @@ def test_websocket_url_follows_the_request_scheme(scheme: str, protocol: str) ->
     assert info.connection_info.protocol == protocol
     assert info.connection_info.path == WS_PATH
     assert info.message_types == m.MESSAGE_TYPES
+
+
+def _request(headers: dict[str, str], scheme: str = "http") -> Request[Any, Any, Any]:
+    scope = {
+        "type": "http",
+        "scheme": scheme,
+        "server": ("10.0.0.5", 8000),
+        "path": "/realtime/websocket-info/",
+        "query_string": b"",
+        "headers": [(k.lower().encode(), v.encode()) for k, v in headers.items()],
+        "method": "GET",
+        "root_path": "",
+    }
+    return Request(scope)  # type: ignore[arg-type]
+
+
+def test_forwarded_host_only_when_trusted() -> None:
+    req = _request({"Host": "api.internal:8000", "X-Forwarded-Host": "quant.example"}, "https")
+    assert request_scheme(req, trust_forwarded=False) == ("https", "api.internal:8000")
+    assert request_scheme(req, trust_forwarded=True) == ("https", "quant.example")
+    assert request_scheme(_request({"Host": "h:1"}), trust_forwarded=True) == ("http", "h:1")
