@@ -62,6 +62,8 @@ __all__ = [
 
 log = logging.getLogger("service")
 _MAX_CAPITAL = Decimal("1e15")
+#: A run still marked ``running`` after this long was lost (server stopped mid-run): it may be rerun.
+STALE_RUN = dt.timedelta(minutes=10)
 
 
 class Conflict(ApiError):
@@ -393,10 +395,15 @@ def _outcome(bt: Backtest, result: dict[str, Any] | None, error: str, elapsed: f
 async def run_backtest(
     db: Database, market: MarketData, user_id: int, backtest_id: int
 ) -> RunResult:
-    """Run (or re-run) one of the user's backtests; 409 while it is already running."""
+    """Run (or re-run) one of the user's backtests.
+
+    Raises:
+        Conflict: 409 while it is already running (unless marked running for more
+            than :data:`STALE_RUN`, e.g. after a server restart).
+    """
     async with db.write() as s:
         bt = await _owned_backtest(s, user_id, backtest_id)
-        if bt.status == "running":
+        if bt.status == "running" and utcnow() - bt.updated_at < STALE_RUN:
             raise Conflict(f"Backtest {backtest_id} is already running.")
         strategy = await s.get(Strategy, bt.strategy_id)
         assert strategy is not None  # FK with ON DELETE CASCADE

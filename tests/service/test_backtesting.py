@@ -418,3 +418,32 @@ def test_quick_backtest_several_assets(api: Api) -> None:
         "trades"
     ]
     assert {t["symbol"] for t in trades} <= {"XOM", "BTC-USD"} and len(trades) == res.trades.size
+
+
+async def _set_status(db, backtest_id: int, status: str, age: dt.timedelta) -> None:
+    from sqlalchemy import update
+
+    from service.db.models import Backtest, utcnow
+
+    async with db.write() as s:
+        await s.execute(
+            update(Backtest)
+            .where(Backtest.id == backtest_id)
+            .values(status=status, updated_at=utcnow() - age)
+        )
+
+
+def test_running_backtest_conflicts_until_stale(api: Api) -> None:
+    _, h = api.user()
+    s = _strategy(api, h)
+    b = _backtest(api, h, s["id"], start_date="2022-01-03", end_date="2022-12-30")
+    api.call(_set_status, api.db, b["id"], "running", dt.timedelta(seconds=5))
+    assert (
+        api.client.get(f"/api/backtesting/backtests/{b['id']}/", headers=h).json()["status"]
+        == "running"
+    )
+    r = api.client.post(f"/api/backtesting/backtests/{b['id']}/run/", headers=h)
+    assert r.status_code == 409 and r.json()["error"] == "conflict"
+    api.call(_set_status, api.db, b["id"], "running", dt.timedelta(minutes=11))  # lost by a restart
+    r = api.client.post(f"/api/backtesting/backtests/{b['id']}/run/", headers=h)
+    assert r.status_code == 200 and r.json()["status"] == "completed"
