@@ -141,7 +141,11 @@ def stochastic_1d_nb(
     smooth_k: int,
     d_window: int,
 ) -> tuple[Float64Array1D, Float64Array1D]:
-    """Stochastic oscillator (%K, %D) of one series of bars."""
+    """Stochastic oscillator (%K, %D) of one series of bars.
+
+    The windows come in TA-Lib's ``STOCH`` order (fast %K, %K smoothing, %D),
+    not in the order of :func:`quantcore.indicators.stochastic`.
+    """
     n = close.shape[0]
     fast_k = np.empty(n)
     k = np.empty(n)
@@ -161,7 +165,7 @@ def stochastic_nb(
     k: Float64Array2D,
     d: Float64Array2D,
 ) -> None:
-    """Stochastic oscillator (%K, %D) of every column."""
+    """Stochastic oscillator (%K, %D) of every column (windows in TA-Lib's ``STOCH`` order)."""
     n, m = close.shape
     check_shape_nb(high, n, m)
     check_shape_nb(low, n, m)
