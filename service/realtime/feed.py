@@ -99,8 +99,6 @@ class PriceFeed:
         self.cluster = cluster
         self.interval = interval
         self.prefix = prefix
-        self.latest: dict[str, Quote] = {}
-        self.ticks = 0
 
     async def run(self) -> None:
         """Tick forever (cancel to stop); errors are logged and the next tick tries again."""
@@ -130,9 +128,6 @@ class PriceFeed:
         """
         now = dt.datetime.now(dt.UTC)
         quotes = await asyncio.to_thread(tick, self.market, symbols, now)
-        self.ticks += 1
-        for quote in quotes:
-            self.latest[quote.symbol] = quote
         await asyncio.gather(
             *(
                 self.channels.wait_published(
