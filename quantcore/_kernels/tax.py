@@ -93,7 +93,6 @@ P_ACQUIRED = 4
 P_NEXT = 5
 P_NF = 6
 
-_MAX63 = 9_223_372_036_854_775_807
 
 
 @njit(cache=True)
@@ -143,7 +142,7 @@ def muldiv_nb(a: int, b: int, c: int) -> int:
         return 0
     q: int | np.int64
     r: int | np.int64
-    if ua <= _MAX63 // b:  # the product fits in int64
+    if float(ua) * float(b) < 9.0e18:  # the product fits in int64 (float error is far smaller)
         p = ua * b
         q = p // c
         r = p - q * c
@@ -217,6 +216,9 @@ def is_long_term_nb(acquired: int, sold: int) -> bool:
     The holding period starts the day after acquisition, so the anniversary
     itself is still short-term; the anniversary of 29 February is 28 February.
     """
+    held = sold - acquired
+    if held != 366:  # one year is 365 or 366 days: only 366 needs the calendar
+        return held > 366
     y, m, d = _civil_from_days(acquired)
     if m == 2 and d == 29:
         d = 28
@@ -638,54 +640,44 @@ def qualified_dividends_nb(
     """
     n_iv = iv_sym.shape[0]
     n_div = div_sym.shape[0]
-    # sweep per symbol: intervals by purchase day, dividends by ex-date; the active set
-    # holds the intervals started before the ex-date and drops those already closed
-    offset = 1 << 31  # days fit in 32 bits: one int64 key (symbol, day) per item
-    iv_key = np.empty(n_iv, dtype=np.int64)
-    for j in range(n_iv):
-        iv_key[j] = (iv_sym[j] << 32) + iv_start[j] + offset
-    iv_order = np.argsort(iv_key)
-    dv_key = np.empty(n_div, dtype=np.int64)
+    # dividends grouped by symbol and sorted by ex-date; each interval then adds its
+    # shares to the dividends whose ex-date falls in (purchase, disposal]
+    key = np.empty(n_div, dtype=np.int64)
     for j in range(n_div):
-        dv_key[j] = (div_sym[j] << 32) + div_ex[j] + offset
-    dv_order = np.argsort(dv_key)
-    a_s = iv_start[iv_order]
-    a_e = iv_end[iv_order]
-    a_q = iv_qty[iv_order]
-    a_sym = iv_sym[iv_order]
-    active = np.empty(max(n_iv, 1), dtype=np.int64)
-    out = np.zeros(n_div, dtype=np.int64)
-    ptr = 0
-    n_act = 0
-    current = -1
-    for ii in range(n_div):
-        i = dv_order[ii]
-        s = div_sym[i]
-        ex = div_ex[i]
-        if s != current:  # next symbol: skip other symbols' intervals, empty the active set
-            current = s
-            n_act = 0
-            while ptr < n_iv and a_sym[ptr] < s:
-                ptr += 1
-        while ptr < n_iv and a_sym[ptr] == s and a_s[ptr] < ex:
-            active[n_act] = ptr
-            n_act += 1
-            ptr += 1
-        entitled = 0
-        good = 0
-        j = 0
-        while j < n_act:
-            k = active[j]
-            e = a_e[k]
-            if e < ex:  # sold before this ex-date, hence before every later one
-                n_act -= 1
-                active[j] = active[n_act]
-                continue
-            entitled += a_q[k]
-            held = min(e, ex + half_window) - max(a_s[k] + 1, ex - half_window) + 1
+        key[j] = (div_sym[j] << 32) + div_ex[j] + (1 << 31)  # days fit in 32 bits
+    order = np.argsort(key)
+    ex_sorted = div_ex[order]
+    first = np.zeros(n_symbols + 1, dtype=np.int64)
+    for j in range(n_div):
+        first[div_sym[j] + 1] += 1
+    for s in range(n_symbols):
+        first[s + 1] += first[s]
+    entitled = np.zeros(n_div, dtype=np.int64)
+    good = np.zeros(n_div, dtype=np.int64)
+    for j in range(n_iv):
+        s = iv_sym[j]
+        a = iv_start[j]
+        e = iv_end[j]
+        q = iv_qty[j]
+        lo = first[s]
+        hi = first[s + 1]
+        while lo < hi:  # first dividend of the symbol with ex-date > purchase day
+            mid = (lo + hi) >> 1
+            if ex_sorted[mid] <= a:
+                lo = mid + 1
+            else:
+                hi = mid
+        for m in range(lo, first[s + 1]):
+            ex = ex_sorted[m]
+            if ex > e:  # sold before this ex-date
+                break
+            entitled[m] += q
+            held = min(e, ex + half_window) - max(a + 1, ex - half_window) + 1
             if held >= min_days:
-                good += a_q[k]
-            j += 1
-        if entitled > 0:
-            out[i] = div_amount[i] if good == entitled else muldiv_nb(div_amount[i], good, entitled)
+                good[m] += q
+    out = np.zeros(n_div, dtype=np.int64)
+    for m in range(n_div):
+        i = order[m]
+        if entitled[m] > 0:
+            out[i] = div_amount[i] if good[m] == entitled[m] else muldiv_nb(div_amount[i], good[m], entitled[m])
     return out
