@@ -29,30 +29,30 @@ def cases(draw: st.DrawFn) -> tuple[ClosePanel, list[LedgerRow]]:
     close = 50.0 * np.exp(np.cumsum(rng.normal(0, 0.02, (n, len(SYMBOLS))), axis=0))
     late = draw(st.integers(0, n - 1))  # C starts trading later (NaN before)
     close[:late, 2] = np.nan
-    held = dict.fromkeys(SYMBOLS, 0.0)
-    rows = []
+    drafts = []
     for _ in range(draw(st.integers(0, 12))):
         sym = draw(st.sampled_from(SYMBOLS))
         i = draw(st.integers(0, n - 1))
         if sym == "C":
             i = max(i, late)
-        day = DAY0 + dt.timedelta(
-            days=draw(st.integers(offsets[i - 1] + 1 if i else 0, offsets[i]))
-        )
+        lo = offsets[i - 1] + 1 if i else 0
+        day = DAY0 + dt.timedelta(days=draw(st.integers(lo, offsets[i])))
         kind = draw(st.sampled_from(["buy", "buy", "sell", "dividend"]))
         qty = float(draw(st.integers(1, 100)))
+        px = float(close[i, SYMBOLS.index(sym)]) * draw(st.floats(0.9, 1.1))
+        drafts.append(
+            (day, sym, kind, qty, px if kind != "dividend" else 0.5, float(draw(st.integers(0, 3))))
+        )
+    drafts.sort(key=lambda d: d[0])
+    held = dict.fromkeys(SYMBOLS, 0.0)
+    rows = []
+    for day, sym, kind, qty, px, fee in drafts:  # the ledger never sells more than held
         if kind == "sell":
             qty = min(qty, held[sym])
             if qty <= 0:
                 continue
         held[sym] += qty if kind == "buy" else -qty if kind == "sell" else 0.0
-        price = (
-            float(close[i, SYMBOLS.index(sym)]) * draw(st.floats(0.9, 1.1))
-            if kind != "dividend"
-            else 0.5
-        )
-        rows.append(LedgerRow(sym, kind, qty, price, float(draw(st.integers(0, 3))), day))
-    rows.sort(key=lambda r: r.date)
+        rows.append(LedgerRow(sym, kind, qty, px, fee, day))
     return ClosePanel(dates, close, SYMBOLS), rows
 
 
