@@ -94,7 +94,7 @@ def _peer_bench(data: tuple[np.ndarray, np.ndarray]) -> list[Any]:
 
 CASES: list[Case] = [
     Case(
-        name="metrics.summary 6 metrics 2520x1000",
+        name="metrics.summary 6 metrics 2520x1000 (quick: 504x50)",
         setup=_panel,
         ours=lambda r: metrics.summary(r, metrics=CORE),
         peer=_peer_core,
@@ -104,35 +104,35 @@ CASES: list[Case] = [
         notes="sharpe, CAGR, volatility, max drawdown, VaR 95, ES 95",
     ),
     Case(
-        name="metrics.summary 12 metrics 2520x1000",
+        name="metrics.summary 12 metrics 2520x1000 (quick: 504x50)",
         setup=_panel,
         ours=lambda r: metrics.summary(r),
         peer=_peer_full,
         peer_name="empyrical-reloaded",
     ),
     Case(
-        name="metrics.sharpe_ratio 2520x1000",
+        name="metrics.sharpe_ratio 2520x1000 (quick: 504x50)",
         setup=_panel,
         ours=metrics.sharpe_ratio,
         peer=lambda r: _empyrical().sharpe_ratio(r),
         peer_name="empyrical-reloaded",
     ),
     Case(
-        name="drawdown.max_drawdown 2520x1000",
+        name="drawdown.max_drawdown 2520x1000 (quick: 504x50)",
         setup=_panel,
         ours=drawdown.max_drawdown,
         peer=lambda r: _empyrical().max_drawdown(r),
         peer_name="empyrical-reloaded",
     ),
     Case(
-        name="risk.expected_shortfall 2520x1000",
+        name="risk.expected_shortfall 2520x1000 (quick: 504x50)",
         setup=_panel,
         ours=risk.expected_shortfall,
         peer=lambda r: _per_column(lambda c: _empyrical().conditional_value_at_risk(c), r),
         peer_name="empyrical-reloaded",
     ),
     Case(
-        name="risk.alpha+beta 2520x1000",
+        name="risk.alpha+beta 2520x1000 (quick: 504x50)",
         setup=_bench_setup,
         ours=lambda d: (risk.beta(d[0], d[1]), risk.alpha(d[0], d[1])),
         peer=_peer_bench,

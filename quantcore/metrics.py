@@ -380,9 +380,9 @@ def summary(
     (``value_at_risk``/``expected_shortfall`` historical, ``volatility``
     with ddof=1), up to rounding (the variance comes from sums shifted by the
     first value, about 1e-13 relative). One read of each column compacts its
-    valid values and accumulates growth, drawdown, moments, downside and Omega
-    sums; VaR and ES share one quickselect of the lower tail of the compacted
-    values. Columns run in parallel.
+    valid values and accumulates growth, drawdown and moments; Sortino and
+    Omega take one more pass over the compacted values when asked for; VaR
+    and ES share one quickselect of the lower tail. Columns run in parallel.
 
     Examples
     --------

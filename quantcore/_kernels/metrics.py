@@ -210,9 +210,10 @@ def summary_nb(  # type: ignore[no-untyped-def]
     rows) run only when asked for. Rows not asked for are NaN.
 
     One read of each column compacts the valid values and accumulates the
-    growth, drawdown, extrema, shifted first and second moments, downside and
-    omega sums; VaR/ES come from one branch-free quickselect of the lower
-    tail of the compacted values.
+    growth, drawdown, extrema and shifted first and second moments; the
+    downside and omega sums (only if asked for) take one more pass over the
+    compacted values; VaR/ES come from one branch-free quickselect of the
+    lower tail of the compacted values.
     """
     k = x.shape[1]
     bstep = 0 if bench.shape[1] == 1 else 1  # shared benchmark column or one per column
@@ -236,10 +237,9 @@ def _summary_column(  # type: ignore[no-untyped-def]
     n = col.shape[0]
     buf = np.empty(n)
     cand = np.empty(n)
-    # the one pass: compact + growth + drawdown + extrema + shifted moments + downside
-    # and omega sums. The wealth product is a serial chain; the other sums are
-    # independent chains that run beside it at no extra latency, and all are
-    # branch-free (the sign of a return is a coin flip for the branch predictor).
+    # the one read: compact + growth + drawdown + extrema + shifted moments. The wealth
+    # product is a serial chain; the other sums are independent chains that run beside
+    # it, all branch-free (the sign of a return is a coin flip for the branch predictor).
     m = 0
     wealth = 1.0
     peak = 1.0
@@ -247,8 +247,6 @@ def _summary_column(  # type: ignore[no-untyped-def]
     shift0 = np.nan  # first valid value: shifted sums keep the variance accurate
     s1 = 0.0
     s2 = 0.0
-    d2 = 0.0
-    spread = 0.0  # sum |r - omega threshold|; with sum(r - threshold) it gives both sides
     lo = np.inf
     hi = -np.inf
     omega_shift = risk_free + threshold
@@ -268,11 +266,6 @@ def _summary_column(  # type: ignore[no-untyped-def]
         wealth *= 1.0 + v
         peak = max(peak, wealth)
         worst = min(worst, (wealth - peak) / peak)
-        a = v - required_return
-        a = a - abs(a)  # 2 min(a, 0), exact and branch-free
-        d2 += a * a
-        spread += abs(v - omega_shift)
-    d2 *= 0.25
     if m == 0:
         return
     out[0, j] = wealth - 1.0
@@ -289,11 +282,23 @@ def _summary_column(  # type: ignore[no-untyped-def]
     out[2, j] = sd * scale
     if sd > 0.0:
         out[3, j] = (mean - risk_free) / sd * scale
-    if lo < required_return:
-        out[4, j] = (mean - required_return) * periods_per_year / (math.sqrt(d2 / m) * scale)
-    if lo < omega_shift:
-        net = s1 + m * (shift0 - omega_shift)  # sum(r - threshold)
-        out[7, j] = (spread + net) / (spread - net)
+    if want[4] or want[7]:
+        # downside and omega sums: a second, branch-free pass over the compacted values
+        # (kept out of the first one, whose extra chains would slow the core metrics)
+        d2 = 0.0
+        spread = 0.0  # sum |r - omega threshold|; with sum(r - threshold) it gives both sides
+        for i in range(m):
+            v = buf[i]
+            a = v - required_return
+            a = a - abs(a)  # 2 min(a, 0), exact and branch-free
+            d2 += a * a
+            spread += abs(v - omega_shift)
+        d2 *= 0.25
+        if lo < required_return:
+            out[4, j] = (mean - required_return) * periods_per_year / (math.sqrt(d2 / m) * scale)
+        if lo < omega_shift:
+            net = s1 + m * (shift0 - omega_shift)  # sum(r - threshold)
+            out[7, j] = (spread + net) / (spread - net)
     out[10, j], out[11, j] = _var_es(buf, m, mean, sd, q, cutoff, zt, cand)
     if want[9]:
         out[9, j] = _tail_ratio(buf, m, mean, sd, cand)
