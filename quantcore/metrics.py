@@ -384,6 +384,11 @@ def summary(
     Omega take one more pass over the compacted values when asked for; VaR
     and ES share one quickselect of the lower tail. Columns run in parallel.
 
+    NaN and edge cases follow the single functions: NaNs are skipped, an
+    all-NaN or empty column is all NaN, one valid value gives only the level
+    rows (total return, CAGR, max drawdown, Calmar), and a zero denominator
+    gives NaN, never ``inf``.
+
     Examples
     --------
     >>> r = np.array([0.01, -0.02, 0.015, 0.003, -0.004])
