@@ -94,8 +94,11 @@ def atr(high: T, low: T, close: T, window: int = 14) -> T:
         ATR_t = \\frac{(n-1)\\,ATR_{t-1} + TR_t}{n}
 
     A column starts at the first bar where all three fields are valid.
-    ``window=1`` gives the true range. Constant bars give 0; empty, short and
-    NaN inputs behave as in :func:`sma`.
+    ``window=1`` gives the true range. Constant bars give 0. Empty input gives
+    an empty output and a series of ``window`` bars or fewer is all NaN. A NaN
+    high or low makes the rest of the column NaN; a NaN close is skipped by
+    the next bar's true range (TA-Lib's comparisons), so only gaps in the
+    range propagate.
 
     References
     ----------
@@ -151,7 +154,10 @@ def stochastic(
     This is ``talib.STOCH(fastk_period=k_window, slowk_period=smooth_k,
     slowk_matype=0, slowd_period=d_window, slowd_matype=0)`` (TA-Lib's default
     SMA smoothing). As in TA-Lib, a bar whose range is zero (e.g. constant
-    input) has a fast %K of 0. Empty, short and NaN inputs behave as in :func:`sma`.
+    input) has a fast %K of 0. Empty input gives an empty output and a series
+    shorter than the warm-up is all NaN. A NaN bar makes fast %K NaN while it
+    is in the window, and the SMA smoothing then carries it to the end of the
+    column.
 
     References
     ----------
@@ -196,7 +202,9 @@ def williams_r(high: T, low: T, close: T, window: int = 14) -> T:
     .. math:: \\%R_t = -100 \\frac{\\max_{n} h - c_t}{\\max_{n} h - \\min_{n} l}
 
     As in TA-Lib, a bar whose range is zero (e.g. constant input) gives 0.
-    Empty, short and NaN inputs behave as in :func:`sma`.
+    Empty input gives an empty output and a series shorter than ``window`` is
+    all NaN. A NaN high or low makes %R NaN while it is in the window (TA-Lib
+    would skip it), a NaN close only on its own bar.
 
     References
     ----------
@@ -240,8 +248,9 @@ def cci(high: T, low: T, close: T, window: int = 20) -> T:
     .. math:: CCI_t = \\frac{p_t - \\bar p_t}{0.015\\, D_t}
 
     and 0 where :math:`p_t = \\bar p_t` or :math:`D_t = 0` (constant input), as
-    in TA-Lib. O(``n``) work per bar. Empty and short inputs give NaN; a NaN
-    affects the bars whose window contains it.
+    in TA-Lib. O(``n``) work per bar. Empty input gives an empty output and a
+    series shorter than ``window`` is all NaN; a NaN makes the bars whose
+    window contains it NaN.
 
     References
     ----------

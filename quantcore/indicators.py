@@ -416,7 +416,9 @@ def roc(close: T, window: int) -> T:
     .. math:: \\mathrm{ROC}_t = 100 \\left(\\frac{x_t}{x_{t-n}} - 1\\right)
 
     As in TA-Lib, the value is 0 where :math:`x_{t-n} = 0`. A constant series
-    gives zeros; a NaN affects only the bars whose ratio uses it.
+    gives zeros. Empty input gives an empty output and a series of ``window``
+    values or fewer is all NaN; a NaN makes only the two bars whose ratio uses
+    it NaN.
 
     References
     ----------
