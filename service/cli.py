@@ -77,6 +77,10 @@ def cmd_serve(args: argparse.Namespace, settings: Settings) -> int:
         workers=args.workers,
         log_level=args.log_level,
         access_log=args.access_log,
+        # Small JSON frames: per-message deflate costs more CPU per subscriber than it saves.
+        ws_per_message_deflate=False,
+        # Refuse big frames before reading them (the channel's own limit is 4 KiB).
+        ws_max_size=65536,
     )
     return 0
 
