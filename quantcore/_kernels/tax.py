@@ -14,6 +14,8 @@ edge (reports). The plain-Python ``Decimal`` reference in the tests applies the
 same two rules and agrees to the 1e-8 unit, hence to the cent.
 
 Ranges: ``|amount| < 9.2e10`` dollars and ``quantity < 9.2e10`` shares.
+Every divisor is a positive quantity (validated at the edge), so the kernels use
+NumPy's error model and skip Python's zero-division checks.
 
 Dates are int64 day numbers (days since 1970-01-01).
 """
@@ -95,7 +97,7 @@ P_NF = 6
 
 
 
-@njit(cache=True)
+@njit(cache=True, error_model="numpy")
 def _mul128(a: np.uint64, b: np.uint64) -> tuple[np.uint64, np.uint64]:
     """Exact 128-bit product of two uint64 as (high, low) words."""
     mask = np.uint64(0xFFFFFFFF)
@@ -114,7 +116,7 @@ def _mul128(a: np.uint64, b: np.uint64) -> tuple[np.uint64, np.uint64]:
     return hi, lo
 
 
-@njit(cache=True)
+@njit(cache=True, error_model="numpy")
 def _divmod128(hi: np.uint64, lo: np.uint64, c: np.uint64) -> tuple[np.uint64, np.uint64]:
     """Quotient and remainder of (hi, lo) / c by binary long division (needs hi < c < 2**63)."""
     one = np.uint64(1)
@@ -129,7 +131,7 @@ def _divmod128(hi: np.uint64, lo: np.uint64, c: np.uint64) -> tuple[np.uint64, n
     return q, rem
 
 
-@njit(cache=True)
+@njit(cache=True, error_model="numpy")
 def muldiv_nb(a: int, b: int, c: int) -> int:
     """``round_half_up(a * b / c)`` exactly, for int64 ``a``, ``b >= 0``, ``c > 0``.
 
@@ -171,7 +173,7 @@ def muldiv_nb(a: int, b: int, c: int) -> int:
     return int(-q if neg else q)
 
 
-@njit(cache=True)
+@njit(cache=True, error_model="numpy")
 def _cmp_ratio(b1: int, q1: int, b2: int, q2: int) -> int:
     """Sign of ``b1/q1 - b2/q2`` exactly (all arguments >= 0, q > 0)."""
     h1, l1 = _mul128(np.uint64(b1), np.uint64(q2))
@@ -183,7 +185,7 @@ def _cmp_ratio(b1: int, q1: int, b2: int, q2: int) -> int:
     return 0
 
 
-@njit(cache=True)
+@njit(cache=True, error_model="numpy")
 def _civil_from_days(z: int) -> tuple[int, int, int]:
     """(year, month, day) of a day number (H. Hinnant's algorithm, proleptic Gregorian)."""
     z += 719468
@@ -198,7 +200,7 @@ def _civil_from_days(z: int) -> tuple[int, int, int]:
     return (y + 1 if m <= 2 else y), m, d
 
 
-@njit(cache=True)
+@njit(cache=True, error_model="numpy")
 def _days_from_civil(y: int, m: int, d: int) -> int:
     y = y - 1 if m <= 2 else y
     era = (y if y >= 0 else y - 399) // 400
@@ -209,7 +211,7 @@ def _days_from_civil(y: int, m: int, d: int) -> int:
     return era * 146097 + doe - 719468
 
 
-@njit(cache=True)
+@njit(cache=True, error_model="numpy")
 def is_long_term_nb(acquired: int, sold: int) -> bool:
     """Held more than one year: sold after the anniversary of the acquisition date.
 
@@ -225,16 +227,16 @@ def is_long_term_nb(acquired: int, sold: int) -> bool:
     return sold > _days_from_civil(y + 1, m, d)
 
 
-@njit(cache=True)
+@njit(cache=True, error_model="numpy")
 def _grow(a: np.ndarray, need: int) -> np.ndarray:
     if need <= a.shape[0]:
         return a
-    out = np.zeros((max(need, 2 * a.shape[0]), a.shape[1]), dtype=np.int64)
+    out = np.empty((max(need, 2 * a.shape[0]), a.shape[1]), dtype=np.int64)
     out[: a.shape[0]] = a
     return out
 
 
-@njit(cache=True)
+@njit(cache=True, error_model="numpy")
 def _new_lot(
     lots: np.ndarray, n_lots: int, s: int, origin: int, purchased: int, acquired: int,
     qty: int, basis: int, used: int, adj: int,
@@ -255,7 +257,7 @@ def _new_lot(
     return lots
 
 
-@njit(cache=True)
+@njit(cache=True, error_model="numpy")
 def _append(lots: np.ndarray, head: np.ndarray, tail: np.ndarray, s: int, k: int, nxt: int, prv: int) -> None:
     t = tail[s]
     lots[k, prv] = t
@@ -267,7 +269,7 @@ def _append(lots: np.ndarray, head: np.ndarray, tail: np.ndarray, s: int, k: int
     tail[s] = k
 
 
-@njit(cache=True)
+@njit(cache=True, error_model="numpy")
 def _insert_before(lots: np.ndarray, head: np.ndarray, s: int, k: int, at: int) -> None:
     p = lots[at, L_PREV]
     lots[k, L_PREV] = p
@@ -279,7 +281,7 @@ def _insert_before(lots: np.ndarray, head: np.ndarray, s: int, k: int, at: int) 
         lots[p, L_NEXT] = k
 
 
-@njit(cache=True)
+@njit(cache=True, error_model="numpy")
 def _unlink(lots: np.ndarray, head: np.ndarray, tail: np.ndarray, s: int, k: int, nxt: int, prv: int) -> None:
     p = lots[k, prv]
     nx = lots[k, nxt]
@@ -293,7 +295,7 @@ def _unlink(lots: np.ndarray, head: np.ndarray, tail: np.ndarray, s: int, k: int
         lots[nx, prv] = p
 
 
-@njit(cache=True)
+@njit(cache=True, error_model="numpy")
 def _pick_lot(lots: np.ndarray, head: np.ndarray, tail: np.ndarray, s: int, method: int, ref: int) -> int:
     if method == LIFO:
         return tail[s]
@@ -313,7 +315,7 @@ def _pick_lot(lots: np.ndarray, head: np.ndarray, tail: np.ndarray, s: int, meth
     return head[s]  # FIFO and AVERAGE (holding period is first-in first-out)
 
 
-@njit(cache=True)
+@njit(cache=True, error_model="numpy")
 def match_lots_nb(
     sym: np.ndarray,
     day: np.ndarray,
@@ -353,12 +355,12 @@ def match_lots_nb(
     Returns
     -------
     realized : ndarray of int64, shape (n_pieces, 11)
-        One row per (sell, lot) piece, columns ``R_*``.
+        One row per (sell, lot) piece, columns ``R_*`` (a view of a larger buffer).
     open_lots : ndarray of int64, shape (n_open, 8)
         Lots still held, in each symbol's relief order: symbol, origin row,
         purchased, acquired, quantity, basis, adjustment, replacement flag.
-    dividends : ndarray of int64, shape (n, 2)
-        Per row: the dividend amount (0 for other rows) and 0.
+    dividends : ndarray of int64, shape (n,)
+        Per row: the dividend amount (0 for other rows).
     status : ndarray of int64, shape (2,)
         ``(0, -1)`` on success, else an ``ERR_*`` code and the offending row.
 
@@ -376,10 +378,11 @@ def match_lots_nb(
     n_grp = group_start.shape[0] - 1
     status = np.zeros(2, dtype=np.int64)
     status[1] = -1
-    lots = np.zeros((max(16, n), L_NF), dtype=np.int64)
-    realized = np.zeros((max(16, n), R_NF), dtype=np.int64)
-    pend = np.zeros((16, P_NF), dtype=np.int64)
-    dividends = np.zeros((n, 2), dtype=np.int64)
+    # every row is written in full before it is read; rows never touched cost no memory
+    lots = np.empty((16 + 2 * n, L_NF), dtype=np.int64)
+    realized = np.empty((16 + 3 * n, R_NF), dtype=np.int64)
+    pend = np.empty((16, P_NF), dtype=np.int64)
+    dividends = np.zeros(n, dtype=np.int64)
     head = np.full(n_sym, -1, dtype=np.int64)
     tail = np.full(n_sym, -1, dtype=np.int64)
     u_head = np.full(n_sym, -1, dtype=np.int64)
@@ -397,7 +400,7 @@ def match_lots_nb(
         g = sym_group[s]
         d = day[i]
         if kind[i] == DIVIDEND:
-            dividends[i, 0] = muldiv_nb(qty[i], price[i], SCALE)
+            dividends[i] = muldiv_nb(qty[i], price[i], SCALE)
         elif kind[i] == BUY:
             q_rem = qty[i]
             b_rem = muldiv_nb(qty[i], price[i], SCALE) + fee[i]
@@ -599,10 +602,10 @@ def match_lots_nb(
             open_lots[j, 7] = lots[k, L_USED]
             j += 1
             k = lots[k, L_NEXT]
-    return realized[:n_real].copy(), open_lots, dividends, status
+    return realized[:n_real], open_lots, dividends, status  # a view: no copy of the pieces
 
 
-@njit(cache=True)
+@njit(cache=True, error_model="numpy")
 def qualified_dividends_nb(
     div_sym: np.ndarray,
     div_ex: np.ndarray,

@@ -387,7 +387,7 @@ def _build_ledger(enc: _Encoded, method: str, realized: np.ndarray, open_lots: n
     dv["row"] = rows
     dv["date"] = enc.day[rows]
     dv["ex_date"] = enc.ex_day[rows]
-    dv["amount"] = divs[rows, 0]
+    dv["amount"] = divs[rows]
     if rows.size:
         iv_sym = np.concatenate([rec["symbol"], lots["symbol"]])
         iv_start = np.concatenate([rec["purchased"], lots["purchased"]])
