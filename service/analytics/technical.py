@@ -34,7 +34,7 @@ from numpy.typing import NDArray
 from quantcore import indicators as ind
 from service.errors import ValidationError
 
-__all__ = ["INDICATORS", "MAX_INDICATORS", "IndicatorSpec", "compute", "parse"]
+__all__ = ["INDICATORS", "MAX_INDICATORS", "IndicatorRequest", "IndicatorSpec", "compute", "parse"]
 
 F64 = NDArray[np.float64]
 MAX_INDICATORS = 20
@@ -83,7 +83,7 @@ _BY_LENGTH = sorted(INDICATORS, key=len, reverse=True)
 
 
 @dataclass(frozen=True, slots=True)
-class Request:
+class IndicatorRequest:
     """A parsed indicator: its name as asked, the spec and the full parameter list."""
 
     name: str
@@ -101,7 +101,7 @@ def _number(text: str, name: str, as_float: bool) -> float:
         ) from None
 
 
-def parse(names: Sequence[str]) -> list[Request]:
+def parse(names: Sequence[str]) -> list[IndicatorRequest]:
     """Parse indicator names (repeated and comma-separated values both accepted).
 
     Raises:
@@ -113,7 +113,7 @@ def parse(names: Sequence[str]) -> list[Request]:
         raise ValidationError(_FIELD, "required", "Give at least one indicator, e.g. sma_20.")
     if len(flat) > MAX_INDICATORS:
         raise ValidationError(_FIELD, "max_length", f"At most {MAX_INDICATORS} indicators.")
-    out: list[Request] = []
+    out: list[IndicatorRequest] = []
     for name in dict.fromkeys(flat):
         base = next((b for b in _BY_LENGTH if name == b or name.startswith(b + "_")), None)
         if base is None:
@@ -138,11 +138,11 @@ def parse(names: Sequence[str]) -> list[Request]:
                 )
             else:
                 params.append(default)
-        out.append(Request(name, spec, tuple(params)))
+        out.append(IndicatorRequest(name, spec, tuple(params)))
     return out
 
 
-def compute(requests: Sequence[Request], bars: dict[str, F64]) -> dict[str, F64]:
+def compute(requests: Sequence[IndicatorRequest], bars: dict[str, F64]) -> dict[str, F64]:
     """Run each indicator on the bar arrays; keys are the names plus output suffixes.
 
     Raises:

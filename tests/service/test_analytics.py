@@ -335,7 +335,10 @@ def _asset_id(api: Api, symbol: str) -> int:
 def test_technical_indicators(api: Api) -> None:
     _, h = api.user()
     aid = _asset_id(api, "AAPL")
-    q = "indicators=sma_20&indicators=rsi,macd&indicators=bollinger_20_2.5&indicators=atr_10&indicators=obv&period=120"
+    q = (
+        "indicators=sma_20&indicators=rsi,macd&indicators=bollinger_20_2.5&indicators=atr_10&indicators=obv"
+        "&indicators=ema_12,wma_8,roc,rsi_7,adx,cci_14,williams_r,stochastic_5_3_2,vwap,macd_5_13_4&period=120"
+    )
     r = api.client.get(f"/api/analytics/assets/{aid}/technical/?{q}", headers=h)
     assert r.status_code == 200, r.text
     t = r.json()
@@ -346,6 +349,8 @@ def test_technical_indicators(api: Api) -> None:
     assert t["close"] == [f"{x:.4f}" for x in c]
     macd = qc.indicators.macd(c)
     bb = qc.indicators.bollinger_bands(c, 20, 2.5)
+    stoch = qc.indicators.stochastic(hi, lo, c, 5, 3, smooth_k=2)
+    fast = qc.indicators.macd(c, 5, 13, 4)
     expected = {
         "sma_20": qc.indicators.sma(c, 20),
         "rsi": qc.indicators.rsi(c, 14),
@@ -357,6 +362,19 @@ def test_technical_indicators(api: Api) -> None:
         "bollinger_20_2.5_lower": bb.lower,
         "atr_10": qc.indicators.atr(hi, lo, c, 10),
         "obv": qc.indicators.obv(c, v),
+        "ema_12": qc.indicators.ema(c, 12),
+        "wma_8": qc.indicators.wma(c, 8),
+        "roc": qc.indicators.roc(c, 10),
+        "rsi_7": qc.indicators.rsi(c, 7),
+        "adx": qc.indicators.adx(hi, lo, c, 14),
+        "cci_14": qc.indicators.cci(hi, lo, c, 14),
+        "williams_r": qc.indicators.williams_r(hi, lo, c, 14),
+        "stochastic_5_3_2_k": stoch.k,
+        "stochastic_5_3_2_d": stoch.d,
+        "vwap": qc.indicators.vwap(hi, lo, c, v),
+        "macd_5_13_4": fast.macd,
+        "macd_5_13_4_signal": fast.signal,
+        "macd_5_13_4_histogram": fast.histogram,
     }
     assert set(t["indicators"]) == set(expected)
     for name, values in expected.items():
