@@ -25,6 +25,7 @@ from quantcore._kernels.backtest import (
     open_position_nb,
     stats_step_nb,
 )
+from quantcore._kernels.sweep_fast import ma_cross_row_nb, price_tree_nb, return_prefix_nb
 
 __all__ = [
     "BLOCK",
@@ -35,8 +36,12 @@ __all__ = [
     "STRATEGY_MOVING_AVERAGE",
     "STRATEGY_RSI",
     "constants_nb",
+    "fast_path_applies_nb",
+    "ma_table_nb",
     "signal_block_nb",
     "signals_1d_nb",
+    "sweep_general_nb",
+    "sweep_ma_fast_nb",
     "sweep_nb",
 ]
 
@@ -409,6 +414,142 @@ def _run_one(
 
 
 @njit(cache=True, parallel=True)
+def sweep_general_nb(
+    strategy: int,
+    close: np.ndarray,
+    open_: np.ndarray,
+    use_open: bool,
+    first: np.ndarray,
+    params: np.ndarray,
+    init_cash: float,
+    fees: float,
+    slippage: float,
+    max_size: float,
+    direction: int,
+    integer_shares: bool,
+    periods_per_year: float,
+) -> np.ndarray:
+    """Metrics of every (combination, asset) pair, simulated bar by bar, parallel over pairs.
+
+    ``close`` and ``open_`` are (n, k); ``params`` is (m, 3) (``p0, p1, p2`` of
+    :func:`signal_block_nb`); ``first[j]`` is asset ``j``'s first valid bar. Row
+    ``c * k + j`` of the (m * k, N_STATS) result is combination ``c`` on asset
+    ``j``, computed with the fills and online metrics of ``simulate_nb`` and
+    ``equity_stats_nb``. ``DIRECTION_SHORT`` is accepted like the engine.
+    Any strategy and option; :func:`sweep_nb` uses it where the fast path does not apply.
+    """
+    m = params.shape[0]
+    k = close.shape[1]
+    out = np.empty((m * k, N_STATS))
+    for task in prange(m * k):
+        c = task // k
+        j = task % k
+        _run_one(
+            strategy, close[:, j], open_[:, j], use_open, first[j],
+            params[c, 0], params[c, 1], params[c, 2], init_cash, fees, slippage,
+            max_size, direction, integer_shares, periods_per_year, out[task],
+        )  # fmt: skip
+    return out
+
+
+@njit(cache=True)
+def ma_table_nb(x: np.ndarray, first: int, keys: np.ndarray) -> np.ndarray:
+    """Moving averages of one series for every distinct (window, type) of a sweep.
+
+    ``keys[i] = 2 * window + ema`` (``ema`` 1 for an EMA, 0 for an SMA). Row ``i``
+    of the (len(keys), n) result is that average at every bar, NaN before it is
+    defined, computed by :func:`_ma_update`: the very recursion of
+    :func:`signal_block_nb`, so the values are bit-identical to the signal kernels'.
+    """
+    n = x.shape[0]
+    table = np.full((keys.shape[0], n), np.nan)
+    for i in range(keys.shape[0]):
+        w = keys[i] // 2
+        ema = keys[i] % 2 == 1
+        p = float(w)
+        inv_w = 1.0 / p
+        alpha = 2.0 / (p + 1.0)
+        acc = 0.0
+        for t in range(first, n):
+            acc, table[i, t] = _ma_update(x, t, t - first, w, inv_w, alpha, ema, acc)
+    return table
+
+
+@njit(cache=True)
+def fast_path_applies_nb(
+    strategy: int, use_open: bool, max_size: float, direction: int, integer_shares: bool
+) -> bool:
+    """Whether :func:`sweep_ma_fast_nb` computes the sweep (else :func:`sweep_general_nb`).
+
+    moving_average, fills at the close, long only, ``max_size >= 1`` (an entry
+    spends all the cash), fractional shares.
+    """
+    return (
+        strategy == STRATEGY_MOVING_AVERAGE
+        and not use_open
+        and direction == DIRECTION_LONG
+        and max_size >= 1.0
+        and not integer_shares
+    )
+
+
+@njit(cache=True, parallel=True)
+def sweep_ma_fast_nb(
+    close: np.ndarray,
+    first: np.ndarray,
+    params: np.ndarray,
+    init_cash: float,
+    fees: float,
+    slippage: float,
+    max_size: float,
+    periods_per_year: float,
+) -> np.ndarray:
+    """The moving-average sweep on the fast path (see :mod:`quantcore._kernels.sweep_fast`).
+
+    Same arguments and (m * k, N_STATS) result as :func:`sweep_general_nb` under
+    :func:`fast_path_applies_nb`. Per asset, the moving average of each distinct
+    (window, type) of the grid (:func:`ma_table_nb`), the return prefix sums and
+    the price segment tree are computed once; then, parallel over combinations,
+    one crossing scan per combination and O(log n) work per trade. An asset with
+    a non-finite price after its first valid bar goes through the general kernel.
+    Memory: O(distinct windows x n + m), never m x n.
+    """
+    m = params.shape[0]
+    n, k = close.shape
+    out = np.empty((m * k, N_STATS))
+    fk = (params[:, 0].astype(np.int64) * 2 + (params[:, 2] != 0.0)).astype(np.int64)
+    sk = (params[:, 1].astype(np.int64) * 2 + (params[:, 2] != 0.0)).astype(np.int64)
+    keys = np.unique(np.concatenate((fk, sk)))
+    fi = np.searchsorted(keys, fk)
+    si = np.searchsorted(keys, sk)
+    for j in range(k):
+        x = np.ascontiguousarray(close[:, j])
+        f0 = first[j]
+        clean = True
+        for t in range(f0, n):
+            if not (np.isfinite(x[t]) and x[t] > 0.0):
+                clean = False
+                break
+        if not clean:
+            for c in prange(m):
+                _run_one(
+                    STRATEGY_MOVING_AVERAGE, x, x, False, f0, params[c, 0], params[c, 1],
+                    params[c, 2], init_cash, fees, slippage, max_size, DIRECTION_LONG, False,
+                    periods_per_year, out[c * k + j],
+                )  # fmt: skip
+            continue
+        table = ma_table_nb(x, f0, keys)
+        pre = return_prefix_nb(x, f0)
+        idx, mr = price_tree_nb(x, f0)
+        for c in prange(m):
+            ma_cross_row_nb(
+                x, f0, table[fi[c]], table[si[c]], pre, idx, mr, init_cash, fees, slippage,
+                max_size, periods_per_year, out[c * k + j],
+            )  # fmt: skip
+    return out
+
+
+@njit(cache=True)
 def sweep_nb(
     strategy: int,
     close: np.ndarray,
@@ -424,23 +565,20 @@ def sweep_nb(
     integer_shares: bool,
     periods_per_year: float,
 ) -> np.ndarray:
-    """Metrics of every (combination, asset) pair, fused and parallel over pairs.
+    """Metrics of every (combination, asset) pair: the fast path where it applies.
 
     ``close`` and ``open_`` are (n, k); ``params`` is (m, 3) (``p0, p1, p2`` of
     :func:`signal_block_nb`); ``first[j]`` is asset ``j``'s first valid bar. Row
     ``c * k + j`` of the (m * k, N_STATS) result is combination ``c`` on asset
-    ``j``, computed with the fills and online metrics of ``simulate_nb`` and
-    ``equity_stats_nb``. ``DIRECTION_SHORT`` is accepted like the engine.
+    ``j``. Under :func:`fast_path_applies_nb` the work goes to
+    :func:`sweep_ma_fast_nb`, otherwise to :func:`sweep_general_nb`; both equal
+    a single run with the same parameters.
     """
-    m = params.shape[0]
-    k = close.shape[1]
-    out = np.empty((m * k, N_STATS))
-    for task in prange(m * k):
-        c = task // k
-        j = task % k
-        _run_one(
-            strategy, close[:, j], open_[:, j], use_open, first[j],
-            params[c, 0], params[c, 1], params[c, 2], init_cash, fees, slippage,
-            max_size, direction, integer_shares, periods_per_year, out[task],
-        )  # fmt: skip
-    return out
+    if fast_path_applies_nb(strategy, use_open, max_size, direction, integer_shares):
+        return sweep_ma_fast_nb(
+            close, first, params, init_cash, fees, slippage, max_size, periods_per_year
+        )
+    return sweep_general_nb(
+        strategy, close, open_, use_open, first, params, init_cash, fees, slippage, max_size,
+        direction, integer_shares, periods_per_year,
+    )  # fmt: skip
