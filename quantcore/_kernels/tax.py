@@ -86,6 +86,8 @@ R_BASIS = 8
 R_DISALLOWED = 9
 R_LONG = 10
 R_NF = 11
+_HELD = 1 << 60  # disposal day of shares still held
+
 # pending (forward-looking) wash entries
 P_PIECE = 0
 P_QTY = 1
@@ -606,14 +608,37 @@ def match_lots_nb(
 
 
 @njit(cache=True, error_model="numpy")
+def _add_interval(
+    s: int, a: int, e: int, q: int, first: np.ndarray, ex_sorted: np.ndarray,
+    entitled: np.ndarray, good: np.ndarray, half_window: int, min_days: int,
+) -> None:
+    """Add ``q`` shares held from day ``a`` to day ``e`` to the dividends of symbol ``s``
+    whose ex-date falls in ``(a, e]``, and to their qualified count when held long enough."""
+    lo = first[s]
+    hi = first[s + 1]
+    while lo < hi:  # first dividend of the symbol with ex-date > purchase day
+        mid = (lo + hi) >> 1
+        if ex_sorted[mid] <= a:
+            lo = mid + 1
+        else:
+            hi = mid
+    for m in range(lo, first[s + 1]):
+        ex = ex_sorted[m]
+        if ex > e:  # sold before this ex-date
+            break
+        entitled[m] += q
+        held = min(e, ex + half_window) - max(a + 1, ex - half_window) + 1
+        if held >= min_days:
+            good[m] += q
+
+
+@njit(cache=True, error_model="numpy")
 def qualified_dividends_nb(
     div_sym: np.ndarray,
     div_ex: np.ndarray,
     div_amount: np.ndarray,
-    iv_sym: np.ndarray,
-    iv_start: np.ndarray,
-    iv_end: np.ndarray,
-    iv_qty: np.ndarray,
+    realized: np.ndarray,
+    open_lots: np.ndarray,
     n_symbols: int,
     half_window: int,
     min_days: int,
@@ -624,9 +649,9 @@ def qualified_dividends_nb(
     ----------
     div_sym, div_ex, div_amount : ndarray of int64
         Symbol code, ex-dividend day and amount (1e-8 dollars) of each dividend.
-    iv_sym, iv_start, iv_end, iv_qty : ndarray of int64
-        Every share interval: symbol, purchase day, disposal day (a large
-        number while held) and quantity.
+    realized, open_lots : ndarray of int64
+        The outputs of :func:`match_lots_nb`: every share's holding interval
+        (purchase day to sale day, or still held).
     n_symbols : int
         Number of symbol codes.
     half_window, min_days : int
@@ -641,7 +666,6 @@ def qualified_dividends_nb(
         ex-date, not sold before it) and ``q`` those of them held long enough;
         0 when no recorded shares are entitled.
     """
-    n_iv = iv_sym.shape[0]
     n_div = div_sym.shape[0]
     # dividends grouped by symbol and sorted by ex-date; each interval then adds its
     # shares to the dividends whose ex-date falls in (purchase, disposal]
@@ -657,27 +681,16 @@ def qualified_dividends_nb(
         first[s + 1] += first[s]
     entitled = np.zeros(n_div, dtype=np.int64)
     good = np.zeros(n_div, dtype=np.int64)
-    for j in range(n_iv):
-        s = iv_sym[j]
-        a = iv_start[j]
-        e = iv_end[j]
-        q = iv_qty[j]
-        lo = first[s]
-        hi = first[s + 1]
-        while lo < hi:  # first dividend of the symbol with ex-date > purchase day
-            mid = (lo + hi) >> 1
-            if ex_sorted[mid] <= a:
-                lo = mid + 1
-            else:
-                hi = mid
-        for m in range(lo, first[s + 1]):
-            ex = ex_sorted[m]
-            if ex > e:  # sold before this ex-date
-                break
-            entitled[m] += q
-            held = min(e, ex + half_window) - max(a + 1, ex - half_window) + 1
-            if held >= min_days:
-                good[m] += q
+    for j in range(realized.shape[0]):
+        _add_interval(
+            realized[j, R_SYM], realized[j, R_PURCHASED], realized[j, R_SOLD], realized[j, R_QTY],
+            first, ex_sorted, entitled, good, half_window, min_days,
+        )
+    for j in range(open_lots.shape[0]):
+        _add_interval(
+            open_lots[j, 0], open_lots[j, 2], _HELD, open_lots[j, 4],
+            first, ex_sorted, entitled, good, half_window, min_days,
+        )
     out = np.zeros(n_div, dtype=np.int64)
     for m in range(n_div):
         i = order[m]

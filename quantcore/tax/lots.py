@@ -24,7 +24,6 @@ _METHODS = {"fifo": _k.FIFO, "lifo": _k.LIFO, "hifo": _k.HIFO, "specific": _k.SP
 _KINDS = {"buy": _k.BUY, "sell": _k.SELL, "dividend": _k.DIVIDEND}
 _REQUIRED = ("symbol", "date", "type", "quantity", "price")
 _MAX_FIXED = 9.2e10  # |value| limit so that value * 1e8 fits in int64
-_HELD_FOREVER = np.iinfo(np.int64).max // 4
 _EPOCH = np.datetime64("1970-01-01", "D")
 
 
@@ -136,12 +135,12 @@ def _encode(
         raise ValueError(f"{_label(df, int(np.argmax(bad.to_numpy())))}: symbol is empty")
     codes, uniques = pd.factorize(symbols_raw, sort=True)
     symbols = tuple(str(u) for u in uniques)
-    types = df["type"].astype("string").str.strip().str.lower()
-    kind = types.map(_KINDS).to_numpy(dtype=np.float64, na_value=np.nan)
-    if np.isnan(kind).any():
-        i = int(np.argmax(np.isnan(kind)))
+    type_codes, type_names = pd.factorize(df["type"].astype("string").str.strip().str.lower())
+    lookup = np.array([_KINDS.get(str(t), -1) for t in type_names] + [-1], dtype=np.int64)
+    kind_i = lookup[type_codes]  # a missing type has code -1: the appended -1
+    if (kind_i < 0).any():
+        i = int(np.argmax(kind_i < 0))
         raise ValueError(f"{_label(df, i)}: type must be 'buy', 'sell' or 'dividend', got {df['type'].iloc[i]!r}")
-    kind_i = kind.astype(np.int64)
     day = _days(df, "date")
     if n > 1 and (np.diff(day) < 0).any():
         i = int(np.argmax(np.diff(day) < 0)) + 1
@@ -389,13 +388,9 @@ def _build_ledger(enc: _Encoded, method: str, realized: np.ndarray, open_lots: n
     dv["ex_date"] = enc.ex_day[rows]
     dv["amount"] = divs[rows]
     if rows.size:
-        iv_sym = np.concatenate([rec["symbol"], lots["symbol"]])
-        iv_start = np.concatenate([rec["purchased"], lots["purchased"]])
-        iv_end = np.concatenate([rec["sold"], np.full(lots.size, _HELD_FOREVER, dtype=np.int64)])
-        iv_qty = np.concatenate([rec["quantity"], lots["quantity"]])
         dv["qualified"] = _k.qualified_dividends_nb(
             dv["symbol"].copy(), dv["ex_date"].copy(), dv["amount"].copy(),
-            iv_sym, iv_start, iv_end, iv_qty, len(enc.symbols), 60, 61,
+            realized, open_lots, len(enc.symbols), 60, 61,
         )
     is_buy = enc.kind == _k.BUY
     buys = np.stack([enc.sym[is_buy], enc.day[is_buy], enc.qty[is_buy], np.flatnonzero(is_buy)], axis=1)
