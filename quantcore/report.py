@@ -27,10 +27,9 @@ from typing import TYPE_CHECKING, Any, Literal
 import numpy as np
 import pandas as pd
 
-from quantcore import drawdown as _drawdown
-from quantcore import metrics as _metrics
-from quantcore import plot as _plot
-from quantcore import returns as _returns
+# The analytics modules (and their numba kernels) are imported by the functions that
+# use them, so that ``python -m quantcore``, which registers ``add_cli_parser``, stays
+# quick to start for its other subcommands.
 
 if TYPE_CHECKING:
     from matplotlib.figure import Figure
@@ -124,6 +123,8 @@ def _table(frame: pd.DataFrame, *, index_name: str, all_percent: bool = False) -
 
 
 def _worst_drawdowns(r: pd.Series, top: int) -> pd.DataFrame:
+    from quantcore import drawdown as _drawdown
+
     rec = np.sort(_drawdown.drawdown_periods(r.to_numpy()), order="depth")[:top]
     idx = r.index
 
@@ -212,6 +213,10 @@ def tearsheet(
     >>> page.count("<svg") >= 3, "sharpe_ratio" in page
     (True, True)
     """
+    from quantcore import metrics as _metrics
+    from quantcore import plot as _plot
+    from quantcore import returns as _returns
+
     if not isinstance(top_drawdowns, int) or top_drawdowns < 0:
         raise ValueError(f"top_drawdowns must be an integer >= 0, got {top_drawdowns!r}")
     r, b = _plot._aligned(_plot._series(returns, "returns", "strategy"), benchmark)
@@ -313,6 +318,7 @@ def report_from_files(
     Path
         ``out``.
     """
+    from quantcore import returns as _returns
     from quantcore.__main__ import read_prices
 
     close = _close(read_prices(str(prices)), column, "prices", "--column")
