@@ -373,6 +373,8 @@ def sweep_heatmap(
     matplotlib.figure.Figure
         Axes 0 holds one image whose array is ``(n_y, n_x)``: the sorted distinct
         values of ``y`` by those of ``x``; skipped combinations are blank (NaN).
+        Evenly spaced numeric parameters get numeric axes with each cell centred
+        on its value; other parameters get one labelled tick per value.
         Axes 1 is the colour bar.
 
     Notes
@@ -403,9 +405,8 @@ def sweep_heatmap(
     fig = _figure(figsize=(10.0, 6.0))
     ax = fig.axes[0]
     xs, ys = grid.columns.to_numpy(), grid.index.to_numpy()
-    numeric = np.issubdtype(xs.dtype, np.number) and np.issubdtype(ys.dtype, np.number)
     finite = data[np.isfinite(data)]
-    if numeric and len(xs) > 1 and len(ys) > 1:
+    if _evenly_spaced(xs) and _evenly_spaced(ys):  # numeric axes, cells centred on the values
         dx, dy = (xs[-1] - xs[0]) / (len(xs) - 1), (ys[-1] - ys[0]) / (len(ys) - 1)
         extent = (xs[0] - dx / 2, xs[-1] + dx / 2, ys[0] - dy / 2, ys[-1] + dy / 2)
         image = ax.imshow(data, origin="lower", aspect="auto", cmap=cmap, extent=extent,
@@ -427,6 +428,14 @@ def sweep_heatmap(
     ax.set_ylabel(y)
     ax.set_title(title if title is not None else f"{value} by {y} and {x}")
     return fig
+
+
+def _evenly_spaced(values: np.ndarray) -> bool:
+    """At least two numbers with one common step (a numeric heatmap axis); else categorical."""
+    if len(values) < 2 or not np.issubdtype(values.dtype, np.number):
+        return False
+    steps = np.diff(values.astype(np.float64))
+    return bool(np.allclose(steps, steps[0], rtol=1e-9, atol=0.0))
 
 
 def _closes(prices: Any) -> pd.Series:

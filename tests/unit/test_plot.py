@@ -198,3 +198,19 @@ def test_trades_on_price_circles_short_entries(goog: pd.DataFrame) -> None:
     shorts = res.trades[res.trades["direction"] == -1]
     assert len(shorts) > 0
     np.testing.assert_array_equal(fig.axes[0].lines[3].get_ydata(), shorts["entry_price"])
+
+
+def test_sweep_heatmap_uneven_or_text_parameters_get_one_tick_per_value() -> None:
+    t = pd.DataFrame(
+        {
+            "window": [5, 10, 20, 50, 5, 10, 20, 50],
+            "ma_type": ["sma"] * 4 + ["ema"] * 4,
+            "sharpe_ratio": np.arange(8.0),
+        }
+    )
+    ax = plot.sweep_heatmap(t, "window", "ma_type").axes[0]
+    data = ax.images[0].get_array()
+    assert data.shape == (2, 4)
+    assert [x.get_text() for x in ax.get_xticklabels()] == ["5", "10", "20", "50"]
+    assert [y.get_text() for y in ax.get_yticklabels()] == ["ema", "sma"]
+    np.testing.assert_array_equal(data, [[4, 5, 6, 7], [0, 1, 2, 3]])
