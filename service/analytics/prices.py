@@ -4,7 +4,7 @@
 over 50 positions would spend 50 ms there. :class:`CloseCache` keeps the close
 column of each ``(symbol, start, end)`` window as NumPy arrays for a few seconds
 (completed daily bars never change; an import replacing a file is seen after
-the TTL).
+the TTL). Cached arrays are shared and read-only.
 """
 
 from __future__ import annotations
@@ -12,8 +12,10 @@ from __future__ import annotations
 import datetime as dt
 import threading
 import time
+import weakref
 from collections import OrderedDict
-from collections.abc import Sequence
+from collections.abc import Hashable, Sequence
+from typing import Any
 
 import numpy as np
 import pandas as pd
@@ -27,60 +29,80 @@ Days = NDArray[np.datetime64]
 F64 = NDArray[np.float64]
 
 
-class CloseCache:
-    """A small thread-safe LRU of ``(dates, closes)`` per window, with a TTL.
+class _TTLCache:
+    """A thread-safe LRU with a time-to-live, one per market object (held weakly, so a
+    discarded ``MarketData`` never lends its entries to a new one at the same address)."""
 
-    Args:
-        ttl: seconds an entry is served.
-        size: entries kept.
-    """
-
-    def __init__(self, ttl: float = 30.0, size: int = 1024) -> None:
+    def __init__(self, ttl: float, size: int) -> None:
         self.ttl = ttl
         self.size = size
         self._lock = threading.Lock()
-        self._items: OrderedDict[tuple[int, str, dt.date, dt.date], tuple[float, Days, F64]] = (
-            OrderedDict()
-        )
+        self._by_market: weakref.WeakKeyDictionary[
+            MarketData, OrderedDict[Hashable, tuple[float, Any]]
+        ] = weakref.WeakKeyDictionary()
+
+    def lookup(self, market: MarketData, key: Hashable) -> Any | None:
+        with self._lock:
+            items = self._by_market.get(market)
+            hit = items.get(key) if items is not None else None
+            if hit is None or time.monotonic() - hit[0] >= self.ttl:
+                return None
+            items.move_to_end(key)  # type: ignore[union-attr]
+            return hit[1]
+
+    def store(self, market: MarketData, key: Hashable, value: Any) -> None:
+        with self._lock:
+            items = self._by_market.setdefault(market, OrderedDict())
+            items[key] = (time.monotonic(), value)
+            items.move_to_end(key)
+            while len(items) > self.size:
+                items.popitem(last=False)
+
+
+class CloseCache:
+    """Daily ``(dates, closes)`` per ``(market, symbol, start, end)``, with a TTL.
+
+    Args:
+        ttl: seconds an entry is served.
+        size: entries kept per market.
+    """
+
+    def __init__(self, ttl: float = 30.0, size: int = 1024) -> None:
+        self._cache = _TTLCache(ttl, size)
+
+    @property
+    def ttl(self) -> float:
+        return self._cache.ttl
 
     def has(self, market: MarketData, symbol: str, start: dt.date, end: dt.date) -> bool:
         """Whether a fresh entry is held (a hit costs no I/O)."""
-        with self._lock:
-            hit = self._items.get((id(market), symbol, start, end))
-        return hit is not None and time.monotonic() - hit[0] < self.ttl
+        return self._cache.lookup(market, (symbol, start, end)) is not None
 
     def get(
         self, market: MarketData, symbol: str, start: dt.date, end: dt.date
     ) -> tuple[Days, F64]:
-        """Daily dates (``datetime64[D]``) and closes of ``symbol``; unknown: ``KeyError``."""
-        key = (id(market), symbol, start, end)
-        now = time.monotonic()
-        with self._lock:
-            hit = self._items.get(key)
-            if hit is not None and now - hit[0] < self.ttl:
-                self._items.move_to_end(key)
-                return hit[1], hit[2]
+        """Daily dates (``datetime64[D]``) and closes of ``symbol``; unknown: ``KeyError``.
+
+        The arrays are shared between callers and read-only.
+        """
+        hit = self._cache.lookup(market, (symbol, start, end))
+        if hit is not None:
+            return hit
         bars = market.history(symbol, start, end, "1d")
         index = pd.DatetimeIndex(bars.index)
         if index.tz is not None:
             index = index.tz_convert("UTC").tz_localize(None)
         days = np.asarray(index.values.astype("datetime64[D]"))
         close = np.ascontiguousarray(bars["close"].to_numpy(dtype=np.float64))
-        with self._lock:
-            self._items[key] = (now, days, close)
-            self._items.move_to_end(key)
-            while len(self._items) > self.size:
-                self._items.popitem(last=False)
+        days.setflags(write=False)
+        close.setflags(write=False)
+        self._cache.store(market, (symbol, start, end), (days, close))
         return days, close
 
 
 _CACHE = CloseCache()
 # whole panels on their own calendar (metrics of one portfolio ask for the same one)
-_PANELS: OrderedDict[tuple[int, tuple[str, ...], dt.date, dt.date], tuple[float, ClosePanel]] = (
-    OrderedDict()
-)
-_PANELS_LOCK = threading.Lock()
-_PANELS_SIZE = 64
+_PANELS = _TTLCache(_CACHE.ttl, 64)
 
 
 def is_cached(market: MarketData, symbol: str, start: dt.date, end: dt.date) -> bool:
@@ -126,13 +148,12 @@ def panel(
     A symbol without bars in the window is an all-NaN column; an unknown symbol
     raises ``KeyError``. Values are carried forward over days a symbol did not trade.
     """
-    key = (id(market), tuple(symbols), start, end)
+    key = (tuple(symbols), start, end)
     own_calendar = calendar is None
     if own_calendar:
-        with _PANELS_LOCK:
-            hit = _PANELS.get(key)
-        if hit is not None and time.monotonic() - hit[0] < _CACHE.ttl:
-            return hit[1]
+        hit = _PANELS.lookup(market, key)
+        if hit is not None:
+            return hit
     series = [closes(market, s, start, end) for s in symbols]
     if calendar is None:
         calendar = (
@@ -148,10 +169,8 @@ def panel(
         pos = np.searchsorted(days, calendar, side="right") - 1
         ok = pos >= 0
         out[ok, j] = close[pos[ok]]
+    out.setflags(write=False)
     result = ClosePanel(calendar, out, symbols)
-    if own_calendar:  # shared between requests: callers only read it
-        with _PANELS_LOCK:
-            _PANELS[key] = (time.monotonic(), result)
-            while len(_PANELS) > _PANELS_SIZE:
-                _PANELS.popitem(last=False)
+    if own_calendar:  # shared between requests (read-only arrays)
+        _PANELS.store(market, key, result)
     return result

@@ -347,11 +347,11 @@ def _job(
     bench = panel(market, [bt.benchmark_symbol], bt.start_date, bt.end_date, calendar=prices.dates)
     b = bench.close[:, 0]
     job = worker.BacktestJob(
-        days=prices.dates.astype(np.int64), close=prices.close, symbols=tuple(symbols),
+        days=prices.dates.astype(np.int64), close=np.array(prices.close), symbols=tuple(symbols),
         strategy_type=strategy.strategy_type, parameters=dict(strategy.parameters),
         initial_capital=float(strategy.initial_capital), fees=float(bt.transaction_costs),
         slippage=float(bt.slippage), max_position_size=float(strategy.max_position_size),
-        benchmark=None if np.isnan(b).all() else b,
+        benchmark=None if np.isnan(b).all() else np.array(b),
     )  # fmt: skip
     return job, [str(d) for d in prices.dates]
 
