@@ -7,8 +7,8 @@ import pytest
 from tests.service.conftest import Api
 
 #: The endpoint table of the finance API document (seeds/000_693b1f3b8d98dd30.txt,
-#: section "Endpoints"), split by the issue that provides each route.
-CORE_ENDPOINTS: list[tuple[str, str]] = [
+#: section "Endpoints"), in its order.
+DOCUMENT_ENDPOINTS: list[tuple[str, str]] = [
     ("GET", "/api/portfolios/"),
     ("POST", "/api/portfolios/"),
     ("GET", "/api/portfolios/{portfolio_id}/"),
@@ -22,41 +22,28 @@ CORE_ENDPOINTS: list[tuple[str, str]] = [
     ("GET", "/api/assets/{asset_id}/"),
     ("GET", "/api/assets/{asset_id}/price-history/"),
     ("POST", "/api/assets/bulk-prices/"),
+    ("GET", "/api/backtesting/strategies/"),
+    ("POST", "/api/backtesting/strategies/"),
+    ("GET", "/api/backtesting/strategies/{id}/"),
+    ("GET", "/api/backtesting/backtests/"),
+    ("POST", "/api/backtesting/backtests/"),
+    ("POST", "/api/backtesting/backtests/{id}/run/"),
+    ("POST", "/api/backtesting/quick-backtest/"),
+    ("GET", "/api/analytics/portfolio/{id}/metrics/"),
+    ("GET", "/api/analytics/portfolio/{id}/performance/"),
+    ("GET", "/api/analytics/portfolio/{id}/allocation/"),
+    ("GET", "/api/analytics/portfolio/{id}/risk/"),
+    ("GET", "/api/analytics/assets/{id}/technical/"),
+    ("GET", "/api/tax/analytics/summary/"),
+    ("POST", "/api/tax/analytics/calculate/"),
+    ("GET", "/api/tax/loss-harvesting/"),
+    ("POST", "/api/tax/loss-harvesting/analyze/"),
+    ("GET", "/api/tax/reports/"),
+    ("POST", "/api/tax/reports/generate/"),
+    ("GET", "/realtime/websocket-info/"),
+    ("GET", "/realtime/status/"),
+    ("POST", "/api/realtime/force_price_update/"),
 ]
-
-#: TODO(lead): once issue 6 / issue 7 land, move these into CORE_ENDPOINTS (rename the
-#: constant to DOCUMENT_ENDPOINTS) so the test covers the whole table.
-TODO_LATER_FEATURE_ENDPOINTS: dict[str, list[tuple[str, str]]] = {
-    "issue 6 (backtesting)": [
-        ("GET", "/api/backtesting/strategies/"),
-        ("POST", "/api/backtesting/strategies/"),
-        ("GET", "/api/backtesting/strategies/{id}/"),
-        ("GET", "/api/backtesting/backtests/"),
-        ("POST", "/api/backtesting/backtests/"),
-        ("POST", "/api/backtesting/backtests/{id}/run/"),
-        ("POST", "/api/backtesting/quick-backtest/"),
-    ],
-    "issue 6 (analytics)": [
-        ("GET", "/api/analytics/portfolio/{id}/metrics/"),
-        ("GET", "/api/analytics/portfolio/{id}/performance/"),
-        ("GET", "/api/analytics/portfolio/{id}/allocation/"),
-        ("GET", "/api/analytics/portfolio/{id}/risk/"),
-        ("GET", "/api/analytics/assets/{id}/technical/"),
-    ],
-    "issue 6 (tax)": [
-        ("GET", "/api/tax/analytics/summary/"),
-        ("POST", "/api/tax/analytics/calculate/"),
-        ("GET", "/api/tax/loss-harvesting/"),
-        ("POST", "/api/tax/loss-harvesting/analyze/"),
-        ("GET", "/api/tax/reports/"),
-        ("POST", "/api/tax/reports/generate/"),
-    ],
-    "issue 7 (realtime)": [
-        ("GET", "/realtime/websocket-info/"),
-        ("GET", "/realtime/status/"),
-        ("POST", "/api/realtime/force_price_update/"),
-    ],
-}
 
 
 def _normalize(path: str) -> str:
@@ -73,13 +60,12 @@ def schema(api: Api) -> dict:
 
 
 def test_document_table_is_complete() -> None:
-    """Core + TODO lists hold exactly the 34 rows of the document's table, once each."""
-    rows = CORE_ENDPOINTS + [e for group in TODO_LATER_FEATURE_ENDPOINTS.values() for e in group]
-    assert len(rows) == 34 and len(set(rows)) == 34
+    """The list holds exactly the 34 rows of the document's table, once each."""
+    assert len(DOCUMENT_ENDPOINTS) == 34 and len(set(DOCUMENT_ENDPOINTS)) == 34
 
 
-@pytest.mark.parametrize(("method", "path"), CORE_ENDPOINTS)
-def test_core_endpoint_in_schema(schema: dict, method: str, path: str) -> None:
+@pytest.mark.parametrize(("method", "path"), DOCUMENT_ENDPOINTS)
+def test_document_endpoint_in_schema(schema: dict, method: str, path: str) -> None:
     paths = {_normalize(p): ops for p, ops in schema["paths"].items()}
     assert _normalize(path) in paths, path
     assert method.lower() in paths[_normalize(path)], (method, path)
