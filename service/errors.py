@@ -154,6 +154,10 @@ _CODES: list[tuple[re.Pattern[str], str]] = [
 ]
 
 
+#: Litestar's message for an absent required query/header/cookie/path parameter.
+_MISSING_PARAM = re.compile(r"Missing required \w+ parameter '([^']+)'")
+
+
 def validation_from_message(message: str, key: str | None = None) -> ValidationError:
     """Map a msgspec validation message (and Litestar's ``key``) to field + code.
 
@@ -161,6 +165,9 @@ def validation_from_message(message: str, key: str | None = None) -> ValidationE
     ``Expected `int` >= 1`` -> (key, ``min_value``); ``Invalid enum value 'x'`` ->
     ``invalid_choice``; anything else is ``invalid``.
     """
+    missing = _MISSING_PARAM.search(message)
+    if missing:
+        return ValidationError(missing.group(1), "required", message)
     path = ""
     at = _AT_PATH.search(message)
     if at:
