@@ -108,5 +108,5 @@ def test_parsers() -> None:
     assert parse_grid_value("5:8") == [5, 6, 7] and parse_grid_value("10:30:10") == [10, 20]
     assert parse_grid_value("sma,ema") == ["sma", "ema"]
     subparsers = next(a for a in build_parser()._actions if a.dest == "command")
-    assert set(subparsers.choices) == {"backtest", "sweep"}
+    assert set(subparsers.choices) == {"backtest", "sweep", "report"}
     assert np.isfinite(parse_value("1e-3"))
