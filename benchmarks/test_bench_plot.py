@@ -1,7 +1,7 @@
 """pytest-benchmark timings of the figures and the tear sheet (seeded returns, CI-sized).
 
-    pytest benchmarks/test_bench_plot.py --benchmark-only
-    N=5030 pytest benchmarks/test_bench_plot.py --benchmark-only   # 20 years of days
+pytest benchmarks/test_bench_plot.py --benchmark-only
+N=5030 pytest benchmarks/test_bench_plot.py --benchmark-only   # 20 years of days
 """
 
 from __future__ import annotations
