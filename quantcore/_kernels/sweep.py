@@ -25,7 +25,12 @@ from quantcore._kernels.backtest import (
     open_position_nb,
     stats_step_nb,
 )
-from quantcore._kernels.sweep_fast import ma_cross_row_nb, price_tree_nb, return_prefix_nb
+from quantcore._kernels.sweep_fast import (
+    extrema_table_nb,
+    ma_cross_row_nb,
+    price_tree_nb,
+    return_prefix_nb,
+)
 
 __all__ = [
     "BLOCK",
@@ -494,6 +499,24 @@ def fast_path_applies_nb(
 
 
 @njit(cache=True, parallel=True)
+def _ma_fast_asset(
+    x: np.ndarray, first: int, keys: np.ndarray, fi: np.ndarray, si: np.ndarray,
+    init_cash: float, fees: float, slippage: float, max_size: float, periods_per_year: float,
+    out: np.ndarray, j: int, k: int,
+) -> None:  # fmt: skip
+    """Rows ``c * k + j`` of :func:`sweep_ma_fast_nb` for one clean asset ``x``."""
+    table = ma_table_nb(x, first, keys)
+    pre = return_prefix_nb(x, first)
+    ext = extrema_table_nb(x)
+    idx, mr = price_tree_nb(x, first)
+    for c in prange(fi.shape[0]):
+        ma_cross_row_nb(
+            x, first, table, fi[c], si[c], pre, ext, idx, mr, init_cash, fees, slippage, max_size,
+            periods_per_year, out, c * k + j,
+        )  # fmt: skip
+
+
+@njit(cache=True, parallel=True)
 def sweep_ma_fast_nb(
     close: np.ndarray,
     first: np.ndarray,
@@ -538,14 +561,9 @@ def sweep_ma_fast_nb(
                     periods_per_year, out[c * k + j],
                 )  # fmt: skip
             continue
-        table = ma_table_nb(x, f0, keys)
-        pre = return_prefix_nb(x, f0)
-        idx, mr = price_tree_nb(x, f0)
-        for c in prange(m):
-            ma_cross_row_nb(
-                x, f0, table[fi[c]], table[si[c]], pre, idx, mr, init_cash, fees, slippage,
-                max_size, periods_per_year, out[c * k + j],
-            )  # fmt: skip
+        _ma_fast_asset(
+            x, f0, keys, fi, si, init_cash, fees, slippage, max_size, periods_per_year, out, j, k
+        )
     return out
 
 

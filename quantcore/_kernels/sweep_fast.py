@@ -29,6 +29,8 @@ from numba import njit
 from quantcore._kernels.backtest import close_position_nb, finalize_stats_nb, open_position_nb
 
 __all__ = [
+    "extrema_nb",
+    "extrema_table_nb",
     "ma_cross_row_nb",
     "price_tree_nb",
     "return_prefix_nb",
@@ -229,9 +231,74 @@ def tree_query_nb(
 
 
 @njit(cache=True)
+def extrema_table_nb(x: np.ndarray) -> np.ndarray:
+    """Sparse table of the bars of range maxima and minima of ``x``.
+
+    Parameters
+    ----------
+    x : ndarray
+        (n,) prices.
+
+    Returns
+    -------
+    ndarray
+        (2, L, n) int32, ``L = floor(log2(n)) + 1``: ``[0, l, t]`` is the bar of the
+        maximum of ``x[t : t + 2**l]``, ``[1, l, t]`` of the minimum (first
+        occurrence). Ranges holding a NaN give meaningless bars; the sweep only
+        queries ranges after an asset's first valid bar.
+
+    Notes
+    -----
+    Maxima and minima tolerate overlap, so any range is two lookups
+    (:func:`extrema_nb`); the inner drawdown does not, hence :func:`price_tree_nb`.
+
+    Examples
+    --------
+    >>> ext = extrema_table_nb(np.array([4.0, 2.0, 3.0, 1.0, 5.0]))
+    >>> extrema_nb(np.array([4.0, 2.0, 3.0, 1.0, 5.0]), ext, 1, 4)
+    (4, 3)
+    """
+    n = x.shape[0]
+    levels = 1
+    while (1 << levels) <= n:
+        levels += 1
+    ext = np.empty((2, levels, n), dtype=np.int32)
+    for t in range(n):
+        ext[0, 0, t] = t
+        ext[1, 0, t] = t
+    for lv in range(1, levels):
+        half = 1 << (lv - 1)
+        for t in range(n - (1 << lv) + 1):
+            a = ext[0, lv - 1, t]
+            b = ext[0, lv - 1, t + half]
+            ext[0, lv, t] = a if not x[b] > x[a] else b
+            a = ext[1, lv - 1, t]
+            b = ext[1, lv - 1, t + half]
+            ext[1, lv, t] = a if not x[b] < x[a] else b
+    return ext
+
+
+@njit(cache=True)
+def extrema_nb(x: np.ndarray, ext: np.ndarray, lo: int, hi: int) -> tuple[int, int]:
+    """Bars of the maximum and the minimum of ``x[lo : hi + 1]``, O(1) (``lo <= hi``)."""
+    span = hi - lo + 1
+    lv = 0
+    while (2 << lv) <= span:
+        lv += 1
+    off = hi - (1 << lv) + 1
+    a = ext[0, lv, lo]
+    b = ext[0, lv, off]
+    i_max = a if not x[b] > x[a] else b
+    a = ext[1, lv, lo]
+    b = ext[1, lv, off]
+    i_min = a if not x[b] < x[a] else b
+    return i_max, i_min
+
+
+@njit(cache=True)
 def _holding(
-    x: np.ndarray, pre: np.ndarray, idx: np.ndarray, mr: np.ndarray, entry: int, last: int,
-    cash: float, size: float, acc: np.ndarray,
+    x: np.ndarray, pre: np.ndarray, ext: np.ndarray, idx: np.ndarray, mr: np.ndarray,
+    entry: int, last: int, cash: float, size: float, acc: np.ndarray,
 ) -> None:  # fmt: skip
     """Fold the bars ``entry + 1 .. last`` of a position into ``acc``.
 
@@ -244,18 +311,19 @@ def _holding(
         acc[row], acc[row + 1] = _dd_add(acc[row], acc[row + 1], pre[row, last])
         acc[row], acc[row + 1] = _dd_add(acc[row], acc[row + 1], -pre[row, entry])
         acc[row + 1] += pre[row + 1, last] - pre[row + 1, entry]
-    i_max, i_min, m, mt, ms = tree_query_nb(x, idx, mr, entry + 1, last)
+    i_max, i_min = extrema_nb(x, ext, entry + 1, last)
     peak = acc[6]
     best = acc[7]
     low = (cash + size * x[i_min]) / peak  # below the peak carried in
     if low < best:
         best = low
-    if m < 1.0:  # a drawdown from a peak made inside the position
-        inner = (cash + size * x[mt]) / (cash + size * x[ms])
-        if inner < best:
-            best = inner
     top = cash + size * x[i_max]
-    if top > peak:
+    if top > peak:  # a new peak inside the position: drawdowns from it count too
+        _, _, m, mt, ms = tree_query_nb(x, idx, mr, entry + 1, last)
+        if m < 1.0:
+            inner = (cash + size * x[mt]) / (cash + size * x[ms])
+            if inner < best:
+                best = inner
         peak = top
     acc[6] = peak
     acc[7] = best
@@ -283,9 +351,11 @@ def _bar(equity: float, prev: float, acc: np.ndarray) -> None:
 def ma_cross_row_nb(
     x: np.ndarray,
     first: int,
-    fast: np.ndarray,
-    slow: np.ndarray,
+    table: np.ndarray,
+    i_fast: int,
+    i_slow: int,
     pre: np.ndarray,
+    ext: np.ndarray,
     idx: np.ndarray,
     mr: np.ndarray,
     init_cash: float,
@@ -294,6 +364,7 @@ def ma_cross_row_nb(
     max_size: float,
     periods_per_year: float,
     out: np.ndarray,
+    row: int,
 ) -> None:
     """Metrics row of one long-only moving-average crossover, filled at the close.
 
@@ -303,16 +374,20 @@ def ma_cross_row_nb(
         (n,) closes, finite and positive from ``first`` on.
     first : int
         First valid bar.
-    fast, slow : ndarray
-        (n,) the two moving averages (NaN where undefined).
+    table : ndarray
+        (w, n) moving averages (NaN where undefined).
+    i_fast, i_slow : int
+        Rows of ``table`` holding the fast and the slow average.
     pre : ndarray
         :func:`return_prefix_nb` of ``x``.
+    ext : ndarray
+        :func:`extrema_table_nb` of ``x``.
     idx, mr : ndarray
         :func:`price_tree_nb` of ``x``.
     init_cash, fees, slippage, max_size, periods_per_year : float
         Engine options; ``max_size >= 1``.
     out : ndarray
-        (N_STATS,) receives the row of :func:`finalize_stats_nb`.
+        (m, N_STATS); row ``row`` receives the metrics of :func:`finalize_stats_nb`.
 
     Notes
     -----
@@ -328,14 +403,16 @@ def ma_cross_row_nb(
     --------
     >>> from quantcore._kernels.backtest import N_STATS
     >>> x = np.array([3.0, 1.0, 3.0, 4.0, 1.0])
-    >>> out = np.empty(N_STATS)
+    >>> out = np.empty((1, N_STATS))
     >>> idx, mr = price_tree_nb(x, 0)
-    >>> ma_cross_row_nb(x, 0, x, np.full(5, 2.0), return_prefix_nb(x, 0), idx, mr,
-    ...                 300.0, 0.0, 0.0, 1.0, 252.0, out)
-    >>> float(out[6]), float(out[9]), float(out[4])  # bought at 3 (bar 2), sold at 1 (bar 4)
+    >>> ma_cross_row_nb(x, 0, np.stack([x, np.full(5, 2.0)]), 0, 1, return_prefix_nb(x, 0),
+    ...                 extrema_table_nb(x), idx, mr, 300.0, 0.0, 0.0, 1.0, 252.0, out, 0)
+    >>> float(out[0, 6]), float(out[0, 9]), float(out[0, 4])  # bought at 3 (bar 2), sold at 1 (bar 4)
     (1.0, 100.0, -0.75)
     """
     n = x.shape[0]
+    fast = table[i_fast]
+    slow = table[i_slow]
     acc = np.zeros(8)
     acc[6] = init_cash
     acc[7] = 1.0
@@ -350,10 +427,11 @@ def ma_cross_row_nb(
     gross_profit = 0.0
     gross_loss = 0.0
     exposed = 0
-    # pass 1, vectorised: flag every strict crossing, either way (NaN compares false)
+    # pass 1, vectorised: flag every strict crossing, either way (NaN compares false;
+    # the averages are NaN before ``first``, so no bar up to ``first`` is flagged)
     width = (n + 7) // 8
     flags = np.zeros(width * 8, dtype=np.uint8)
-    for u in range(first + 1, n):
+    for u in range(1, n):
         f0 = fast[u - 1]
         s0 = slow[u - 1]
         f1 = fast[u]
@@ -383,7 +461,7 @@ def ma_cross_row_nb(
                         _bar(eq, prev, acc)
                         prev = eq
             elif fast[u] < slow[u]:
-                _holding(x, pre, idx, mr, entry, u - 1, cash, size, acc)
+                _holding(x, pre, ext, idx, mr, entry, u - 1, cash, size, acc)
                 prev = cash + size * x[u - 1]
                 cash, pnl, _, _ = close_position_nb(
                     cash, size, 1, entry_fill, entry_fee, x[u], fees, slippage
@@ -400,12 +478,12 @@ def ma_cross_row_nb(
                 prev = cash
     n_trades = n_closed
     if size != 0.0:  # open at the end: marked to market at the last close
-        _holding(x, pre, idx, mr, entry, n - 1, cash, size, acc)
+        _holding(x, pre, ext, idx, mr, entry, n - 1, cash, size, acc)
         prev = cash + size * x[n - 1]
         exposed += n - entry
         n_trades += 1
     max_dd = min(acc[7] - 1.0, 0.0)
     finalize_stats_nb(
-        out, init_cash, prev, n, acc[0] + acc[1], acc[2] + acc[3], acc[4] + acc[5], 1.0, 1.0,
+        out[row], init_cash, prev, n, acc[0] + acc[1], acc[2] + acc[3], acc[4] + acc[5], 1.0, 1.0,
         max_dd, n_trades, n_closed, n_wins, gross_profit, gross_loss, exposed, periods_per_year,
     )  # fmt: skip
