@@ -4,7 +4,7 @@ VENV ?= .venv
 PY := $(VENV)/bin/python
 STAMP := $(VENV)/.installed-stamp
 
-.PHONY: install test test-fast bench bench-ci serve lint typecheck clean clean-numba-cache
+.PHONY: docs notebooks install test test-fast bench bench-ci serve lint typecheck clean clean-numba-cache
 
 # (Re)install whenever pyproject.toml changes.
 $(STAMP): pyproject.toml
@@ -28,6 +28,12 @@ bench: $(STAMP)
 bench-ci: $(STAMP)
 	$(PY) -m pytest benchmarks --benchmark-only --benchmark-min-rounds=1 --benchmark-max-time=0.05 --benchmark-warmup=off -q
 	$(PY) benchmarks/vs_peers.py --quick
+
+docs: $(STAMP)
+	$(PY) -m mkdocs build --strict
+
+notebooks: $(STAMP)
+	$(PY) -m pytest tests/integration/test_notebooks.py -q
 
 serve: $(STAMP)
 	PY=$(PY) bash scripts/serve.sh

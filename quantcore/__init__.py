@@ -20,6 +20,8 @@ __all__ = sorted(
         "drawdown",
         "indicators",
         "metrics",
+        "plot",
+        "report",
         "returns",
         "risk",
         "tax",
