@@ -21,6 +21,7 @@ __all__ = sorted(
         "indicators",
         "metrics",
         "plot",
+        "portfolio",
         "report",
         "returns",
         "risk",
