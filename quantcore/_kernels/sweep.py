@@ -457,7 +457,7 @@ def sweep_general_nb(
     return out
 
 
-@njit(cache=True)
+@njit(cache=True, parallel=True)
 def ma_table_nb(x: np.ndarray, first: int, keys: np.ndarray) -> np.ndarray:
     """Moving averages of one series for every distinct (window, type) of a sweep.
 
@@ -465,18 +465,20 @@ def ma_table_nb(x: np.ndarray, first: int, keys: np.ndarray) -> np.ndarray:
     of the (len(keys), n) result is that average at every bar, NaN before it is
     defined, computed by :func:`_ma_update`: the very recursion of
     :func:`signal_block_nb`, so the values are bit-identical to the signal kernels'.
+    Rows are computed in parallel.
     """
     n = x.shape[0]
     table = np.full((keys.shape[0], n), np.nan)
-    for i in range(keys.shape[0]):
+    for i in prange(keys.shape[0]):
         w = keys[i] // 2
         ema = keys[i] % 2 == 1
         p = float(w)
         inv_w = 1.0 / p
         alpha = 2.0 / (p + 1.0)
         acc = 0.0
+        row = table[i]
         for t in range(first, n):
-            acc, table[i, t] = _ma_update(x, t, t - first, w, inv_w, alpha, ema, acc)
+            acc, row[t] = _ma_update(x, t, t - first, w, inv_w, alpha, ema, acc)
     return table
 
 
@@ -509,11 +511,14 @@ def _ma_fast_asset(
     pre = return_prefix_nb(x, first)
     ext = extrema_table_nb(x)
     idx, mr = price_tree_nb(x, first)
-    for c in prange(fi.shape[0]):
-        ma_cross_row_nb(
-            x, first, table, fi[c], si[c], pre, ext, idx, mr, init_cash, fees, slippage, max_size,
-            periods_per_year, out, c * k + j,
-        )  # fmt: skip
+    m = fi.shape[0]
+    lanes = min(m, 256)  # strided lanes: short (busy) and long windows spread evenly
+    for lane in prange(lanes):
+        for c in range(lane, m, lanes):
+            ma_cross_row_nb(
+                x, first, table, fi[c], si[c], pre, ext, idx, mr, init_cash, fees, slippage,
+                max_size, periods_per_year, out, c * k + j,
+            )  # fmt: skip
 
 
 @njit(cache=True, parallel=True)

@@ -116,11 +116,10 @@ def _frame(grid: Grid, assets: pd.Index | list[Any], out: np.ndarray) -> pd.Data
     cols: dict[str, Any] = {name: np.repeat(values, k) for name, values in grid.labels.items()}
     codes = np.tile(np.arange(k), len(grid))
     cols["asset"] = pd.Categorical.from_codes(codes, categories=pd.Index(assets))
+    by_metric = np.ascontiguousarray(out.T)  # one contiguous column per metric
     for i, name in enumerate(SWEEP_METRICS):
-        cols[name] = out[:, i]
-    frame = pd.DataFrame(cols)
-    frame["total_trades"] = frame["total_trades"].astype(np.int64)
-    return frame
+        cols[name] = by_metric[i].astype(np.int64) if name == "total_trades" else by_metric[i]
+    return pd.DataFrame(cols, copy=False)
 
 
 def sweep(
