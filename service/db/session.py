@@ -9,14 +9,16 @@ keeps readers unblocked).
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator
+import asyncio
+from collections.abc import AsyncIterator, Callable
+from concurrent.futures import ThreadPoolExecutor
 from contextlib import asynccontextmanager
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
 from alembic import command
 from alembic.config import Config
-from sqlalchemy import event, text
+from sqlalchemy import Engine, create_engine, event, text
 from sqlalchemy.engine import Connection
 from sqlalchemy.ext.asyncio import (
     AsyncEngine,
@@ -27,6 +29,7 @@ from sqlalchemy.ext.asyncio import (
 
 __all__ = ["Database", "alembic_config", "migrate"]
 
+T = TypeVar("T")
 MIGRATIONS = Path(__file__).resolve().parent / "migrations"
 _IMMEDIATE = "qc_sqlite_immediate"
 
@@ -60,8 +63,41 @@ class Database:
             kwargs.update(pool_size=pool_size, max_overflow=pool_size, pool_pre_ping=True)
         self.engine: AsyncEngine = create_async_engine(url, **kwargs)
         if self.is_sqlite:
-            _configure_sqlite(self.engine, busy_timeout)
+            _configure_sqlite(self.engine.sync_engine, busy_timeout)
         self.sessions = async_sessionmaker(self.engine, expire_on_commit=False)
+        # SQLite file: hot read paths run on a plain pysqlite engine in a worker thread, one
+        # thread hop per snapshot instead of one per DBAPI call through aiosqlite.
+        self._sync_engine: Engine | None = None
+        self._executor: ThreadPoolExecutor | None = None
+        path = _sqlite_file(url) if self.is_sqlite else None
+        if path is not None:
+            self._sync_engine = create_engine(
+                f"sqlite:///{path}",
+                connect_args={"timeout": busy_timeout, "isolation_level": None},
+                pool_size=pool_size,
+            )
+            _configure_sqlite(self._sync_engine, busy_timeout)
+        self._threads = pool_size
+
+    async def run_read(self, fn: Callable[[Connection], T]) -> T:
+        """Run ``fn(connection)`` in one read transaction (a consistent snapshot), rolled back after.
+
+        ``fn`` is synchronous Core code. On a SQLite file it runs in a worker thread on a
+        pysqlite connection (one hop for the whole snapshot); elsewhere through
+        :meth:`AsyncConnection.run_sync` on the async engine.
+        """
+        if self._sync_engine is not None:
+            engine = self._sync_engine
+            if self._executor is None:  # created on use: dispose() may be followed by reuse
+                self._executor = ThreadPoolExecutor(self._threads, thread_name_prefix="qc-sqlite")
+
+            def work() -> T:
+                with engine.connect() as conn:
+                    return fn(conn)
+
+            return await asyncio.get_running_loop().run_in_executor(self._executor, work)
+        async with self.engine.connect() as conn:
+            return await conn.run_sync(fn)
 
     @asynccontextmanager
     async def read(self) -> AsyncIterator[AsyncSession]:
@@ -87,6 +123,11 @@ class Database:
 
     async def dispose(self) -> None:
         await self.engine.dispose()
+        if self._sync_engine is not None:
+            self._sync_engine.dispose()
+        if self._executor is not None:
+            self._executor.shutdown(wait=False)
+            self._executor = None
 
 
 @asynccontextmanager
@@ -94,10 +135,10 @@ async def _nullcontext() -> AsyncIterator[None]:
     yield
 
 
-def _configure_sqlite(engine: AsyncEngine, busy_timeout: float) -> None:
+def _configure_sqlite(engine: Engine, busy_timeout: float) -> None:
     """WAL, foreign keys, busy timeout, and explicit BEGIN / BEGIN IMMEDIATE (SQLAlchemy recipe)."""
 
-    @event.listens_for(engine.sync_engine, "connect")
+    @event.listens_for(engine, "connect")
     def _on_connect(dbapi_connection: Any, _record: Any) -> None:
         cursor = dbapi_connection.cursor()
         cursor.execute("PRAGMA journal_mode=WAL")
@@ -106,7 +147,7 @@ def _configure_sqlite(engine: AsyncEngine, busy_timeout: float) -> None:
         cursor.execute(f"PRAGMA busy_timeout={int(busy_timeout * 1000)}")
         cursor.close()
 
-    @event.listens_for(engine.sync_engine, "begin")
+    @event.listens_for(engine, "begin")
     def _on_begin(conn: Connection) -> None:
         immediate = conn.get_execution_options().get(_IMMEDIATE, False)
         conn.exec_driver_sql("BEGIN IMMEDIATE" if immediate else "BEGIN")

@@ -47,10 +47,9 @@ class PortfolioController(Controller):
         active_only: FromQuery[bool] = False,
         ordering: FromQuery[Ordering] = "-created_at",
     ) -> Page[PortfolioRead]:
-        async with db.read() as s:
-            items, count = await services.list_portfolios(
-                s, market, request.user.id, paging, active_only=active_only, ordering=ordering
-            )
+        items, count = await services.list_portfolios(
+            db, market, request.user.id, paging, active_only=active_only, ordering=ordering
+        )
         return Page.build(request, items, count, paging)
 
     @post("/", summary="Create a portfolio")

@@ -2,15 +2,16 @@
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Sequence
 from decimal import Decimal
 from typing import Any
 
 import numpy as np
-from sqlalchemy import Float, cast, func, select
+from sqlalchemy import Connection, Float, Integer, Select, bindparam, cast, func, select
 from sqlalchemy.ext.asyncio import AsyncSession
-from sqlalchemy.orm import aliased
 
+from quantcore.portfolio import PortfolioTotals, mark_positions, portfolio_totals
 from service import formatting as fmt
 from service.assets.market import MarketData
 from service.assets.schemas import AssetRef
@@ -19,7 +20,6 @@ from service.db.models import Asset, Portfolio, Position, utcnow
 from service.errors import NotFoundError
 from service.pagination import PageParams
 from service.portfolios.schemas import PortfolioCreate, PortfolioRead, PortfolioUpdate, PositionRead
-from service.portfolios.valuation import PortfolioTotals, mark_positions, portfolio_totals
 
 __all__ = [
     "create_portfolio",
@@ -58,74 +58,112 @@ async def _positions(
     return list(rows.tuples())
 
 
-def _prices(market: MarketData, assets: Sequence[Asset]) -> tuple[np.ndarray, np.ndarray]:
-    symbols = sorted({a.symbol for a in assets})
-    quotes = market.quotes(symbols)
-    price = np.array([quotes[a.symbol].price if a.symbol in quotes else np.nan for a in assets])
-    change = np.array([quotes[a.symbol].change if a.symbol in quotes else np.nan for a in assets])
+def _prices(market: MarketData, symbols: Sequence[str]) -> tuple[np.ndarray, np.ndarray]:
+    """Last price and change of each entry of ``symbols`` (NaN when no quote)."""
+    quotes = market.quotes(sorted(set(symbols)))
+    nan = float("nan")
+    price = np.array([q.price if (q := quotes.get(s)) else nan for s in symbols], np.float64)
+    change = np.array([q.change if (q := quotes.get(s)) else nan for s in symbols], np.float64)
     return price, change
 
 
-def _position_columns() -> tuple[Any, ...]:
-    return (
-        Position.portfolio_id,
-        cast(Position.quantity, Float),
-        cast(Position.cost_basis, Float),
-        Asset.symbol,
+_P = Portfolio.__table__.c
+_POS = Position.__table__.c
+_ASSET = Asset.__table__.c
+#: Read-model columns of a portfolio, in :func:`_read`'s order (Core: no ORM hydration).
+_PORTFOLIO_COLUMNS = (
+    _P.id,
+    _P.name,
+    _P.description,
+    _P.benchmark_symbol,
+    _P.is_active,
+    _P.created_at,
+    _P.updated_at,
+)
+#: ``(portfolio_id, quantity, cost_basis, symbol)`` of every position of some portfolios.
+_POSITIONS = (
+    select(
+        _POS.portfolio_id,
+        cast(_POS.quantity, Float),
+        cast(_POS.cost_basis, Float),
+        _ASSET.symbol,
     )
+    .join_from(Position.__table__, Asset.__table__, _ASSET.id == _POS.asset_id)
+    .where(_POS.portfolio_id.in_(bindparam("ids", expanding=True)))
+)
 
 
-def _value(
-    market: MarketData, portfolios: Sequence[Portfolio], rows: Sequence[Any]
-) -> PortfolioTotals:
+@functools.cache
+def _page_statement(key: str, desc: bool, active_only: bool, paged: bool) -> Select[Any]:
+    """The user's portfolios with the total count (a window, evaluated before LIMIT).
+
+    Built once per variant with bound parameters (``user_id``, ``limit``, ``offset``),
+    so a request only binds values.
+    """
+    query = select(*_PORTFOLIO_COLUMNS, func.count().over().label("total")).where(
+        _P.user_id == bindparam("user_id")
+    )
+    if active_only:
+        query = query.where(_P.is_active.is_(True))
+    column = _P.name if key == "name" else _P.created_at if key == "created_at" else _P.id
+    query = query.order_by(
+        column.desc() if desc else column.asc(), _P.id.desc() if desc else _P.id.asc()
+    )
+    if paged:
+        query = query.limit(bindparam("limit", type_=Integer)).offset(
+            bindparam("offset", type_=Integer)
+        )
+    return query
+
+
+def _value(market: MarketData, ids: Sequence[int], rows: Sequence[Any]) -> PortfolioTotals:
     """Vectorized valuation of position rows ``(portfolio_id, quantity, cost_basis, symbol)``."""
-    index = {p.id: i for i, p in enumerate(portfolios)}
-    quotes = market.quotes(sorted({r[3] for r in rows}))
-    nan = float("nan")
-    price = np.array(
-        [quotes[r[3]].price if r[3] in quotes else nan for r in rows], dtype=np.float64
-    )
-    change = np.array(
-        [quotes[r[3]].change if r[3] in quotes else nan for r in rows], dtype=np.float64
-    )
+    index = {pid: i for i, pid in enumerate(ids)}
+    n = len(rows)
+    price, change = _prices(market, [r[3] for r in rows])
     marks = mark_positions(
-        np.array([r[1] for r in rows], dtype=np.float64),
-        np.array([r[2] for r in rows], dtype=np.float64),
+        np.fromiter((r[1] for r in rows), np.float64, n),
+        np.fromiter((r[2] for r in rows), np.float64, n),
         price,
         change,
     )
-    group = np.array([index[r[0]] for r in rows], dtype=np.int64)
-    return portfolio_totals(group, len(portfolios), marks)
+    group = np.fromiter((index[r[0]] for r in rows), np.int64, n)
+    return portfolio_totals(group, len(ids), marks)
 
 
-async def _totals(
-    session: AsyncSession, market: MarketData, portfolios: Sequence[Portfolio]
-) -> PortfolioTotals:
-    """Value every position of ``portfolios`` at once (one Core query, float columns)."""
-    rows: list[Any] = []
-    if portfolios:
-        query = (
-            select(*_position_columns())
-            .join(Asset, Asset.id == Position.asset_id)
-            .where(Position.portfolio_id.in_([p.id for p in portfolios]))
+async def _totals(session: AsyncSession, market: MarketData, ids: Sequence[int]) -> PortfolioTotals:
+    """Value every position of the portfolios ``ids`` at once (one Core query, float columns)."""
+    rows: Sequence[Any] = []
+    if ids:
+        conn = await session.connection()
+        rows = (await conn.execute(_POSITIONS, {"ids": list(ids)})).all()
+    return _value(market, ids, rows)
+
+
+def _read(row: Any, totals: PortfolioTotals, i: int) -> PortfolioRead:
+    """Read model of a ``_PORTFOLIO_COLUMNS`` row (or a :class:`Portfolio`) valued at ``i``."""
+    if isinstance(row, Portfolio):
+        row = (
+            row.id,
+            row.name,
+            row.description,
+            row.benchmark_symbol,
+            row.is_active,
+            row.created_at,
+            row.updated_at,
         )
-        rows = list((await session.execute(query)).all())
-    return _value(market, portfolios, rows)
-
-
-def _read(p: Portfolio, totals: PortfolioTotals, i: int) -> PortfolioRead:
     return PortfolioRead(
-        id=p.id,
-        name=p.name,
-        description=p.description,
-        benchmark_symbol=p.benchmark_symbol,
-        is_active=p.is_active,
+        id=row[0],
+        name=row[1],
+        description=row[2],
+        benchmark_symbol=row[3],
+        is_active=bool(row[4]),
         total_value=fmt.money(float(totals.total_value[i])) or "0.00",
         daily_change=fmt.money(float(totals.daily_change[i])) or "0.00",
         daily_change_percent=fmt.percent(float(totals.daily_change_percent[i])) or "0.00",
         position_count=int(totals.position_count[i]),
-        created_at=p.created_at,
-        updated_at=p.updated_at,
+        created_at=row[5],
+        updated_at=row[6],
     )
 
 
@@ -133,12 +171,41 @@ async def portfolio_reads(
     session: AsyncSession, market: MarketData, portfolios: Sequence[Portfolio]
 ) -> list[PortfolioRead]:
     """Valued read models of ``portfolios`` (one positions query, one vectorized valuation)."""
-    totals = await _totals(session, market, portfolios)
+    totals = await _totals(session, market, [p.id for p in portfolios])
     return [_read(p, totals, i) for i, p in enumerate(portfolios)]
 
 
+def _page_rows(
+    conn: Connection,
+    user_id: int,
+    page: PageParams,
+    *,
+    active_only: bool,
+    key: str,
+    desc: bool,
+) -> tuple[Sequence[Any], Sequence[Any], int]:
+    """In one snapshot: the page of portfolio rows, their position rows and the total count.
+
+    ``total_value`` ordering needs every portfolio valued first, so it reads them all.
+    """
+    by_value = key == "total_value"
+    stmt = _page_statement(key, desc and not by_value, active_only, not by_value)
+    params: dict[str, Any] = {"user_id": user_id}
+    if not by_value:
+        params.update(limit=page.limit, offset=page.offset)
+    result = conn.execute(stmt, params).all()
+    if not result:
+        if by_value or page.offset == 0:
+            return [], [], 0
+        # past the end: the window gives no count
+        counted = select(func.count()).select_from(stmt.limit(None).offset(None).subquery())
+        return [], [], int(conn.execute(counted, {"user_id": user_id}).scalar_one())
+    positions = conn.execute(_POSITIONS, {"ids": [r[0] for r in result]}).all()
+    return result, positions, int(result[0][7])
+
+
 async def list_portfolios(
-    session: AsyncSession,
+    db: Database,
     market: MarketData,
     user_id: int,
     page: PageParams,
@@ -146,51 +213,24 @@ async def list_portfolios(
     active_only: bool,
     ordering: str,
 ) -> tuple[list[PortfolioRead], int]:
-    """The user's portfolios, ordered (``name``, ``created_at``, ``total_value``; ``-`` descending)."""
-    query = select(Portfolio).where(Portfolio.user_id == user_id)
-    if active_only:
-        query = query.where(Portfolio.is_active.is_(True))
+    """The user's portfolios, ordered (``name``, ``created_at``, ``total_value``; ``-`` descending).
+
+    Two Core queries in one read snapshot (:meth:`Database.run_read`): the page of
+    portfolios with the total count, then all their positions; valued in one
+    vectorized pass (:mod:`quantcore.portfolio`).
+    """
     key, desc = ordering.lstrip("-"), ordering.startswith("-")
+    result, positions, count = await db.run_read(
+        functools.partial(
+            _page_rows, user_id=user_id, page=page, active_only=active_only, key=key, desc=desc
+        )
+    )
+    totals = _value(market, [r[0] for r in result], positions)
+    reads = [_read(r, totals, i) for i, r in enumerate(result)]
     if key == "total_value":
-        everything = list((await session.execute(query.order_by(Portfolio.id))).scalars())
-        reads = await portfolio_reads(session, market, everything)
         reads.sort(key=lambda r: Decimal(r.total_value), reverse=desc)
-        return reads[page.offset : page.offset + page.limit], len(everything)
-    column = Portfolio.name if key == "name" else Portfolio.created_at
-    order = [
-        column.desc() if desc else column.asc(),
-        Portfolio.id.desc() if desc else Portfolio.id.asc(),
-    ]
-    # One round trip: the page of portfolios (with the total count as a window, evaluated
-    # before LIMIT) left-joined to their positions.
-    page_q = (
-        query.add_columns(func.count().over().label("total"))
-        .order_by(*order)
-        .limit(page.limit)
-        .offset(page.offset)
-        .subquery()
-    )
-    pf = aliased(Portfolio, page_q)
-    ocol = pf.name if key == "name" else pf.created_at
-    stmt = (
-        select(pf, page_q.c.total, *_position_columns())
-        .outerjoin(Position, Position.portfolio_id == pf.id)
-        .outerjoin(Asset, Asset.id == Position.asset_id)
-        .order_by(ocol.desc() if desc else ocol.asc(), pf.id.desc() if desc else pf.id.asc())
-    )
-    result = (await session.execute(stmt)).all()
-    if not result:  # empty page: the window gives no count
-        count = await session.execute(select(func.count()).select_from(query.subquery()))
-        return [], int(count.scalar_one())
-    portfolios: list[Portfolio] = []
-    rows = []
-    for r in result:
-        if not portfolios or portfolios[-1].id != r[0].id:
-            portfolios.append(r[0])
-        if r[5] is not None:
-            rows.append(r[2:])
-    totals = _value(market, portfolios, rows)
-    return [_read(p, totals, i) for i, p in enumerate(portfolios)], int(result[0][1])
+        reads = reads[page.offset : page.offset + page.limit]
+    return reads, count
 
 
 async def create_portfolio(
@@ -240,10 +280,9 @@ def position_reads(
     rows: Sequence[tuple[Position, Asset]], market: MarketData
 ) -> list[PositionRead]:
     """Marked read models of positions (vectorized over the rows)."""
-    assets = [a for _, a in rows]
-    price, change = _prices(market, assets)
-    qty = np.array([float(p.quantity) for p, _ in rows])
-    cost = np.array([float(p.cost_basis) for p, _ in rows])
+    price, change = _prices(market, [a.symbol for _, a in rows])
+    qty = np.array([float(p.quantity) for p, _ in rows], np.float64)
+    cost = np.array([float(p.cost_basis) for p, _ in rows], np.float64)
     marks = mark_positions(qty, cost, price, change)
     out = []
     for i, (pos, asset) in enumerate(rows):
