@@ -37,6 +37,7 @@ __all__ = [
     "tree_query_nb",
 ]
 
+
 @njit(cache=True)
 def _two_sum(a: float, b: float) -> tuple[float, float]:
     """Knuth's TwoSum: ``s + e == a + b`` exactly, ``s = fl(a + b)``."""
