@@ -1,7 +1,7 @@
 """Load test of the finance service on a real uvicorn process, side by side with a bare Litestar app.
 
     python benchmarks/service_load.py            # full: 5 s per target, 32 connections
-    python benchmarks/service_load.py --quick    # CI: 0.5 s per target, 4 connections
+    python benchmarks/service_load.py --quick    # CI: 0.3 s per target, 2 connections
 
 Both servers run with the same uvicorn settings (1 worker, no access log, the
 same event loop and HTTP parser). Targets:
@@ -95,6 +95,15 @@ def _start(target: str, env: dict[str, str]) -> tuple[subprocess.Popen[bytes], i
     raise RuntimeError(f"{target} did not start")
 
 
+def _cpu_seconds(pid: int) -> float:
+    """User + system CPU seconds of process ``pid`` (Linux ``/proc``; NaN elsewhere)."""
+    try:
+        fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    except OSError:
+        return float("nan")
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+
 def _stop(proc: subprocess.Popen[bytes]) -> None:
     if proc.poll() is None:
         proc.terminate()
@@ -182,6 +191,7 @@ class LoadResult:
     p50_ms: float
     p99_ms: float
     errors: int
+    cpu_ms_per_request: float  # server process user+system CPU (steadier than req/s on a busy host)
 
 
 async def _connection(
@@ -214,6 +224,7 @@ async def load(
     connections: int,
     headers: dict[str, str] | None = None,
     name: str = "",
+    server_pid: int | None = None,
 ) -> LoadResult:
     """Keep ``connections`` keep-alive connections busy on ``GET path`` for ``seconds``."""
     extra = "".join(f"{k}: {v}\r\n" for k, v in (headers or {}).items())
@@ -222,12 +233,14 @@ async def load(
     await _connection(port, request, time.perf_counter() + min(0.3, seconds / 2), warm, [])
     lat: list[float] = []
     errors: list[int] = []
+    cpu0 = _cpu_seconds(server_pid) if server_pid else float("nan")
     start = time.perf_counter()
     until = start + seconds
     await asyncio.gather(
         *(_connection(port, request, until, lat, errors) for _ in range(connections))
     )
     elapsed = time.perf_counter() - start
+    cpu = (_cpu_seconds(server_pid) - cpu0) if server_pid else float("nan")
     arr = np.asarray(lat) * 1e3
     return LoadResult(
         name or path,
@@ -237,11 +250,12 @@ async def load(
         float(np.percentile(arr, 50)),
         float(np.percentile(arr, 99)),
         len(errors),
+        cpu / max(len(lat), 1) * 1e3,
     )
 
 
 def run(*, quick: bool) -> list[LoadResult]:
-    seconds, conns = (0.5, 4) if quick else (5.0, 32)
+    seconds, conns = (0.3, 2) if quick else (5.0, 32)
     servers = Servers()
     try:
         auth = {"Authorization": f"Token {servers.token}"}
@@ -253,6 +267,7 @@ def run(*, quick: bool) -> list[LoadResult]:
                     seconds=seconds,
                     connections=conns,
                     name="bare Litestar constant",
+                    server_pid=servers.bare.pid,
                 )
             ),
             asyncio.run(
@@ -262,6 +277,7 @@ def run(*, quick: bool) -> list[LoadResult]:
                     seconds=seconds,
                     connections=conns,
                     name="GET /api/assets/{id}/",
+                    server_pid=servers.service.pid,
                 )
             ),
             asyncio.run(
@@ -272,6 +288,7 @@ def run(*, quick: bool) -> list[LoadResult]:
                     connections=conns,
                     headers=auth,
                     name="GET /api/portfolios/ (20x10)",
+                    server_pid=servers.service.pid,
                 )
             ),
         ]
@@ -290,7 +307,7 @@ def main(argv: list[str] | None = None) -> int:
     base = results[0].rps
     goals = {1: 0.50, 2: 0.25}
     print(
-        f"{'target':<32} {'requests':>9} {'req/s':>9} {'p50 ms':>8} {'p99 ms':>8} {'errors':>7} {'vs bare':>8}  goal"
+        f"{'target':<32} {'requests':>9} {'req/s':>9} {'p50 ms':>8} {'p99 ms':>8} {'errors':>7} {'CPU ms/req':>10} {'vs bare':>8}  goal"
     )
     for i, r in enumerate(results):
         ratio = r.rps / base if base else float("nan")
@@ -298,7 +315,7 @@ def main(argv: list[str] | None = None) -> int:
             f">= {goals[i]:.0%} {'met' if ratio >= goals[i] else 'NOT met'}" if i in goals else ""
         )
         print(
-            f"{r.target:<32} {r.requests:>9} {r.rps:>9.0f} {r.p50_ms:>8.2f} {r.p99_ms:>8.2f} {r.errors:>7} {ratio:>7.0%}  {goal}"
+            f"{r.target:<32} {r.requests:>9} {r.rps:>9.0f} {r.p50_ms:>8.2f} {r.p99_ms:>8.2f} {r.errors:>7} {r.cpu_ms_per_request:>10.3f} {ratio:>7.0%}  {goal}"
         )
     out = Path(args.out)
     out.parent.mkdir(parents=True, exist_ok=True)
