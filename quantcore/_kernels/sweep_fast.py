@@ -243,10 +243,11 @@ def extrema_table_nb(x: np.ndarray) -> np.ndarray:
     Returns
     -------
     ndarray
-        (2, L, n) int32, ``L = floor(log2(n)) + 1``: ``[0, l, t]`` is the bar of the
+        (3, L, n + 1) int32, ``L = floor(log2(n)) + 1``: ``[0, l, t]`` is the bar of the
         maximum of ``x[t : t + 2**l]``, ``[1, l, t]`` of the minimum (first
-        occurrence). Ranges holding a NaN give meaningless bars; the sweep only
-        queries ranges after an asset's first valid bar.
+        occurrence), ``[2, 0, s] = floor(log2(s))`` for ``1 <= s <= n``. Ranges holding a
+        NaN give meaningless bars; the sweep only queries ranges after an asset's
+        first valid bar.
 
     Notes
     -----
@@ -263,10 +264,12 @@ def extrema_table_nb(x: np.ndarray) -> np.ndarray:
     levels = 1
     while (1 << levels) <= n:
         levels += 1
-    ext = np.empty((2, levels, n), dtype=np.int32)
+    ext = np.zeros((3, levels, n + 1), dtype=np.int32)
     for t in range(n):
         ext[0, 0, t] = t
         ext[1, 0, t] = t
+    for s in range(2, n + 1):
+        ext[2, 0, s] = ext[2, 0, s // 2] + 1
     for lv in range(1, levels):
         half = 1 << (lv - 1)
         for t in range(n - (1 << lv) + 1):
@@ -282,10 +285,7 @@ def extrema_table_nb(x: np.ndarray) -> np.ndarray:
 @njit(cache=True)
 def extrema_nb(x: np.ndarray, ext: np.ndarray, lo: int, hi: int) -> tuple[int, int]:
     """Bars of the maximum and the minimum of ``x[lo : hi + 1]``, O(1) (``lo <= hi``)."""
-    span = hi - lo + 1
-    lv = 0
-    while (2 << lv) <= span:
-        lv += 1
+    lv = ext[2, 0, hi - lo + 1]
     off = hi - (1 << lv) + 1
     a = ext[0, lv, lo]
     b = ext[0, lv, off]
