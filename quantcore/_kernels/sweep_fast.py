@@ -315,16 +315,20 @@ def _holding(
     i_max, i_min = extrema_nb(x, ext, entry + 1, last)
     peak = acc[6]
     best = acc[7]
-    low = (cash + size * x[i_min]) / peak  # below the peak carried in
+    bottom = cash + size * x[i_min]
+    low = bottom / peak  # below the peak carried in
     if low < best:
         best = low
     top = cash + size * x[i_max]
-    if top > peak:  # a new peak inside the position: drawdowns from it count too
+    # a new peak inside the position: drawdowns from it count too, but none can
+    # go below bottom / top, so the tree is asked only when that could set a record
+    if top > peak and bottom / top < best:
         _, _, m, mt, ms = tree_query_nb(x, idx, mr, entry + 1, last)
         if m < 1.0:
             inner = (cash + size * x[mt]) / (cash + size * x[ms])
             if inner < best:
                 best = inner
+    if top > peak:
         peak = top
     acc[6] = peak
     acc[7] = best
