@@ -4,7 +4,10 @@
   2,520 daily S&P 500 closes, fees 0.1 % and slippage 0.05 %, returning total
   return, Sharpe and max drawdown per combination. Peer: ``vbt.MA.run_combs`` +
   ``Portfolio.from_signals`` + the three metrics. Quick mode: windows 5..24 (190
-  combinations) on 500 bars.
+  combinations) on 500 bars. quantcore runs its moving-average fast path here
+  (long only, all in, fills at the close: one crossing scan per combination and
+  O(log n) work per trade); the machine's load hits its two numba threads harder
+  than vectorbt's one, so report CPU time per side too when the machine is busy.
 * ``backtest: SmaCross GOOG``: one 10/20 crossover backtest on GOOG, next-open
   fills, long and short, whole shares, commission 0.2 %. Peer: backtesting.py.
 """
