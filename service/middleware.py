@@ -12,7 +12,8 @@
 
 from __future__ import annotations
 
-import uuid
+import itertools
+import secrets
 from http.cookies import SimpleCookie
 
 from litestar.types import (
@@ -34,7 +35,7 @@ from service.errors import (
     RateLimited,
     error_response_bytes,
 )
-from service.ratelimit import Hit, rate_limit_headers
+from service.ratelimit import Hit, rate_limit_header_pairs, rate_limit_headers
 from service.state import Resources, resources_of
 
 __all__ = ["CSRF_HEADER", "SESSION_COOKIE", "RequestMiddleware", "client_ip"]
@@ -46,8 +47,33 @@ _SAFE = frozenset({"GET", "HEAD", "OPTIONS", "TRACE"})
 _CSRF_EXEMPT = frozenset({"/api/auth/login/"})  # a stale cookie must not block logging in again
 
 
+#: The request headers the pipeline reads (ASGI servers give lower-case names).
+_WANTED = frozenset(
+    {b"authorization", b"x-api-key", b"cookie", b"x-forwarded-for", CSRF_HEADER.encode()}
+)
+
+
 def _headers(scope: Scope) -> dict[str, str]:
-    return {k.decode("latin-1").lower(): v.decode("latin-1") for k, v in scope["headers"]}
+    """The headers of :data:`_WANTED` only, decoded (the others are not touched)."""
+    return {
+        name.decode("latin-1"): v.decode("latin-1")
+        for k, v in scope["headers"]
+        if (name := k.lower()) in _WANTED
+    }
+
+
+class _RequestIds:
+    """Unique request ids: a random 64-bit prefix per process and a counter (32 hex digits)."""
+
+    def __init__(self) -> None:
+        self._prefix = secrets.token_hex(8)
+        self._count = itertools.count(1)
+
+    def next(self) -> str:
+        return f"{self._prefix}{next(self._count):016x}"
+
+
+_request_ids = _RequestIds()
 
 
 def client_ip(scope: Scope, headers: dict[str, str], trust_forwarded: bool) -> str:
@@ -99,7 +125,7 @@ class RequestMiddleware:
         if scope["type"] != "http":
             await self.app(scope, receive, send)
             return
-        rid = uuid.uuid4().hex
+        rid = _request_ids.next()
         scope.setdefault("state", {})["request_id"] = rid
         path: str = scope["path"]
         api = path.startswith(("/api/", "/realtime/"))
@@ -113,9 +139,7 @@ class RequestMiddleware:
                 await _send_error(send, exc, extra)
                 return
             if hit is not None:
-                extra += [
-                    (k.lower().encode(), v.encode()) for k, v in rate_limit_headers(hit).items()
-                ]
+                extra += rate_limit_header_pairs(hit)
 
         async def send_with_headers(message: Message) -> None:
             if message["type"] == "http.response.start":

@@ -14,7 +14,14 @@ from typing import NamedTuple, Protocol
 
 from service.settings import RateLimit
 
-__all__ = ["Hit", "MemoryRateLimiter", "RateLimiter", "RedisRateLimiter", "rate_limit_headers"]
+__all__ = [
+    "Hit",
+    "MemoryRateLimiter",
+    "RateLimiter",
+    "RedisRateLimiter",
+    "rate_limit_header_pairs",
+    "rate_limit_headers",
+]
 
 
 class Hit(NamedTuple):
@@ -36,6 +43,18 @@ def rate_limit_headers(hit: Hit) -> dict[str, str]:
     if not hit.allowed:
         headers["Retry-After"] = str(hit.reset)
     return headers
+
+
+def rate_limit_header_pairs(hit: Hit) -> list[tuple[bytes, bytes]]:
+    """:func:`rate_limit_headers` as raw ASGI header pairs (lower-case names)."""
+    pairs = [
+        (b"x-ratelimit-limit", str(hit.limit).encode()),
+        (b"x-ratelimit-remaining", str(hit.remaining).encode()),
+        (b"x-ratelimit-reset", str(hit.reset).encode()),
+    ]
+    if not hit.allowed:
+        pairs.append((b"retry-after", str(hit.reset).encode()))
+    return pairs
 
 
 class RateLimiter(Protocol):

@@ -20,6 +20,7 @@ from alembic import command
 from alembic.config import Config
 from sqlalchemy import Engine, create_engine, event, text
 from sqlalchemy.engine import Connection
+from sqlalchemy.exc import OperationalError
 from sqlalchemy.ext.asyncio import (
     AsyncEngine,
     AsyncSession,
@@ -65,27 +66,38 @@ class Database:
         if self.is_sqlite:
             _configure_sqlite(self.engine.sync_engine, busy_timeout)
         self.sessions = async_sessionmaker(self.engine, expire_on_commit=False)
-        # SQLite file: hot read paths run on a plain pysqlite engine in a worker thread, one
-        # thread hop per snapshot instead of one per DBAPI call through aiosqlite.
+        # SQLite file: read snapshots (run_read) use plain pysqlite engines instead of one
+        # aiosqlite thread hop per DBAPI call; see run_read.
+        self._inline_engine: Engine | None = None
         self._sync_engine: Engine | None = None
         self._executor: ThreadPoolExecutor | None = None
         path = _sqlite_file(url) if self.is_sqlite else None
         if path is not None:
-            self._sync_engine = create_engine(
-                f"sqlite:///{path}",
-                connect_args={"timeout": busy_timeout, "isolation_level": None},
-                pool_size=pool_size,
-            )
-            _configure_sqlite(self._sync_engine, busy_timeout)
+            self._inline_engine = _sqlite_sync_engine(path, 0.0, pool_size)
+            self._sync_engine = _sqlite_sync_engine(path, busy_timeout, pool_size)
         self._threads = pool_size
 
     async def run_read(self, fn: Callable[[Connection], T]) -> T:
         """Run ``fn(connection)`` in one read transaction (a consistent snapshot), rolled back after.
 
-        ``fn`` is synchronous Core code. On a SQLite file it runs in a worker thread on a
-        pysqlite connection (one hop for the whole snapshot); elsewhere through
+        ``fn`` is synchronous Core code for short, bounded reads (a page of rows).
+
+        On a SQLite file it first runs right here on the event loop, on a pysqlite
+        connection whose busy timeout is 0: in WAL mode readers never wait for
+        writers, so the snapshot costs only its CPU (a worker thread would not overlap
+        that CPU anyway under the GIL, and each hand-off costs more than a small read).
+        If SQLite answers "busy" (rare for readers: WAL recovery, a checkpoint
+        reset) the loop does not wait; the read is retried in a worker thread with
+        the normal busy timeout. Other databases go through
         :meth:`AsyncConnection.run_sync` on the async engine.
         """
+        if self._inline_engine is not None:
+            try:
+                with self._inline_engine.connect() as conn:
+                    return fn(conn)
+            except OperationalError as exc:
+                if not _sqlite_busy(exc):
+                    raise
         if self._sync_engine is not None:
             engine = self._sync_engine
             if self._executor is None:  # created on use: dispose() may be followed by reuse
@@ -123,8 +135,9 @@ class Database:
 
     async def dispose(self) -> None:
         await self.engine.dispose()
-        if self._sync_engine is not None:
-            self._sync_engine.dispose()
+        for engine in (self._inline_engine, self._sync_engine):
+            if engine is not None:
+                engine.dispose()
         if self._executor is not None:
             self._executor.shutdown(wait=False)
             self._executor = None
@@ -133,6 +146,23 @@ class Database:
 @asynccontextmanager
 async def _nullcontext() -> AsyncIterator[None]:
     yield
+
+
+def _sqlite_sync_engine(path: Path, busy_timeout: float, pool_size: int) -> Engine:
+    """A plain pysqlite engine on ``path`` configured like the async one."""
+    engine = create_engine(
+        f"sqlite:///{path}",
+        connect_args={"timeout": busy_timeout, "isolation_level": None},
+        pool_size=pool_size,
+    )
+    _configure_sqlite(engine, busy_timeout)
+    return engine
+
+
+def _sqlite_busy(exc: OperationalError) -> bool:
+    """Whether SQLite refused because the database is locked or busy (worth a retry)."""
+    text_ = str(exc.orig).lower()
+    return "locked" in text_ or "busy" in text_
 
 
 def _configure_sqlite(engine: Engine, busy_timeout: float) -> None:

@@ -59,12 +59,18 @@ async def _positions(
 
 
 def _prices(market: MarketData, symbols: Sequence[str]) -> tuple[np.ndarray, np.ndarray]:
-    """Last price and change of each entry of ``symbols`` (NaN when no quote)."""
-    quotes = market.quotes(sorted(set(symbols)))
+    """Last price and change of each entry of ``symbols`` (NaN when no quote).
+
+    Each distinct symbol is quoted once; the rows gather from those by index.
+    """
+    distinct = sorted(set(symbols))
+    quotes = market.quotes(distinct)
     nan = float("nan")
-    price = np.array([q.price if (q := quotes.get(s)) else nan for s in symbols], np.float64)
-    change = np.array([q.change if (q := quotes.get(s)) else nan for s in symbols], np.float64)
-    return price, change
+    price = np.array([q.price if (q := quotes.get(s)) else nan for s in distinct], np.float64)
+    change = np.array([q.change if (q := quotes.get(s)) else nan for s in distinct], np.float64)
+    where = {s: i for i, s in enumerate(distinct)}
+    take = np.fromiter(map(where.__getitem__, symbols), np.intp, len(symbols))
+    return price[take], change[take]
 
 
 _P = Portfolio.__table__.c
@@ -119,15 +125,10 @@ def _page_statement(key: str, desc: bool, active_only: bool, paged: bool) -> Sel
 def _value(market: MarketData, ids: Sequence[int], rows: Sequence[Any]) -> PortfolioTotals:
     """Vectorized valuation of position rows ``(portfolio_id, quantity, cost_basis, symbol)``."""
     index = {pid: i for i, pid in enumerate(ids)}
-    n = len(rows)
-    price, change = _prices(market, [r[3] for r in rows])
-    marks = mark_positions(
-        np.fromiter((r[1] for r in rows), np.float64, n),
-        np.fromiter((r[2] for r in rows), np.float64, n),
-        price,
-        change,
-    )
-    group = np.fromiter((index[r[0]] for r in rows), np.int64, n)
+    pid, qty, cost, symbol = zip(*rows, strict=True) if rows else ((), (), (), ())
+    price, change = _prices(market, symbol)
+    marks = mark_positions(np.array(qty, np.float64), np.array(cost, np.float64), price, change)
+    group = np.fromiter(map(index.__getitem__, pid), np.int64, len(pid))
     return portfolio_totals(group, len(ids), marks)
 
 
