@@ -1,0 +1,455 @@
+"""Lot relief and wash-sale detection for one group of substantially identical symbols.
+
+The state of the matcher (open lots, the average-cost pool, loss sales waiting for
+replacement shares) never crosses a group boundary, so :mod:`quantcore._kernels.tax_match`
+runs :func:`match_group_nb` on every group independently. All arithmetic is exact
+int64 fixed point (:mod:`quantcore._kernels.tax_fixed`).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+from numba import njit
+
+from quantcore._kernels.tax_fixed import SCALE, _cmp_ratio, is_long_term_nb, muldiv_nb
+
+__all__ = [
+    "AVERAGE",
+    "BUY",
+    "DIVIDEND",
+    "ERR_LOT_EXCEEDED",
+    "ERR_OVERSOLD",
+    "FIFO",
+    "HIFO",
+    "LIFO",
+    "OPEN_NF",
+    "R_NF",
+    "R_ROW",
+    "SELL",
+    "SPECIFIC",
+    "match_group_nb",
+]
+
+# transaction kinds
+BUY = 0
+SELL = 1
+DIVIDEND = 2
+# lot relief methods
+FIFO = 0
+LIFO = 1
+HIFO = 2
+SPECIFIC = 3
+AVERAGE = 4
+# error codes
+ERR_OVERSOLD = 1
+ERR_LOT_EXCEEDED = 2
+
+# lot table columns (L_SYM is the symbol's index inside its group)
+L_SYM = 0
+L_ORIGIN = 1  # row of the buy that created the shares
+L_PURCHASED = 2  # day of that buy
+L_ACQUIRED = 3  # day for the holding period (earlier after a wash sale)
+L_QTY = 4
+L_BASIS = 5
+L_USED = 6  # 1 once the shares replaced a wash-sale loss
+L_ADJ = 7  # disallowed loss carried in the basis
+L_NEXT = 8  # the symbol's list of open lots, in relief order
+L_PREV = 9
+L_UNEXT = 10  # the sub-list of lots not yet used as replacement (wash-sale candidates)
+L_UPREV = 11
+L_NF = 12
+# realized table columns (the fields of realized_dt)
+R_SYM = 0
+R_ORIGIN = 1
+R_ROW = 2  # the sell row
+R_PURCHASED = 3
+R_ACQUIRED = 4
+R_SOLD = 5
+R_QTY = 6
+R_PROCEEDS = 7
+R_BASIS = 8
+R_DISALLOWED = 9
+R_LONG = 10
+R_NF = 11
+OPEN_NF = 8  # open-lot columns (the fields of lot_dt)
+# pending (forward-looking) wash entries
+P_PIECE = 0
+P_QTY = 1
+P_LOSS = 2
+P_SALE = 3
+P_ACQUIRED = 4
+P_NEXT = 5
+P_NF = 6
+
+
+@njit(cache=True, error_model="numpy")
+def _grow(a: np.ndarray, need: int) -> np.ndarray:
+    if need <= a.shape[0]:
+        return a
+    out = np.empty((max(need, 2 * a.shape[0]), a.shape[1]), dtype=np.int64)
+    out[: a.shape[0]] = a
+    return out
+
+
+@njit(cache=True, error_model="numpy")
+def _new_lot(
+    lots: np.ndarray, n_lots: int, s: int, origin: int, purchased: int, acquired: int,
+    qty: int, basis: int, used: int, adj: int,
+) -> np.ndarray:
+    lots = _grow(lots, n_lots + 1)
+    lots[n_lots, L_SYM] = s
+    lots[n_lots, L_ORIGIN] = origin
+    lots[n_lots, L_PURCHASED] = purchased
+    lots[n_lots, L_ACQUIRED] = acquired
+    lots[n_lots, L_QTY] = qty
+    lots[n_lots, L_BASIS] = basis
+    lots[n_lots, L_USED] = used
+    lots[n_lots, L_ADJ] = adj
+    lots[n_lots, L_NEXT] = -1
+    lots[n_lots, L_PREV] = -1
+    lots[n_lots, L_UNEXT] = -1
+    lots[n_lots, L_UPREV] = -1
+    return lots
+
+
+@njit(cache=True, error_model="numpy")
+def _append(lots: np.ndarray, head: np.ndarray, tail: np.ndarray, s: int, k: int, nxt: int, prv: int) -> None:
+    t = tail[s]
+    lots[k, prv] = t
+    lots[k, nxt] = -1
+    if t == -1:
+        head[s] = k
+    else:
+        lots[t, nxt] = k
+    tail[s] = k
+
+
+@njit(cache=True, error_model="numpy")
+def _insert_before(lots: np.ndarray, head: np.ndarray, s: int, k: int, at: int) -> None:
+    p = lots[at, L_PREV]
+    lots[k, L_PREV] = p
+    lots[k, L_NEXT] = at
+    lots[at, L_PREV] = k
+    if p == -1:
+        head[s] = k
+    else:
+        lots[p, L_NEXT] = k
+
+
+@njit(cache=True, error_model="numpy")
+def _unlink(lots: np.ndarray, head: np.ndarray, tail: np.ndarray, s: int, k: int, nxt: int, prv: int) -> None:
+    p = lots[k, prv]
+    nx = lots[k, nxt]
+    if p == -1:
+        head[s] = nx
+    else:
+        lots[p, nxt] = nx
+    if nx == -1:
+        tail[s] = p
+    else:
+        lots[nx, prv] = p
+
+
+@njit(cache=True, error_model="numpy")
+def _pick_lot(lots: np.ndarray, head: np.ndarray, tail: np.ndarray, s: int, method: int, ref: int) -> int:
+    if method == LIFO:
+        return tail[s]
+    if method == HIFO:
+        best = head[s]
+        k = lots[best, L_NEXT]
+        while k != -1:
+            if _cmp_ratio(lots[k, L_BASIS], lots[k, L_QTY], lots[best, L_BASIS], lots[best, L_QTY]) > 0:
+                best = k
+            k = lots[k, L_NEXT]
+        return best
+    if method == SPECIFIC:
+        k = head[s]
+        while k != -1 and lots[k, L_ORIGIN] != ref:
+            k = lots[k, L_NEXT]
+        return k
+    return head[s]  # FIFO and AVERAGE (holding period is first-in first-out)
+
+
+@njit(cache=True, error_model="numpy")
+def match_group_nb(
+    rows: np.ndarray,
+    sym: np.ndarray,
+    day: np.ndarray,
+    kind: np.ndarray,
+    qty: np.ndarray,
+    price: np.ndarray,
+    fee: np.ndarray,
+    lot_ref: np.ndarray,
+    loc: np.ndarray,
+    g_syms: np.ndarray,
+    method: int,
+    wash: bool,
+    window: int,
+    dividends: np.ndarray,
+    piece_count: np.ndarray,
+    open_count: np.ndarray,
+    dst: np.ndarray,
+) -> tuple[int, int, int, int]:
+    """Relieve the lots of one symbol group and detect its wash sales.
+
+    Parameters
+    ----------
+    rows : ndarray of int64
+        The group's transaction rows, in date order.
+    sym, day, kind, qty, price, fee, lot_ref : ndarray of int64
+        All transactions (see :func:`quantcore._kernels.tax_match.match_lots_nb`).
+    loc : ndarray of int64
+        Index of each symbol inside its group.
+    g_syms : ndarray of int64
+        The group's symbols, ascending (``g_syms[loc[s]] == s``).
+    method, wash, window
+        Lot relief method, apply the wash-sale rule, window in days.
+    dividends, piece_count, open_count : ndarray of int64
+        Written for this group only: the dividend amount of its dividend rows,
+        the number of realized pieces of its sell rows and the number of open
+        lots of its symbols (rows and symbols of other groups are untouched).
+    dst : ndarray of int64, shape (cap, 11)
+        Receives the realized pieces (in sell order) followed by the open lots
+        (in the first 8 columns, symbol by symbol in relief order) when they fit.
+
+    Returns
+    -------
+    n_real, n_open : int
+        Realized pieces and open lots; ``dst`` holds them iff their sum <= cap.
+    err_code, err_row : int
+        ``ERR_*`` code and row of the first invalid sell, else ``(0, -1)``.
+
+    Notes
+    -----
+    A loss piece of ``q`` shares is matched, in acquisition order, first with
+    open lots of the group bought within ``window`` days before the sale (not
+    from the same purchase, not already used as replacement), then with later
+    buys up to ``window`` days after it. A replacement of ``r <= q`` shares
+    takes ``loss_left * r / q_left`` of the loss into its basis and its
+    acquisition date moves back by the days the sold shares were held.
+    """
+    n = rows.shape[0]
+    n_loc = g_syms.shape[0]
+    lots = np.empty((16 + n + n // 2, L_NF), dtype=np.int64)
+    realized = np.empty((16 + n, R_NF), dtype=np.int64)
+    pend = np.empty((16, P_NF), dtype=np.int64)
+    head = np.full(n_loc, -1, dtype=np.int64)
+    tail = np.full(n_loc, -1, dtype=np.int64)
+    u_head = np.full(n_loc, -1, dtype=np.int64)
+    u_tail = np.full(n_loc, -1, dtype=np.int64)
+    pool_q = np.zeros(n_loc, dtype=np.int64)
+    pool_b = np.zeros(n_loc, dtype=np.int64)
+    cand = np.empty(16, dtype=np.int64)
+    q_head = -1
+    q_tail = -1
+    n_lots = 0
+    n_real = 0
+    n_pend = 0
+    for ii in range(n):
+        i = rows[ii]
+        s = loc[sym[i]]
+        d = day[i]
+        if kind[i] == DIVIDEND:
+            dividends[i] = muldiv_nb(qty[i], price[i], SCALE)
+        elif kind[i] == BUY:
+            q_rem = qty[i]
+            b_rem = muldiv_nb(qty[i], price[i], SCALE) + fee[i]
+            if wash:  # absorb earlier loss sales still waiting for replacement shares
+                e = q_head
+                prev = -1
+                while e != -1 and q_rem > 0:
+                    nxt = pend[e, P_NEXT]
+                    if pend[e, P_SALE] + window >= d:
+                        take = min(q_rem, pend[e, P_QTY])
+                        dis = muldiv_nb(pend[e, P_LOSS], take, pend[e, P_QTY])
+                        own = b_rem if take == q_rem else muldiv_nb(b_rem, take, q_rem)
+                        acq = d - (pend[e, P_SALE] - pend[e, P_ACQUIRED])
+                        lots = _new_lot(lots, n_lots, s, i, d, acq, take, own + dis, 1, dis)
+                        _append(lots, head, tail, s, n_lots, L_NEXT, L_PREV)
+                        n_lots += 1
+                        pool_q[s] += take
+                        pool_b[s] += own + dis
+                        realized[pend[e, P_PIECE], R_DISALLOWED] += dis
+                        q_rem -= take
+                        b_rem -= own
+                        pend[e, P_QTY] -= take
+                        pend[e, P_LOSS] -= dis
+                    if pend[e, P_QTY] == 0 or pend[e, P_SALE] + window < d:  # done or expired
+                        if prev == -1:
+                            q_head = nxt
+                        else:
+                            pend[prev, P_NEXT] = nxt
+                        if nxt == -1:
+                            q_tail = prev
+                    else:
+                        prev = e
+                    e = nxt
+            if q_rem > 0:
+                lots = _new_lot(lots, n_lots, s, i, d, d, q_rem, b_rem, 0, 0)
+                _append(lots, head, tail, s, n_lots, L_NEXT, L_PREV)
+                _append(lots, u_head, u_tail, s, n_lots, L_UNEXT, L_UPREV)
+                n_lots += 1
+                pool_q[s] += q_rem
+                pool_b[s] += b_rem
+        else:  # SELL
+            if method == SPECIFIC:
+                held = 0
+                k = head[s]
+                while k != -1:
+                    if lots[k, L_ORIGIN] == lot_ref[i]:
+                        held += lots[k, L_QTY]
+                    k = lots[k, L_NEXT]
+                if held < qty[i]:
+                    return n_real, 0, ERR_LOT_EXCEEDED, i
+            elif pool_q[s] < qty[i]:
+                return n_real, 0, ERR_OVERSOLD, i
+            q_left = qty[i]
+            p_left = muldiv_nb(qty[i], price[i], SCALE) - fee[i]
+            r_first = n_real
+            while q_left > 0:
+                k = _pick_lot(lots, head, tail, s, method, lot_ref[i])
+                lq = lots[k, L_QTY]
+                take = min(q_left, lq)
+                pr = p_left if take == q_left else muldiv_nb(p_left, take, q_left)
+                part = lots[k, L_BASIS] if take == lq else muldiv_nb(lots[k, L_BASIS], take, lq)
+                if method == AVERAGE:
+                    bs = pool_b[s] if take == pool_q[s] else muldiv_nb(pool_b[s], take, pool_q[s])
+                else:
+                    bs = part
+                realized = _grow(realized, n_real + 1)
+                r = n_real
+                n_real += 1
+                realized[r, R_SYM] = sym[i]
+                realized[r, R_ORIGIN] = lots[k, L_ORIGIN]
+                realized[r, R_ROW] = i
+                realized[r, R_PURCHASED] = lots[k, L_PURCHASED]
+                realized[r, R_ACQUIRED] = lots[k, L_ACQUIRED]
+                realized[r, R_SOLD] = d
+                realized[r, R_QTY] = take
+                realized[r, R_PROCEEDS] = pr
+                realized[r, R_BASIS] = bs
+                realized[r, R_DISALLOWED] = 0
+                realized[r, R_LONG] = 1 if is_long_term_nb(lots[k, L_ACQUIRED], d) else 0
+                lots[k, L_QTY] = lq - take
+                lots[k, L_BASIS] -= part
+                if take == lq:
+                    _unlink(lots, head, tail, s, k, L_NEXT, L_PREV)
+                    if lots[k, L_USED] == 0:
+                        _unlink(lots, u_head, u_tail, s, k, L_UNEXT, L_UPREV)
+                pool_q[s] -= take
+                pool_b[s] -= bs
+                q_left -= take
+                p_left -= pr
+            piece_count[i] = n_real - r_first
+            # -- wash sales, once the sale has removed its own shares from the open lots:
+            # shares sold together never replace one another
+            for r in range(r_first, n_real if wash else r_first):
+                loss = realized[r, R_BASIS] - realized[r, R_PROCEEDS]
+                if loss <= 0:
+                    continue
+                origin = realized[r, R_ORIGIN]
+                acquired = realized[r, R_ACQUIRED]
+                # replacement shares bought up to `window` days before the sale
+                need = realized[r, R_QTY]
+                nc = 0
+                for s2 in range(n_loc):
+                    seg = nc
+                    k2 = u_tail[s2]  # walk back over the unused lots only
+                    while k2 != -1 and lots[k2, L_PURCHASED] >= d - window:
+                        if lots[k2, L_ORIGIN] != origin:
+                            if nc == cand.shape[0]:
+                                bigger = np.empty(2 * nc, dtype=np.int64)
+                                bigger[:nc] = cand
+                                cand = bigger
+                            cand[nc] = k2
+                            nc += 1
+                        k2 = lots[k2, L_UPREV]
+                    lo, hi = seg, nc - 1
+                    while lo < hi:  # back to list (acquisition) order
+                        cand[lo], cand[hi] = cand[hi], cand[lo]
+                        lo += 1
+                        hi -= 1
+                if nc > 1 and n_loc > 1:  # merge the group's symbols
+                    keys = np.empty(nc, dtype=np.int64)
+                    for j in range(nc):
+                        keys[j] = lots[cand[j], L_ORIGIN]
+                    cand[:nc] = cand[:nc][np.argsort(keys, kind="mergesort")]
+                j = 0
+                while j < nc and need > 0:
+                    c = cand[j]
+                    j += 1
+                    s2 = lots[c, L_SYM]
+                    cq = lots[c, L_QTY]
+                    t2 = min(need, cq)
+                    dis = loss if t2 == need else muldiv_nb(loss, t2, need)
+                    target = c
+                    if t2 < cq:  # split: the replacement shares become their own lot
+                        cb = muldiv_nb(lots[c, L_BASIS], t2, cq)
+                        lots = _new_lot(
+                            lots, n_lots, s2, lots[c, L_ORIGIN], lots[c, L_PURCHASED],
+                            lots[c, L_ACQUIRED], t2, cb, 0, lots[c, L_ADJ],
+                        )
+                        _insert_before(lots, head, s2, n_lots, c)
+                        lots[c, L_QTY] = cq - t2
+                        lots[c, L_BASIS] -= cb
+                        target = n_lots
+                        n_lots += 1
+                    else:  # the whole lot becomes replacement shares
+                        _unlink(lots, u_head, u_tail, s2, c, L_UNEXT, L_UPREV)
+                    lots[target, L_BASIS] += dis
+                    lots[target, L_ADJ] += dis
+                    lots[target, L_USED] = 1
+                    lots[target, L_ACQUIRED] = lots[target, L_PURCHASED] - (d - acquired)
+                    pool_b[s2] += dis
+                    realized[r, R_DISALLOWED] += dis
+                    need -= t2
+                    loss -= dis
+                if need > 0:  # wait for buys up to `window` days after the sale
+                    pend = _grow(pend, n_pend + 1)
+                    pend[n_pend, P_PIECE] = r
+                    pend[n_pend, P_QTY] = need
+                    pend[n_pend, P_LOSS] = loss
+                    pend[n_pend, P_SALE] = d
+                    pend[n_pend, P_ACQUIRED] = acquired
+                    pend[n_pend, P_NEXT] = -1
+                    if q_tail == -1:
+                        q_head = n_pend
+                    else:
+                        pend[q_tail, P_NEXT] = n_pend
+                    q_tail = n_pend
+                    n_pend += 1
+    n_open = 0
+    for s in range(n_loc):
+        c = 0
+        k = head[s]
+        while k != -1:
+            c += 1
+            k = lots[k, L_NEXT]
+        open_count[g_syms[s]] = c
+        n_open += c
+    if n_real + n_open > dst.shape[0]:  # the caller runs the group again with room for it
+        return n_real, n_open, 0, -1
+    dst[:n_real] = realized[:n_real]
+    j = n_real
+    for s in range(n_loc):  # open lots, symbol by symbol in relief order
+        k = head[s]
+        q_pool = pool_q[s]
+        b_pool = pool_b[s]
+        while k != -1:
+            b = lots[k, L_BASIS]
+            if method == AVERAGE:  # the pooled basis, spread over the lots by quantity
+                q = lots[k, L_QTY]
+                b = b_pool if q == q_pool else muldiv_nb(b_pool, q, q_pool)
+                q_pool -= q
+                b_pool -= b
+            dst[j, 0] = g_syms[s]
+            dst[j, 1] = lots[k, L_ORIGIN]
+            dst[j, 2] = lots[k, L_PURCHASED]
+            dst[j, 3] = lots[k, L_ACQUIRED]
+            dst[j, 4] = lots[k, L_QTY]
+            dst[j, 5] = b
+            dst[j, 6] = lots[k, L_ADJ]
+            dst[j, 7] = lots[k, L_USED]
+            j += 1
+            k = lots[k, L_NEXT]
+    return n_real, n_open, 0, -1

@@ -1,0 +1,274 @@
+"""Tax-lot matching over all symbol groups: in parallel, or sequentially for reference.
+
+Groups of substantially identical symbols share no state, so
+:func:`match_lots_nb` runs :func:`~quantcore._kernels.tax_lots.match_group_nb`
+on every group in a ``prange`` loop. Each group writes its pieces and open lots
+into its own slice of a scratch buffer (``32 + 4 x rows`` rows; only the rows
+written take memory); a group that needs more is run again with an exact slice.
+The slices are then placed in the order of the sequential algorithm: realized
+pieces by sell row, open lots by symbol. Every sell, dividend and symbol
+belongs to exactly one group, so the result is bit-identical to
+:func:`match_lots_seq_nb`, which runs the groups one after the other.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+from numba import njit, prange
+
+from quantcore._kernels.tax_lots import OPEN_NF, R_NF, R_ROW, match_group_nb
+
+__all__ = ["match_lots_nb", "match_lots_seq_nb"]
+
+# columns of the per-group counts
+C_REAL = 0
+C_OPEN = 1
+C_ERR = 2
+C_ROW = 3
+
+
+@njit(cache=True, error_model="numpy")
+def _plan(
+    sym: np.ndarray, sym_group: np.ndarray, group_start: np.ndarray, group_syms: np.ndarray
+) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+    """Rows of each group (a stable counting sort), symbol index in its group, slice bounds."""
+    n = sym.shape[0]
+    n_grp = group_start.shape[0] - 1
+    row_start = np.zeros(n_grp + 1, dtype=np.int64)
+    for i in range(n):
+        row_start[sym_group[sym[i]] + 1] += 1
+    for g in range(n_grp):
+        row_start[g + 1] += row_start[g]
+    fill = row_start[:-1].copy()
+    rows = np.empty(n, dtype=np.int64)
+    for i in range(n):
+        g = sym_group[sym[i]]
+        rows[fill[g]] = i
+        fill[g] += 1
+    loc = np.empty(sym_group.shape[0], dtype=np.int64)
+    for g in range(n_grp):
+        for gi in range(group_start[g], group_start[g + 1]):
+            loc[group_syms[gi]] = gi - group_start[g]
+    cap_start = np.zeros(n_grp + 1, dtype=np.int64)
+    for g in range(n_grp):
+        cap_start[g + 1] = cap_start[g] + 32 + 4 * (row_start[g + 1] - row_start[g])
+    return row_start, rows, loc, cap_start
+
+
+@njit(cache=True, error_model="numpy")
+def _run_group(
+    g: int, sym: np.ndarray, day: np.ndarray, kind: np.ndarray, qty: np.ndarray, price: np.ndarray,
+    fee: np.ndarray, lot_ref: np.ndarray, group_start: np.ndarray, group_syms: np.ndarray,
+    row_start: np.ndarray, rows: np.ndarray, loc: np.ndarray, method: int, wash: bool, window: int,
+    dividends: np.ndarray, piece_count: np.ndarray, open_count: np.ndarray,
+    buf: np.ndarray, buf_start: np.ndarray, counts: np.ndarray,
+) -> None:
+    n_real, n_open, err, row = match_group_nb(
+        rows[row_start[g] : row_start[g + 1]], sym, day, kind, qty, price, fee, lot_ref, loc,
+        group_syms[group_start[g] : group_start[g + 1]], method, wash, window,
+        dividends, piece_count, open_count, buf[buf_start[g] : buf_start[g + 1]],
+    )
+    counts[g, C_REAL] = n_real
+    counts[g, C_OPEN] = n_open
+    counts[g, C_ERR] = err
+    counts[g, C_ROW] = row
+
+
+@njit(cache=True, error_model="numpy")
+def _spill_plan(counts: np.ndarray, cap_start: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """The groups whose output overflowed their slice, and exact slices for them."""
+    n_grp = counts.shape[0]
+    spill_start = np.zeros(n_grp + 1, dtype=np.int64)
+    n_over = 0
+    for g in range(n_grp):
+        need = counts[g, C_REAL] + counts[g, C_OPEN]
+        big = counts[g, C_ERR] == 0 and need > cap_start[g + 1] - cap_start[g]
+        spill_start[g + 1] = spill_start[g] + (need if big else 0)
+        n_over += 1 if big else 0
+    over = np.empty(n_over, dtype=np.int64)
+    j = 0
+    for g in range(n_grp):
+        if spill_start[g + 1] > spill_start[g]:
+            over[j] = g
+            j += 1
+    return over, spill_start
+
+
+@njit(cache=True, error_model="numpy")
+def _outputs(
+    counts: np.ndarray, piece_count: np.ndarray, open_count: np.ndarray
+) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+    """Status (the earliest failing row over all groups), output arrays and their offsets."""
+    status = np.zeros(2, dtype=np.int64)
+    status[1] = -1
+    for g in range(counts.shape[0]):
+        if counts[g, C_ERR] != 0 and (status[1] == -1 or counts[g, C_ROW] < status[1]):
+            status[0] = counts[g, C_ERR]
+            status[1] = counts[g, C_ROW]
+    if status[0] != 0:
+        empty = np.zeros(1, dtype=np.int64)
+        return np.empty((0, R_NF), dtype=np.int64), np.empty((0, OPEN_NF), dtype=np.int64), status, empty, empty
+    piece_start = np.empty(piece_count.shape[0], dtype=np.int64)
+    t = 0
+    for i in range(piece_count.shape[0]):
+        piece_start[i] = t
+        t += piece_count[i]
+    realized = np.empty((t, R_NF), dtype=np.int64)
+    open_start = np.empty(open_count.shape[0], dtype=np.int64)
+    t = 0
+    for s in range(open_count.shape[0]):
+        open_start[s] = t
+        t += open_count[s]
+    open_lots = np.empty((t, OPEN_NF), dtype=np.int64)
+    return realized, open_lots, status, piece_start, open_start
+
+
+@njit(cache=True, error_model="numpy")
+def _place_group(
+    g: int, counts: np.ndarray, buf: np.ndarray, cap_start: np.ndarray, spill: np.ndarray,
+    spill_start: np.ndarray, piece_start: np.ndarray, open_start: np.ndarray,
+    realized: np.ndarray, open_lots: np.ndarray,
+) -> None:
+    """Copy a group's pieces to their sell rows' places and its lots to their symbols' places."""
+    if spill_start[g + 1] > spill_start[g]:
+        src = spill[spill_start[g] : spill_start[g + 1]]
+    else:
+        src = buf[cap_start[g] : cap_start[g + 1]]
+    n_real = counts[g, C_REAL]
+    pos = 0
+    prev = -1
+    for j in range(n_real):  # the pieces of one sell are consecutive
+        row = src[j, R_ROW]
+        pos = piece_start[row] if row != prev else pos + 1
+        prev = row
+        realized[pos] = src[j]
+    prev = -1
+    for j in range(n_real, n_real + counts[g, C_OPEN]):
+        s = src[j, 0]
+        pos = open_start[s] if s != prev else pos + 1
+        prev = s
+        open_lots[pos] = src[j, :OPEN_NF]
+
+
+@njit(cache=True, error_model="numpy", parallel=True)
+def match_lots_nb(
+    sym: np.ndarray,
+    day: np.ndarray,
+    kind: np.ndarray,
+    qty: np.ndarray,
+    price: np.ndarray,
+    fee: np.ndarray,
+    lot_ref: np.ndarray,
+    sym_group: np.ndarray,
+    group_start: np.ndarray,
+    group_syms: np.ndarray,
+    method: int,
+    wash: bool,
+    window: int,
+) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+    """Relieve lots for every sell in date order and detect wash sales, groups in parallel.
+
+    Parameters
+    ----------
+    sym, day, kind : ndarray of int64
+        Symbol code, day number and kind (``BUY``, ``SELL``, ``DIVIDEND``) of
+        each transaction, in date order.
+    qty, price, fee : ndarray of int64
+        Quantity, price and fees in 1e-8 units.
+    lot_ref : ndarray of int64
+        For ``SPECIFIC`` sells, the row of the buy whose lot is sold; else -1.
+    sym_group, group_start, group_syms : ndarray of int64
+        Group code of each symbol (substantially identical securities) and the
+        symbols of group ``g``, ascending, as
+        ``group_syms[group_start[g]:group_start[g + 1]]``.
+    method : int
+        ``FIFO``, ``LIFO``, ``HIFO``, ``SPECIFIC`` or ``AVERAGE``.
+    wash : bool
+        Apply the wash-sale rule.
+    window : int
+        Wash-sale window in days on each side of a loss sale (30).
+
+    Returns
+    -------
+    realized : ndarray of int64, shape (n_pieces, 11)
+        One row per (sell, lot) piece in sell order, columns of ``realized_dt``.
+    open_lots : ndarray of int64, shape (n_open, 8)
+        Lots still held, symbol by symbol in relief order, columns of ``lot_dt``.
+    dividends : ndarray of int64, shape (n,)
+        Per row: the dividend amount ``round_half_up(qty x price)`` (0 for other rows).
+    status : ndarray of int64, shape (2,)
+        ``(0, -1)`` on success, else an ``ERR_*`` code and the first offending
+        row (then ``realized`` and ``open_lots`` are empty).
+
+    Notes
+    -----
+    The rules are those of :func:`~quantcore._kernels.tax_lots.match_group_nb`;
+    work and memory are ``O(n + output)``, the groups spread over the threads.
+    """
+    n_grp = group_start.shape[0] - 1
+    row_start, rows, loc, cap_start = _plan(sym, sym_group, group_start, group_syms)
+    dividends = np.zeros(sym.shape[0], dtype=np.int64)
+    piece_count = np.zeros(sym.shape[0], dtype=np.int64)
+    open_count = np.zeros(sym_group.shape[0], dtype=np.int64)
+    counts = np.zeros((n_grp, 4), dtype=np.int64)
+    buf = np.empty((cap_start[n_grp], R_NF), dtype=np.int64)  # pages are touched only where written
+    for g in prange(n_grp):
+        _run_group(
+            g, sym, day, kind, qty, price, fee, lot_ref, group_start, group_syms, row_start, rows, loc,
+            method, wash, window, dividends, piece_count, open_count, buf, cap_start, counts,
+        )
+    over, spill_start = _spill_plan(counts, cap_start)
+    spill = np.empty((spill_start[n_grp], R_NF), dtype=np.int64)
+    for j in prange(over.shape[0]):
+        _run_group(
+            over[j], sym, day, kind, qty, price, fee, lot_ref, group_start, group_syms, row_start, rows, loc,
+            method, wash, window, dividends, piece_count, open_count, spill, spill_start, counts,
+        )
+    realized, open_lots, status, piece_start, open_start = _outputs(counts, piece_count, open_count)
+    if status[0] == 0:
+        for g in prange(n_grp):
+            _place_group(g, counts, buf, cap_start, spill, spill_start, piece_start, open_start, realized, open_lots)
+    return realized, open_lots, dividends, status
+
+
+@njit(cache=True, error_model="numpy")
+def match_lots_seq_nb(
+    sym: np.ndarray,
+    day: np.ndarray,
+    kind: np.ndarray,
+    qty: np.ndarray,
+    price: np.ndarray,
+    fee: np.ndarray,
+    lot_ref: np.ndarray,
+    sym_group: np.ndarray,
+    group_start: np.ndarray,
+    group_syms: np.ndarray,
+    method: int,
+    wash: bool,
+    window: int,
+) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+    """:func:`match_lots_nb` on one thread, the groups one after the other (same results)."""
+    n_grp = group_start.shape[0] - 1
+    row_start, rows, loc, cap_start = _plan(sym, sym_group, group_start, group_syms)
+    dividends = np.zeros(sym.shape[0], dtype=np.int64)
+    piece_count = np.zeros(sym.shape[0], dtype=np.int64)
+    open_count = np.zeros(sym_group.shape[0], dtype=np.int64)
+    counts = np.zeros((n_grp, 4), dtype=np.int64)
+    buf = np.empty((cap_start[n_grp], R_NF), dtype=np.int64)
+    for g in range(n_grp):
+        _run_group(
+            g, sym, day, kind, qty, price, fee, lot_ref, group_start, group_syms, row_start, rows, loc,
+            method, wash, window, dividends, piece_count, open_count, buf, cap_start, counts,
+        )
+    over, spill_start = _spill_plan(counts, cap_start)
+    spill = np.empty((spill_start[n_grp], R_NF), dtype=np.int64)
+    for j in range(over.shape[0]):
+        _run_group(
+            over[j], sym, day, kind, qty, price, fee, lot_ref, group_start, group_syms, row_start, rows, loc,
+            method, wash, window, dividends, piece_count, open_count, spill, spill_start, counts,
+        )
+    realized, open_lots, status, piece_start, open_start = _outputs(counts, piece_count, open_count)
+    if status[0] == 0:
+        for g in range(n_grp):
+            _place_group(g, counts, buf, cap_start, spill, spill_start, piece_start, open_start, realized, open_lots)
+    return realized, open_lots, dividends, status
