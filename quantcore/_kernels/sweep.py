@@ -511,14 +511,21 @@ def _ma_fast_asset(
     pre = return_prefix_nb(x, first)
     ext = extrema_table_nb(x)
     idx, mr = price_tree_nb(x, first)
+    # lanes take every 64th block of 16 consecutive combinations: balanced (short
+    # windows trade more) and cache-friendly (neighbours share their fast average)
     m = fi.shape[0]
-    lanes = min(m, 256)  # strided lanes: short (busy) and long windows spread evenly
+    blocks = -(-m // 16)
+    lanes = min(blocks, 64)
+    width = 8 * (-(-x.shape[0] // 8))
     for lane in prange(lanes):
-        for c in range(lane, m, lanes):
-            ma_cross_row_nb(
-                x, first, table, fi[c], si[c], pre, ext, idx, mr, init_cash, fees, slippage,
-                max_size, periods_per_year, out, c * k + j,
-            )  # fmt: skip
+        flags = np.empty(width, dtype=np.uint8)  # scratch, once per lane
+        acc = np.empty(8)
+        for b in range(lane, blocks, lanes):
+            for c in range(16 * b, min(16 * b + 16, m)):
+                ma_cross_row_nb(
+                    x, first, table, fi[c], si[c], pre, ext, idx, mr, init_cash, fees,
+                    slippage, max_size, periods_per_year, out, c * k + j, flags, acc,
+                )  # fmt: skip
 
 
 @njit(cache=True, parallel=True)

@@ -370,6 +370,8 @@ def ma_cross_row_nb(
     periods_per_year: float,
     out: np.ndarray,
     row: int,
+    flags: np.ndarray,
+    acc: np.ndarray,
 ) -> None:
     """Metrics row of one long-only moving-average crossover, filled at the close.
 
@@ -393,6 +395,10 @@ def ma_cross_row_nb(
         Engine options; ``max_size >= 1``.
     out : ndarray
         (m, N_STATS); row ``row`` receives the metrics of :func:`finalize_stats_nb`.
+    flags, acc : ndarray
+        Scratch space reused across calls: uint8 of length ``8 * ceil(n / 8)`` and
+        float64 of length 8 (no allocation, hence no shared allocator or
+        reference count, per combination).
 
     Notes
     -----
@@ -411,14 +417,13 @@ def ma_cross_row_nb(
     >>> out = np.empty((1, N_STATS))
     >>> idx, mr = price_tree_nb(x, 0)
     >>> ma_cross_row_nb(x, 0, np.stack([x, np.full(5, 2.0)]), 0, 1, return_prefix_nb(x, 0),
-    ...                 extrema_table_nb(x), idx, mr, 300.0, 0.0, 0.0, 1.0, 252.0, out, 0)
+    ...                 extrema_table_nb(x), idx, mr, 300.0, 0.0, 0.0, 1.0, 252.0, out, 0,
+    ...                 np.empty(8, np.uint8), np.empty(8))
     >>> float(out[0, 6]), float(out[0, 9]), float(out[0, 4])  # bought at 3 (bar 2), sold at 1 (bar 4)
     (1.0, 100.0, -0.75)
     """
     n = x.shape[0]
-    fast = table[i_fast]
-    slow = table[i_slow]
-    acc = np.zeros(8)
+    acc[:6] = 0.0
     acc[6] = init_cash
     acc[7] = 1.0
     cash = init_cash
@@ -435,12 +440,13 @@ def ma_cross_row_nb(
     # pass 1, vectorised: flag every strict crossing, either way (NaN compares false;
     # the averages are NaN before ``first``, so no bar up to ``first`` is flagged)
     width = (n + 7) // 8
-    flags = np.zeros(width * 8, dtype=np.uint8)
+    flags[0] = 0
+    flags[n:] = 0
     for u in range(1, n):
-        f0 = fast[u - 1]
-        s0 = slow[u - 1]
-        f1 = fast[u]
-        s1 = slow[u]
+        f0 = table[i_fast, u - 1]
+        s0 = table[i_slow, u - 1]
+        f1 = table[i_fast, u]
+        s1 = table[i_slow, u]
         flags[u] = ((f0 < s0) & (f1 > s1)) | ((f0 > s0) & (f1 < s1))
     # pass 2: visit the flagged bars, eight at a time; a crossing up enters when
     # flat, a crossing down exits when holding, the others are ignored
@@ -452,7 +458,7 @@ def ma_cross_row_nb(
             if flags[u] == 0:
                 continue
             if size == 0.0:
-                if fast[u] > slow[u]:
+                if table[i_fast, u] > table[i_slow, u]:
                     p = x[u]
                     budget = min(max_size * cash, cash)
                     c, q, f, fee = open_position_nb(cash, budget, p, 1, fees, slippage, False)
@@ -465,7 +471,7 @@ def ma_cross_row_nb(
                         eq = cash + size * p
                         _bar(eq, prev, acc)
                         prev = eq
-            elif fast[u] < slow[u]:
+            elif table[i_fast, u] < table[i_slow, u]:
                 _holding(x, pre, ext, idx, mr, entry, u - 1, cash, size, acc)
                 prev = cash + size * x[u - 1]
                 cash, pnl, _, _ = close_position_nb(
