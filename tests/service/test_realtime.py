@@ -583,13 +583,21 @@ def test_forced_update_on_one_worker_reaches_a_subscriber_of_the_other(
                 await recv_until(ws, of_type("subscribed"))
                 await send(ws, {"type": "subscribe_portfolio", "portfolio_id": pid})
                 await recv_until(ws, of_type("subscribed"))
-                # Worker A sees B's connection in the global and per-user figures.
-                status = (await http_a.get("/realtime/status/", headers=headers)).json()
-                assert status["global_stats"]["workers"] == 2
-                assert status["user_stats"] == {
+                # Worker A sees B's connection in the global and per-user figures. B publishes
+                # its snapshot to Redis shortly after each change, so A's view is eventually
+                # consistent: poll until it shows both subscriptions (or give up after 10 s).
+                expected = {
                     "connection_count": 1,
                     "subscriptions": {"portfolios": [pid], "assets": ["MSFT"]},
                 }
+                deadline = asyncio.get_running_loop().time() + 10.0
+                while True:
+                    status = (await http_a.get("/realtime/status/", headers=headers)).json()
+                    if status["user_stats"] == expected or asyncio.get_running_loop().time() > deadline:
+                        break
+                    await asyncio.sleep(0.05)
+                assert status["global_stats"]["workers"] == 2
+                assert status["user_stats"] == expected
                 r = await http_a.post(
                     "/api/realtime/force_price_update/", json={"symbols": ["MSFT"]}, headers=headers
                 )
