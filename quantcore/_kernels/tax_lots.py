@@ -210,7 +210,8 @@ def match_group_nb(
         lots of its symbols (rows and symbols of other groups are untouched).
     dst : ndarray of int64, shape (cap, 11)
         Receives the realized pieces (in sell order) followed by the open lots
-        (in the first 8 columns, symbol by symbol in relief order) when they fit.
+        (in the first 8 columns, symbol by symbol in relief order) when they fit;
+        its content is unspecified otherwise.
 
     Returns
     -------
@@ -231,7 +232,7 @@ def match_group_nb(
     n = rows.shape[0]
     n_loc = g_syms.shape[0]
     lots = np.empty((16 + n + n // 2, L_NF), dtype=np.int64)
-    realized = np.empty((16 + n, R_NF), dtype=np.int64)
+    realized = dst  # pieces go straight to the caller's slice; a local copy only if it overflows
     pend = np.empty((16, P_NF), dtype=np.int64)
     head = np.full(n_loc, -1, dtype=np.int64)
     tail = np.full(n_loc, -1, dtype=np.int64)
@@ -427,9 +428,8 @@ def match_group_nb(
             k = lots[k, L_NEXT]
         open_count[g_syms[s]] = c
         n_open += c
-    if n_real + n_open > dst.shape[0]:  # the caller runs the group again with room for it
-        return n_real, n_open, 0, -1
-    dst[:n_real] = realized[:n_real]
+    if realized.shape[0] != dst.shape[0] or n_real + n_open > dst.shape[0]:
+        return n_real, n_open, 0, -1  # overflow: the caller runs the group again with room for it
     j = n_real
     for s in range(n_loc):  # open lots, symbol by symbol in relief order
         k = head[s]

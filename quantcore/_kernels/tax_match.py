@@ -3,7 +3,7 @@
 Groups of substantially identical symbols share no state, so
 :func:`match_lots_nb` runs :func:`~quantcore._kernels.tax_lots.match_group_nb`
 on every group in a ``prange`` loop. Each group writes its pieces and open lots
-into its own slice of a scratch buffer (``32 + 4 x rows`` rows; only the rows
+into its own slice of a scratch buffer (``64 + 5 x rows`` rows; only the rows
 written take memory); a group that needs more is run again with an exact slice.
 The slices are then placed in the order of the sequential algorithm: realized
 pieces by sell row, open lots by symbol. Every sell, dividend and symbol
@@ -51,7 +51,7 @@ def _plan(
             loc[group_syms[gi]] = gi - group_start[g]
     cap_start = np.zeros(n_grp + 1, dtype=np.int64)
     for g in range(n_grp):
-        cap_start[g + 1] = cap_start[g] + 32 + 4 * (row_start[g + 1] - row_start[g])
+        cap_start[g + 1] = cap_start[g] + 64 + 5 * (row_start[g + 1] - row_start[g])
     return row_start, rows, loc, cap_start
 
 

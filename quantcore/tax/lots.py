@@ -104,6 +104,19 @@ def _days(df: pd.DataFrame, name: str, fallback: np.ndarray | None = None) -> np
     return days
 
 
+def _factorize_stripped(col: pd.Series) -> tuple[np.ndarray, np.ndarray]:
+    """Codes of a column's values and their distinct stripped strings, plus a last ``''``.
+
+    Factorizing first and stripping only the distinct values keeps the string work
+    proportional to the number of distinct values. Missing values get code -1, which
+    indexes the appended ``''``; values equal once stripped share the name (not the code).
+    """
+    raw_codes, raw_uniques = pd.factorize(col, use_na_sentinel=True)
+    names = pd.Series(raw_uniques, dtype=object).astype("string").str.strip()
+    out = names.fillna("").to_numpy(dtype=object)
+    return raw_codes.astype(np.int64), np.append(out, "")
+
+
 @dataclass(frozen=True)
 class _Encoded:
     symbols: tuple[str, ...]
@@ -129,14 +142,15 @@ def _encode(
     if missing:
         raise ValueError(f"transactions is missing the column(s) {missing}")
     n = len(df)
-    symbols_raw = df["symbol"].astype("string").str.strip()
-    bad = symbols_raw.isna() | (symbols_raw == "")
+    sym_raw, sym_names = _factorize_stripped(df["symbol"])
+    bad = (sym_raw < 0) | (sym_names == "")[sym_raw]  # missing (code -1) or blank
     if bad.any():
-        raise ValueError(f"{_label(df, int(np.argmax(bad.to_numpy())))}: symbol is empty")
-    codes, uniques = pd.factorize(symbols_raw, sort=True)
+        raise ValueError(f"{_label(df, int(np.argmax(bad)))}: symbol is empty")
+    name_codes, uniques = pd.factorize(sym_names[:-1], sort=True)  # distinct stripped names, sorted
+    codes = name_codes[sym_raw]
     symbols = tuple(str(u) for u in uniques)
-    type_codes, type_names = pd.factorize(df["type"].astype("string").str.strip().str.lower())
-    lookup = np.array([_KINDS.get(str(t), -1) for t in type_names] + [-1], dtype=np.int64)
+    type_codes, type_names = _factorize_stripped(df["type"])
+    lookup = np.array([_KINDS.get(str(t).lower(), -1) for t in type_names[:-1]] + [-1], dtype=np.int64)
     kind_i = lookup[type_codes]  # a missing type has code -1: the appended -1
     if (kind_i < 0).any():
         i = int(np.argmax(kind_i < 0))

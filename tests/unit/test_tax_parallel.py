@@ -1,0 +1,124 @@
+"""The parallel lot matcher (symbol groups over threads) against the sequential one.
+
+Both run the same per-group matcher; the parallel one writes each group into its own
+slice and places the slices afterwards, so every output must be bit-identical,
+including the rerun of a group that overflows its slice and the earliest error.
+The results are also checked against the Decimal reference (tests/reference).
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import sys
+from decimal import Decimal
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from quantcore._kernels import tax as k
+from quantcore._kernels.tax_lots import R_BASIS, R_DISALLOWED, R_PROCEEDS
+from quantcore._kernels.tax_match import _plan
+from quantcore.tax import match_lots
+from quantcore.tax.lots import _METHODS, _encode, from_fixed
+from quantcore.tax.wash_sales import WASH_SALE_WINDOW_DAYS
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "reference"))
+from tax_reference import history_from_closes, reference_match_lots
+
+GROUPS = {"SP500": "index", "NASDAQ": "index"}  # two symbols in one group, GOOG alone
+
+
+def _frame(rows: list[dict]) -> pd.DataFrame:
+    return pd.DataFrame(
+        {
+            "symbol": [r["symbol"] for r in rows],
+            "date": [pd.Timestamp(r["date"]) for r in rows],
+            "type": [r["type"] for r in rows],
+            "quantity": [str(r["quantity"]) for r in rows],  # the exact Decimal path of the reader
+            "price": [str(r["price"]) for r in rows],
+            "fees": [str(r["fees"]) for r in rows],
+            "lot_id": [f"L{i}" if r["type"] == "buy" else (f"L{r['lot']}" if "lot" in r else None) for i, r in enumerate(rows)],
+        }
+    )
+
+
+def _kernel_args(df: pd.DataFrame, method: str, groups: dict[str, str] | None) -> tuple:
+    enc = _encode(df, method, groups)
+    n_groups = int(enc.groups.max()) + 1
+    order = np.argsort(enc.groups, kind="stable")
+    group_start = np.searchsorted(enc.groups[order], np.arange(n_groups + 1)).astype(np.int64)
+    return (
+        enc.sym, enc.day, enc.kind, enc.qty, enc.price, enc.fee, enc.lot_ref, enc.groups, group_start,
+        order.astype(np.int64), _METHODS[method], True, WASH_SALE_WINDOW_DAYS,
+    )
+
+
+def _assert_same(args: tuple) -> tuple[np.ndarray, ...]:
+    par = k.match_lots_nb(*args)
+    seq = k.match_lots_seq_nb(*args)
+    for a, b in zip(par, seq, strict=True):
+        assert a.shape == b.shape and np.array_equal(a, b)
+    return par
+
+
+@pytest.fixture(scope="module")
+def history(close_panel: pd.DataFrame) -> list[dict]:
+    return history_from_closes(close_panel.loc["2005-01-01":"2006-12-31"], np.random.default_rng(7))
+
+
+@pytest.mark.parametrize("method", ["fifo", "lifo", "hifo", "specific", "average"])
+def test_parallel_equals_sequential_on_real_prices(history: list[dict], method: str) -> None:
+    df = _frame(history)
+    realized, open_lots, _, status = _assert_same(_kernel_args(df, method, GROUPS))
+    assert status[0] == 0 and len({s for s in df["symbol"]}) == 3
+    assert (realized[:, R_DISALLOWED] > 0).any()  # wash sales happened
+    ledger = match_lots(df, method=method, substantially_identical=GROUPS)
+    ref = reference_match_lots(history, method=method, groups=GROUPS)
+    got = [(from_fixed(r["proceeds"]), from_fixed(r["basis"]), from_fixed(r["disallowed"])) for r in ledger.realized]
+    assert got == [(p["proceeds"], p["basis"], p["disallowed"]) for p in ref.realized]
+    assert [from_fixed(b) for b in ledger.open_lots["basis"]] == [lot.basis for lot in ref.open_lots]
+
+
+def _fragmenting_rows(n_lots: int, cycles: int, symbols: tuple[str, ...]) -> list[dict]:
+    """Per symbol, ``n_lots`` one-share buys, then sells of everything at a loss, each followed
+    next day by a buy that absorbs the pending wash sales lot by lot: the open lots stay
+    fragmented, so the realized pieces far outnumber the rows (about n_lots per 2 rows)."""
+    rows: list[dict] = []
+    day = dt.date(2024, 1, 2)
+    for s in symbols:
+        for _ in range(n_lots):
+            rows.append({"symbol": s, "date": day, "type": "buy", "quantity": Decimal(1), "price": Decimal(100), "fees": Decimal(0)})
+    for c in range(cycles):
+        for step, (kind, price) in enumerate((("sell", 90 - c), ("buy", 95 - c))):
+            for s in symbols:
+                rows.append({"symbol": s, "date": day + dt.timedelta(days=2 * c + step + 1), "type": kind,
+                             "quantity": Decimal(n_lots), "price": Decimal(price), "fees": Decimal(0)})
+    return rows
+
+
+def test_group_overflowing_its_slice_is_rerun_identically() -> None:
+    rows = _fragmenting_rows(40, 12, ("A", "B", "C"))
+    df = _frame(rows)
+    args = _kernel_args(df, "fifo", None)
+    realized, open_lots, _, _ = _assert_same(args)
+    _, _, _, cap_start = _plan(args[0], args[7], args[8], args[9])
+    assert realized.shape[0] + open_lots.shape[0] > cap_start[-1]  # so at least one group overflowed its slice
+    ref = reference_match_lots(rows)
+    got = [(from_fixed(r[R_PROCEEDS]), from_fixed(r[R_BASIS]), from_fixed(r[R_DISALLOWED])) for r in realized]
+    assert got == [(p["proceeds"], p["basis"], p["disallowed"]) for p in ref.realized]
+
+
+def test_earliest_error_over_groups_is_reported() -> None:
+    rows = [
+        ("A", "2024-01-02", "buy", 1, 10.0),
+        ("B", "2024-01-02", "buy", 1, 10.0),
+        ("B", "2024-01-03", "sell", 2, 10.0),  # the first oversold row
+        ("A", "2024-01-04", "sell", 5, 10.0),
+    ]
+    df = pd.DataFrame(rows, columns=["symbol", "date", "type", "quantity", "price"])
+    _, _, _, status = _assert_same(_kernel_args(df, "fifo", None))
+    assert list(status) == [k.ERR_OVERSOLD, 2]
+    with pytest.raises(ValueError, match=r"row 2 .*sells more B than held"):
+        match_lots(df)
