@@ -197,17 +197,20 @@ def match_group_nb(
     rows : ndarray of int64
         The group's transaction rows, in date order.
     sym, day, kind, qty, price, fee, lot_ref : ndarray of int64
-        All transactions (see :func:`quantcore._kernels.tax_match.match_lots_nb`).
+        The fields of those rows, in the same order (gathered, so that the
+        matcher reads memory sequentially; see
+        :func:`quantcore._kernels.tax_match.match_lots_nb`).
     loc : ndarray of int64
         Index of each symbol inside its group.
     g_syms : ndarray of int64
         The group's symbols, ascending (``g_syms[loc[s]] == s``).
     method, wash, window
         Lot relief method, apply the wash-sale rule, window in days.
-    dividends, piece_count, open_count : ndarray of int64
-        Written for this group only: the dividend amount of its dividend rows,
-        the number of realized pieces of its sell rows and the number of open
-        lots of its symbols (rows and symbols of other groups are untouched).
+    dividends, piece_count : ndarray of int64
+        Per row of ``rows``: the dividend amount of a dividend row and the
+        number of realized pieces of a sell row (other entries are untouched).
+    open_count : ndarray of int64
+        Per symbol; written for the group's symbols only: their open lots.
     dst : ndarray of int64, shape (cap, 11)
         Receives the realized pieces (in sell order) followed by the open lots
         (in the first 8 columns, symbol by symbol in relief order) when they fit;
@@ -248,13 +251,13 @@ def match_group_nb(
     n_pend = 0
     for ii in range(n):
         i = rows[ii]
-        s = loc[sym[i]]
-        d = day[i]
-        if kind[i] == DIVIDEND:
-            dividends[i] = muldiv_nb(qty[i], price[i], SCALE)
-        elif kind[i] == BUY:
-            q_rem = qty[i]
-            b_rem = muldiv_nb(qty[i], price[i], SCALE) + fee[i]
+        s = loc[sym[ii]]
+        d = day[ii]
+        if kind[ii] == DIVIDEND:
+            dividends[ii] = muldiv_nb(qty[ii], price[ii], SCALE)
+        elif kind[ii] == BUY:
+            q_rem = qty[ii]
+            b_rem = muldiv_nb(qty[ii], price[ii], SCALE) + fee[ii]
             if wash:  # absorb earlier loss sales still waiting for replacement shares
                 e = q_head
                 prev = -1
@@ -297,18 +300,18 @@ def match_group_nb(
                 held = 0
                 k = head[s]
                 while k != -1:
-                    if lots[k, L_ORIGIN] == lot_ref[i]:
+                    if lots[k, L_ORIGIN] == lot_ref[ii]:
                         held += lots[k, L_QTY]
                     k = lots[k, L_NEXT]
-                if held < qty[i]:
+                if held < qty[ii]:
                     return n_real, 0, ERR_LOT_EXCEEDED, i
-            elif pool_q[s] < qty[i]:
+            elif pool_q[s] < qty[ii]:
                 return n_real, 0, ERR_OVERSOLD, i
-            q_left = qty[i]
-            p_left = muldiv_nb(qty[i], price[i], SCALE) - fee[i]
+            q_left = qty[ii]
+            p_left = muldiv_nb(qty[ii], price[ii], SCALE) - fee[ii]
             r_first = n_real
             while q_left > 0:
-                k = _pick_lot(lots, head, tail, s, method, lot_ref[i])
+                k = _pick_lot(lots, head, tail, s, method, lot_ref[ii])
                 lq = lots[k, L_QTY]
                 take = min(q_left, lq)
                 pr = p_left if take == q_left else muldiv_nb(p_left, take, q_left)
@@ -320,7 +323,7 @@ def match_group_nb(
                 realized = _grow(realized, n_real + 1)
                 r = n_real
                 n_real += 1
-                realized[r, R_SYM] = sym[i]
+                realized[r, R_SYM] = sym[ii]
                 realized[r, R_ORIGIN] = lots[k, L_ORIGIN]
                 realized[r, R_ROW] = i
                 realized[r, R_PURCHASED] = lots[k, L_PURCHASED]
@@ -341,7 +344,7 @@ def match_group_nb(
                 pool_b[s] -= bs
                 q_left -= take
                 p_left -= pr
-            piece_count[i] = n_real - r_first
+            piece_count[ii] = n_real - r_first
             # -- wash sales, once the sale has removed its own shares from the open lots:
             # shares sold together never replace one another
             for r in range(r_first, n_real if wash else r_first):
