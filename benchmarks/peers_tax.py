@@ -3,6 +3,7 @@
     python benchmarks/vs_peers.py -k tax           # times (1,000,000 transactions, 1,000 symbols)
     python benchmarks/peers_tax.py --memory        # one run of each side in a child process:
                                                    # wall and CPU time, peak memory
+    python benchmarks/peers_tax.py --side ours     # our side only (NUMBA_NUM_THREADS=1: one thread)
 
 The peer is the test suite's reference implementation (``tests/reference/tax_reference.py``),
 which gives the same results to the 1e-8 unit. Our side includes validation,
@@ -139,8 +140,13 @@ def _measure(side: str, quick: bool) -> None:
     wall, cpu = time.perf_counter(), time.process_time()
     result = fn(data)
     wall, cpu = time.perf_counter() - wall, time.process_time() - cpu
+    threads = ""
+    if side == "ours":
+        import numba
+
+        threads = f" ({numba.get_num_threads()} numba threads)"
     print(
-        f"{side}: one run {wall:.2f} s wall, {cpu:.2f} s CPU; peak {(_peak_rss_kib() - before) / 1024:.0f} MiB "
+        f"{side}: one run {wall:.2f} s wall, {cpu:.2f} s CPU{threads}; peak {(_peak_rss_kib() - before) / 1024:.0f} MiB "
         f"above the {before / 1024:.0f} MiB after setup",
         flush=True,
     )
