@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 
 from service.errors import validation_from_message
-from service.portfolios.valuation import mark_positions, portfolio_totals
+from quantcore.portfolio import mark_positions, portfolio_totals
 
 
 @pytest.fixture
