@@ -141,7 +141,10 @@ class Portfolio(Base):
 
 
 class Transaction(Base):
-    """One ledger entry, as entered. ``total_amount`` = quantity x price (+ fees on buys, - on sells)."""
+    """One ledger entry, as entered. ``total_amount`` = quantity x price (+ fees on buys, - on sells).
+
+    ``lot_id`` (sells only, optional) is the id of the buy whose tax lot the sell relieves.
+    """
 
     __tablename__ = "transactions"
     __table_args__ = (Index("ix_transactions_portfolio_date", "portfolio_id", "transaction_date"),)
@@ -154,6 +157,13 @@ class Transaction(Base):
     fees: Mapped[Decimal] = mapped_column()
     transaction_date: Mapped[dt.date] = mapped_column(Date)
     created_at: Mapped[dt.datetime] = mapped_column(default=utcnow)
+    # a sell's named lot: the buy it relieves (migration 0003). NO ACTION, not RESTRICT:
+    # a portfolio delete cascades to the sell and its buy in one statement.
+    lot_id: Mapped[int | None] = mapped_column(
+        ForeignKey("transactions.id", ondelete="NO ACTION", name="fk_transactions_lot_id"),
+        index=True,
+        default=None,
+    )
 
 
 class Position(Base):
