@@ -39,6 +39,7 @@ __all__ = [
     "AuthToken",
     "Backtest",
     "Base",
+    "LedgerVersion",
     "Portfolio",
     "Position",
     "Strategy",
@@ -76,6 +77,18 @@ class User(Base):
     password_hash: Mapped[str] = mapped_column(String(255))
     is_active: Mapped[bool] = mapped_column(Boolean, default=True)
     created_at: Mapped[dt.datetime] = mapped_column(default=utcnow)
+
+
+class LedgerVersion(Base):
+    """A per-user counter bumped by database triggers on every portfolio or position write.
+
+    Maintained by the database (migration 0004), never by the application: readers
+    compare it to decide whether rows they keep in memory are still current.
+    """
+
+    __tablename__ = "ledger_versions"
+    user_id: Mapped[int] = mapped_column(_user_fk(), primary_key=True)
+    version: Mapped[int] = mapped_column(BigInteger, default=0)
 
 
 class AuthToken(Base):
