@@ -65,6 +65,7 @@ class TransactionController(Controller):
             data.price,
             data.fees,
             data.transaction_date,
+            lot_id=data.lot_id,
         )
         txn, asset, _ = await services.record(db, request.user.id, data.portfolio, entry)
         return services.transaction_read(txn, asset)

@@ -5,6 +5,9 @@ write transaction is ``BEGIN IMMEDIATE``), checks the holding, appends the ledge
 and updates the derived position in the same transaction: two concurrent sells can
 never both spend the same shares, and a crash leaves either both writes or neither.
 
+A sell may name the buy whose tax lot it relieves (``lot_id``); see
+:mod:`service.transactions.lots` for how that is checked, in the same transaction.
+
 Positions use the average-cost method: a buy adds ``quantity * price + fees`` to the
 cost basis; a sell removes ``quantity * cost_basis / held`` (fees reduce proceeds,
 not the basis); dividends leave the position unchanged.
@@ -25,6 +28,7 @@ from service.db.models import Asset, Portfolio, Position, Transaction, utcnow
 from service.db.types import quantize
 from service.errors import ApiError, NotFoundError, ValidationError
 from service.pagination import PageParams
+from service.transactions import lots
 from service.transactions.schemas import TransactionRead
 
 __all__ = [
@@ -63,7 +67,7 @@ def check_amount(value: Decimal, field: str, *, positive: bool) -> Decimal:
 class LedgerEntry:
     """A validated ledger entry about to be written."""
 
-    __slots__ = ("date", "fees", "kind", "price", "quantity", "symbol")
+    __slots__ = ("date", "fees", "kind", "lot_id", "price", "quantity", "symbol")
 
     def __init__(
         self,
@@ -76,6 +80,7 @@ class LedgerEntry:
         *,
         price_field: str = "price",
         date_field: str = "transaction_date",
+        lot_id: int | None = None,
     ) -> None:
         self.symbol = symbol.upper()
         self.kind = kind
@@ -85,6 +90,11 @@ class LedgerEntry:
         if date > dt.datetime.now(dt.UTC).date() + dt.timedelta(days=1):
             raise ValidationError(date_field, "max_value", f"{date_field} cannot be in the future.")
         self.date = date
+        if lot_id is not None and kind != "sell":
+            raise ValidationError(
+                "lot_id", "invalid", "lot_id names the lot a sell relieves; only sells take one."
+            )
+        self.lot_id = lot_id
 
 
 async def record(
@@ -102,8 +112,10 @@ async def record(
             portfolio is not the user's (used when the id comes from the path).
 
     Raises:
-        ValidationError: unknown portfolio or asset, or ``quantity`` above the holding
-            (``insufficient_quantity``); nothing is written then.
+        ValidationError: unknown portfolio or asset, ``quantity`` above the holding or
+            above what a named lot holds on the sale date (``insufficient_quantity``),
+            ``lot_id`` not a buy of this portfolio and asset on or before the sale
+            (``not_found``, ``invalid``); nothing is written then.
     """
     async with db.write() as s:
         portfolio = (
@@ -124,6 +136,8 @@ async def record(
             raise ValidationError(
                 "asset_symbol", "not_found", f"Unknown asset symbol {entry.symbol!r}."
             )
+        if entry.lot_id is not None:
+            await lots.named_lot(s, user_id, portfolio.id, asset.id, entry.lot_id, entry.date)
         position = (
             await s.execute(
                 select(Position).where(
@@ -157,6 +171,8 @@ async def record(
                     f"{fmt.quantity(held)} held in portfolio {portfolio.id}.",
                     held=fmt.quantity(held),
                 )
+            new = lots.LotRow(None, "sell", entry.quantity, entry.date, entry.lot_id)
+            await lots.check_sell(s, portfolio.id, asset.id, new)
             remaining = position.quantity - entry.quantity
             if remaining == 0:
                 await s.execute(delete(Position).where(Position.id == position.id))
@@ -173,6 +189,7 @@ async def record(
             price=entry.price,
             fees=entry.fees,
             transaction_date=entry.date,
+            lot_id=entry.lot_id,
             created_at=now,
         )
         s.add(txn)
@@ -195,6 +212,7 @@ def transaction_read(txn: Transaction, asset: Asset) -> TransactionRead:
         fees=fmt.dec(txn.fees),
         total_amount=fmt.dec(quantize(total)),
         transaction_date=txn.transaction_date,
+        lot_id=txn.lot_id,
         created_at=txn.created_at,
     )
 
