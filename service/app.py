@@ -32,6 +32,7 @@ from service.assets.directory import AssetDirectory
 from service.assets.market import MarketData
 from service.auth.controllers import AuthController
 from service.auth.services import IdentityCache
+from service.backtesting import worker as backtest_worker
 from service.backtesting.controllers import BacktestingController
 from service.db import Database
 from service.demo import sync_assets
@@ -120,6 +121,7 @@ def create_app(
 
     @asynccontextmanager
     async def lifespan(app: Litestar) -> AsyncIterator[None]:
+        backtest_worker.configure(settings.backtest_workers)  # the pool is process-wide
         added = await sync_assets(db, provider)
         if added:
             log.info("asset table: %d assets added from the provider", added)

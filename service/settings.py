@@ -10,7 +10,7 @@ from typing import Annotated, Any
 
 import msgspec
 
-__all__ = ["RateLimit", "Settings", "parse_rate"]
+__all__ = ["RateLimit", "Settings", "default_backtest_workers", "parse_rate"]
 
 _RATE = re.compile(r"^\s*(\d+)\s*/\s*(second|minute|hour|day)\s*$")
 _PERIODS = {"second": 1, "minute": 60, "hour": 3600, "day": 86400}
@@ -35,6 +35,11 @@ def parse_rate(text: str, *, name: str = "rate") -> RateLimit:
             f"{name}: expected '<positive int>/<second|minute|hour|day>', got {text!r}"
         )
     return RateLimit(int(match.group(1)), _PERIODS[match.group(2)])
+
+
+def default_backtest_workers() -> int:
+    """``min(4, cpu count)``: backtest worker processes when ``QC_BACKTEST_WORKERS`` is unset."""
+    return min(4, os.cpu_count() or 1)
 
 
 class Settings(msgspec.Struct, kw_only=True, frozen=True):
@@ -67,6 +72,10 @@ class Settings(msgspec.Struct, kw_only=True, frozen=True):
     realtime_max_subscriptions: Annotated[int, msgspec.Meta(ge=1)] = 100
     realtime_messages_per_second: Annotated[int, msgspec.Meta(ge=1)] = 20
     realtime_max_backlog: Annotated[int, msgspec.Meta(ge=1)] = 256
+    # backtests (docs/service_analytics.md): worker processes; 0 runs them in a thread
+    backtest_workers: Annotated[int, msgspec.Meta(ge=0)] = msgspec.field(
+        default_factory=default_backtest_workers
+    )
 
     def __post_init__(self) -> None:
         for name in ("rate_limit_authenticated", "rate_limit_anonymous", "rate_limit_realtime"):

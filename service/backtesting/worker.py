@@ -5,8 +5,9 @@ it runs in a :class:`~concurrent.futures.ProcessPoolExecutor` (``spawn`` start
 method: safe next to the server's threads). Workers import ``quantcore`` and
 load the cached kernels once, in the initializer, so the first request does not
 pay for it. The pool is process-wide and created on first use; its size is
-``QC_BACKTEST_WORKERS`` (default: ``min(4, cpu_count)``); ``0`` runs jobs in a
-thread instead (``anyio.to_thread``), for debugging.
+``Settings.backtest_workers`` (``QC_BACKTEST_WORKERS``, default ``min(4,
+cpu_count)``), handed over by the app at startup (:func:`configure`); ``0`` runs
+jobs in a thread instead (``anyio.to_thread``), for debugging.
 
 Jobs and results are plain arrays and dicts (cheap to pickle): the service loads
 the prices, the worker only computes.
@@ -29,7 +30,9 @@ import anyio.to_thread
 import numpy as np
 from numpy.typing import NDArray
 
-__all__ = ["BacktestJob", "execute", "pool", "run_job", "shutdown", "warm_up"]
+from service.settings import default_backtest_workers
+
+__all__ = ["BacktestJob", "configure", "execute", "pool", "run_job", "shutdown", "warm_up"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -126,34 +129,42 @@ def warm_up(parent: int | None = None) -> None:
 
 _lock = threading.Lock()
 _pool: ProcessPoolExecutor | None = None
+_size = default_backtest_workers()  # until the app calls configure()
+_pool_size = 0  # the size _pool was made with
 
 
-def _workers() -> int:
-    raw = os.environ.get("QC_BACKTEST_WORKERS", "")
-    if raw.strip():
-        try:
-            n = int(raw)
-        except ValueError:
-            raise ValueError(f"QC_BACKTEST_WORKERS must be an integer, got {raw!r}") from None
-        if n < 0:
-            raise ValueError(f"QC_BACKTEST_WORKERS must be >= 0, got {n}")
-        return n
-    return min(4, os.cpu_count() or 1)
+def configure(workers: int) -> None:
+    """Size the pool (``Settings.backtest_workers``; ``0``: run jobs in a thread).
+
+    A running pool of another size is retired: its jobs finish, new ones go to a new pool.
+
+    Raises:
+        ValueError: ``workers`` below 0.
+    """
+    global _pool, _size
+    if workers < 0:
+        raise ValueError(f"backtest_workers must be >= 0, got {workers}")
+    with _lock:
+        _size = workers
+        if _pool is not None and _pool_size != workers:
+            _pool.shutdown(wait=False)
+            _pool = None
 
 
 def pool() -> Executor | None:
-    """The process-wide pool (``None`` when ``QC_BACKTEST_WORKERS=0``)."""
-    global _pool
-    if _workers() == 0:
-        return None
+    """The process-wide pool (``None`` when the size is 0)."""
+    global _pool, _pool_size
     with _lock:
+        if _size == 0:
+            return None
         if _pool is None:
             _pool = ProcessPoolExecutor(
-                max_workers=_workers(),
+                max_workers=_size,
                 mp_context=multiprocessing.get_context("spawn"),
                 initializer=warm_up,
                 initargs=(os.getpid(),),
             )
+            _pool_size = _size
         return _pool
 
 

@@ -447,3 +447,34 @@ def test_running_backtest_conflicts_until_stale(api: Api) -> None:
     api.call(_set_status, api.db, b["id"], "running", dt.timedelta(minutes=11))  # lost by a restart
     r = api.client.post(f"/api/backtesting/backtests/{b['id']}/run/", headers=h)
     assert r.status_code == 200 and r.json()["status"] == "completed"
+
+
+def test_backtest_workers_setting_sizes_the_pool(api: Api, api_factory) -> None:
+    """``Settings.backtest_workers`` (``QC_BACKTEST_WORKERS``) reaches the pool at startup;
+    ``0`` runs backtests in a thread of the server, with the same numbers."""
+    from service.backtesting import worker
+
+    try:
+        threaded = api_factory(backtest_workers=0)
+        assert threaded.settings.backtest_workers == 0 and worker.pool() is None
+        _, h = threaded.user()
+        body = {
+            "strategy_type": "momentum",
+            "asset_symbols": ["SPY"],
+            "start_date": "2022-01-03",
+            "end_date": "2023-12-29",
+            "initial_capital": "10000",
+            "parameters": {"lookback": 20, "threshold": 0.01},
+        }
+        q = threaded.client.post("/api/backtesting/quick-backtest/", json=body, headers=h).json()
+        assert q["status"] == "completed", q
+        res, _ = _expected(
+            ["SPY"], "2022-01-03", "2023-12-29", "momentum", body["parameters"],
+            capital=10000, fees=0.0, slippage=0.0, size=1.0,
+        )  # fmt: skip
+        _check_metrics(q["result"], res)
+        with pytest.raises(ValueError, match="backtest_workers"):
+            worker.configure(-1)
+    finally:
+        worker.configure(api.settings.backtest_workers)  # the pool is process-wide
+    assert worker.pool() is not None

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import io
+import os
 from pathlib import Path
 
 import pytest
@@ -36,6 +37,10 @@ def test_settings_defaults_and_env(tmp_path: Path) -> None:
         and s.database == "postgresql+asyncpg://x/y"
     )
     assert s.prices_dir == tmp_path / "prices"
+    # docs/service_analytics.md: backtest workers default to min(4, cpu count); 0 = a thread
+    assert Settings.from_env({}).backtest_workers == min(4, os.cpu_count() or 1)
+    assert Settings.from_env({"QC_BACKTEST_WORKERS": "0"}).backtest_workers == 0
+    assert Settings.from_env({"QC_BACKTEST_WORKERS": "7"}).backtest_workers == 7
 
 
 @pytest.mark.parametrize(
@@ -45,11 +50,22 @@ def test_settings_defaults_and_env(tmp_path: Path) -> None:
         ({"QC_RATE_LIMIT_REALTIME": "0/minute"}, "QC_RATE_LIMIT_REALTIME"),
         ({"QC_DB_POOL_SIZE": "zero"}, "db_pool_size"),
         ({"QC_DEMO_DATA": "maybe"}, "demo_data"),
+        ({"QC_BACKTEST_WORKERS": "-1"}, "backtest_workers"),
+        ({"QC_BACKTEST_WORKERS": "many"}, "backtest_workers"),
+        ({"QC_BACKTEST_WORKERS": ""}, "backtest_workers"),
     ],
 )
 def test_settings_errors_name_the_variable(env: dict[str, str], needle: str) -> None:
     with pytest.raises(ValueError, match=needle):
         Settings.from_env(env)
+
+
+def test_bad_setting_stops_the_start(
+    monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    monkeypatch.setenv("QC_BACKTEST_WORKERS", "-1")
+    assert main(["migrate"]) == 2
+    assert "backtest_workers" in capsys.readouterr().err
 
 
 def test_parse_rate() -> None:
