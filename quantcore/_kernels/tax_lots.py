@@ -182,7 +182,7 @@ def match_group_nb(
     lot_ref: np.ndarray,
     loc: np.ndarray,
     g_syms: np.ndarray,
-    method: int,
+    method: np.ndarray,
     wash: bool,
     window: int,
     dividends: np.ndarray,
@@ -204,8 +204,11 @@ def match_group_nb(
         Index of each symbol inside its group.
     g_syms : ndarray of int64
         The group's symbols, ascending (``g_syms[loc[s]] == s``).
-    method, wash, window
-        Lot relief method, apply the wash-sale rule, window in days.
+    method : ndarray of int64
+        Lot relief method of each symbol code (a sell uses its symbol's; a
+        ``SPECIFIC`` sell without a lot, ``lot_ref < 0``, relieves ``FIFO``).
+    wash, window
+        Apply the wash-sale rule, window in days.
     dividends, piece_count : ndarray of int64
         Per row of ``rows``: the dividend amount of a dividend row and the
         number of realized pieces of a sell row (other entries are untouched).
@@ -230,7 +233,9 @@ def match_group_nb(
     from the same purchase, not already used as replacement), then with later
     buys up to ``window`` days after it. A replacement of ``r <= q`` shares
     takes ``loss_left * r / q_left`` of the loss into its basis and its
-    acquisition date moves back by the days the sold shares were held.
+    acquisition date moves back by the days the sold shares were held. The
+    replacement may be a symbol of another method: the loss goes into its lot's
+    basis and its symbol's average-cost pool alike, as every symbol keeps both.
     """
     n = rows.shape[0]
     n_loc = g_syms.shape[0]
@@ -296,7 +301,10 @@ def match_group_nb(
                 pool_q[s] += q_rem
                 pool_b[s] += b_rem
         else:  # SELL
-            if method == SPECIFIC:
+            m = method[sym[ii]]
+            if m == SPECIFIC and lot_ref[ii] < 0:
+                m = FIFO  # no lot named: the earliest acquired shares (Treas. Reg. 1.1012-1(c)(1))
+            if m == SPECIFIC:
                 held = 0
                 k = head[s]
                 while k != -1:
@@ -311,12 +319,12 @@ def match_group_nb(
             p_left = muldiv_nb(qty[ii], price[ii], SCALE) - fee[ii]
             r_first = n_real
             while q_left > 0:
-                k = _pick_lot(lots, head, tail, s, method, lot_ref[ii])
+                k = _pick_lot(lots, head, tail, s, m, lot_ref[ii])
                 lq = lots[k, L_QTY]
                 take = min(q_left, lq)
                 pr = p_left if take == q_left else muldiv_nb(p_left, take, q_left)
                 part = lots[k, L_BASIS] if take == lq else muldiv_nb(lots[k, L_BASIS], take, lq)
-                if method == AVERAGE:
+                if m == AVERAGE:
                     bs = pool_b[s] if take == pool_q[s] else muldiv_nb(pool_b[s], take, pool_q[s])
                 else:
                     bs = part
@@ -438,9 +446,10 @@ def match_group_nb(
         k = head[s]
         q_pool = pool_q[s]
         b_pool = pool_b[s]
+        average = method[g_syms[s]] == AVERAGE
         while k != -1:
             b = lots[k, L_BASIS]
-            if method == AVERAGE:  # the pooled basis, spread over the lots by quantity
+            if average:  # the pooled basis, spread over the lots by quantity
                 q = lots[k, L_QTY]
                 b = b_pool if q == q_pool else muldiv_nb(b_pool, q, q_pool)
                 q_pool -= q

@@ -69,7 +69,7 @@ def _gather(
 def _run_group(
     g: int, rows: np.ndarray, row_start: np.ndarray, sym: np.ndarray, day: np.ndarray, kind: np.ndarray,
     qty: np.ndarray, price: np.ndarray, fee: np.ndarray, lot_ref: np.ndarray, group_start: np.ndarray,
-    group_syms: np.ndarray, loc: np.ndarray, method: int, wash: bool, window: int,
+    group_syms: np.ndarray, loc: np.ndarray, method: np.ndarray, wash: bool, window: int,
     dividends: np.ndarray, piece_count: np.ndarray, open_count: np.ndarray,
     buf: np.ndarray, buf_start: np.ndarray, counts: np.ndarray,
 ) -> None:
@@ -178,7 +178,7 @@ def match_lots_nb(
     sym_group: np.ndarray,
     group_start: np.ndarray,
     group_syms: np.ndarray,
-    method: int,
+    method: np.ndarray,
     wash: bool,
     window: int,
 ) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
@@ -197,8 +197,9 @@ def match_lots_nb(
         Group code of each symbol (substantially identical securities) and the
         symbols of group ``g``, ascending, as
         ``group_syms[group_start[g]:group_start[g + 1]]``.
-    method : int
-        ``FIFO``, ``LIFO``, ``HIFO``, ``SPECIFIC`` or ``AVERAGE``.
+    method : ndarray of int64
+        Lot relief method of each symbol code: ``FIFO``, ``LIFO``, ``HIFO``,
+        ``SPECIFIC`` (a sell with ``lot_ref < 0`` relieves ``FIFO``) or ``AVERAGE``.
     wash : bool
         Apply the wash-sale rule.
     window : int
@@ -262,7 +263,7 @@ def match_lots_seq_nb(
     sym_group: np.ndarray,
     group_start: np.ndarray,
     group_syms: np.ndarray,
-    method: int,
+    method: np.ndarray,
     wash: bool,
     window: int,
 ) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:

@@ -130,10 +130,45 @@ class _Encoded:
     lot_ref: np.ndarray
     lot_names: tuple[str, ...]
     groups: np.ndarray
+    methods: tuple[str, ...]  # lot method of each symbol
+
+
+def _check_method(method: object) -> None:
+    if isinstance(method, Mapping):
+        for symbol, m in method.items():
+            if not isinstance(m, str) or m not in _METHODS:
+                raise ValueError(f"method for symbol {symbol!r} must be one of {sorted(_METHODS)}, got {m!r}")
+    elif not isinstance(method, str) or method not in _METHODS:
+        raise ValueError(f"method must be one of {sorted(_METHODS)} or a mapping of symbol to one, got {method!r}")
+
+
+def _symbol_methods(symbols: tuple[str, ...], method: LotMethod | Mapping[str, LotMethod]) -> tuple[str, ...]:
+    """The method of each symbol: the one method, or the mapping's ("fifo" if unlisted)."""
+    if isinstance(method, str):
+        return (method,) * len(symbols)
+    return tuple(str(method.get(s, "fifo")) for s in symbols)
+
+
+def _ledger_method(methods: tuple[str, ...], method: LotMethod | Mapping[str, LotMethod]) -> str:
+    """``LotLedger.method``: the one method, else the distinct methods used, sorted, joined by '+'."""
+    if isinstance(method, str):
+        return method
+    used = set(methods) if methods else {str(m) for m in method.values()}
+    return "+".join(sorted(used)) or "fifo"
+
+
+def _lot_id(raw: object) -> str:
+    """A ``lot_id`` cell as a string; '' when missing (None, NaN, NA) or blank."""
+    if raw is None or raw is pd.NA or (isinstance(raw, float) and np.isnan(raw)):
+        return ""
+    lid = str(raw)
+    return lid if lid.strip() else ""
 
 
 def _encode(
-    transactions: pd.DataFrame, method: str, substantially_identical: Mapping[str, str] | None
+    transactions: pd.DataFrame,
+    method: LotMethod | Mapping[str, LotMethod],
+    substantially_identical: Mapping[str, str] | None,
 ) -> _Encoded:
     if not isinstance(transactions, pd.DataFrame):
         raise ValueError(f"transactions must be a pandas DataFrame, got {type(transactions).__name__}")
@@ -149,6 +184,7 @@ def _encode(
     name_codes, uniques = pd.factorize(sym_names[:-1], sort=True)  # distinct stripped names, sorted
     codes = name_codes[sym_raw]
     symbols = tuple(str(u) for u in uniques)
+    methods = _symbol_methods(symbols, method)
     type_codes, type_names = _factorize_stripped(df["type"])
     lookup = np.array([_KINDS.get(str(t).lower(), -1) for t in type_names[:-1]] + [-1], dtype=np.int64)
     kind_i = lookup[type_codes]  # a missing type has code -1: the appended -1
@@ -169,34 +205,29 @@ def _encode(
             i = int(np.argmax(bad_v))
             need = "> 0" if strict else ">= 0"
             raise ValueError(f"{_label(df, i)}: {name} must be {need}, got {df[name].iloc[i]!r}")
-    lot_ref = np.full(n, -1, dtype=np.int64)
+    lot_ref = np.full(n, -1, dtype=np.int64)  # a sell without one relieves FIFO under "specific"
     lot_names = [""] * n
     if "lot_id" in df.columns:
         ids = df["lot_id"].to_numpy(dtype=object)
         seen: dict[tuple[int, str], int] = {}
         for i in range(n):
-            raw = ids[i]
-            if raw is None or (isinstance(raw, float) and np.isnan(raw)) or raw is pd.NA:
+            lid = _lot_id(ids[i])
+            if not lid:
                 continue
-            lid = str(raw)
             if kind_i[i] == _k.BUY:
                 key = (int(codes[i]), lid)
                 if key in seen:
                     raise ValueError(f"{_label(df, i)}: lot_id {lid!r} is used by an earlier buy of {symbols[codes[i]]}")
                 seen[key] = i
                 lot_names[i] = lid
-            elif kind_i[i] == _k.SELL and method == "specific":
+            elif kind_i[i] == _k.SELL and methods[codes[i]] == "specific":
                 j = seen.get((int(codes[i]), lid))
                 if j is None:
                     raise ValueError(f"{_label(df, i)}: unknown lot_id {lid!r} for {symbols[codes[i]]}")
                 lot_ref[i] = j
-    if method == "specific":
-        no_ref = (kind_i == _k.SELL) & (lot_ref < 0)
-        if no_ref.any():
-            raise ValueError(f"{_label(df, int(np.argmax(no_ref)))}: method='specific' needs a lot_id on every sell")
     return _Encoded(
         symbols, codes.astype(np.int64), day, kind_i, qty, price, fee, ex_day, lot_ref,
-        tuple(lot_names), group_codes(symbols, substantially_identical),
+        tuple(lot_names), group_codes(symbols, substantially_identical), methods,
     )
 
 
@@ -212,7 +243,8 @@ class LotLedger:
     symbols : tuple of str
         Symbol of each code used in the records.
     method : str
-        The lot relief method.
+        The lot relief method; with a per-symbol mapping, the distinct methods
+        of the ledger's symbols, sorted and joined by ``'+'`` (e.g. ``'fifo+hifo'``).
     open_lots : ndarray of :data:`~quantcore._records.lot_dt`
         Lots still held, in relief order per symbol.
     realized : ndarray of :data:`~quantcore._records.realized_dt`
@@ -225,6 +257,9 @@ class LotLedger:
         Substantially-identical group code of each symbol.
     lot_names : tuple of str
         ``lot_id`` given on each transaction row ('' if none).
+    symbol_methods : tuple of str
+        Lot relief method of each symbol code (empty for a ledger assembled by
+        hand, e.g. by merging ledgers).
     """
 
     symbols: tuple[str, ...]
@@ -235,6 +270,7 @@ class LotLedger:
     buys: np.ndarray
     groups: np.ndarray
     lot_names: tuple[str, ...]
+    symbol_methods: tuple[str, ...] = ()
 
     def lot_label(self, lot: int) -> str:
         """The user's ``lot_id`` of a lot, else ``'row <n>'``."""
@@ -300,7 +336,7 @@ class LotLedger:
 def match_lots(
     transactions: pd.DataFrame,
     *,
-    method: LotMethod = "fifo",
+    method: LotMethod | Mapping[str, LotMethod] = "fifo",
     wash_sales: bool = True,
     substantially_identical: Mapping[str, str] | None = None,
 ) -> LotLedger:
@@ -311,15 +347,21 @@ def match_lots(
     transactions : DataFrame
         Columns ``symbol``, ``date``, ``type`` (``buy``, ``sell`` or
         ``dividend``), ``quantity`` (up to 8 decimals), ``price``, optional
-        ``fees`` (0 if absent), ``lot_id`` (names a buy's lot; a sell names the
-        lot it sells with ``method='specific'``) and ``ex_date`` (dividends).
+        ``fees`` (0 if absent), ``lot_id`` (names a buy's lot; a sell of a
+        ``'specific'`` symbol names the lot it sells) and ``ex_date`` (dividends).
         Rows must be in date order; rows of one day are applied in table order.
         Numbers may be floats (read to 8 decimals) or ``Decimal``/``str``
         (read exactly).
-    method : {'fifo', 'lifo', 'hifo', 'specific', 'average'}
+    method : {'fifo', 'lifo', 'hifo', 'specific', 'average'} or mapping
         Lot relief: first in, last in, highest unit cost, the named lot, or
         average cost (shares still leave first in, first out for the holding
-        period).
+        period). A ``specific`` sell without a ``lot_id`` (missing or blank)
+        relieves first in, first out: shares not adequately identified are
+        deemed the earliest acquired (Treas. Reg. 1.1012-1(c)(1)). A mapping
+        gives each symbol its own method (symbol -> method; unlisted symbols
+        use ``'fifo'``), e.g. one per account; the wash-sale rule still sees
+        every symbol of a ``substantially_identical`` group, whatever its
+        method.
     wash_sales : bool
         Apply the wash-sale rule (IRC 1091).
     substantially_identical : mapping of str to str, optional
@@ -336,7 +378,8 @@ def match_lots(
         Naming the row: a missing column or value, an unknown type, a
         negative quantity, price or fee, a zero quantity, a date earlier than
         the row before, a sell of more shares than held, an unknown or
-        exhausted ``lot_id``. Nothing is partially applied.
+        exhausted ``lot_id``; or an unknown method (naming the symbol for a
+        mapping). Nothing is partially applied.
 
     Notes
     -----
@@ -365,16 +408,32 @@ def match_lots(
     >>> ledger.open_lots_frame()[["acquired", "quantity", "basis"]]
         acquired  quantity   basis
     0 2025-01-19     100.0  1050.0
+
+    One method per symbol; ``Y`` is not listed, so it is first in, first out:
+
+    >>> tx2 = pd.DataFrame({
+    ...     "symbol": ["X", "Y", "X", "Y", "X", "Y"],
+    ...     "date": ["2025-01-02", "2025-01-02", "2025-01-03", "2025-01-03", "2025-02-03", "2025-02-03"],
+    ...     "type": ["buy", "buy", "buy", "buy", "sell", "sell"],
+    ...     "quantity": [10, 10, 10, 10, 10, 10],
+    ...     "price": [10.0, 10.0, 20.0, 20.0, 25.0, 25.0],
+    ... })
+    >>> ledger = match_lots(tx2, method={"X": "hifo"})
+    >>> ledger.method, ledger.symbol_methods
+    ('fifo+hifo', ('hifo', 'fifo'))
+    >>> ledger.realized_frame()[["symbol", "basis", "gain"]]
+      symbol  basis   gain
+    0      X  200.0   50.0
+    1      Y  100.0  150.0
     """
-    if method not in _METHODS:
-        raise ValueError(f"method must be one of {sorted(_METHODS)}, got {method!r}")
+    _check_method(method)
     enc = _encode(transactions, method, substantially_identical)
     n_groups = int(enc.groups.max()) + 1 if enc.groups.size else 0
     order = np.argsort(enc.groups, kind="stable")
     group_start = np.searchsorted(enc.groups[order], np.arange(n_groups + 1)).astype(np.int64)
     realized, open_lots, divs, status = _k.match_lots_nb(
         enc.sym, enc.day, enc.kind, enc.qty, enc.price, enc.fee, enc.lot_ref,
-        enc.groups, group_start, order.astype(np.int64), _METHODS[method], bool(wash_sales),
+        enc.groups, group_start, order.astype(np.int64), _method_codes(enc.methods), bool(wash_sales),
         WASH_SALE_WINDOW_DAYS,
     )
     if status[0] != 0:
@@ -386,7 +445,12 @@ def match_lots(
             else f"sells more {sym} than held"
         )
         raise ValueError(f"{_label(transactions, i)}: {what} ({sym}, {transactions['date'].iloc[i]})")
-    return _build_ledger(enc, method, realized, open_lots, divs)
+    return _build_ledger(enc, _ledger_method(enc.methods, method), realized, open_lots, divs)
+
+
+def _method_codes(methods: tuple[str, ...]) -> np.ndarray:
+    """The kernel's method code of each symbol (int64, indexed by symbol code)."""
+    return np.array([_METHODS[m] for m in methods], dtype=np.int64)
 
 
 def _build_ledger(enc: _Encoded, method: str, realized: np.ndarray, open_lots: np.ndarray, divs: np.ndarray) -> LotLedger:
@@ -408,13 +472,13 @@ def _build_ledger(enc: _Encoded, method: str, realized: np.ndarray, open_lots: n
         )
     is_buy = enc.kind == _k.BUY
     buys = np.stack([enc.sym[is_buy], enc.day[is_buy], enc.qty[is_buy], np.flatnonzero(is_buy)], axis=1)
-    return LotLedger(enc.symbols, method, lots, rec, dv, buys, enc.groups, enc.lot_names)
+    return LotLedger(enc.symbols, method, lots, rec, dv, buys, enc.groups, enc.lot_names, enc.methods)
 
 
 def as_ledger(
     data: pd.DataFrame | LotLedger,
     *,
-    method: LotMethod = "fifo",
+    method: LotMethod | Mapping[str, LotMethod] = "fifo",
     wash_sales: bool = True,
     substantially_identical: Mapping[str, str] | None = None,
 ) -> LotLedger:

@@ -118,8 +118,6 @@ def test_oversell_and_lot_errors() -> None:
     with pytest.raises(ValueError, match=r"row 2 \(index 2\): sells more A than held"):
         match_lots(df)
     df.loc[2, "quantity"] = 10
-    with pytest.raises(ValueError, match=r"row 2 .*needs a lot_id"):
-        match_lots(df, method="specific")
     with pytest.raises(ValueError, match=r"row 2 .*unknown lot_id 'x' for A"):
         match_lots(df.assign(lot_id=["a", "b", "x"]), method="specific")
     with pytest.raises(ValueError, match=r"row 2 .*unknown lot_id 'b' for A"):  # b is a lot of B
@@ -133,6 +131,10 @@ def test_oversell_and_lot_errors() -> None:
         match_lots(df.drop(columns="price"))
     with pytest.raises(ValueError, match="method must be one of"):
         match_lots(df, method="random")
+    with pytest.raises(ValueError, match=r"method for symbol 'B' must be one of .*got 'random'"):
+        match_lots(df, method={"A": "lifo", "B": "random"})  # type: ignore[dict-item]
+    with pytest.raises(ValueError, match="method must be one of"):
+        match_lots(df, method=["fifo"])  # type: ignore[arg-type]
 
 
 def _wash(rows: list[tuple], **kw: object) -> tax.LotLedger:

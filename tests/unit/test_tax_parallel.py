@@ -21,7 +21,7 @@ from quantcore._kernels import tax as k
 from quantcore._kernels.tax_lots import R_BASIS, R_DISALLOWED, R_PROCEEDS
 from quantcore._kernels.tax_match import _plan
 from quantcore.tax import match_lots
-from quantcore.tax.lots import _METHODS, _encode, from_fixed
+from quantcore.tax.lots import _encode, _method_codes, from_fixed
 from quantcore.tax.wash_sales import WASH_SALE_WINDOW_DAYS
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "reference"))
@@ -51,7 +51,7 @@ def _kernel_args(df: pd.DataFrame, method: str, groups: dict[str, str] | None) -
     group_start = np.searchsorted(enc.groups[order], np.arange(n_groups + 1)).astype(np.int64)
     return (
         enc.sym, enc.day, enc.kind, enc.qty, enc.price, enc.fee, enc.lot_ref, enc.groups, group_start,
-        order.astype(np.int64), _METHODS[method], True, WASH_SALE_WINDOW_DAYS,
+        order.astype(np.int64), _method_codes(enc.methods), True, WASH_SALE_WINDOW_DAYS,
     )
 
 
