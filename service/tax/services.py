@@ -164,13 +164,8 @@ async def portfolio_settings(
 async def set_portfolio_lot_method(
     db: Database, user_id: int, portfolio_id: int, method: str
 ) -> PortfolioTaxSettings:
-    """Set the lot relief method. ``specific`` needs a lot id on each sell, which the
-    ledger does not record: it is refused (``invalid_choice``) until it does."""
-    if method == "specific":
-        raise ValidationError(
-            "lot_method", "invalid_choice",
-            "specific identification needs a lot id on every sell; the transaction ledger does not record lot ids.",
-        )  # fmt: skip
+    """Set the lot relief method. Under ``specific`` a sell relieves the lot it names
+    (``lot_id``), and a sell naming none the earliest lots (Treas. Reg. 1.1012-1(c)(1))."""
     async with db.write() as s:
         p = await get_owned(s, user_id, portfolio_id)
         p.lot_method = method

@@ -125,6 +125,25 @@ def test_other_users_ids(api: Api) -> None:
         assert "secret" not in r.text and "private" not in r.text
         if status == 400:
             assert r.json()["details"] == {"field": "portfolio", "code": "not_found"}
+    # a sell in the attacker's own portfolio naming the victim's buy as its lot
+    own = api.client.post("/api/portfolios/", json={"name": "mine"}, headers=attacker).json()["id"]
+    assert (
+        api.client.post(f"/api/portfolios/{own}/positions/", json=BUY, headers=attacker).status_code
+        == 201
+    )
+    sell = {
+        "portfolio": own,
+        "asset_symbol": "SPY",
+        "transaction_type": "sell",
+        "quantity": "1",
+        "price": "1",
+        "transaction_date": "2025-01-03",
+        "lot_id": ids["t"],
+    }
+    r = api.client.post("/api/transactions/", json=sell, headers=attacker)
+    assert r.status_code == 400 and r.json()["details"] == {"field": "lot_id", "code": "not_found"}
+    assert "secret" not in r.text and "private" not in r.text
+    api.client.delete(f"/api/portfolios/{own}/", headers=attacker)
     assert api.client.get("/api/portfolios/", headers=attacker).json()["count"] == 0
     listed = api.client.get(f"/api/transactions/?portfolio_id={ids['p']}", headers=attacker).json()
     assert listed["count"] == 0

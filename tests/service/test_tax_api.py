@@ -10,6 +10,7 @@ from __future__ import annotations
 import datetime as dt
 import json
 from decimal import Decimal
+from typing import NamedTuple
 
 import pandas as pd
 import pytest
@@ -50,9 +51,19 @@ LEDGER_B = [
 ]
 
 
-def _portfolio(api: Api, h: dict[str, str], ledger: list[tuple]) -> int:
+class Book(NamedTuple):
+    """A portfolio made by the test: its id, its ledger and the ids of its transactions."""
+
+    pid: int
+    ledger: list[tuple]
+    ids: list[int]
+
+
+def _portfolio(api: Api, h: dict[str, str], ledger: list[tuple]) -> Book:
+    """Record ``ledger``; a sell row may end with the index (in ``ledger``) of the buy it names."""
     pid = api.client.post("/api/portfolios/", json={"name": "T"}, headers=h).json()["id"]
-    for sym, kind, q, px, fee, day in ledger:
+    ids: list[int] = []
+    for sym, kind, q, px, fee, day, *lot in ledger:
         body = {
             "portfolio": pid,
             "asset_symbol": sym,
@@ -62,19 +73,34 @@ def _portfolio(api: Api, h: dict[str, str], ledger: list[tuple]) -> int:
             "fees": fee,
             "transaction_date": day.isoformat(),
         }
+        if lot:
+            body["lot_id"] = ids[lot[0]]
         r = api.client.post("/api/transactions/", json=body, headers=h)
         assert r.status_code == 201, r.text
-    return pid
+        ids.append(r.json()["id"])
+    return Book(pid, ledger, ids)
 
 
-def table(*ledgers: tuple[int, list[tuple]]) -> tuple[pd.DataFrame, dict[str, str]]:
-    """The transaction table with per-portfolio symbols (``"<pid>:<symbol>"``), in date order."""
+def table(*books: Book) -> tuple[pd.DataFrame, dict[str, str]]:
+    """The transaction table with per-portfolio symbols (``"<pid>:<symbol>"``), in date order
+    (portfolios in creation order within a day, like the ids), lots named by transaction id:
+    a buy by its own, a sell by the buy's it names."""
     rows = [
-        (f"{pid}:{s}", dt.datetime.combine(d, dt.time()), k, Decimal(q), Decimal(p), Decimal(f), s)
-        for pid, ledger in ledgers
-        for s, k, q, p, f, d in ledger
+        (
+            f"{b.pid}:{s}",
+            dt.datetime.combine(d, dt.time()),
+            k,
+            Decimal(q),
+            Decimal(p),
+            Decimal(f),
+            str(tid) if k == "buy" else (str(b.ids[lot[0]]) if lot else None),
+            s,
+        )
+        for b in books
+        for tid, (s, k, q, p, f, d, *lot) in zip(b.ids, b.ledger, strict=True)
     ]
-    df = pd.DataFrame(rows, columns=["symbol", "date", "type", "quantity", "price", "fees", "bare"])
+    columns = ["symbol", "date", "type", "quantity", "price", "fees", "lot_id", "bare"]
+    df = pd.DataFrame(rows, columns=columns)
     df = df.sort_values("date", kind="stable").reset_index(drop=True)
     return df.drop(columns="bare"), dict(zip(df["symbol"], df["bare"], strict=True))
 
@@ -93,12 +119,12 @@ def _check_summary(got: dict, s: tax.TaxSummary) -> None:
 
 def test_summary_of_one_portfolio_and_all(api: Api) -> None:
     _, h = api.user()
-    a = _portfolio(api, h, LEDGER_A)
-    b = _portfolio(api, h, LEDGER_B)
+    book_a, book_b = _portfolio(api, h, LEDGER_A), _portfolio(api, h, LEDGER_B)
+    a = book_a.pid
     r = api.client.get(f"/api/tax/analytics/summary/?year=2025&portfolio_id={a}", headers=h)
     assert r.status_code == 200, r.text
     got = r.json()
-    df, same = table((a, LEDGER_A))
+    df, same = table(book_a)
     expected = tax.tax_summary(tax.match_lots(df, substantially_identical=same), 2025)
     _check_summary(got, expected)
     assert got["portfolio_id"] == a
@@ -110,7 +136,7 @@ def test_summary_of_one_portfolio_and_all(api: Api) -> None:
         "loss_limit": "3000.00",
     }
     both = api.client.get("/api/tax/analytics/summary/?year=2025", headers=h).json()
-    df, same = table((a, LEDGER_A), (b, LEDGER_B))
+    df, same = table(book_a, book_b)
     _check_summary(both, tax.tax_summary(tax.match_lots(df, substantially_identical=same), 2025))
     assert both["portfolio_id"] is None
     this_year = api.client.get("/api/tax/analytics/summary/", headers=h).json()
@@ -127,7 +153,7 @@ def test_wash_sale_across_portfolios(api: Api) -> None:
             ("PFE", "buy", "100", "30", "0", dt.date(2025, 1, 6)),
             ("PFE", "sell", "100", "25", "0", dt.date(2025, 6, 2)),
         ],
-    )
+    ).pid
     alone = api.client.get(
         f"/api/tax/analytics/summary/?year=2025&portfolio_id={a}", headers=h
     ).json()
@@ -137,9 +163,86 @@ def test_wash_sale_across_portfolios(api: Api) -> None:
     assert both["capital_gains"]["short_term_gain_loss"] == "0.00"
 
 
+# sells naming lots (the last field: index of the buy in this list); one sell names none
+LEDGER_SPECIFIC = [
+    ("NVDA", "buy", "10", "100", "1", dt.date(2024, 1, 8)),  # 0
+    ("NVDA", "buy", "10", "300", "1", dt.date(2024, 11, 4)),  # 1
+    ("NVDA", "buy", "10", "200", "1", dt.date(2025, 2, 3)),  # 2
+    ("NVDA", "sell", "4", "250", "1", dt.date(2025, 3, 3), 1),  # a short-term loss
+    ("NVDA", "sell", "5", "250", "1", dt.date(2025, 4, 1), 0),  # a long-term gain
+    ("NVDA", "sell", "8", "260", "0", dt.date(2025, 5, 1)),  # none named: first in (5 + 3)
+    ("NVDA", "sell", "6", "260", "0", dt.date(2025, 6, 2), 2),
+]
+
+
+def test_specific_lots_equal_quantcore(api: Api) -> None:
+    """``lot_method: specific``: each sell relieves the lot it names, one naming none the
+    earliest lots; the figures equal ``match_lots(method="specific")`` on the same table."""
+    _, h = api.user()
+    book = _portfolio(api, h, LEDGER_SPECIFIC)
+    url = f"/api/tax/portfolios/{book.pid}/settings/"
+    r = api.client.put(url, json={"lot_method": "specific"}, headers=h)
+    assert r.status_code == 200 and r.json() == {"portfolio_id": book.pid, "lot_method": "specific"}
+    assert api.client.get(url, headers=h).json()["lot_method"] == "specific"
+    got = api.client.get(
+        f"/api/tax/analytics/summary/?year=2025&portfolio_id={book.pid}", headers=h
+    ).json()
+    df, same = table(book)
+    ledger = tax.match_lots(df, method="specific", substantially_identical=same)
+    _check_summary(got, tax.tax_summary(ledger, 2025))
+    pieces = ledger.realized_frame()
+    named = {str(i) for i in book.ids[:3]}
+    assert set(pieces["lot"]) == named  # every piece is labelled with its buy's id
+    # the unnamed sell took the 5 left in lot 0, then 3 of lot 1 (first in)
+    unnamed = pieces[pieces["sold"] == pd.Timestamp("2025-05-01")]
+    assert list(zip(unnamed["lot"], unnamed["quantity"], strict=True)) == [
+        (str(book.ids[0]), 5.0),
+        (str(book.ids[1]), 3.0),
+    ]
+    fifo = tax.tax_summary(tax.match_lots(df, substantially_identical=same), 2025)
+    assert fifo.capital_gains() != tax.tax_summary(ledger, 2025).capital_gains()  # it matters
+    left = ledger.open_lots_frame().groupby("lot")["quantity"].sum().to_dict()
+    assert left == {str(book.ids[1]): 3.0, str(book.ids[2]): 4.0}  # 10 - 4 - 3, 10 - 6
+
+
+def test_wash_sale_across_portfolios_with_different_methods(api: Api) -> None:
+    """A loss in a HIFO portfolio is washed by a purchase in a FIFO one: one ledger for all."""
+    _, h = api.user()
+    hifo = _portfolio(
+        api,
+        h,
+        [
+            ("PFE", "buy", "100", "30", "0", dt.date(2025, 1, 6)),
+            ("PFE", "buy", "50", "28", "0", dt.date(2025, 2, 3)),
+            ("PFE", "sell", "100", "25", "0", dt.date(2025, 6, 2)),  # HIFO: the 30s, a 500 loss
+        ],
+    )
+    fifo = _portfolio(api, h, [("PFE", "buy", "60", "26", "0", dt.date(2025, 6, 20))])
+    assert (
+        api.client.put(
+            f"/api/tax/portfolios/{hifo.pid}/settings/", json={"lot_method": "hifo"}, headers=h
+        ).status_code
+        == 200
+    )
+    got = api.client.get("/api/tax/analytics/summary/?year=2025", headers=h).json()
+    df, same = table(hifo, fifo)
+    methods = {f"{hifo.pid}:PFE": "hifo", f"{fifo.pid}:PFE": "fifo"}
+    ledger = tax.match_lots(df, method=methods, substantially_identical=same)  # type: ignore[arg-type]
+    expected = tax.tax_summary(ledger, 2025)
+    _check_summary(got, expected)
+    washed = ledger.realized_frame()
+    assert washed["wash_sale"].all() and washed["disallowed"].sum() == 300.0  # 60 of 100 shares
+    assert got["capital_gains"]["short_term_gain_loss"] == "-200.00"
+    alone = api.client.get(
+        f"/api/tax/analytics/summary/?year=2025&portfolio_id={hifo.pid}", headers=h
+    ).json()
+    assert alone["capital_gains"]["short_term_gain_loss"] == "-500.00"  # B's buy not seen
+
+
 def test_lot_method_and_rates(api: Api) -> None:
     _, h = api.user()
-    a = _portfolio(api, h, LEDGER_B)
+    book = _portfolio(api, h, LEDGER_B)
+    a = book.pid
     assert api.client.get(f"/api/tax/portfolios/{a}/settings/", headers=h).json() == {
         "portfolio_id": a,
         "lot_method": "fifo",
@@ -160,7 +263,7 @@ def test_lot_method_and_rates(api: Api) -> None:
     got = api.client.get(
         f"/api/tax/analytics/summary/?year=2025&portfolio_id={a}", headers=h
     ).json()
-    df, same = table((a, LEDGER_B))
+    df, same = table(book)
     rates = tax.TaxRates(ordinary_rate="0.35", long_term_rate="0.15", niit=True)
     expected = tax.tax_summary(
         tax.match_lots(df, method="hifo", substantially_identical=same), 2025, rates=rates
@@ -185,11 +288,9 @@ def test_lot_method_and_rates(api: Api) -> None:
         r = api.client.put("/api/tax/settings/", json=body, headers=h)
         assert r.status_code == 400, r.text
         assert r.json()["details"] == {"field": field, "code": code}, r.text
-    for method, code in (("specific", "invalid_choice"), ("random", "invalid_choice")):
-        r = api.client.put(
-            f"/api/tax/portfolios/{a}/settings/", json={"lot_method": method}, headers=h
-        )
-        assert r.status_code == 400 and r.json()["details"] == {"field": "lot_method", "code": code}
+    r = api.client.put(f"/api/tax/portfolios/{a}/settings/", json={"lot_method": "x"}, headers=h)
+    assert r.status_code == 400
+    assert r.json()["details"] == {"field": "lot_method", "code": "invalid_choice"}
 
 
 @pytest.mark.parametrize(
@@ -211,7 +312,7 @@ def test_year_out_of_range(api: Api, query: str, field: str, code: str) -> None:
 
 def test_calculate_stores_and_reprocesses(api: Api) -> None:
     _, h = api.user()
-    a = _portfolio(api, h, LEDGER_B)
+    a = _portfolio(api, h, LEDGER_B).pid
     first = api.client.post(
         "/api/tax/analytics/calculate/", json={"year": 2025, "portfolio_id": a}, headers=h
     )
@@ -263,12 +364,13 @@ def test_calculate_stores_and_reprocesses(api: Api) -> None:
 
 def test_loss_harvesting(api: Api) -> None:
     _, h = api.user()
-    a = _portfolio(api, h, LEDGER_A)
+    book = _portfolio(api, h, LEDGER_A)
+    a = book.pid
     r = api.client.get("/api/tax/loss-harvesting/", headers=h)
     assert r.status_code == 200, r.text
     body = r.json()
     market = fixed_market()
-    df, same = table((a, LEDGER_A))
+    df, same = table(book)
     ledger = tax.match_lots(df, substantially_identical=same)
     prices = {s: round(market.quote(s.split(":")[1]).price, 8) for s in ledger.symbols}
     expected = tax.harvest_opportunities(ledger, prices, "2026-11-20")
@@ -294,6 +396,7 @@ def test_loss_harvesting(api: Api) -> None:
     xom = next(o for o in body["opportunities"] if o["position"]["asset_symbol"] == "XOM")
     e_xom = next(e for e in expected if e.symbol.endswith(":XOM"))
     assert xom["position"]["quantity"] == "41.00000000" and xom["lots"] == list(e_xom.lots)
+    assert set(xom["lots"]) <= {str(i) for i in book.ids}  # lots are named by their buy's id
     assert xom["position"]["average_cost"] == _money(e_xom.average_cost)
     big = Decimal(xom["potential_loss_amount"]) + 1
     r = api.client.post("/api/tax/loss-harvesting/analyze/", json={"min_loss": str(big)}, headers=h)
@@ -329,7 +432,8 @@ def test_loss_harvesting(api: Api) -> None:
 
 def test_reports_generate_list_download(api: Api) -> None:
     _, h = api.user()
-    a = _portfolio(api, h, LEDGER_A)
+    book = _portfolio(api, h, LEDGER_A)
+    a = book.pid
     r = api.client.post(
         "/api/tax/reports/generate/", json={"year": 2025, "report_type": "schedule_d"}, headers=h
     )
@@ -340,7 +444,7 @@ def test_reports_generate_list_download(api: Api) -> None:
         rep["download"]["csv"]
         == f"http://testserver.local/api/tax/reports/{rep['id']}/download/?format=csv"
     )
-    df, same = table((a, LEDGER_A))
+    df, same = table(book)
     ledger = tax.match_lots(df, substantially_identical=same)
     ledger = type(ledger)(
         **{**ledger.__dict__, "symbols": tuple(s.split(":")[1] for s in ledger.symbols)}
