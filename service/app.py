@@ -40,6 +40,7 @@ from service.errors import exception_handlers
 from service.health import health, ready
 from service.marketdata.provider import MarketDataProvider
 from service.middleware import RequestMiddleware
+from service.portfolios.book import BookCache
 from service.portfolios.controllers import PortfolioController
 from service.ratelimit import MemoryRateLimiter, RateLimiter, RedisRateLimiter
 from service.realtime.plugin import realtime_plugins
@@ -117,6 +118,7 @@ def create_app(
         market=MarketData(provider, store),
         assets=AssetDirectory(db, settings.asset_cache_seconds),
         identities=IdentityCache(settings.auth_cache_seconds),
+        books=BookCache(settings.portfolio_cache_users),
     )
 
     @asynccontextmanager

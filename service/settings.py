@@ -67,6 +67,8 @@ class Settings(msgspec.Struct, kw_only=True, frozen=True):
     trust_forwarded_for: bool = False
     auth_cache_seconds: Annotated[float, msgspec.Meta(ge=0)] = 5.0
     asset_cache_seconds: Annotated[float, msgspec.Meta(ge=0)] = 30.0
+    # users whose portfolios each process keeps in memory (service/portfolios/book.py); 0: none
+    portfolio_cache_users: Annotated[int, msgspec.Meta(ge=0)] = 10_000
     # real time (docs/realtime.md)
     realtime_tick_seconds: Annotated[float, msgspec.Meta(gt=0)] = 5.0
     realtime_max_subscriptions: Annotated[int, msgspec.Meta(ge=1)] = 100

@@ -11,6 +11,7 @@ from service.assets.directory import AssetDirectory
 from service.assets.market import MarketData
 from service.auth.services import IdentityCache
 from service.db import Database
+from service.portfolios.book import BookCache
 from service.ratelimit import RateLimiter
 from service.settings import Settings
 
@@ -34,6 +35,7 @@ class Resources:
     market: MarketData
     assets: AssetDirectory
     identities: IdentityCache
+    books: BookCache
 
 
 def resources_of(app: Any) -> Resources:

@@ -6,6 +6,7 @@ import datetime as dt
 from typing import Annotated
 
 from litestar import Controller, Request, get, post
+from litestar.datastructures import State
 from litestar.di import NamedDependency, Provide
 from litestar.params import FromPath, FromQuery, JSONBody, QueryParameter
 
@@ -57,12 +58,12 @@ class AssetController(Controller):
         return Page.build(request, items, count, paging)
 
     @get("/{asset_id:int}/", summary="Retrieve an asset")
-    async def get_asset(
-        self, asset_id: FromPath[int], resources: NamedDependency[Resources]
-    ) -> AssetRead:
-        # one dependency: Litestar resolves several in a task group (measurable on this path)
-        asset = await services.get_asset(resources.assets, asset_id)
-        return services.asset_read(asset, resources.market)
+    async def get_asset(self, asset_id: FromPath[int], state: State) -> AssetRead:
+        # resources from ``state``, a reserved argument: even one dependency costs
+        # Litestar a signature-model pass per request on this hot path
+        res: Resources = state.resources
+        asset = await services.get_asset(res.assets, asset_id)
+        return services.asset_read(asset, res.market)
 
     @get("/{asset_id:int}/price-history/", summary="Price history (OHLCV bars)")
     async def price_history(

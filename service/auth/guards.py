@@ -12,7 +12,13 @@ from service.errors import AuthenticationRequired
 __all__ = ["requires_user"]
 
 
-def requires_user(connection: ASGIConnection[Any, Any, Any, Any], _: BaseRouteHandler) -> None:
-    """401 (with ``WWW-Authenticate``) unless the request carries valid credentials."""
+async def requires_user(
+    connection: ASGIConnection[Any, Any, Any, Any], _: BaseRouteHandler
+) -> None:
+    """401 (with ``WWW-Authenticate``) unless the request carries valid credentials.
+
+    A coroutine on purpose: Litestar runs a synchronous guard in a worker thread,
+    a thread hand-off on every authenticated request.
+    """
     if connection.scope.get("user") is None:
         raise AuthenticationRequired()

@@ -10,6 +10,7 @@ keeps readers unblocked).
 from __future__ import annotations
 
 import asyncio
+import sqlite3
 from collections.abc import AsyncIterator, Callable
 from concurrent.futures import ThreadPoolExecutor
 from contextlib import asynccontextmanager
@@ -18,7 +19,7 @@ from typing import Any, TypeVar
 
 from alembic import command
 from alembic.config import Config
-from sqlalchemy import Engine, create_engine, event, text
+from sqlalchemy import Engine, Select, create_engine, event, text
 from sqlalchemy.engine import Connection
 from sqlalchemy.exc import OperationalError
 from sqlalchemy.ext.asyncio import (
@@ -76,6 +77,39 @@ class Database:
             self._inline_engine = _sqlite_sync_engine(path, 0.0, pool_size)
             self._sync_engine = _sqlite_sync_engine(path, busy_timeout, pool_size)
         self._threads = pool_size
+        # SQLite file: one autocommit pysqlite connection for read_scalar, used on the loop only
+        self._point_path = path
+        self._point: sqlite3.Connection | None = None
+        self._point_sql: dict[Select[Any], tuple[str, tuple[str, ...]]] = {}
+
+    async def read_scalar(self, stmt: Select[Any], params: dict[str, Any]) -> Any:
+        """The first column of the first row of ``stmt`` (``None`` without rows), outside any transaction.
+
+        For hot point reads (a primary-key lookup of one value): a single statement
+        is a consistent snapshot by itself, so no transaction is opened. On a SQLite
+        file it runs on a plain autocommit sqlite3 connection kept for this purpose
+        (compiled once per statement; skipping SQLAlchemy's connection checkout and
+        ``BEGIN``/``ROLLBACK`` makes it several times cheaper). When SQLite answers
+        "busy", or on other databases, it goes through :meth:`run_read`.
+        """
+        if self._point_path is not None:
+            compiled = self._point_sql.get(stmt)
+            if compiled is None:
+                c = stmt.compile(dialect=self.engine.sync_engine.dialect)
+                compiled = self._point_sql[stmt] = (str(c), tuple(c.positiontup or ()))
+            sql, names = compiled
+            try:
+                if self._point is None:
+                    # timeout 0: never wait on the event loop; busy goes to run_read
+                    self._point = sqlite3.connect(
+                        self._point_path, timeout=0, isolation_level=None, check_same_thread=False
+                    )
+                row = self._point.execute(sql, [params[n] for n in names]).fetchone()
+                return None if row is None else row[0]
+            except sqlite3.OperationalError as exc:
+                if not ("locked" in str(exc).lower() or "busy" in str(exc).lower()):
+                    raise
+        return await self.run_read(lambda conn: conn.execute(stmt, params).scalar())
 
     async def run_read(self, fn: Callable[[Connection], T]) -> T:
         """Run ``fn(connection)`` in one read transaction (a consistent snapshot), rolled back after.
@@ -108,8 +142,8 @@ class Database:
                     return fn(conn)
 
             return await asyncio.get_running_loop().run_in_executor(self._executor, work)
-        async with self.engine.connect() as conn:
-            return await conn.run_sync(fn)
+        async with self.engine.connect() as async_conn:
+            return await async_conn.run_sync(fn)
 
     @asynccontextmanager
     async def read(self) -> AsyncIterator[AsyncSession]:
@@ -134,6 +168,9 @@ class Database:
             await conn.execute(text("SELECT 1"))
 
     async def dispose(self) -> None:
+        if self._point is not None:
+            self._point.close()
+            self._point = None
         await self.engine.dispose()
         for engine in (self._inline_engine, self._sync_engine):
             if engine is not None:

@@ -24,6 +24,7 @@ from service.portfolios.schemas import (
     PositionCreate,
     PositionRead,
 )
+from service.state import Resources
 from service.transactions.services import LedgerEntry, record
 
 __all__ = ["PortfolioController"]
@@ -41,14 +42,22 @@ class PortfolioController(Controller):
     async def list_portfolios(
         self,
         request: Req,
-        db: NamedDependency[Database],
-        market: NamedDependency[MarketData],
+        state: State,
         paging: NamedDependency[PageParams],
         active_only: FromQuery[bool] = False,
         ordering: FromQuery[Ordering] = "-created_at",
     ) -> Page[PortfolioRead]:
+        # resources from ``state`` (not a second dependency): Litestar resolves two
+        # dependencies of one level in an anyio task group, a cost on every request
+        res: Resources = state.resources
         items, count = await services.list_portfolios(
-            db, market, request.user.id, paging, active_only=active_only, ordering=ordering
+            res.db,
+            res.market,
+            res.books,
+            request.user.id,
+            paging,
+            active_only=active_only,
+            ordering=ordering,
         )
         return Page.build(request, items, count, paging)
 
@@ -67,12 +76,12 @@ class PortfolioController(Controller):
         self,
         request: Req,
         portfolio_id: FromPath[int],
-        db: NamedDependency[Database],
-        market: NamedDependency[MarketData],
+        state: State,
     ) -> PortfolioRead:
-        async with db.read() as s:
-            p = await services.get_owned(s, request.user.id, portfolio_id)
-            return (await services.portfolio_reads(s, market, [p]))[0]
+        res: Resources = state.resources
+        return await services.get_portfolio(
+            res.db, res.market, res.books, request.user.id, portfolio_id
+        )
 
     @put("/{portfolio_id:int}/", summary="Update a portfolio")
     async def update_portfolio(

@@ -1,17 +1,20 @@
-"""Portfolio CRUD and valuation; positions are read from the ledger-derived table."""
+"""Portfolio CRUD and valuation; positions are read from the ledger-derived table.
+
+Lists and single portfolios are served from the user's in-memory book
+(:mod:`service.portfolios.book`), which one version read keeps current.
+"""
 
 from __future__ import annotations
 
-import functools
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from decimal import Decimal
 from typing import Any
 
 import numpy as np
-from sqlalchemy import Connection, Float, Integer, Select, bindparam, cast, func, select
+from sqlalchemy import Float, bindparam, cast, select
 from sqlalchemy.ext.asyncio import AsyncSession
 
-from quantcore.portfolio import PortfolioTotals, mark_positions, portfolio_totals
+from quantcore.portfolio import mark_positions
 from service import formatting as fmt
 from service.assets.market import MarketData
 from service.assets.schemas import AssetRef
@@ -19,12 +22,14 @@ from service.db import Database
 from service.db.models import Asset, Portfolio, Position, utcnow
 from service.errors import NotFoundError
 from service.pagination import PageParams
+from service.portfolios.book import Book, BookCache, PortfolioRow
 from service.portfolios.schemas import PortfolioCreate, PortfolioRead, PortfolioUpdate, PositionRead
 
 __all__ = [
     "create_portfolio",
     "delete_portfolio",
     "get_owned",
+    "get_portfolio",
     "list_portfolios",
     "list_positions",
     "portfolio_reads",
@@ -73,19 +78,8 @@ def _prices(market: MarketData, symbols: Sequence[str]) -> tuple[np.ndarray, np.
     return price[take], change[take]
 
 
-_P = Portfolio.__table__.c
 _POS = Position.__table__.c
 _ASSET = Asset.__table__.c
-#: Read-model columns of a portfolio, in :func:`_read`'s order (Core: no ORM hydration).
-_PORTFOLIO_COLUMNS = (
-    _P.id,
-    _P.name,
-    _P.description,
-    _P.benchmark_symbol,
-    _P.is_active,
-    _P.created_at,
-    _P.updated_at,
-)
 #: ``(portfolio_id, quantity, cost_basis, symbol)`` of every position of some portfolios.
 _POSITIONS = (
     select(
@@ -99,72 +93,15 @@ _POSITIONS = (
 )
 
 
-@functools.cache
-def _page_statement(key: str, desc: bool, active_only: bool, paged: bool) -> Select[Any]:
-    """The user's portfolios with the total count (a window, evaluated before LIMIT).
-
-    Built once per variant with bound parameters (``user_id``, ``limit``, ``offset``),
-    so a request only binds values.
-    """
-    query = select(*_PORTFOLIO_COLUMNS, func.count().over().label("total")).where(
-        _P.user_id == bindparam("user_id")
-    )
-    if active_only:
-        query = query.where(_P.is_active.is_(True))
-    column = _P.name if key == "name" else _P.created_at if key == "created_at" else _P.id
-    query = query.order_by(
-        column.desc() if desc else column.asc(), _P.id.desc() if desc else _P.id.asc()
-    )
-    if paged:
-        query = query.limit(bindparam("limit", type_=Integer)).offset(
-            bindparam("offset", type_=Integer)
-        )
-    return query
-
-
-def _value(market: MarketData, ids: Sequence[int], rows: Sequence[Any]) -> PortfolioTotals:
-    """Vectorized valuation of position rows ``(portfolio_id, quantity, cost_basis, symbol)``."""
-    index = {pid: i for i, pid in enumerate(ids)}
-    pid, qty, cost, symbol = zip(*rows, strict=True) if rows else ((), (), (), ())
-    price, change = _prices(market, symbol)
-    marks = mark_positions(np.array(qty, np.float64), np.array(cost, np.float64), price, change)
-    group = np.fromiter(map(index.__getitem__, pid), np.int64, len(pid))
-    return portfolio_totals(group, len(ids), marks)
-
-
-async def _totals(session: AsyncSession, market: MarketData, ids: Sequence[int]) -> PortfolioTotals:
-    """Value every position of the portfolios ``ids`` at once (one Core query, float columns)."""
-    rows: Sequence[Any] = []
-    if ids:
-        conn = await session.connection()
-        rows = (await conn.execute(_POSITIONS, {"ids": list(ids)})).all()
-    return _value(market, ids, rows)
-
-
-def _read(row: Any, totals: PortfolioTotals, i: int) -> PortfolioRead:
-    """Read model of a ``_PORTFOLIO_COLUMNS`` row (or a :class:`Portfolio`) valued at ``i``."""
-    if isinstance(row, Portfolio):
-        row = (
-            row.id,
-            row.name,
-            row.description,
-            row.benchmark_symbol,
-            row.is_active,
-            row.created_at,
-            row.updated_at,
-        )
-    return PortfolioRead(
-        id=row[0],
-        name=row[1],
-        description=row[2],
-        benchmark_symbol=row[3],
-        is_active=bool(row[4]),
-        total_value=fmt.money(float(totals.total_value[i])) or "0.00",
-        daily_change=fmt.money(float(totals.daily_change[i])) or "0.00",
-        daily_change_percent=fmt.percent(float(totals.daily_change_percent[i])) or "0.00",
-        position_count=int(totals.position_count[i]),
-        created_at=row[5],
-        updated_at=row[6],
+def _row(p: Portfolio) -> PortfolioRow:
+    return (
+        p.id,
+        p.name,
+        p.description,
+        p.benchmark_symbol,
+        p.is_active,
+        p.created_at,
+        p.updated_at,
     )
 
 
@@ -172,42 +109,24 @@ async def portfolio_reads(
     session: AsyncSession, market: MarketData, portfolios: Sequence[Portfolio]
 ) -> list[PortfolioRead]:
     """Valued read models of ``portfolios`` (one positions query, one vectorized valuation)."""
-    totals = await _totals(session, market, [p.id for p in portfolios])
-    return [_read(p, totals, i) for i, p in enumerate(portfolios)]
+    rows: Sequence[Any] = []
+    if portfolios:
+        conn = await session.connection()
+        rows = (await conn.execute(_POSITIONS, {"ids": [p.id for p in portfolios]})).all()
+    return Book.from_rows(-1, [_row(p) for p in portfolios], rows).reads(market)
 
 
-def _page_rows(
-    conn: Connection,
-    user_id: int,
-    page: PageParams,
-    *,
-    active_only: bool,
-    key: str,
-    desc: bool,
-) -> tuple[Sequence[Any], Sequence[Any], int]:
-    """In one snapshot: the page of portfolio rows, their position rows and the total count.
-
-    ``total_value`` ordering needs every portfolio valued first, so it reads them all.
-    """
-    by_value = key == "total_value"
-    stmt = _page_statement(key, desc and not by_value, active_only, not by_value)
-    params: dict[str, Any] = {"user_id": user_id}
-    if not by_value:
-        params.update(limit=page.limit, offset=page.offset)
-    result = conn.execute(stmt, params).all()
-    if not result:
-        if by_value or page.offset == 0:
-            return [], [], 0
-        # past the end: the window gives no count
-        counted = select(func.count()).select_from(stmt.limit(None).offset(None).subquery())
-        return [], [], int(conn.execute(counted, {"user_id": user_id}).scalar_one())
-    positions = conn.execute(_POSITIONS, {"ids": [r[0] for r in result]}).all()
-    return result, positions, int(result[0][7])
+_SORT_KEYS: dict[str, Callable[[PortfolioRead], Any]] = {
+    "name": lambda r: (r.name, r.id),
+    "created_at": lambda r: (r.created_at, r.id),
+    "total_value": lambda r: Decimal(r.total_value),
+}
 
 
 async def list_portfolios(
     db: Database,
     market: MarketData,
+    books: BookCache,
     user_id: int,
     page: PageParams,
     *,
@@ -216,22 +135,24 @@ async def list_portfolios(
 ) -> tuple[list[PortfolioRead], int]:
     """The user's portfolios, ordered (``name``, ``created_at``, ``total_value``; ``-`` descending).
 
-    Two Core queries in one read snapshot (:meth:`Database.run_read`): the page of
-    portfolios with the total count, then all their positions; valued in one
-    vectorized pass (:mod:`quantcore.portfolio`).
+    Ties keep id order (ascending; descending for ``-name`` and ``-created_at``).
     """
     key, desc = ordering.lstrip("-"), ordering.startswith("-")
-    result, positions, count = await db.run_read(
-        functools.partial(
-            _page_rows, user_id=user_id, page=page, active_only=active_only, key=key, desc=desc
-        )
-    )
-    totals = _value(market, [r[0] for r in result], positions)
-    reads = [_read(r, totals, i) for i, r in enumerate(result)]
-    if key == "total_value":
-        reads.sort(key=lambda r: Decimal(r.total_value), reverse=desc)
-        reads = reads[page.offset : page.offset + page.limit]
-    return reads, count
+    reads = (await books.current(db, user_id)).reads(market)
+    if active_only:
+        reads = [r for r in reads if r.is_active]
+    ordered = sorted(reads, key=_SORT_KEYS[key], reverse=desc)
+    return ordered[page.offset : page.offset + page.limit], len(reads)
+
+
+async def get_portfolio(
+    db: Database, market: MarketData, books: BookCache, user_id: int, portfolio_id: int
+) -> PortfolioRead:
+    """One of the user's portfolios, valued; another user's (or no) portfolio is a 404."""
+    for read in (await books.current(db, user_id)).reads(market):
+        if read.id == portfolio_id:
+            return read
+    raise NotFoundError(f"Portfolio {portfolio_id} not found.")
 
 
 async def create_portfolio(

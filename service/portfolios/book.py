@@ -1,0 +1,188 @@
+"""A user's portfolios and positions kept in memory between requests, checked per request.
+
+Listing portfolios means valuing every position of every portfolio. Reading those
+rows again for each request costs more than the rest of the request together, so
+each process keeps the user's *book*: the portfolio rows and the position arrays,
+tagged with the user's ledger version (``ledger_versions``, bumped by database
+triggers on every portfolio or position write, from any process). A request reads
+that one integer; only when it moved are the rows read again, in the same
+snapshot. The valuation is kept too, keyed by the quotes it used, so it is
+recomputed only when a price or the ledger changed.
+"""
+
+from __future__ import annotations
+
+import functools
+from collections import OrderedDict
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+from sqlalchemy import Connection, Float, bindparam, cast, select
+
+from quantcore.portfolio import PortfolioTotals, mark_positions, portfolio_totals
+from service import formatting as fmt
+from service.assets.market import MarketData
+from service.db import Database
+from service.db.models import Asset, LedgerVersion, Portfolio, Position
+from service.portfolios.schemas import PortfolioRead
+
+__all__ = ["Book", "BookCache", "PortfolioRow", "load_book", "read_model"]
+
+_P = Portfolio.__table__.c
+_POS = Position.__table__.c
+_ASSET = Asset.__table__.c
+
+#: ``(id, name, description, benchmark_symbol, is_active, created_at, updated_at)``.
+PortfolioRow = tuple[Any, ...]
+_PORTFOLIO_COLUMNS = (
+    _P.id,
+    _P.name,
+    _P.description,
+    _P.benchmark_symbol,
+    _P.is_active,
+    _P.created_at,
+    _P.updated_at,
+)
+_VERSION = select(LedgerVersion.__table__.c.version).where(
+    LedgerVersion.__table__.c.user_id == bindparam("user_id")
+)
+_USER_PORTFOLIOS = (
+    select(*_PORTFOLIO_COLUMNS).where(_P.user_id == bindparam("user_id")).order_by(_P.id)
+)
+#: ``(portfolio_id, quantity, cost_basis, symbol)`` of every position of the user.
+_USER_POSITIONS = (
+    select(
+        _POS.portfolio_id, cast(_POS.quantity, Float), cast(_POS.cost_basis, Float), _ASSET.symbol
+    )
+    .join_from(Position.__table__, Asset.__table__, _ASSET.id == _POS.asset_id)
+    .join(Portfolio.__table__, _P.id == _POS.portfolio_id)
+    .where(_P.user_id == bindparam("user_id"))
+)
+
+
+@dataclass(slots=True)
+class Book:
+    """One user's portfolios (rows in id order) and all their positions as arrays."""
+
+    version: int
+    portfolios: tuple[PortfolioRow, ...]
+    group: np.ndarray  # per position: index into ``portfolios``
+    quantity: np.ndarray
+    cost_basis: np.ndarray
+    symbols: tuple[str, ...]  # distinct, sorted
+    symbol_of: np.ndarray  # per position: index into ``symbols``
+    _valued: tuple[tuple[float, ...], list[PortfolioRead]] | None = field(default=None)
+
+    @classmethod
+    def from_rows(
+        cls, version: int, portfolios: Sequence[PortfolioRow], positions: Sequence[Any]
+    ) -> Book:
+        """From portfolio rows and position rows ``(portfolio_id, quantity, cost_basis, symbol)``."""
+        index = {row[0]: i for i, row in enumerate(portfolios)}
+        pid, qty, cost, symbol = zip(*positions, strict=True) if positions else ((), (), (), ())
+        symbols = tuple(sorted(set(symbol)))
+        where = {s: i for i, s in enumerate(symbols)}
+        return cls(
+            version=version,
+            portfolios=tuple(portfolios),
+            group=np.fromiter(map(index.__getitem__, pid), np.int64, len(pid)),
+            quantity=np.array(qty, np.float64),
+            cost_basis=np.array(cost, np.float64),
+            symbols=symbols,
+            symbol_of=np.fromiter(map(where.__getitem__, symbol), np.intp, len(symbol)),
+        )
+
+    def quotes(self, market: MarketData) -> tuple[float, ...]:
+        """``(price, change)`` of each symbol, flattened (NaN when no quote)."""
+        found = market.quotes(list(self.symbols))
+        nan = float("nan")
+        out: list[float] = []
+        for s in self.symbols:
+            q = found.get(s)
+            out += (q.price, q.change) if q is not None else (nan, nan)
+        return tuple(out)
+
+    def totals(self, quotes: tuple[float, ...], n: int) -> PortfolioTotals:
+        """Per-portfolio totals at ``quotes`` (vectorized: :mod:`quantcore.portfolio`)."""
+        pairs = np.array(quotes, np.float64).reshape(-1, 2)
+        price = pairs[self.symbol_of, 0]
+        change = pairs[self.symbol_of, 1]
+        marks = mark_positions(self.quantity, self.cost_basis, price, change)
+        return portfolio_totals(self.group, n, marks)
+
+    def reads(self, market: MarketData) -> list[PortfolioRead]:
+        """Read models of every portfolio at the current quotes, in id order.
+
+        Reused while the quotes are unchanged (NaN compares unequal, so an
+        unquoted symbol is revalued each time: rare, and still right).
+        """
+        quotes = self.quotes(market)
+        if self._valued is not None and self._valued[0] == quotes:
+            return self._valued[1]
+        totals = self.totals(quotes, len(self.portfolios))
+        reads = [read_model(row, totals, i) for i, row in enumerate(self.portfolios)]
+        self._valued = (quotes, reads)
+        return reads
+
+
+def read_model(row: PortfolioRow, totals: PortfolioTotals, i: int) -> PortfolioRead:
+    """The read model of a portfolio row valued at position ``i`` of ``totals``."""
+    return PortfolioRead(
+        id=row[0],
+        name=row[1],
+        description=row[2],
+        benchmark_symbol=row[3],
+        is_active=bool(row[4]),
+        total_value=fmt.money(float(totals.total_value[i])) or "0.00",
+        daily_change=fmt.money(float(totals.daily_change[i])) or "0.00",
+        daily_change_percent=fmt.percent(float(totals.daily_change_percent[i])) or "0.00",
+        position_count=int(totals.position_count[i]),
+        created_at=row[5],
+        updated_at=row[6],
+    )
+
+
+def load_book(conn: Connection, user_id: int) -> Book:
+    """The user's version, portfolios and positions, read in one snapshot (``conn``'s transaction)."""
+    params = {"user_id": user_id}
+    version = conn.execute(_VERSION, params).scalar_one_or_none()
+    portfolios = [tuple(r) for r in conn.execute(_USER_PORTFOLIOS, params)]
+    positions = conn.execute(_USER_POSITIONS, params).all()
+    return Book.from_rows(-1 if version is None else version, portfolios, positions)
+
+
+class BookCache:
+    """The books of the ``max_users`` most recently seen users of this process (LRU).
+
+    ``max_users=0`` disables keeping books: every request reads the rows.
+    """
+
+    def __init__(self, max_users: int = 10_000) -> None:
+        self.max_users = max_users
+        self._books: OrderedDict[int, Book] = OrderedDict()
+
+    async def current(self, db: Database, user_id: int) -> Book:
+        """The user's book: the kept one while the ledger version is unchanged, else read anew."""
+        kept = self._books.get(user_id)
+        if (
+            kept is not None
+            and await db.read_scalar(_VERSION, {"user_id": user_id}) == kept.version
+        ):
+            self._books.move_to_end(user_id)
+            return kept
+        book = await db.run_read(functools.partial(load_book, user_id=user_id))
+        self.keep(user_id, book)
+        return book
+
+    def keep(self, user_id: int, book: Book) -> None:
+        """Remember ``book`` (a newer one kept meanwhile wins); on the event loop only."""
+        if self.max_users <= 0 or book.version < 0:
+            return
+        kept = self._books.get(user_id)
+        if kept is None or kept.version <= book.version:
+            self._books[user_id] = book
+        self._books.move_to_end(user_id)
+        while len(self._books) > self.max_users:
+            self._books.popitem(last=False)
