@@ -20,7 +20,6 @@ from litestar import Litestar, Router
 from litestar.config.cors import CORSConfig
 from litestar.datastructures import State
 from litestar.di import Provide
-from litestar.middleware import DefineMiddleware
 from litestar.openapi import OpenAPIConfig
 from litestar.openapi.plugins import ScalarRenderPlugin, SwaggerRenderPlugin
 from litestar.openapi.spec import Components, SecurityScheme
@@ -139,7 +138,7 @@ def create_app(
         if settings.cors_origins
         else None
     )
-    return Litestar(
+    app = Litestar(
         route_handlers=[health, ready, api],
         state=State({"resources": resources}),
         dependencies={
@@ -148,7 +147,6 @@ def create_app(
             "market": Provide(provide_market),
             "resources": Provide(provide_resources),
         },
-        middleware=[DefineMiddleware(RequestMiddleware)],
         exception_handlers=exception_handlers,  # type: ignore[arg-type]
         lifespan=[lifespan],
         openapi_config=_openapi(),
@@ -158,6 +156,11 @@ def create_app(
         logging_config=None,
         plugins=realtime_plugins(settings),
     )
+    # The request pipeline wraps the whole ASGI handler, not each route: Litestar's
+    # route middleware never sees the 404/405 its router answers, and those API
+    # responses need their request id and rate-limit headers (and count) too.
+    app.asgi_handler = RequestMiddleware(app.asgi_handler)
+    return app
 
 
 def _openapi() -> OpenAPIConfig:

@@ -25,6 +25,7 @@ __all__ = [
     "NotFoundError",
     "PermissionDenied",
     "RateLimited",
+    "ServerError",
     "ValidationError",
     "error_response_bytes",
     "exception_handlers",
@@ -91,6 +92,13 @@ class PermissionDenied(ApiError):
 class RateLimited(ApiError):
     status_code = 429
     error = "rate_limited"
+
+
+class ServerError(ApiError):
+    """500 ``server_error``, for code that answers outside Litestar's exception handlers."""
+
+    status_code = 500
+    error = "server_error"
 
 
 _STATUS_CODES = {

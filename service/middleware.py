@@ -13,6 +13,7 @@
 from __future__ import annotations
 
 import itertools
+import logging
 import secrets
 from http.cookies import SimpleCookie
 
@@ -33,12 +34,15 @@ from service.errors import (
     AuthenticationRequired,
     PermissionDenied,
     RateLimited,
+    ServerError,
     error_response_bytes,
 )
 from service.ratelimit import Hit, rate_limit_header_pairs, rate_limit_headers
 from service.state import Resources, resources_of
 
 __all__ = ["CSRF_HEADER", "SESSION_COOKIE", "RequestMiddleware", "client_ip"]
+
+log = logging.getLogger("service")
 
 SESSION_COOKIE = "qc_session"
 CSRF_COOKIE = "qc_csrftoken"
@@ -138,6 +142,10 @@ class RequestMiddleware:
             except ApiError as exc:
                 await _send_error(send, exc, extra)
                 return
+            except Exception:  # outside Litestar's exception handlers: answer like them
+                log.exception("unhandled error request_id=%s %s %s", rid, scope["method"], path)
+                await _send_error(send, _internal_error(rid), extra)
+                return
             if hit is not None:
                 extra += rate_limit_header_pairs(hit)
 
@@ -204,6 +212,13 @@ class RequestMiddleware:
                 headers=rate_limit_headers(hit),
             )
         return hit
+
+
+def _internal_error(rid: str) -> ServerError:
+    return ServerError(
+        f"An internal error occurred; quote request id {rid} when reporting it.",
+        details={"request_id": rid},
+    )
 
 
 async def _send_error(send: Send, exc: ApiError, extra: list[tuple[bytes, bytes]]) -> None:

@@ -54,6 +54,42 @@ def test_server_error_has_request_id_and_no_traceback(
     assert any(rid in rec.getMessage() and rec.exc_info for rec in caplog.records)
 
 
+def test_router_404_and_405_carry_request_id_and_rate_limit(api_factory) -> None:
+    """Answered by Litestar's router, before any route: still counted, still with headers."""
+    api = api_factory(rate_limit_anonymous="2/minute")
+    first = api.client.get("/api/does-not-exist/")
+    second = api.client.delete("/api/assets/")
+    assert (first.status_code, second.status_code) == (404, 405)
+    for r in (first, second):
+        assert len(r.headers["x-request-id"]) == 32
+        assert r.headers["x-ratelimit-limit"] == "2"
+    assert [first.headers["x-ratelimit-remaining"], second.headers["x-ratelimit-remaining"]] == [
+        "1",
+        "0",
+    ]
+    third = api.client.get("/api/does-not-exist/")
+    assert third.status_code == 429 and "retry-after" in third.headers
+
+
+def test_failure_before_routing_is_a_documented_500(
+    api_factory, monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture
+) -> None:
+    """The request pipeline runs outside Litestar's exception handlers: it answers alike."""
+    api = api_factory()
+
+    async def broken(*args: object, **kwargs: object) -> None:
+        raise RuntimeError("secret internal detail")
+
+    monkeypatch.setattr("service.middleware.identify", broken)
+    with caplog.at_level(logging.ERROR, logger="service"):
+        r = api.client.get("/api/assets/1/")
+    assert r.status_code == 500
+    rid = r.json()["details"]["request_id"]
+    assert r.json()["error"] == "server_error" and r.headers["x-request-id"] == rid
+    assert "secret internal detail" not in r.text
+    assert any(rid in rec.getMessage() and rec.exc_info for rec in caplog.records)
+
+
 def test_rate_limit_headers_and_429(api_factory) -> None:
     api = api_factory(rate_limit_anonymous="3/minute", rate_limit_authenticated="5/minute")
     seen = []
