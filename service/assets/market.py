@@ -53,11 +53,15 @@ class MarketData:
         )
 
     def quotes(self, symbols: list[str]) -> dict[str, Quote]:
-        """Quotes for every known symbol of ``symbols`` (unknown ones are left out)."""
-        out: dict[str, Quote] = {}
+        """Quotes for every known symbol of ``symbols`` (unknown ones are left out).
+
+        Uses the provider's batch ``quotes(symbols)`` when it has one (the simulated
+        market does: one clock read and one lock for the lot).
+        """
+        batch = getattr(self.provider, "quotes", None)
+        out: dict[str, Quote] = dict(batch(symbols)) if batch is not None else {}
         for symbol in symbols:
-            quote = self.quote(symbol)
-            if quote is not None:
+            if symbol not in out and (quote := self.quote(symbol)) is not None:
                 out[symbol] = quote
         return out
 

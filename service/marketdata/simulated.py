@@ -188,6 +188,26 @@ class SimulatedMarket:
             return last
         return self.tick([spec.symbol], now)[0]
 
+    def quotes(self, symbols: Iterable[str]) -> dict[str, Quote]:
+        """:meth:`quote` for many symbols at once (one clock read, one lock); unknown ones left out."""
+        now = self._now()
+        fresh = dt.timedelta(minutes=BAR_MINUTES)
+        out: dict[str, Quote] = {}
+        stale: list[str] = []
+        with self._lock:
+            for symbol in symbols:
+                spec = self._specs.get(symbol.strip().upper())
+                if spec is None:
+                    continue
+                last = self._live.get(spec.symbol)
+                if last is not None and now - last.timestamp < fresh:
+                    out[symbol] = last
+                else:
+                    stale.append(symbol)
+        if stale:
+            out.update(zip(stale, self.tick(stale, now), strict=True))
+        return out
+
     def tick(self, symbols: Iterable[str], now: dt.datetime) -> list[Quote]:
         """Advance the live price of ``symbols`` to ``now`` and return their quotes.
 

@@ -334,3 +334,18 @@ def test_quote_is_refreshed_after_five_minutes() -> None:
     assert market.quote("ETH-USD") == first
     clock[0] = NOW + dt.timedelta(minutes=6)
     assert market.quote("ETH-USD").timestamp == clock[0]
+
+
+def test_batch_quotes_equal_single_quotes() -> None:
+    """``quotes`` is ``quote`` for many symbols: same freshness rule, unknown ones left out."""
+    clock = [NOW]
+    batch = SimulatedMarket(clock=lambda: clock[0])
+    single = SimulatedMarket(clock=lambda: clock[0])
+    symbols = ["SPY", "aapl", "ETH-USD", "NOPE"]
+    for minutes in (0, 2, 6):  # fresh ticks, kept ticks, refreshed ticks
+        clock[0] = NOW + dt.timedelta(minutes=minutes)
+        if minutes == 2:
+            batch.quote("ETH-USD")  # one symbol already held, the others not
+        got = batch.quotes(symbols)
+        assert set(got) == {"SPY", "aapl", "ETH-USD"}
+        assert got == {s: single.quote(s) for s in got}
