@@ -13,12 +13,16 @@ proportional splits. The numeric rules are the documented ones:
   lots bought within 30 days before the sale (not the same purchase, not
   already a replacement), then buys within 30 days after; the disallowed part
   is ``q8(loss_left x shares / shares_left)``; the replacement's holding
-  period starts ``(sale - acquired)`` days before its purchase.
+  period starts ``(sale - acquired)`` days before its purchase;
+* ``method`` is one method or a mapping symbol -> method (unlisted: fifo); a
+  sale relieves its own symbol's lots by its symbol's method, and a
+  ``specific`` sale naming no lot relieves first in, first out.
 """
 
 from __future__ import annotations
 
 import datetime as dt
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from decimal import ROUND_HALF_UP, Decimal, localcontext
 from fractions import Fraction
@@ -100,16 +104,21 @@ class RefLedger:
     dividends: list[dict] = field(default_factory=list)
 
 
-def reference_match_lots(rows: list[dict], *, method: str = "fifo", wash: bool = True, groups: dict[str, str] | None = None) -> RefLedger:
-    """Rows: dicts with symbol, date (date), type, quantity, price, fees (Decimal), lot (buy row index for specific sells), ex_date."""
+def reference_match_lots(
+    rows: list[dict], *, method: str | Mapping[str, str] = "fifo", wash: bool = True, groups: dict[str, str] | None = None
+) -> RefLedger:
+    """Rows: dicts with symbol, date (date), type, quantity, price, fees (Decimal), lot (buy row index for specific sells), ex_date.
+
+    ``method``: one method for every symbol, or a mapping symbol -> method (unlisted symbols: fifo)."""
     with localcontext() as ctx:
         ctx.prec = 80
         ctx.rounding = ROUND_HALF_UP
         return _run(rows, method, wash, groups or {})
 
 
-def _run(rows: list[dict], method: str, wash: bool, groups: dict[str, str]) -> RefLedger:
+def _run(rows: list[dict], method: str | Mapping[str, str], wash: bool, groups: dict[str, str]) -> RefLedger:
     group_of = lambda s: groups.get(s, "sym:" + s)  # noqa: E731
+    method_of = (lambda s: method) if isinstance(method, str) else (lambda s: method.get(s, "fifo"))
     lots: dict[str, list[RefLot]] = {}
     pool: dict[str, list[Decimal]] = {}
     pending: dict[str, list[_Pending]] = {}
@@ -150,7 +159,10 @@ def _run(rows: list[dict], method: str, wash: bool, groups: dict[str, str]) -> R
                 pl[0] += q_rem
                 pl[1] += b_rem
         else:
-            if method == "specific":
+            m = method_of(s)
+            if m == "specific" and row.get("lot") is None:
+                m = "fifo"  # no lot named: the earliest acquired shares are sold
+            if m == "specific":
                 if sum((lot.qty for lot in lst if lot.origin == row["lot"]), Decimal(0)) < qty:
                     raise ValueError(f"row {i}: lot holds fewer shares than sold")
             elif pl[0] < qty:
@@ -158,11 +170,11 @@ def _run(rows: list[dict], method: str, wash: bool, groups: dict[str, str]) -> R
             q_left, p_left = qty, q8(qty * price) - fees
             sold: list[tuple[int, RefLot]] = []
             while q_left > 0:
-                lot = _pick(lst, method, row.get("lot"))
+                lot = _pick(lst, m, row.get("lot"))
                 take = min(q_left, lot.qty)
                 pr = split(p_left, take, q_left)
                 part = split(lot.basis, take, lot.qty)
-                bs = split(pl[1], take, pl[0]) if method == "average" else part
+                bs = split(pl[1], take, pl[0]) if m == "average" else part
                 out.realized.append({
                     "symbol": s, "lot": lot.origin, "row": i, "purchased": lot.purchased, "acquired": lot.acquired,
                     "sold": d, "quantity": take, "proceeds": pr, "basis": bs, "disallowed": Decimal(0),
@@ -185,7 +197,7 @@ def _run(rows: list[dict], method: str, wash: bool, groups: dict[str, str]) -> R
     for s in sorted(lots):
         q_pool, b_pool = pool[s]
         for lot in lots[s]:
-            if method == "average":
+            if method_of(s) == "average":
                 b = split(b_pool, lot.qty, q_pool)
                 lot.basis = b
                 q_pool -= lot.qty

@@ -44,7 +44,7 @@ def _frame(rows: list[dict]) -> pd.DataFrame:
     )
 
 
-def _kernel_args(df: pd.DataFrame, method: str, groups: dict[str, str] | None) -> tuple:
+def _kernel_args(df: pd.DataFrame, method: str | dict[str, str], groups: dict[str, str] | None) -> tuple:
     enc = _encode(df, method, groups)
     n_groups = int(enc.groups.max()) + 1
     order = np.argsort(enc.groups, kind="stable")
@@ -68,13 +68,16 @@ def history(close_panel: pd.DataFrame) -> list[dict]:
     return history_from_closes(close_panel.loc["2005-01-01":"2006-12-31"], np.random.default_rng(7))
 
 
-@pytest.mark.parametrize("method", ["fifo", "lifo", "hifo", "specific", "average"])
-def test_parallel_equals_sequential_on_real_prices(history: list[dict], method: str) -> None:
+MIXED = [{"SP500": "hifo", "NASDAQ": "average", "GOOG": "specific"}, {"SP500": "specific", "NASDAQ": "lifo"}]  # GOOG: fifo
+
+
+@pytest.mark.parametrize("method", ["fifo", "lifo", "hifo", "specific", "average", *MIXED])
+def test_parallel_equals_sequential_on_real_prices(history: list[dict], method: str | dict[str, str]) -> None:
     df = _frame(history)
     realized, _, _, status = _assert_same(_kernel_args(df, method, GROUPS))
     assert status[0] == 0 and df["symbol"].nunique() == 3
     assert (realized[:, R_DISALLOWED] > 0).any()  # wash sales happened
-    ledger = match_lots(df, method=method, substantially_identical=GROUPS)
+    ledger = match_lots(df, method=method, substantially_identical=GROUPS)  # type: ignore[arg-type]
     ref = reference_match_lots(history, method=method, groups=GROUPS)
     got = [(from_fixed(r["proceeds"]), from_fixed(r["basis"]), from_fixed(r["disallowed"])) for r in ledger.realized]
     assert got == [(p["proceeds"], p["basis"], p["disallowed"]) for p in ref.realized]

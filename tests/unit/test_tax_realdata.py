@@ -1,5 +1,6 @@
 """Kernel == Decimal reference on trading histories at real closing prices (S&P 500,
-NASDAQ and GOOG closes, July 2005 to June 2007 from the ``close_panel`` fixture), every lot method."""
+NASDAQ and GOOG closes, July 2005 to June 2007 from the ``close_panel`` fixture), every lot method
+and one method per symbol."""
 
 from __future__ import annotations
 
@@ -39,9 +40,11 @@ def _frame(rows: list[dict]) -> pd.DataFrame:
     )
 
 
-@pytest.mark.parametrize("method", ["fifo", "lifo", "hifo", "specific", "average"])
-def test_real_prices_kernel_equals_reference(history: list[dict], method: str) -> None:
-    ledger = match_lots(_frame(history), method=method)
+@pytest.mark.parametrize(
+    "method", ["fifo", "lifo", "hifo", "specific", "average", {"SP500": "average", "NASDAQ": "hifo", "GOOG": "specific"}]
+)
+def test_real_prices_kernel_equals_reference(history: list[dict], method: str | dict[str, str]) -> None:
+    ledger = match_lots(_frame(history), method=method)  # type: ignore[arg-type]
     ref = reference_match_lots(history, method=method)
     assert len(history) > 400 and any(p["disallowed"] > 0 for p in ref.realized)
     got = [(from_fixed(r["proceeds"]), from_fixed(r["basis"]), from_fixed(r["disallowed"]), bool(r["long_term"])) for r in ledger.realized]
