@@ -5,8 +5,8 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from service.errors import validation_from_message
 from quantcore.portfolio import mark_positions, portfolio_totals
+from service.errors import validation_from_message
 
 
 @pytest.fixture
