@@ -227,7 +227,7 @@ def tax_summary(
     transactions: pd.DataFrame | LotLedger,
     year: int,
     *,
-    method: LotMethod = "fifo",
+    method: LotMethod | Mapping[str, LotMethod] = "fifo",
     rates: TaxRates | None = None,
     wash_sales: bool = True,
     substantially_identical: Mapping[str, str] | None = None,

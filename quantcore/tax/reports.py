@@ -139,7 +139,7 @@ def form_8949(
     transactions: pd.DataFrame | LotLedger,
     year: int,
     *,
-    method: LotMethod = "fifo",
+    method: LotMethod | Mapping[str, LotMethod] = "fifo",
     wash_sales: bool = True,
     substantially_identical: Mapping[str, str] | None = None,
 ) -> Form8949:
@@ -240,7 +240,7 @@ def schedule_d(
     transactions: pd.DataFrame | LotLedger,
     year: int,
     *,
-    method: LotMethod = "fifo",
+    method: LotMethod | Mapping[str, LotMethod] = "fifo",
     rates: TaxRates | None = None,
     wash_sales: bool = True,
     substantially_identical: Mapping[str, str] | None = None,
@@ -344,7 +344,7 @@ def form_1099_div(
     transactions: pd.DataFrame | LotLedger,
     year: int,
     *,
-    method: LotMethod = "fifo",
+    method: LotMethod | Mapping[str, LotMethod] = "fifo",
     wash_sales: bool = True,
     substantially_identical: Mapping[str, str] | None = None,
 ) -> Form1099Div:
