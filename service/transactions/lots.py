@@ -10,7 +10,10 @@ rows in ``(transaction_date, id)`` order, a named sell takes its lot, a sell wit
 name takes the earliest lots first (Treas. Reg. 1.1012-1(c)(1)). Lot ids are facts of
 the sale, so the check holds whatever the portfolio's current ``lot_method`` is: it can
 switch to ``specific`` at any time. A new sell (named or not) is also refused when it
-would leave a later sell that names a lot short. Wash sales move basis and holding
+would leave a later sell that names a lot short. The same dated check covers a
+backdated sell without a name: it must be covered by the shares held on its own date
+and leave every later sell covered (the position, being today's holding, cannot
+tell). Wash sales move basis and holding
 periods, never shares between lots, so quantities are all the check needs.
 """
 
@@ -21,7 +24,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from decimal import Decimal
 
-from sqlalchemy import select
+from sqlalchemy import or_, select
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from service import formatting as fmt
@@ -130,9 +133,11 @@ async def check_sell(
 ) -> None:
     """Refuse the new sell ``new`` when it, or a later sell naming a lot, would fall short.
 
-    Runs only when ``new`` names a lot or a sell of this portfolio and asset already
-    does (otherwise lots are not named and the held-quantity check is the rule). Call it
-    inside the write transaction that records the sell, after the portfolio lock.
+    Runs the full check when ``new`` names a lot, a sell of this portfolio and asset
+    already does, or ``new`` is dated before another row (a backdated sell must be
+    covered on its own date and leave every later sell covered); otherwise the
+    caller's held-quantity check is the whole rule. Call it inside the write
+    transaction that records the sell, after the portfolio lock.
 
     Raises:
         ValidationError: ``quantity`` ``insufficient_quantity``, with ``held`` (shares
@@ -140,8 +145,16 @@ async def check_sell(
             ``transaction_id`` of the later sell it would leave short.
     """
     same = (Transaction.portfolio_id == portfolio_id, Transaction.asset_id == asset_id)
-    if new.lot_id is None:  # the usual case: one indexed probe, not the whole history
-        probe = select(Transaction.id).where(*same, Transaction.lot_id.is_not(None)).limit(1)
+    if new.lot_id is None:
+        # The usual case, an unnamed sell dated after every row: the position (all rows)
+        # is what is held on its date, and the caller checked that. One indexed probe.
+        probe = (
+            select(Transaction.id)
+            .where(
+                *same, or_(Transaction.lot_id.is_not(None), Transaction.transaction_date > new.date)
+            )
+            .limit(1)
+        )
         if (await s.execute(probe)).first() is None:
             return
     result = await s.execute(

@@ -176,6 +176,27 @@ def _specific_ok(rows: list[tuple]) -> bool:
     return True
 
 
+def test_a_backdated_sell_is_checked_on_its_own_date(api: Api) -> None:
+    """No lot named anywhere: the holding on the sale's date decides, not today's position."""
+    _, h = api.user()
+    pid = _portfolio(api, h)
+    _ok(_txn(api, h, pid, "buy", "10", "2025-03-01"))
+    sale = _ok(_txn(api, h, pid, "sell", "6", "2025-04-01"))
+    _ok(_txn(api, h, pid, "buy", "10", "2025-05-01"))  # 14 held today
+    before = api.call(_count, api.db, pid)
+    early = _txn(api, h, pid, "sell", "1", "2025-02-01")  # nothing held on that day
+    body = _refused(api, early, pid, before, "quantity", "insufficient_quantity")
+    assert body["details"]["held"] == "0.00000000"
+    # 10 held on 2025-03-15, but selling 5 leaves 5 for the sale of 6 on 2025-04-01
+    short = _txn(api, h, pid, "sell", "5", "2025-03-15")
+    body = _refused(api, short, pid, before, "quantity", "insufficient_quantity")
+    assert body["details"]["transaction_id"] == sale["id"]
+    _ok(_txn(api, h, pid, "sell", "4", "2025-03-15"))  # exactly what the later sale leaves
+    # the ledger stays one quantcore can relieve, so the tax endpoints keep working
+    r = api.client.get(f"/api/tax/analytics/summary/?year=2025&portfolio_id={pid}", headers=h)
+    assert r.status_code == 200, r.text
+
+
 def test_lot_check_equals_quantcore_specific(api: Api) -> None:
     """A seeded random ledger: each sell is accepted iff ``match_lots`` (specific) accepts it."""
     _, h = api.user()
