@@ -23,12 +23,12 @@ extending the horizon leaves earlier bars bit-identical.
 
 from __future__ import annotations
 
+import itertools
 import math
 from dataclasses import dataclass
 
 import numpy as np
 from numpy.typing import NDArray
-from scipy.signal import lfilter
 
 from service.marketdata._random import normals
 from service.marketdata.universe import FACTOR_VOLS, MARKET_VOL, START_DATE, AssetSpec
@@ -65,6 +65,16 @@ def trading_mask(days: NDArray[np.int64], trades_weekends: bool) -> NDArray[np.b
     return weekday < 5
 
 
+def _log_volatility(shocks: NDArray[np.float64]) -> NDArray[np.float64]:
+    """The AR(1) ``h[t] = ETA * shocks[t] + PHI * h[t - 1]`` (``h[-1] = 0``).
+
+    The same operations in the same order as ``scipy.signal.lfilter([ETA], [1, -PHI],
+    shocks)``, so bit-identical to it, without importing scipy.signal (0.7 s at start).
+    """
+    steps = itertools.accumulate((_ETA * shocks).tolist(), lambda prev, x: x + _PHI * prev)
+    return np.fromiter(steps, np.float64, len(shocks))
+
+
 def simulate_daily(seed: int, specs: tuple[AssetSpec, ...], n_days: int) -> dict[str, DailyBars]:
     """Daily bars of every asset for day numbers ``0 .. n_days - 1``.
 
@@ -79,7 +89,7 @@ def simulate_daily(seed: int, specs: tuple[AssetSpec, ...], n_days: int) -> dict
     t = np.arange(n_days, dtype=np.int64)
     market = normals(seed, "factor:market", 0, t, 2)
     z_market = market[:, 0]
-    h = lfilter([_ETA], [1.0, -_PHI], market[:, 1])
+    h = _log_volatility(market[:, 1])
     regime = np.exp(h - _S2)
     groups = {name: normals(seed, f"factor:{name}", 0, t, 1)[:, 0] for name in FACTOR_VOLS}
     return {

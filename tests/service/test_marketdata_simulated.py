@@ -349,3 +349,13 @@ def test_batch_quotes_equal_single_quotes() -> None:
         got = batch.quotes(symbols)
         assert set(got) == {"SPY", "aapl", "ETH-USD"}
         assert got == {s: single.quote(s) for s in got}
+
+
+def test_log_volatility_is_scipy_lfilter_bit_for_bit() -> None:
+    """The AR(1) recursion replaced ``scipy.signal.lfilter``: same bits, so the same market."""
+    from scipy.signal import lfilter
+
+    from service.marketdata._daily import _ETA, _PHI, _log_volatility
+
+    shocks = normals(42, "factor:market", 0, np.arange(5000, dtype=np.int64), 2)[:, 1]
+    assert np.array_equal(_log_volatility(shocks), lfilter([_ETA], [1.0, -_PHI], shocks))
