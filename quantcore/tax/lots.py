@@ -134,6 +134,7 @@ class _Encoded:
 
 
 def _check_method(method: object) -> None:
+    """Raise unless ``method`` is a known method or a mapping of symbols to known methods."""
     if isinstance(method, Mapping):
         for symbol, m in method.items():
             if not isinstance(m, str) or m not in _METHODS:

@@ -126,6 +126,13 @@ def test_specific_sell_without_lot_id_relieves_fifo(no_lot: object) -> None:
         match_lots(tx.assign(lot_id=["a", "b", "c", no_lot, "z"]), method="specific")
 
 
+def test_blank_lot_ids_name_no_lot() -> None:
+    """A blank ``lot_id`` is no lot id: two blank buys do not clash, and their lots are
+    labelled by row."""
+    tx = _accounts([("A", "2024-01-02", "buy", 10, 10.0), ("A", "2024-01-03", "buy", 10, 30.0)]).assign(lot_id=["", " "])
+    assert list(match_lots(tx, method="specific").open_lots_frame()["lot"]) == ["row 0", "row 1"]
+
+
 # -- generated histories ----------------------------------------------------------------
 
 
