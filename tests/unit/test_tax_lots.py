@@ -132,9 +132,9 @@ def test_oversell_and_lot_errors() -> None:
     with pytest.raises(ValueError, match="method must be one of"):
         match_lots(df, method="random")
     with pytest.raises(ValueError, match=r"method for symbol 'B' must be one of .*got 'random'"):
-        match_lots(df, method={"A": "lifo", "B": "random"})  # type: ignore[dict-item]
+        match_lots(df, method={"A": "lifo", "B": "random"})
     with pytest.raises(ValueError, match="method must be one of"):
-        match_lots(df, method=["fifo"])  # type: ignore[arg-type]
+        match_lots(df, method=["fifo"])
 
 
 def _wash(rows: list[tuple], **kw: object) -> tax.LotLedger:
