@@ -2,7 +2,8 @@
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+import dataclasses
+from collections.abc import Collection, Mapping
 from dataclasses import dataclass
 from decimal import ROUND_HALF_UP, Decimal, InvalidOperation
 from typing import Literal
@@ -280,6 +281,31 @@ class LotLedger:
 
     def _dates(self, days: np.ndarray) -> pd.DatetimeIndex:
         return pd.DatetimeIndex(_EPOCH + days.astype("timedelta64[D]"))
+
+    def only(self, symbols: Collection[str]) -> LotLedger:
+        """The open lots, realized pieces and dividends of ``symbols`` only.
+
+        For one account's figures out of a ledger matched over all of a taxpayer's
+        accounts: the wash-sale adjustments stay those of the whole ledger (a loss
+        washed by a purchase in another account stays washed), and ``buys`` and
+        ``groups`` are kept whole, so wash-sale risk checks still see every purchase.
+        Symbol and lot codes are unchanged. Unknown symbols are ignored.
+
+        Examples
+        --------
+        >>> t = pd.DataFrame({"symbol": ["A", "B"], "date": ["2025-01-02"] * 2,
+        ...                   "type": ["buy", "buy"], "quantity": [1, 2], "price": [10, 20]})
+        >>> led = match_lots(t).only({"B"})
+        >>> led.open_lots_frame()[["symbol", "quantity"]].to_dict("records")
+        [{'symbol': 'B', 'quantity': 2.0}]
+        """
+        codes = np.array([i for i, s in enumerate(self.symbols) if s in symbols], np.int64)
+        return dataclasses.replace(
+            self,
+            open_lots=self.open_lots[np.isin(self.open_lots["symbol"], codes)],
+            realized=self.realized[np.isin(self.realized["symbol"], codes)],
+            dividends=self.dividends[np.isin(self.dividends["symbol"], codes)],
+        )
 
     def realized_frame(self) -> pd.DataFrame:
         """Realized pieces with float amounts: symbol, lot, dates, quantity, proceeds, basis,

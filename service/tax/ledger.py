@@ -45,15 +45,16 @@ async def load_ledger(
 ) -> LotLedger | None:
     """The lot ledger of one of the user's portfolios, or of all of them (``None``: no portfolio).
 
+    One portfolio's ledger is cut from the ledger of all of them (:meth:`LotLedger.only`),
+    so its wash sales include those caused by purchases in the user's other portfolios.
+
     Raises:
         ValidationError: ``lot_method`` ``invalid`` when ``quantcore`` cannot relieve
             the lots (e.g. a sell dated before the shares it sells were bought).
     """
     query = select(Portfolio.id, Portfolio.lot_method).where(Portfolio.user_id == user_id)
-    if portfolio_id is not None:
-        query = query.where(Portfolio.id == portfolio_id)
     methods: dict[int, str] = dict((await session.execute(query)).tuples().all())
-    if not methods:
+    if not methods or (portfolio_id is not None and portfolio_id not in methods):
         return None
     rows = (
         await session.execute(
@@ -87,8 +88,11 @@ async def load_ledger(
         records, columns=["symbol", "date", "type", "quantity", "price", "fees", "lot_id"]
     )
     try:
-        return match_lots(table, method=by_symbol, substantially_identical=bare)
+        ledger = match_lots(table, method=by_symbol, substantially_identical=bare)
     except ValueError as exc:
         raise ValidationError(
             "lot_method", "invalid", f"The ledger cannot be matched: {exc}"
         ) from None
+    if portfolio_id is None:
+        return ledger
+    return ledger.only({name for name in bare if split_symbol(name)[0] == portfolio_id})

@@ -300,3 +300,32 @@ def test_specific_without_lot_ids_is_fifo(rows: list[dict], grouped: bool) -> No
     assert _records(spec) == _records(fifo)
     assert _records(match_lots(df.drop(columns="lot_id"), method="specific", substantially_identical=groups)) == _records(fifo)
     assert (spec.method, fifo.method) == ("specific", "fifo")
+
+
+def test_only_keeps_one_accounts_records_with_the_whole_ledgers_wash_sales() -> None:
+    """``LotLedger.only``: one account cut from a ledger matched over all accounts.
+
+    Account 1 sells at a loss; account 2 buys the same stock 10 days later (Pub 550,
+    "Wash Sales": purchases in any account count). Account 1 alone shows the loss;
+    cut from the joint ledger it shows the loss disallowed, and keeps every buy.
+    """
+    t = pd.DataFrame(
+        {
+            "symbol": ["1:X", "1:X", "2:X", "2:Y"],
+            "date": ["2025-01-06", "2025-06-02", "2025-06-12", "2025-06-13"],
+            "type": ["buy", "sell", "buy", "buy"],
+            "quantity": [100, 100, 100, 5],
+            "price": [30, 25, 26, 10],
+        }
+    )
+    same = {"1:X": "X", "2:X": "X", "2:Y": "Y"}
+    alone = match_lots(t[t["symbol"].str.startswith("1:")], substantially_identical=same)
+    joint = match_lots(t, substantially_identical=same)
+    cut = joint.only({"1:X"})
+    assert alone.realized_frame()["gain"].tolist() == [-500.0]
+    assert cut.realized_frame()["gain"].tolist() == [0.0]
+    assert cut.realized_frame()["disallowed"].tolist() == [500.0]
+    assert cut.open_lots.size == 0 and cut.dividends.size == 0
+    assert np.array_equal(cut.buys, joint.buys) and cut.symbols == joint.symbols
+    assert set(joint.only({"2:X", "2:Y"}).open_lots_frame()["symbol"]) == {"2:X", "2:Y"}
+    assert joint.only({"nope"}).realized.size == 0
