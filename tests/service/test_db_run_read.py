@@ -5,12 +5,16 @@ from __future__ import annotations
 import asyncio
 import sqlite3
 import threading
+from collections.abc import Awaitable, Callable
 from pathlib import Path
+from typing import TypeVar
 
 import pytest
-from sqlalchemy import Connection, text
+from sqlalchemy import Connection, bindparam, column, func, select, table, text
 
 from service.db import Database
+
+T = TypeVar("T")
 
 
 def _read(conn: Connection) -> list[int]:
@@ -36,6 +40,60 @@ def test_sqlite_read_sees_committed_rows(tmp_path: Path) -> None:
     assert asyncio.run(main()) == [1, 2]
 
 
+def test_sqlite_point_read(tmp_path: Path) -> None:
+    t = table("t", column("x"))
+
+    async def main() -> tuple[object, object]:
+        db = Database(f"sqlite+aiosqlite:///{tmp_path / 'p.db'}")
+        try:
+            await _setup(db)
+            found = await db.read_scalar(select(t.c.x).where(t.c.x == bindparam("v")), {"v": 2})
+            missing = await db.read_scalar(select(t.c.x).where(t.c.x == bindparam("v")), {"v": 9})
+            return found, missing
+        finally:
+            await db.dispose()
+
+    assert asyncio.run(main()) == (2, None)
+
+
+async def read_while_locked(
+    db: Database, path: Path, write: str, read: Callable[[], Awaitable[T]]
+) -> tuple[T, int]:
+    """Run ``read()`` while another connection holds ``path`` exclusively for 0.3 s.
+
+    The holder runs ``write`` and commits when it lets go. Returns what ``read()``
+    gave and how often the event loop ticked meanwhile (it must not have waited).
+    """
+    await db.engine.dispose()  # no pooled connection may hold the file during the lock
+    locker = sqlite3.connect(path, isolation_level=None, check_same_thread=False)
+    locker.execute("PRAGMA locking_mode=EXCLUSIVE")
+    locker.execute("BEGIN EXCLUSIVE")
+    locker.execute(write)
+    ticks = 0
+    released = threading.Event()
+
+    async def ticker() -> None:
+        nonlocal ticks
+        while not released.is_set():
+            ticks += 1
+            await asyncio.sleep(0.01)
+
+    def release() -> None:
+        locker.execute("COMMIT")
+        locker.close()  # an exclusive-mode WAL connection keeps its lock until closed
+        released.set()
+
+    tick = asyncio.create_task(ticker())
+    timer = threading.Timer(0.3, release)
+    timer.start()
+    try:
+        value = await read()
+    finally:
+        timer.join()
+        await tick
+    return value, ticks
+
+
 def test_sqlite_busy_read_moves_off_the_loop(tmp_path: Path) -> None:
     """A locked database: the inline attempt gives up at once, the thread retry waits."""
     path = tmp_path / "b.db"
@@ -43,39 +101,36 @@ def test_sqlite_busy_read_moves_off_the_loop(tmp_path: Path) -> None:
     async def main() -> tuple[list[int], int]:
         db = Database(f"sqlite+aiosqlite:///{path}", busy_timeout=30.0)
         await _setup(db)
-        await db.engine.dispose()  # no pooled connection may hold the file during the lock
-        locker = sqlite3.connect(path, isolation_level=None, check_same_thread=False)
-        locker.execute("PRAGMA locking_mode=EXCLUSIVE")
-        locker.execute("BEGIN EXCLUSIVE")
-        locker.execute("INSERT INTO t VALUES (3)")
-        ticks = 0
-        released = threading.Event()
-
-        async def ticker() -> None:
-            nonlocal ticks
-            while not released.is_set():
-                ticks += 1
-                await asyncio.sleep(0.01)
-
-        def release() -> None:
-            locker.execute("COMMIT")
-            locker.close()  # an exclusive-mode WAL connection keeps its lock until closed
-            released.set()
-
-        tick = asyncio.create_task(ticker())
-        timer = threading.Timer(0.3, release)
-        timer.start()
         try:
-            rows = await db.run_read(_read)
+            return await read_while_locked(
+                db, path, "INSERT INTO t VALUES (3)", lambda: db.run_read(_read)
+            )
         finally:
-            timer.join()
-            await tick
             await db.dispose()
-        return rows, ticks
 
     rows, ticks = asyncio.run(main())
     assert rows == [1, 2, 3]  # read after the writer committed
     assert ticks > 1  # the loop kept running while the read waited for the lock
+
+
+def test_sqlite_busy_point_read_moves_off_the_loop(tmp_path: Path) -> None:
+    """``read_scalar`` on a locked database: no wait on the loop, retried in a thread."""
+    path = tmp_path / "c.db"
+    count = select(func.count()).select_from(table("t"))
+
+    async def main() -> tuple[int, int]:
+        db = Database(f"sqlite+aiosqlite:///{path}", busy_timeout=30.0)
+        await _setup(db)
+        try:
+            return await read_while_locked(
+                db, path, "INSERT INTO t VALUES (3)", lambda: db.read_scalar(count, {})
+            )
+        finally:
+            await db.dispose()
+
+    value, ticks = asyncio.run(main())
+    assert value == 3  # read after the writer committed
+    assert ticks > 1
 
 
 @pytest.mark.postgres

@@ -8,12 +8,8 @@ the same database (a second worker) and through plain SQL, on SQLite and Postgre
 
 from __future__ import annotations
 
-import asyncio
 import datetime as dt
-import sqlite3
-import threading
 from collections.abc import Callable
-from pathlib import Path
 from typing import Any
 
 import numpy as np
@@ -21,7 +17,6 @@ import pytest
 from sqlalchemy import text
 
 from quantcore.portfolio import mark_positions
-from service.db import Database, migrate
 from service.marketdata.provider import Quote
 from service.portfolios.book import _VERSION, Book, BookCache
 from tests.service.conftest import Api
@@ -185,51 +180,3 @@ def test_book_cache_keeps_the_most_recent_users() -> None:
     off = BookCache(max_users=0)
     off.keep(1, books[1])
     assert not off._books
-
-
-def test_read_scalar_on_a_locked_sqlite_database_leaves_the_loop_free(tmp_path: Path) -> None:
-    """Busy on the loop: no wait there; the read is retried in a worker thread."""
-    path = tmp_path / "locked.db"
-
-    async def main() -> tuple[Any, int]:
-        db = Database(f"sqlite+aiosqlite:///{path}")
-        await migrate(db)
-        async with db.engine.begin() as conn:
-            await conn.execute(
-                text(
-                    "INSERT INTO users (username, password_hash, is_active, created_at) VALUES ('z', 'x', 1, '2026-01-01')"
-                )
-            )
-        await db.engine.dispose()
-        locker = sqlite3.connect(path, isolation_level=None, check_same_thread=False)
-        locker.execute("PRAGMA locking_mode=EXCLUSIVE")
-        locker.execute("BEGIN EXCLUSIVE")
-        locker.execute("UPDATE ledger_versions SET version = 41")
-        ticks = 0
-        released = threading.Event()
-
-        async def ticker() -> None:
-            nonlocal ticks
-            while not released.is_set():
-                ticks += 1
-                await asyncio.sleep(0.01)
-
-        def release() -> None:
-            locker.execute("COMMIT")
-            locker.close()
-            released.set()
-
-        tick = asyncio.create_task(ticker())
-        timer = threading.Timer(0.3, release)
-        timer.start()
-        try:
-            value = await db.read_scalar(_VERSION, {"user_id": 1})
-        finally:
-            timer.join()
-            await tick
-            await db.dispose()
-        return value, ticks
-
-    value, ticks = asyncio.run(main())
-    assert value == 41  # read after the writer committed
-    assert ticks > 1
