@@ -28,7 +28,7 @@ from service.db import Database
 from service.db.models import Asset, LedgerVersion, Portfolio, Position
 from service.portfolios.schemas import PortfolioRead
 
-__all__ = ["Book", "BookCache", "PortfolioRow", "load_book", "read_model"]
+__all__ = ["POSITION_ROWS", "Book", "BookCache", "PortfolioRow", "load_book", "read_model"]
 
 _P = Portfolio.__table__.c
 _POS = Position.__table__.c
@@ -51,14 +51,12 @@ _VERSION = select(LedgerVersion.__table__.c.version).where(
 _USER_PORTFOLIOS = (
     select(*_PORTFOLIO_COLUMNS).where(_P.user_id == bindparam("user_id")).order_by(_P.id)
 )
-#: ``(portfolio_id, quantity, cost_basis, symbol)`` of every position of the user.
-_USER_POSITIONS = (
-    select(
-        _POS.portfolio_id, cast(_POS.quantity, Float), cast(_POS.cost_basis, Float), _ASSET.symbol
-    )
-    .join_from(Position.__table__, Asset.__table__, _ASSET.id == _POS.asset_id)
-    .join(Portfolio.__table__, _P.id == _POS.portfolio_id)
-    .where(_P.user_id == bindparam("user_id"))
+#: ``(portfolio_id, quantity, cost_basis, symbol)`` of positions: add a ``where``.
+POSITION_ROWS = select(
+    _POS.portfolio_id, cast(_POS.quantity, Float), cast(_POS.cost_basis, Float), _ASSET.symbol
+).join_from(Position.__table__, Asset.__table__, _ASSET.id == _POS.asset_id)
+_USER_POSITIONS = POSITION_ROWS.join(Portfolio.__table__, _P.id == _POS.portfolio_id).where(
+    _P.user_id == bindparam("user_id")
 )
 
 

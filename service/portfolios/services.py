@@ -11,7 +11,7 @@ from decimal import Decimal
 from typing import Any
 
 import numpy as np
-from sqlalchemy import Float, bindparam, cast, select
+from sqlalchemy import bindparam, select
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from quantcore.portfolio import mark_positions
@@ -22,7 +22,7 @@ from service.db import Database
 from service.db.models import Asset, Portfolio, Position, utcnow
 from service.errors import NotFoundError
 from service.pagination import PageParams
-from service.portfolios.book import Book, BookCache, PortfolioRow
+from service.portfolios.book import POSITION_ROWS, Book, BookCache, PortfolioRow
 from service.portfolios.schemas import PortfolioCreate, PortfolioRead, PortfolioUpdate, PositionRead
 
 __all__ = [
@@ -78,19 +78,8 @@ def _prices(market: MarketData, symbols: Sequence[str]) -> tuple[np.ndarray, np.
     return price[take], change[take]
 
 
-_POS = Position.__table__.c
-_ASSET = Asset.__table__.c
 #: ``(portfolio_id, quantity, cost_basis, symbol)`` of every position of some portfolios.
-_POSITIONS = (
-    select(
-        _POS.portfolio_id,
-        cast(_POS.quantity, Float),
-        cast(_POS.cost_basis, Float),
-        _ASSET.symbol,
-    )
-    .join_from(Position.__table__, Asset.__table__, _ASSET.id == _POS.asset_id)
-    .where(_POS.portfolio_id.in_(bindparam("ids", expanding=True)))
-)
+_POSITIONS = POSITION_ROWS.where(Position.portfolio_id.in_(bindparam("ids", expanding=True)))
 
 
 def _row(p: Portfolio) -> PortfolioRow:
