@@ -404,7 +404,7 @@ def ma_cross_row_nb(
     -----
     Entry at ``t > first`` when ``fast[t-1] < slow[t-1]`` and ``fast[t] > slow[t]``,
     exit when ``fast[t-1] > slow[t-1]`` and ``fast[t] < slow[t]`` (the signals of
-    :func:`quantcore._kernels.sweep.signal_block_nb`). While holding ``q`` units
+    :func:`quantcore._kernels.signals.signal_block_nb`). While holding ``q`` units
     with residue ``c``, equity is ``E_t = c + q p_t`` and, with the peak ``P``
     carried in, the lowest ``E_t / max(P, max_{s <= t} E_s)`` over the holding is
     ``min(min E / P, mr(holding))``. Interior returns come from the prefix sums;

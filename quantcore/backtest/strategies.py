@@ -1,7 +1,7 @@
 """Built-in signal generators: pure functions ``(prices, **params) -> (entries, exits)``.
 
 Each strategy computes its indicator with the recursion the fused sweep kernel
-uses (:func:`quantcore._kernels.sweep.signal_block_nb`), so a sweep row equals
+uses (:func:`quantcore._kernels.signals.signal_block_nb`), so a sweep row equals
 :func:`run_strategy` with the same parameters. The indicators follow TA-Lib's
 conventions (SMA rolling sum; EMA seeded with an SMA; Wilder RSI; population
 standard deviation in the Bollinger bands) and agree with
@@ -17,7 +17,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from quantcore._kernels.sweep import (
+from quantcore._kernels.signals import (
     STRATEGY_BUY_HOLD,
     STRATEGY_MEAN_REVERSION,
     STRATEGY_MOMENTUM,

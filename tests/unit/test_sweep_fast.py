@@ -18,12 +18,10 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from quantcore._kernels.backtest import DIRECTION_BOTH, DIRECTION_LONG, DIRECTION_SHORT
+from quantcore._kernels.signals import STRATEGY_MOMENTUM, STRATEGY_MOVING_AVERAGE, signals_1d_nb
 from quantcore._kernels.sweep import (
-    STRATEGY_MOMENTUM,
-    STRATEGY_MOVING_AVERAGE,
     fast_path_applies_nb,
     ma_table_nb,
-    signals_1d_nb,
     sweep_general_nb,
     sweep_ma_fast_nb,
     sweep_nb,
