@@ -21,13 +21,14 @@ test: $(STAMP)
 test-fast: $(STAMP)
 	$(PY) -m pytest -m "not slow" -x -q
 
+# TQDM_DISABLE: no progress bars from backtesting.py (a peer) in the reports
 bench: $(STAMP)
 	$(PY) -m pytest benchmarks --benchmark-only
-	$(PY) benchmarks/vs_peers.py
+	TQDM_DISABLE=1 $(PY) benchmarks/vs_peers.py
 
 bench-ci: $(STAMP)
 	$(PY) -m pytest benchmarks --benchmark-only --benchmark-min-rounds=1 --benchmark-max-time=0.05 --benchmark-warmup=off -q
-	$(PY) benchmarks/vs_peers.py --quick
+	TQDM_DISABLE=1 $(PY) benchmarks/vs_peers.py --quick
 
 docs: $(STAMP)
 	$(PY) -m mkdocs build --strict
