@@ -65,25 +65,34 @@ def run_strategy(prices: Any, strategy: str, /, **kwargs: Any) -> BacktestResult
     params = {k: v for k, v in kwargs.items() if k not in engine_names}
     options = {k: v for k, v in kwargs.items() if k in engine_names}
     spec.check_names(params)
+    prices = _price_parts(prices)
     entries, exits = getattr(strategies, spec.name)(_closes(prices), **params)
     return run(prices, entries, exits, **options)
 
 
-def _closes(prices: Any) -> Any:
-    """The close part of ``prices`` (an OHLC frame's or a mapping's ``close``)."""
-    from collections.abc import Mapping
+def _price_parts(prices: Any) -> Any:
+    """An OHLC frame as ``{"close": ..., "open": ...}`` columns, taken out once.
 
+    The strategy and the engine both read the closes; pulling a column out of a
+    frame costs more than the rest of a one-asset run's validation.
+    """
     import pandas as pd
 
     from quantcore.backtest.engine import _ohlc_column
+
+    if isinstance(prices, pd.DataFrame) and (close := _ohlc_column(prices, "close")) is not None:
+        open_ = _ohlc_column(prices, "open")
+        return {"close": close} if open_ is None else {"close": close, "open": open_}
+    return prices
+
+
+def _closes(prices: Any) -> Any:
+    """The close part of ``prices`` (a mapping's ``close``, else ``prices`` itself)."""
+    from collections.abc import Mapping
 
     if isinstance(prices, Mapping):
         for key, value in prices.items():
             if str(key).lower() == "close":
                 return value
         raise ValueError("prices mapping must have a 'close' entry")
-    if isinstance(prices, pd.DataFrame):
-        col = _ohlc_column(prices, "close")
-        if col is not None:
-            return col
     return prices
