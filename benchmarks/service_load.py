@@ -2,6 +2,7 @@
 
     python benchmarks/service_load.py            # full: 5 s per target, 32 connections
     python benchmarks/service_load.py --quick    # CI: 0.3 s per target, 2 connections
+    python benchmarks/service_load.py --database-url postgresql+asyncpg://postgres@127.0.0.1:5432/qc_bench
 
 Both servers run with the same uvicorn settings (1 worker, no access log, the
 same event loop and HTTP parser). Targets:
@@ -116,7 +117,7 @@ def _stop(proc: subprocess.Popen[bytes]) -> None:
 class Servers:
     """The bare app and the service (SQLite under a temp dir), with the benchmark data."""
 
-    def __init__(self) -> None:
+    def __init__(self, database_url: str = "") -> None:
         self.tmp = tempfile.mkdtemp(prefix="qc-bench-")
         env = {
             **os.environ,
@@ -125,6 +126,8 @@ class Servers:
             "QC_RATE_LIMIT_AUTHENTICATED": "1000000000/hour",
         }
         env.pop("QC_DATABASE_URL", None)
+        if database_url:  # an empty PostgreSQL database, say; default: SQLite under tmp
+            env["QC_DATABASE_URL"] = database_url
         subprocess.run(
             [sys.executable, "-m", "service", "migrate"],
             env=env,
@@ -254,9 +257,9 @@ async def load(
     )
 
 
-def run(*, quick: bool) -> list[LoadResult]:
+def run(*, quick: bool, database_url: str = "") -> list[LoadResult]:
     seconds, conns = (0.3, 2) if quick else (5.0, 32)
-    servers = Servers()
+    servers = Servers(database_url)
     try:
         auth = {"Authorization": f"Token {servers.token}"}
         return [
@@ -301,9 +304,15 @@ def main(argv: list[str] | None = None) -> int:
         description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
     )
     parser.add_argument("--quick", action="store_true")
+    parser.add_argument(
+        "--database-url",
+        default="",
+        help="serve from this (empty, migrated here) database instead of SQLite, e.g. "
+        "postgresql+asyncpg://postgres@127.0.0.1:5432/qc_bench",
+    )
     parser.add_argument("--out", default=str(ROOT / "bench-results" / "service_load.json"))
     args = parser.parse_args(argv)
-    results = run(quick=args.quick)
+    results = run(quick=args.quick, database_url=args.database_url)
     base = results[0].rps
     goals = {1: 0.50, 2: 0.25}
     print(

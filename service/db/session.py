@@ -19,7 +19,7 @@ from typing import Any, TypeVar
 
 from alembic import command
 from alembic.config import Config
-from sqlalchemy import Engine, Select, create_engine, event, text
+from sqlalchemy import Engine, Select, create_engine, event, make_url, text
 from sqlalchemy.engine import Connection
 from sqlalchemy.exc import OperationalError
 from sqlalchemy.ext.asyncio import (
@@ -77,39 +77,68 @@ class Database:
             self._inline_engine = _sqlite_sync_engine(path, 0.0, pool_size)
             self._sync_engine = _sqlite_sync_engine(path, busy_timeout, pool_size)
         self._threads = pool_size
-        # SQLite file: one autocommit pysqlite connection for read_scalar, used on the loop only
+        # read_scalar's own connections: on a SQLite file one autocommit pysqlite
+        # connection used on the loop only; on PostgreSQL a small asyncpg pool
         self._point_path = path
         self._point: sqlite3.Connection | None = None
         self._point_sql: dict[Select[Any], tuple[str, tuple[str, ...]]] = {}
+        self._pg_dsn = (
+            make_url(url).set(drivername="postgresql").render_as_string(hide_password=False)
+            if url.startswith("postgresql+asyncpg")
+            else None
+        )
+        self._pg_pool: Any = None  # asyncpg.Pool, created on first use (it needs the loop)
+        self._pg_lock = asyncio.Lock()
+
+    def _compiled(self, stmt: Select[Any]) -> tuple[str, tuple[str, ...]]:
+        """``stmt`` as the driver's SQL and the order of its parameters (compiled once)."""
+        compiled = self._point_sql.get(stmt)
+        if compiled is None:
+            c = stmt.compile(dialect=self.engine.sync_engine.dialect)
+            compiled = self._point_sql[stmt] = (str(c), tuple(c.positiontup or ()))
+        return compiled
 
     async def read_scalar(self, stmt: Select[Any], params: dict[str, Any]) -> Any:
         """The first column of the first row of ``stmt`` (``None`` without rows), outside any transaction.
 
         For hot point reads (a primary-key lookup of one value): a single statement
-        is a consistent snapshot by itself, so no transaction is opened. On a SQLite
-        file it runs on a plain autocommit sqlite3 connection kept for this purpose
-        (compiled once per statement; skipping SQLAlchemy's connection checkout and
-        ``BEGIN``/``ROLLBACK`` makes it several times cheaper). When SQLite answers
-        "busy", or on other databases, it goes through :meth:`run_read`.
+        is a consistent snapshot by itself, so no transaction is opened, and the
+        statement goes straight to the driver (compiled once): skipping SQLAlchemy's
+        connection checkout, pre-ping and ``BEGIN``/``ROLLBACK`` makes it several
+        times cheaper. On a SQLite file it runs on a plain autocommit sqlite3
+        connection kept for this purpose; when SQLite answers "busy" it goes through
+        :meth:`run_read` instead. On PostgreSQL it is one round trip on a small
+        asyncpg pool (prepared statements cached by asyncpg).
         """
+        sql, names = self._compiled(stmt)
+        args = [params[n] for n in names]
         if self._point_path is not None:
-            compiled = self._point_sql.get(stmt)
-            if compiled is None:
-                c = stmt.compile(dialect=self.engine.sync_engine.dialect)
-                compiled = self._point_sql[stmt] = (str(c), tuple(c.positiontup or ()))
-            sql, names = compiled
             try:
                 if self._point is None:
                     # timeout 0: never wait on the event loop; busy goes to run_read
                     self._point = sqlite3.connect(
                         self._point_path, timeout=0, isolation_level=None, check_same_thread=False
                     )
-                row = self._point.execute(sql, [params[n] for n in names]).fetchone()
+                row = self._point.execute(sql, args).fetchone()
                 return None if row is None else row[0]
             except sqlite3.OperationalError as exc:
                 if not ("locked" in str(exc).lower() or "busy" in str(exc).lower()):
                     raise
+        elif self._pg_dsn is not None:
+            return await (await self._pg_points()).fetchval(sql, *args)
         return await self.run_read(lambda conn: conn.execute(stmt, params).scalar())
+
+    async def _pg_points(self) -> Any:
+        """The asyncpg pool of :meth:`read_scalar` (as many connections as the engine's pool)."""
+        if self._pg_pool is None:
+            async with self._pg_lock:
+                if self._pg_pool is None:
+                    import asyncpg
+
+                    self._pg_pool = await asyncpg.create_pool(
+                        self._pg_dsn, min_size=1, max_size=self._threads
+                    )
+        return self._pg_pool
 
     async def run_read(self, fn: Callable[[Connection], T]) -> T:
         """Run ``fn(connection)`` in one read transaction (a consistent snapshot), rolled back after.
@@ -171,6 +200,9 @@ class Database:
         if self._point is not None:
             self._point.close()
             self._point = None
+        if self._pg_pool is not None:
+            await self._pg_pool.close()
+            self._pg_pool = None
         await self.engine.dispose()
         for engine in (self._inline_engine, self._sync_engine):
             if engine is not None:
