@@ -149,3 +149,28 @@ def test_postgres_read(pg_database: str) -> None:
             await db.dispose()
 
     assert asyncio.run(main()) == [1, 2]
+
+
+@pytest.mark.postgres
+def test_postgres_point_read_sees_each_commit(pg_database: str) -> None:
+    """``read_scalar`` on its own asyncpg pool: no transaction, so every commit is visible."""
+    t = table("t_point", column("x"))
+    by_value = select(t.c.x).where(t.c.x == bindparam("v"))
+
+    async def main() -> list[object]:
+        db = Database(pg_database)
+        try:
+            async with db.engine.begin() as conn:
+                await conn.execute(text("DROP TABLE IF EXISTS t_point"))
+                await conn.execute(text("CREATE TABLE t_point (x INTEGER)"))
+            seen = [await db.read_scalar(by_value, {"v": 2})]
+            async with db.engine.begin() as conn:
+                await conn.execute(text("INSERT INTO t_point VALUES (2)"))
+            seen.append(await db.read_scalar(by_value, {"v": 2}))
+            async with db.engine.begin() as conn:
+                await conn.execute(text("DROP TABLE t_point"))
+            return seen
+        finally:
+            await db.dispose()
+
+    assert asyncio.run(main()) == [None, 2]
