@@ -29,6 +29,7 @@ __all__ = [
     "ValidationError",
     "error_response_bytes",
     "exception_handlers",
+    "internal_error",
     "request_id_of",
     "validation_from_message",
 ]
@@ -221,17 +222,20 @@ def _http(request: Request[Any, Any, Any], exc: HTTPException) -> Response[Any]:
     return _response(status, _STATUS_CODES.get(status, "error"), detail, {}, headers)
 
 
+def internal_error(rid: str) -> ServerError:
+    """The 500 a client sees for an unexpected failure: only the request id, no detail."""
+    return ServerError(
+        f"An internal error occurred; quote request id {rid} when reporting it.",
+        details={"request_id": rid},
+    )
+
+
 def _internal(request: Request[Any, Any, Any], exc: Exception) -> Response[Any]:
     rid = request_id_of(request.scope)
     log.error(
         "unhandled error request_id=%s %s %s", rid, request.method, request.url.path, exc_info=exc
     )
-    return _response(
-        500,
-        "server_error",
-        f"An internal error occurred; quote request id {rid} when reporting it.",
-        {"request_id": rid},
-    )
+    return _api_error(request, internal_error(rid))
 
 
 exception_handlers: dict[type[Exception] | int, Callable[..., Response[Any]]] = {

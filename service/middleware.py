@@ -34,8 +34,8 @@ from service.errors import (
     AuthenticationRequired,
     PermissionDenied,
     RateLimited,
-    ServerError,
     error_response_bytes,
+    internal_error,
 )
 from service.ratelimit import Hit, rate_limit_header_pairs, rate_limit_headers
 from service.state import Resources, resources_of
@@ -143,8 +143,10 @@ class RequestMiddleware:
                 await _send_error(send, exc, extra)
                 return
             except Exception:  # outside Litestar's exception handlers: answer like them
-                log.exception("unhandled error request_id=%s %s %s", rid, scope["method"], path)
-                await _send_error(send, _internal_error(rid), extra)
+                log.exception(
+                    "unhandled error request_id=%s %s %s", rid, scope.get("method", ""), path
+                )
+                await _send_error(send, internal_error(rid), extra)
                 return
             if hit is not None:
                 extra += rate_limit_header_pairs(hit)
@@ -212,13 +214,6 @@ class RequestMiddleware:
                 headers=rate_limit_headers(hit),
             )
         return hit
-
-
-def _internal_error(rid: str) -> ServerError:
-    return ServerError(
-        f"An internal error occurred; quote request id {rid} when reporting it.",
-        details={"request_id": rid},
-    )
 
 
 async def _send_error(send: Send, exc: ApiError, extra: list[tuple[bytes, bytes]]) -> None:

@@ -122,7 +122,7 @@ class Database:
                 row = self._point.execute(sql, args).fetchone()
                 return None if row is None else row[0]
             except sqlite3.OperationalError as exc:
-                if not ("locked" in str(exc).lower() or "busy" in str(exc).lower()):
+                if not _sqlite_busy(exc):
                     raise
         elif self._pg_dsn is not None:
             return await (await self._pg_points()).fetchval(sql, *args)
@@ -228,9 +228,12 @@ def _sqlite_sync_engine(path: Path, busy_timeout: float, pool_size: int) -> Engi
     return engine
 
 
-def _sqlite_busy(exc: OperationalError) -> bool:
-    """Whether SQLite refused because the database is locked or busy (worth a retry)."""
-    text_ = str(exc.orig).lower()
+def _sqlite_busy(exc: OperationalError | sqlite3.OperationalError) -> bool:
+    """Whether SQLite refused because the database is locked or busy (worth a retry).
+
+    Takes SQLAlchemy's wrapper or the driver's own exception.
+    """
+    text_ = str(getattr(exc, "orig", exc)).lower()
     return "locked" in text_ or "busy" in text_
 
 
