@@ -13,13 +13,9 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
-import pandas as pd
+from quantcore._price_files import UsageError, read_prices
 
-__all__ = ["COMMANDS", "build_parser", "main", "parse_grid_value", "parse_value", "read_prices"]
-
-
-class UsageError(Exception):
-    """A user-facing error: printed as one line, exit code 2."""
+__all__ = ["COMMANDS", "build_parser", "main", "parse_grid_value", "parse_value"]
 
 
 def parse_value(text: str) -> Any:
@@ -56,39 +52,6 @@ def _pairs(items: Sequence[str], flag: str) -> list[tuple[str, str]]:
             raise UsageError(f"{flag} must look like NAME=VALUE, got {item!r}")
         out.append((name.strip(), value.strip()))
     return out
-
-
-def read_prices(path: str) -> Any:
-    """Read a CSV (first column: the date index) or Parquet price file.
-
-    A frame with ``Open`` and ``Close`` columns is one asset's OHLC bars; any other
-    frame's numeric columns are the closes of several assets.
-    """
-    p = Path(path)
-    if not p.is_file():
-        raise UsageError(f"price file not found: {path}")
-    try:
-        if p.suffix.lower() in (".parquet", ".pq"):
-            frame = pd.read_parquet(p)
-        elif p.suffix.lower() in (".csv", ".txt"):
-            frame = pd.read_csv(p, index_col=0, parse_dates=True)
-        else:
-            raise UsageError(f"price file must be .csv or .parquet, got {p.name}")
-    except UsageError:
-        raise
-    except Exception as exc:
-        raise UsageError(
-            f"cannot read {p.name}: {type(exc).__name__}: {exc}".splitlines()[0]
-        ) from None
-    lower = {str(c).lower(): c for c in frame.columns}
-    if "close" in lower:
-        keep = [lower[c] for c in ("open", "high", "low", "close") if c in lower]
-        frame = frame[keep]
-    else:
-        frame = frame.select_dtypes("number")
-    if frame.empty or frame.shape[1] == 0:
-        raise UsageError(f"{p.name} has no numeric price columns")
-    return frame
 
 
 def _engine_options(args: argparse.Namespace) -> dict[str, Any]:

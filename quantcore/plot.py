@@ -81,6 +81,7 @@ def _series(data: Any, name: str, default: str) -> pd.Series:
 
 
 def _aligned(returns: pd.Series, benchmark: Any) -> tuple[pd.Series, pd.Series | None]:
+    """The benchmark as a Series on the returns' rows, named apart from the returns."""
     if benchmark is None:
         return returns, None
     b = _series(benchmark, "benchmark", "benchmark")
@@ -94,6 +95,9 @@ def _aligned(returns: pd.Series, benchmark: Any) -> tuple[pd.Series, pd.Series |
         b.index = returns.index
     if len(returns) == 0:
         raise ValueError("returns and benchmark share no dates")
+    if str(b.name) == str(returns.name):
+        # tables and legends are keyed by name: two "Adj Close" series would collide
+        b = b.rename(f"{b.name} (benchmark)")
     return returns, b
 
 

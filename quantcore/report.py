@@ -319,7 +319,7 @@ def report_from_files(
         ``out``.
     """
     from quantcore import returns as _returns
-    from quantcore.__main__ import read_prices
+    from quantcore._price_files import read_prices
 
     close = _close(read_prices(str(prices)), column, "prices", "--column")
     r = _returns.simple_returns(close).iloc[1:].rename(column or Path(prices).stem)
@@ -333,8 +333,6 @@ def report_from_files(
             .iloc[1:]
             .rename(benchmark_column or Path(benchmark).stem)
         )
-        if b.name == r.name:
-            b = b.rename(f"{b.name} (benchmark)")
     options.setdefault("title", f"Tear sheet: {Path(prices).stem}")
     page = tearsheet(r, b, **options)
     target = Path(out)

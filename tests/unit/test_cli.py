@@ -110,3 +110,34 @@ def test_parsers() -> None:
     subparsers = next(a for a in build_parser()._actions if a.dest == "command")
     assert set(subparsers.choices) == {"backtest", "sweep", "report"}
     assert np.isfinite(parse_value("1e-3"))
+
+
+@pytest.mark.parametrize(
+    ("argv", "message"),
+    [
+        (["report", "{missing}"], "price file not found"),
+        (["report", "{bad}"], "cannot read bad.parquet"),
+        (["report", "{two}"], "choose one with --column"),
+        (["report", "{csv}", "--benchmark", "{missing}"], "price file not found"),
+        (["backtest", "{missing}", "--strategy", "rsi"], "price file not found"),
+        (["sweep", "{csv}", "--strategy", "rsi", "--grid", "window=a:b"], "grid range must be"),
+    ],
+)
+def test_error_paths_as_a_process(
+    argv: list[str], message: str, goog_csv: Path, tmp_path: Path
+) -> None:
+    # ``python -m`` runs __main__.py as a second module beside quantcore.__main__: an
+    # error class defined there and imported back would escape main() as a traceback
+    bad = tmp_path / "bad.parquet"
+    bad.write_text("not parquet")
+    two = tmp_path / "two.csv"
+    pd.DataFrame({"A": [1.0, 2.0], "B": [2.0, 1.0]}, index=pd.date_range("2024-01-01", periods=2)).to_csv(two)
+    paths = {"csv": str(goog_csv), "missing": str(tmp_path / "missing.csv"), "bad": str(bad), "two": str(two)}
+    proc = subprocess.run(
+        [sys.executable, "-m", "quantcore", *(a.format(**paths) for a in argv)],
+        capture_output=True, text=True, check=False, cwd=Path(__file__).parents[2],
+    )  # fmt: skip
+    assert proc.returncode == 2, proc.stderr
+    assert "Traceback" not in proc.stderr
+    assert proc.stderr.count("\n") == 1 and proc.stderr.startswith("quantcore: error: ")
+    assert message in proc.stderr and proc.stdout == ""

@@ -146,3 +146,39 @@ def test_cli_report_bad_input_is_one_line(
     assert main(["report", str(tmp_path / "missing.csv")]) == 2
     assert "price file not found" in capsys.readouterr().err
     assert not (tmp_path / "x.html").exists()
+
+
+def test_tearsheet_benchmark_with_the_same_name(sp500: pd.DataFrame, nasdaq: pd.DataFrame) -> None:
+    # arch.data names both close columns "Adj Close": the benchmark must not take the
+    # strategy's column in the metrics and year tables, nor its legend entry
+    r = sp500["Adj Close"].pct_change(fill_method=None).iloc[1:]
+    b = nasdaq["Adj Close"].pct_change(fill_method=None).iloc[1:]
+    assert r.name == b.name == "Adj Close"
+    doc = _parse(tearsheet(r, b, image_format="svg"))
+    assert _row(doc.cells, "metric", 2) == ["Adj Close", "Adj Close (benchmark)"]
+    assert _row(doc.cells, "total_return", 2) == [
+        f"{empyrical.cum_returns_final(r):.2%}",
+        f"{empyrical.cum_returns_final(b):.2%}",
+    ]
+    assert _row(doc.cells, "beta", 2) == [f"{empyrical.beta(r, b):.3f}", "\u2013"]
+    assert _row(doc.cells, "year", 2) == ["Adj Close", "Adj Close (benchmark)"]
+    y2008 = [(1 + s.loc["2008"]).prod() - 1 for s in (r, b)]
+    assert _row(doc.cells, "2008", 2) == [f"{v:.2%}" for v in y2008]
+    # the drawdown table is the strategy's
+    i = doc.cells.index("#")
+    assert doc.cells[i + 10] == f"{empyrical.max_drawdown(r):.2%}"
+
+
+def test_plot_benchmark_with_the_same_name() -> None:
+    from quantcore.plot import equity_curve
+
+    idx = pd.date_range("2024-01-01", periods=3)
+    r = pd.Series([0.1, -0.1, 0.0], index=idx, name="close")
+    b = pd.Series([0.0, 0.2, 0.0], index=idx, name="close")
+    ax = equity_curve(r, b).axes[0]
+    assert [t.get_text() for t in ax.get_legend().get_texts()] == ["close", "close (benchmark)"]
+    assert ax.lines[0].get_ydata().tolist() == pytest.approx([1.1, 0.99, 0.99])
+    assert ax.lines[1].get_ydata().tolist() == pytest.approx([1.0, 1.2, 1.2])
+    # unnamed arrays take the defaults, which differ already
+    ax = equity_curve(np.array([0.1, 0.0]), np.array([0.0, 0.1])).axes[0]
+    assert [t.get_text() for t in ax.get_legend().get_texts()] == ["strategy", "benchmark"]
