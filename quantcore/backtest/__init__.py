@@ -22,12 +22,15 @@ from quantcore.backtest.engine import EngineOptions, run
 from quantcore.backtest.result import METRIC_NAMES, BacktestResult
 from quantcore.backtest.strategies import STRATEGIES, get_strategy
 from quantcore.backtest.sweep import SWEEP_METRICS, sweep
+from quantcore.backtest.validation import combinatorial_purged_splits, purged_kfold
 
 __all__ = [
     "METRIC_NAMES",
     "STRATEGIES",
     "SWEEP_METRICS",
     "BacktestResult",
+    "combinatorial_purged_splits",
+    "purged_kfold",
     "run",
     "run_strategy",
     "strategies",
