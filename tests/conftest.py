@@ -2,7 +2,10 @@
 
 from __future__ import annotations
 
+import importlib
 import os
+from types import ModuleType
+from typing import NoReturn
 
 import numpy as np
 import pandas as pd
@@ -12,8 +15,6 @@ IN_CI = os.environ.get("CI", "").lower() in ("1", "true", "yes")
 
 
 def _load_arch(name: str) -> pd.DataFrame:
-    import importlib
-
     module = importlib.import_module(f"arch.data.{name}")
     return module.load()
 
@@ -73,14 +74,29 @@ def _port_open(host: str, port: int) -> bool:
         return s.connect_ex((host, port)) == 0
 
 
+def _missing(message: str) -> NoReturn:
+    """The one guard: skip on a developer's machine, fail under ``CI=true``."""
+    if IN_CI:
+        pytest.fail(f"{message}; CI must run these tests (see .ci/run)", pytrace=False)
+    pytest.skip(message, allow_module_level=True)
+
+
 def require_service(name: str, host: str, port: int) -> None:
     """Skip (locally) or fail (in CI) when a real backing service is not answering."""
-    if _port_open(host, port):
-        return
-    message = f"{name} is not answering on {host}:{port}"
-    if IN_CI:
-        pytest.fail(f"{message}; CI must run these tests (see .ci/run)")
-    pytest.skip(message)
+    if not _port_open(host, port):
+        _missing(f"{name} is not answering on {host}:{port}")
+
+
+def require_oracle(module: str) -> ModuleType:
+    """Import a reference library (TA-Lib, vectorbt, dask.distributed ...) or skip/fail.
+
+    Use at module level instead of ``pytest.importorskip``, which would skip in CI too:
+    ``vbt = require_oracle("vectorbt")``.
+    """
+    try:
+        return importlib.import_module(module)
+    except ImportError as exc:
+        _missing(f"{module} cannot be imported ({exc})")
 
 
 @pytest.fixture(scope="session")

@@ -7,8 +7,9 @@ import pandas as pd
 import pytest
 
 from quantcore.backtest import sweep
+from tests.conftest import require_oracle
 
-distributed = pytest.importorskip("dask.distributed")
+distributed = require_oracle("dask.distributed")
 
 
 @pytest.fixture(scope="module")

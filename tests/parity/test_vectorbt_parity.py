@@ -16,8 +16,9 @@ import pytest
 from quantcore._records import TRADE_CLOSED
 from quantcore.backtest import run, sweep
 from quantcore.backtest import strategies as st
+from tests.conftest import require_oracle
 
-vbt = pytest.importorskip("vectorbt")
+vbt = require_oracle("vectorbt")
 
 CASES = [
     ("moving_average", {"short_window": 10, "long_window": 30}, 0.001, 0.002),

@@ -9,8 +9,9 @@ import pytest
 from quantcore import indicators
 from quantcore.backtest import STRATEGIES
 from quantcore.backtest import strategies as st
+from tests.conftest import require_oracle
 
-talib = pytest.importorskip("talib")
+talib = require_oracle("talib")
 
 
 @pytest.fixture(scope="module")
