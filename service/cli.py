@@ -81,6 +81,8 @@ def cmd_serve(args: argparse.Namespace, settings: Settings) -> int:
         ws_per_message_deflate=False,
         # Refuse big frames before reading them (the channel's own limit is 4 KiB).
         ws_max_size=65536,
+        # The app reads X-Forwarded-* itself, from QC_TRUSTED_PROXIES only (service/middleware.py).
+        proxy_headers=False,
     )
     return 0
 

@@ -3,18 +3,28 @@
 1. a request id (``X-Request-ID`` response header, shown in 500 bodies);
 2. authentication: ``Authorization: Token <key>``, ``X-API-Key: <key>`` or the
    ``qc_session`` cookie; a presented but invalid token or key is a 401;
-3. rate limiting per user (authenticated) or per client IP (anonymous); real-time
+3. rate limiting per user (authenticated) or per client IP (anonymous, and every
+   request whose credential is refused, so guessing tokens is limited too); real-time
    endpoints have their own budget; ``X-RateLimit-*`` headers on every API response,
-   429 with ``Retry-After`` beyond the limit;
+   401s included, and 429 with ``Retry-After`` beyond the limit;
 4. CSRF: a session-authenticated unsafe request must echo the session's CSRF token
-   in ``X-CSRFToken`` (token and API-key requests are not cookie-borne, so exempt).
+   in ``X-CSRFToken`` (token and API-key requests are not cookie-borne, so exempt);
+5. ``X-Content-Type-Options: nosniff`` on every response, ``Cache-Control: no-store``
+   on ``/api/auth/`` responses (tokens, keys, CSRF tokens must not be cached).
+
+The client IP is the TCP peer's, unless ``QC_TRUST_FORWARDED_FOR`` is set and the peer
+is one of ``QC_TRUSTED_PROXIES``: then it is the ``QC_FORWARDED_HOPS``-th
+``X-Forwarded-For`` entry from the right (the one our outermost proxy appended; the
+entries to its left are whatever the client sent, and are never believed).
 """
 
 from __future__ import annotations
 
+import ipaddress
 import itertools
 import logging
 import secrets
+from dataclasses import dataclass
 from http.cookies import SimpleCookie
 
 from litestar.types import (
@@ -38,9 +48,17 @@ from service.errors import (
     internal_error,
 )
 from service.ratelimit import Hit, rate_limit_header_pairs, rate_limit_headers
+from service.settings import Settings
 from service.state import Resources, resources_of
 
-__all__ = ["CSRF_HEADER", "SESSION_COOKIE", "RequestMiddleware", "client_ip"]
+__all__ = [
+    "CSRF_HEADER",
+    "SESSION_COOKIE",
+    "ProxyTrust",
+    "RequestMiddleware",
+    "client_ip",
+    "proxy_trust",
+]
 
 log = logging.getLogger("service")
 
@@ -58,12 +76,23 @@ _WANTED = frozenset(
 
 
 def _headers(scope: Scope) -> dict[str, str]:
-    """The headers of :data:`_WANTED` only, decoded (the others are not touched)."""
-    return {
-        name.decode("latin-1"): v.decode("latin-1")
-        for k, v in scope["headers"]
-        if (name := k.lower()) in _WANTED
-    }
+    """The headers of :data:`_WANTED` only, decoded (the others are not touched).
+
+    Repeated ``X-Forwarded-For`` headers are joined in order (RFC 9110, section 5.3).
+    """
+    found: dict[str, str] = {}
+    for k, v in scope["headers"]:
+        name = k.lower()
+        if name in _WANTED:
+            key, value = name.decode("latin-1"), v.decode("latin-1")
+            if key == "x-forwarded-for" and key in found:
+                value = f"{found[key]}, {value}"
+            found[key] = value
+    return found
+
+
+_NOSNIFF = (b"x-content-type-options", b"nosniff")
+_NO_STORE = (b"cache-control", b"no-store")
 
 
 class _RequestIds:
@@ -80,12 +109,51 @@ class _RequestIds:
 _request_ids = _RequestIds()
 
 
-def client_ip(scope: Scope, headers: dict[str, str], trust_forwarded: bool) -> str:
-    """The caller's IP (the first ``X-Forwarded-For`` hop only if configured to trust it)."""
-    if trust_forwarded and "x-forwarded-for" in headers:
-        return headers["x-forwarded-for"].split(",")[0].strip()
+@dataclass(frozen=True, slots=True)
+class ProxyTrust:
+    """Whose ``X-Forwarded-For`` to believe, and how many hops of it.
+
+    Args:
+        networks: The proxies' addresses (``QC_TRUSTED_PROXIES``).
+        hops: How many proxies of ours append to the header (``QC_FORWARDED_HOPS``).
+    """
+
+    networks: tuple[ipaddress.IPv4Network | ipaddress.IPv6Network, ...]
+    hops: int = 1
+
+    def trusts(self, peer: str) -> bool:
+        try:
+            address = ipaddress.ip_address(peer)
+        except ValueError:
+            return False
+        return any(address in net for net in self.networks)
+
+
+def proxy_trust(settings: Settings) -> ProxyTrust | None:
+    """The :class:`ProxyTrust` of the settings; ``None`` unless ``QC_TRUST_FORWARDED_FOR``."""
+    if not settings.trust_forwarded_for:
+        return None
+    return ProxyTrust(settings.proxy_networks, settings.forwarded_hops)
+
+
+def client_ip(scope: Scope, headers: dict[str, str], trust: ProxyTrust | None) -> str:
+    """The caller's IP: the peer, or the trusted hop of ``X-Forwarded-For`` (module docstring).
+
+    ``trust`` is ``None`` when forwarded headers are not trusted at all.
+    """
     client = scope.get("client")
-    return client[0] if client else "unknown"
+    peer = client[0] if client else "unknown"
+    forwarded = headers.get("x-forwarded-for")
+    if trust is None or forwarded is None or not trust.trusts(peer):
+        return peer
+    chain = [hop.strip() for hop in forwarded.split(",") if hop.strip()]
+    if not chain:
+        return peer
+    candidate = chain[-trust.hops] if len(chain) >= trust.hops else chain[0]
+    try:
+        return str(ipaddress.ip_address(candidate))
+    except ValueError:  # garbage where our proxy writes an address: do not key on it
+        return peer
 
 
 def _credentials(headers: dict[str, str]) -> tuple[str | None, str | None, str | None]:
@@ -119,10 +187,12 @@ class RequestMiddleware:
     def __init__(self, app: ASGIApp) -> None:
         self.app = app
         self._resources: Resources | None = None
+        self._trust: ProxyTrust | None = None
 
     def _res(self, scope: Scope) -> Resources:
         if self._resources is None:
-            self._resources = resources_of(scope["app"])
+            self._resources = res = resources_of(scope["app"])
+            self._trust = proxy_trust(res.settings)
         return self._resources
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
@@ -133,7 +203,9 @@ class RequestMiddleware:
         scope.setdefault("state", {})["request_id"] = rid
         path: str = scope["path"]
         api = path.startswith(("/api/", "/realtime/"))
-        extra: list[tuple[bytes, bytes]] = [(b"x-request-id", rid.encode())]
+        extra: list[tuple[bytes, bytes]] = [(b"x-request-id", rid.encode()), _NOSNIFF]
+        if path.startswith("/api/auth/"):
+            extra.append(_NO_STORE)
         scope["user"] = None
         scope["auth"] = None
         if api:
@@ -161,10 +233,17 @@ class RequestMiddleware:
     async def _admit(self, scope: Scope) -> Hit | None:
         res = self._res(scope)
         headers = _headers(scope)
-        token, api_key, session = _credentials(headers)
-        identity = await identify(
-            res.db, token=token, api_key=api_key, session_key=session, cache=res.identities
-        )
+        try:
+            token, api_key, session = _credentials(headers)
+            identity = await identify(
+                res.db, token=token, api_key=api_key, session_key=session, cache=res.identities
+            )
+        except AuthenticationRequired as refused:
+            # Counted against the caller's IP like an anonymous request, headers included.
+            hit = await self._rate_limit(scope, headers, None)
+            if hit is not None:
+                refused.headers.update(rate_limit_headers(hit))
+            raise
         scope["user"] = identity
         scope["auth"] = identity.method if identity else None
         hit = await self._rate_limit(scope, headers, identity)
@@ -191,11 +270,7 @@ class RequestMiddleware:
         if not res.settings.rate_limit_enabled:
             return None
         path: str = scope["path"]
-        who = (
-            f"u{identity.id}"
-            if identity
-            else f"ip{client_ip(scope, headers, res.settings.trust_forwarded_for)}"
-        )
+        who = f"u{identity.id}" if identity else f"ip{client_ip(scope, headers, self._trust)}"
         if path.startswith(("/realtime/", "/api/realtime/")):
             rate, key = res.settings.realtime_rate, f"rt:{who}"
         elif identity is not None:

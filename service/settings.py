@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import ipaddress
 import os
 import re
 from collections.abc import Mapping
@@ -10,7 +11,7 @@ from typing import Annotated, Any
 
 import msgspec
 
-__all__ = ["RateLimit", "Settings", "default_backtest_workers", "parse_rate"]
+__all__ = ["RateLimit", "Settings", "default_backtest_workers", "parse_networks", "parse_rate"]
 
 _RATE = re.compile(r"^\s*(\d+)\s*/\s*(second|minute|hour|day)\s*$")
 _PERIODS = {"second": 1, "minute": 60, "hour": 3600, "day": 86400}
@@ -35,6 +36,25 @@ def parse_rate(text: str, *, name: str = "rate") -> RateLimit:
             f"{name}: expected '<positive int>/<second|minute|hour|day>', got {text!r}"
         )
     return RateLimit(int(match.group(1)), _PERIODS[match.group(2)])
+
+
+def parse_networks(text: str) -> tuple[ipaddress.IPv4Network | ipaddress.IPv6Network, ...]:
+    """Parse ``"127.0.0.1, 10.0.0.0/8"`` (addresses or CIDR blocks, comma separated).
+
+    Raises:
+        ValueError: naming ``QC_TRUSTED_PROXIES`` and the entry that is not an address.
+    """
+    nets = []
+    for part in (p.strip() for p in text.split(",")):
+        if not part:
+            continue
+        try:
+            nets.append(ipaddress.ip_network(part, strict=False))
+        except ValueError:
+            raise ValueError(
+                f"QC_TRUSTED_PROXIES: {part!r} is not an IP address or CIDR block"
+            ) from None
+    return tuple(nets)
 
 
 def default_backtest_workers() -> int:
@@ -64,7 +84,13 @@ class Settings(msgspec.Struct, kw_only=True, frozen=True):
     max_body_bytes: Annotated[int, msgspec.Meta(ge=1024)] = 1024 * 1024
     db_pool_size: Annotated[int, msgspec.Meta(ge=1)] = 10
     sqlite_busy_timeout_seconds: Annotated[float, msgspec.Meta(gt=0)] = 30.0
+    # X-Forwarded-For: trusted only from these peers (IPs or CIDRs, comma separated), and
+    # only the right-most ``forwarded_hops`` entries (the ones our own proxies appended)
     trust_forwarded_for: bool = False
+    trusted_proxies: str = "127.0.0.1,::1"
+    forwarded_hops: Annotated[int, msgspec.Meta(ge=1, le=16)] = 1
+    # API tokens expire this many seconds after creation; 0: never
+    token_ttl: Annotated[int, msgspec.Meta(ge=0)] = 0
     auth_cache_seconds: Annotated[float, msgspec.Meta(ge=0)] = 5.0
     asset_cache_seconds: Annotated[float, msgspec.Meta(ge=0)] = 30.0
     # users whose portfolios each process keeps in memory (service/portfolios/book.py); 0: none
@@ -74,6 +100,11 @@ class Settings(msgspec.Struct, kw_only=True, frozen=True):
     realtime_max_subscriptions: Annotated[int, msgspec.Meta(ge=1)] = 100
     realtime_messages_per_second: Annotated[int, msgspec.Meta(ge=1)] = 20
     realtime_max_backlog: Annotated[int, msgspec.Meta(ge=1)] = 256
+    # open WebSockets per client IP and per worker (beyond them the upgrade is refused)
+    realtime_max_connections_per_ip: Annotated[int, msgspec.Meta(ge=1)] = 20
+    realtime_max_connections: Annotated[int, msgspec.Meta(ge=1)] = 10_000
+    # how often open WebSockets re-check their credential (revocation closes them)
+    realtime_auth_check_seconds: Annotated[float, msgspec.Meta(gt=0, le=60)] = 0.5
     # backtests (docs/service_analytics.md): worker processes; 0 runs them in a thread
     backtest_workers: Annotated[int, msgspec.Meta(ge=0)] = msgspec.field(
         default_factory=default_backtest_workers
@@ -82,6 +113,7 @@ class Settings(msgspec.Struct, kw_only=True, frozen=True):
     def __post_init__(self) -> None:
         for name in ("rate_limit_authenticated", "rate_limit_anonymous", "rate_limit_realtime"):
             parse_rate(getattr(self, name), name=f"QC_{name.upper()}")
+        parse_networks(self.trusted_proxies)
 
     @classmethod
     def from_env(cls, environ: Mapping[str, str] | None = None, **overrides: Any) -> Settings:
@@ -121,6 +153,10 @@ class Settings(msgspec.Struct, kw_only=True, frozen=True):
     @property
     def anonymous_rate(self) -> RateLimit:
         return parse_rate(self.rate_limit_anonymous)
+
+    @property
+    def proxy_networks(self) -> tuple[ipaddress.IPv4Network | ipaddress.IPv6Network, ...]:
+        return parse_networks(self.trusted_proxies)
 
     @property
     def realtime_rate(self) -> RateLimit:

@@ -1,4 +1,8 @@
-"""``/api/auth/``: tokens, session login/logout, API keys, and who am I."""
+"""``/api/auth/``: tokens, session login/logout, password change, API keys, and who am I.
+
+Every response of these routes carries ``Cache-Control: no-store`` (set by the request
+middleware): they hold secrets or say who is signed in.
+"""
 
 from __future__ import annotations
 
@@ -20,10 +24,12 @@ from service.auth.schemas import (
     Credentials,
     LoginRead,
     MeRead,
+    PasswordChange,
+    TokenInfo,
     TokenRead,
 )
 from service.db import Database
-from service.errors import ValidationError
+from service.errors import PermissionDenied, ValidationError
 from service.middleware import CSRF_COOKIE, SESSION_COOKIE
 from service.pagination import Page, PageParams, provide_page_params
 from service.state import Resources
@@ -33,16 +39,81 @@ __all__ = ["AuthController"]
 Req = Request[Identity, Any, State]
 
 
+def _may_manage_credentials(request: Request[Any, Any, Any]) -> None:
+    """403 for a request made with an API key that lacks the ``credentials`` scope."""
+    user: Identity | None = request.scope.get("user")
+    if user is not None and not user.may_manage_credentials():
+        raise PermissionDenied(
+            "An API key without the 'credentials' scope cannot create keys or tokens "
+            "or change the password.",
+            details={"code": "scope_required", "scope": "credentials"},
+        )
+
+
 class AuthController(Controller):
     path = "/api/auth"
     tags = ["auth"]  # noqa: RUF012
 
     @post("/token/", summary="Exchange username and password for an API token", status_code=200)
     async def obtain_token(
-        self, data: JSONBody[Credentials], db: NamedDependency[Database]
+        self, request: Req, data: JSONBody[Credentials], resources: NamedDependency[Resources]
     ) -> TokenRead:
-        user = await services.authenticate(db, data.username, data.password)
-        return TokenRead(token=await services.create_token(db, user.id))
+        _may_manage_credentials(request)
+        user = await services.authenticate(resources.db, data.username, data.password)
+        token, expires = await services.issue_token(
+            resources.db, user.id, resources.settings.token_ttl
+        )
+        return TokenRead(token=token, expires_at=expires)
+
+    @get(
+        "/tokens/",
+        summary="List your API tokens (without the keys)",
+        guards=[requires_user],
+        dependencies={"paging": Provide(provide_page_params)},
+    )
+    async def list_tokens(
+        self, request: Req, db: NamedDependency[Database], paging: NamedDependency[PageParams]
+    ) -> Page[TokenInfo]:
+        async with db.read() as s:
+            rows, count = await services.list_tokens(
+                s, request.user.id, paging.limit, paging.offset
+            )
+        current = request.user.credential_id if request.user.method is AuthMethod.TOKEN else None
+        items = [
+            TokenInfo(
+                id=r.id,
+                prefix=r.prefix,
+                created_at=r.created_at,
+                expires_at=r.expires_at,
+                current=r.id == current,
+            )
+            for r in rows
+        ]
+        return Page.build(request, items, count, paging)
+
+    @delete(
+        "/tokens/{token_id:int}/", summary="Revoke one of your API tokens", guards=[requires_user]
+    )
+    async def delete_token(
+        self, request: Req, token_id: FromPath[int], resources: NamedDependency[Resources]
+    ) -> None:
+        await services.delete_user_token(resources.db, request.user.id, token_id)
+        resources.identities.clear()
+
+    @post(
+        "/password/",
+        summary="Change your password (revokes your other sessions and tokens)",
+        guards=[requires_user],
+        status_code=HTTP_204_NO_CONTENT,
+    )
+    async def change_password(
+        self, request: Req, data: JSONBody[PasswordChange], resources: NamedDependency[Resources]
+    ) -> None:
+        _may_manage_credentials(request)
+        await services.change_password(
+            resources.db, request.user, data.current_password, data.new_password
+        )
+        resources.identities.clear()
 
     @delete("/token/", summary="Revoke the token used for this request", guards=[requires_user])
     async def revoke_token(self, request: Req, resources: NamedDependency[Resources]) -> None:
@@ -57,8 +128,9 @@ class AuthController(Controller):
         "/login/", summary="Start a browser session (HttpOnly cookie + CSRF token)", status_code=200
     )
     async def login(
-        self, data: JSONBody[Credentials], resources: NamedDependency[Resources]
+        self, request: Req, data: JSONBody[Credentials], resources: NamedDependency[Resources]
     ) -> Response[LoginRead]:
+        _may_manage_credentials(request)
         user = await services.authenticate(resources.db, data.username, data.password)
         ttl = resources.settings.session_ttl_seconds
         key, csrf = await services.create_session(resources.db, user.id, ttl)
@@ -118,9 +190,17 @@ class AuthController(Controller):
     async def create_api_key(
         self, request: Req, data: JSONBody[ApiKeyCreate], db: NamedDependency[Database]
     ) -> ApiKeyCreated:
-        row, key = await services.create_api_key(db, request.user.id, data.name)
+        _may_manage_credentials(request)
+        row, key = await services.create_api_key(
+            db, request.user.id, data.name, frozenset(data.scopes)
+        )
         return ApiKeyCreated(
-            id=row.id, name=row.name, prefix=row.prefix, created_at=row.created_at, key=key
+            id=row.id,
+            name=row.name,
+            prefix=row.prefix,
+            created_at=row.created_at,
+            scopes=row.scopes.split(),
+            key=key,
         )
 
     @get(
@@ -137,7 +217,14 @@ class AuthController(Controller):
                 s, request.user.id, paging.limit, paging.offset
             )
         items = [
-            ApiKeyRead(id=r.id, name=r.name, prefix=r.prefix, created_at=r.created_at) for r in rows
+            ApiKeyRead(
+                id=r.id,
+                name=r.name,
+                prefix=r.prefix,
+                created_at=r.created_at,
+                scopes=r.scopes.split(),
+            )
+            for r in rows
         ]
         return Page.build(request, items, count, paging)
 

@@ -43,6 +43,11 @@ class Identity(msgspec.Struct, frozen=True):
     method: AuthMethod
     credential_id: int
     csrf_token: str = ""
+    scopes: frozenset[str] = frozenset()  # API keys only (see ``SCOPES``)
+
+    def may_manage_credentials(self) -> bool:
+        """Tokens and sessions may; an API key only with the ``credentials`` scope."""
+        return self.method is not AuthMethod.API_KEY or "credentials" in self.scopes
 
 
 def new_secret(prefix: str) -> str:

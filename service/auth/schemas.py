@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import datetime as dt
-from typing import Annotated
+from typing import Annotated, Literal
 
 import msgspec
 
@@ -14,8 +14,12 @@ __all__ = [
     "Credentials",
     "LoginRead",
     "MeRead",
+    "PasswordChange",
+    "TokenInfo",
     "TokenRead",
 ]
+
+Password = Annotated[str, msgspec.Meta(min_length=1, max_length=1024)]
 
 
 class Credentials(msgspec.Struct, kw_only=True, forbid_unknown_fields=True):
@@ -25,6 +29,22 @@ class Credentials(msgspec.Struct, kw_only=True, forbid_unknown_fields=True):
 
 class TokenRead(msgspec.Struct, kw_only=True):
     token: str
+    expires_at: dt.datetime | None = None  # None: never (QC_TOKEN_TTL=0)
+
+
+class TokenInfo(msgspec.Struct, kw_only=True):
+    """A token as listed (never the key itself)."""
+
+    id: int
+    prefix: str
+    created_at: dt.datetime
+    expires_at: dt.datetime | None
+    current: bool  # the token of this request
+
+
+class PasswordChange(msgspec.Struct, kw_only=True, forbid_unknown_fields=True):
+    current_password: Password
+    new_password: Password
 
 
 class LoginRead(msgspec.Struct, kw_only=True):
@@ -40,6 +60,8 @@ class MeRead(msgspec.Struct, kw_only=True):
 
 class ApiKeyCreate(msgspec.Struct, kw_only=True, forbid_unknown_fields=True):
     name: Annotated[str, msgspec.Meta(min_length=1, max_length=100)]
+    # "credentials": the key may create API keys and tokens and change the password
+    scopes: Annotated[list[Literal["credentials"]], msgspec.Meta(max_length=1)] = []
 
 
 class ApiKeyRead(msgspec.Struct, kw_only=True):
@@ -47,6 +69,7 @@ class ApiKeyRead(msgspec.Struct, kw_only=True):
     name: str
     prefix: str
     created_at: dt.datetime
+    scopes: list[str] = []
 
 
 class ApiKeyCreated(ApiKeyRead, kw_only=True):

@@ -3,10 +3,13 @@
 from __future__ import annotations
 
 import datetime as dt
+import functools
 import secrets
 import time
+import unicodedata
+from importlib import resources
 
-from sqlalchemy import delete, select
+from sqlalchemy import delete, func, or_, select, update
 from sqlalchemy.exc import IntegrityError
 from sqlalchemy.ext.asyncio import AsyncSession
 
@@ -23,8 +26,11 @@ from service.db.models import ApiKey, AuthToken, User, UserSession, utcnow
 from service.errors import AuthenticationRequired, NotFoundError, ValidationError
 
 __all__ = [
+    "SCOPES",
     "IdentityCache",
     "authenticate",
+    "change_password",
+    "check_password",
     "create_api_key",
     "create_session",
     "create_token",
@@ -32,13 +38,69 @@ __all__ = [
     "delete_api_key",
     "delete_session",
     "delete_token",
+    "delete_user_token",
     "identify",
+    "issue_token",
     "list_api_keys",
+    "list_tokens",
+    "live_credentials",
+    "normalize_username",
 ]
 
 TOKEN_PREFIX = "qct_"
 API_KEY_PREFIX = "qck_"
 SESSION_PREFIX = "qcs_"
+#: What an API key may be allowed beyond reading and writing the user's data.
+SCOPES = frozenset({"credentials"})  # create API keys and tokens, change the password
+
+
+def normalize_username(username: str) -> str:
+    """The username as stored: surrounding whitespace removed (case kept, compared folded).
+
+    Raises:
+        ValidationError: empty after trimming, longer than 150, or holding control characters.
+    """
+    name = username.strip()
+    if not name or len(name) > 150:
+        raise ValidationError("username", "invalid", "Username must have 1 to 150 characters.")
+    if any(unicodedata.category(c).startswith("C") for c in name):
+        raise ValidationError(
+            "username", "invalid_characters", "Username must not contain control characters."
+        )
+    return name
+
+
+@functools.cache
+def _common_passwords() -> frozenset[str]:
+    text = resources.files("service.auth").joinpath("common_passwords.txt").read_text("utf-8")
+    return frozenset(
+        line.casefold() for line in text.splitlines() if line and not line.startswith("#")
+    )
+
+
+def check_password(password: str, username: str = "", field: str = "password") -> None:
+    """Refuse a weak password (NIST SP 800-63B, section 5.1.1.2: length and a blocklist).
+
+    Raises:
+        ValidationError: ``min_length`` (under 8), ``blank`` (whitespace only),
+            ``too_common`` (in the blocklist, compared case-insensitively) or
+            ``similar_to_username``.
+    """
+    if len(password) < 8:
+        raise ValidationError(field, "min_length", "Password must have at least 8 characters.")
+    if not password.strip():
+        raise ValidationError(field, "blank", "Password must not be whitespace only.")
+    folded = password.casefold()
+    if folded in _common_passwords():
+        raise ValidationError(field, "too_common", "This password is too common; choose another.")
+    if username and folded == username.strip().casefold():
+        raise ValidationError(
+            field, "similar_to_username", "Password must differ from the username."
+        )
+
+
+def _username_matches(username: str):  # type: ignore[no-untyped-def]
+    return func.lower(User.username) == username.strip().lower()
 
 
 class IdentityCache:
@@ -110,23 +172,29 @@ async def _lookup(
                 await s.execute(
                     select(User.id, User.username, AuthToken.id)
                     .join(AuthToken, AuthToken.user_id == User.id)
-                    .where(AuthToken.key_hash == digest(token), User.is_active.is_(True))
+                    .where(
+                        AuthToken.key_hash == digest(token),
+                        User.is_active.is_(True),
+                        or_(AuthToken.expires_at.is_(None), AuthToken.expires_at > utcnow()),
+                    )
                 )
             ).first()
             if row is None:
                 raise AuthenticationRequired("Invalid token.")
             return Identity(row[0], row[1], AuthMethod.TOKEN, row[2])
         if api_key is not None:
-            row = (
+            krow = (
                 await s.execute(
-                    select(User.id, User.username, ApiKey.id)
+                    select(User.id, User.username, ApiKey.id, ApiKey.scopes)
                     .join(ApiKey, ApiKey.user_id == User.id)
                     .where(ApiKey.key_hash == digest(api_key), User.is_active.is_(True))
                 )
             ).first()
-            if row is None:
+            if krow is None:
                 raise AuthenticationRequired("Invalid API key.")
-            return Identity(row[0], row[1], AuthMethod.API_KEY, row[2])
+            return Identity(
+                krow[0], krow[1], AuthMethod.API_KEY, krow[2], scopes=frozenset(krow[3].split())
+            )
         srow = (
             await s.execute(
                 select(User.id, User.username, UserSession.id, UserSession.csrf_token)
@@ -147,25 +215,33 @@ async def create_user(db: Database, username: str, password: str) -> User:
     """Create a user with an Argon2id password hash.
 
     Raises:
-        ValidationError: ``username`` taken or empty, ``password`` shorter than 8.
+        ValidationError: ``username`` taken (in any letter case) or invalid, or a weak
+            ``password`` (:func:`check_password`).
     """
-    if not username or len(username) > 150:
-        raise ValidationError("username", "invalid", "Username must have 1 to 150 characters.")
-    if len(password) < 8:
-        raise ValidationError("password", "min_length", "Password must have at least 8 characters.")
-    user = User(username=username, password_hash=hash_password(password))
+    name = normalize_username(username)
+    check_password(password, name)
+    user = User(username=name, password_hash=hash_password(password))
+    taken = ValidationError("username", "unique", f"User {name!r} already exists.")
     try:
         async with db.write() as s:
+            if (await s.execute(select(User.id).where(_username_matches(name)))).first():
+                raise taken
             s.add(user)
     except IntegrityError:
-        raise ValidationError("username", "unique", f"User {username!r} already exists.") from None
+        raise taken from None
     return user
 
 
 async def authenticate(db: Database, username: str, password: str) -> User:
-    """The user whose password matches, or 400 ``invalid_credentials`` (no hint which part)."""
+    """The user whose password matches (username compared trimmed and case-insensitively).
+
+    Raises:
+        AuthenticationRequired: no hint whether the username or the password was wrong.
+    """
     async with db.read() as s:
-        user = (await s.execute(select(User).where(User.username == username))).scalar_one_or_none()
+        user = (
+            await s.execute(select(User).where(_username_matches(username)))
+        ).scalar_one_or_none()
     if (
         not verify_password(user.password_hash if user and user.is_active else None, password)
         or user is None
@@ -174,12 +250,110 @@ async def authenticate(db: Database, username: str, password: str) -> User:
     return user
 
 
-async def create_token(db: Database, user_id: int) -> str:
-    """A new API token for the user; the plain key is returned once."""
+async def issue_token(db: Database, user_id: int, ttl: int = 0) -> tuple[str, dt.datetime | None]:
+    """A new API token for the user, expiring ``ttl`` seconds from now (0: never).
+
+    Returns the plain key (shown once) and the expiry.
+    """
     key = new_secret(TOKEN_PREFIX)
+    expires = utcnow() + dt.timedelta(seconds=ttl) if ttl > 0 else None
     async with db.write() as s:
-        s.add(AuthToken(user_id=user_id, key_hash=digest(key), prefix=key[:12]))
-    return key
+        s.add(AuthToken(user_id=user_id, key_hash=digest(key), prefix=key[:12], expires_at=expires))
+    return key, expires
+
+
+async def create_token(db: Database, user_id: int, ttl: int = 0) -> str:
+    """:func:`issue_token`, the key only (the CLI, the demo data, tests)."""
+    return (await issue_token(db, user_id, ttl))[0]
+
+
+async def list_tokens(
+    session: AsyncSession, user_id: int, limit: int, offset: int
+) -> tuple[list[AuthToken], int]:
+    """The user's tokens that have not expired, oldest first, and their count."""
+    base = select(AuthToken).where(
+        AuthToken.user_id == user_id,
+        or_(AuthToken.expires_at.is_(None), AuthToken.expires_at > utcnow()),
+    )
+    count = (await session.execute(select(func.count()).select_from(base.subquery()))).scalar_one()
+    rows = (
+        await session.execute(base.order_by(AuthToken.id).limit(limit).offset(offset))
+    ).scalars()
+    return list(rows), int(count)
+
+
+async def delete_user_token(db: Database, user_id: int, token_id: int) -> None:
+    """Revoke one of the user's tokens; another user's id is a 404."""
+    async with db.write() as s:
+        result = await s.execute(
+            delete(AuthToken).where(AuthToken.id == token_id, AuthToken.user_id == user_id)
+        )
+        if result.rowcount == 0:  # type: ignore[attr-defined]
+            raise NotFoundError(f"Token {token_id} not found.")
+
+
+async def change_password(db: Database, identity: Identity, current: str, new: str) -> None:
+    """Set a new password and revoke every other session and token of the user.
+
+    The credential of the request itself stays valid; API keys are kept (they are
+    revoked one by one with ``DELETE /api/auth/api-keys/{id}/``).
+
+    Raises:
+        AuthenticationRequired: ``current`` is not the password.
+        ValidationError: ``new_password`` is weak or equal to the current one.
+    """
+    async with db.read() as s:
+        user = (await s.execute(select(User).where(User.id == identity.id))).scalar_one()
+    if not verify_password(user.password_hash, current):
+        raise AuthenticationRequired("The current password is not correct.")
+    check_password(new, user.username, field="new_password")
+    if new == current:
+        raise ValidationError(
+            "new_password", "unchanged", "The new password must differ from the current one."
+        )
+    keep_token = identity.credential_id if identity.method is AuthMethod.TOKEN else -1
+    keep_session = identity.credential_id if identity.method is AuthMethod.SESSION else -1
+    async with db.write() as s:
+        await s.execute(
+            update(User).where(User.id == user.id).values(password_hash=hash_password(new))
+        )
+        await s.execute(
+            delete(AuthToken).where(AuthToken.user_id == user.id, AuthToken.id != keep_token)
+        )
+        await s.execute(
+            delete(UserSession).where(
+                UserSession.user_id == user.id, UserSession.id != keep_session
+            )
+        )
+
+
+async def live_credentials(
+    db: Database, wanted: dict[AuthMethod, set[int]]
+) -> dict[AuthMethod, set[int]]:
+    """Which of the ``wanted`` credential ids still authenticate (not revoked or expired)."""
+    now = utcnow()
+    found: dict[AuthMethod, set[int]] = {m: set() for m in wanted}
+    tables = {
+        AuthMethod.TOKEN: (
+            AuthToken.id,
+            or_(AuthToken.expires_at.is_(None), AuthToken.expires_at > now),
+            AuthToken.user_id,
+        ),
+        AuthMethod.SESSION: (UserSession.id, UserSession.expires_at > now, UserSession.user_id),
+        AuthMethod.API_KEY: (ApiKey.id, ApiKey.id.is_not(None), ApiKey.user_id),
+    }
+    async with db.read() as s:
+        for method, ids in wanted.items():
+            column, alive, owner = tables[method]
+            chunk = sorted(ids)
+            for i in range(0, len(chunk), 500):
+                rows = await s.execute(
+                    select(column)
+                    .join(User, User.id == owner)
+                    .where(column.in_(chunk[i : i + 500]), alive, User.is_active.is_(True))
+                )
+                found[method].update(rows.scalars())
+    return found
 
 
 async def delete_token(db: Database, token_id: int) -> None:
@@ -207,10 +381,18 @@ async def delete_session(db: Database, session_id: int) -> None:
         await s.execute(delete(UserSession).where(UserSession.id == session_id))
 
 
-async def create_api_key(db: Database, user_id: int, name: str) -> tuple[ApiKey, str]:
-    """A new API key (row and plain key, shown once)."""
+async def create_api_key(
+    db: Database, user_id: int, name: str, scopes: frozenset[str] = frozenset()
+) -> tuple[ApiKey, str]:
+    """A new API key (row and plain key, shown once) with the given :data:`SCOPES`."""
     key = new_secret(API_KEY_PREFIX)
-    row = ApiKey(user_id=user_id, name=name, key_hash=digest(key), prefix=key[:12])
+    row = ApiKey(
+        user_id=user_id,
+        name=name,
+        key_hash=digest(key),
+        prefix=key[:12],
+        scopes=" ".join(sorted(scopes)),
+    )
     async with db.write() as s:
         s.add(row)
     return row, key

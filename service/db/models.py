@@ -28,6 +28,7 @@ from sqlalchemy import (
     String,
     Text,
     UniqueConstraint,
+    text,
 )
 from sqlalchemy.orm import DeclarativeBase, Mapped, mapped_column
 
@@ -71,7 +72,10 @@ def _user_fk() -> ForeignKey:
 
 
 class User(Base):
+    """A user; usernames are unique case-insensitively (the ``lower(username)`` index)."""
+
     __tablename__ = "users"
+    __table_args__ = (Index("uq_users_username_lower", text("lower(username)"), unique=True),)
     id: Mapped[int] = mapped_column(primary_key=True)
     username: Mapped[str] = mapped_column(String(150), unique=True)
     password_hash: Mapped[str] = mapped_column(String(255))
@@ -100,6 +104,7 @@ class AuthToken(Base):
     key_hash: Mapped[str] = mapped_column(String(64), unique=True)
     prefix: Mapped[str] = mapped_column(String(12))
     created_at: Mapped[dt.datetime] = mapped_column(default=utcnow)
+    expires_at: Mapped[dt.datetime | None] = mapped_column(default=None)  # None: never
 
 
 class ApiKey(Base):
@@ -113,6 +118,7 @@ class ApiKey(Base):
     prefix: Mapped[str] = mapped_column(String(12))
     created_at: Mapped[dt.datetime] = mapped_column(default=utcnow)
     last_used_at: Mapped[dt.datetime | None] = mapped_column(default=None)
+    scopes: Mapped[str] = mapped_column(String(200), default="")  # space separated
 
 
 class UserSession(Base):

@@ -12,6 +12,7 @@ from litestar import Controller, Request, get, post
 from litestar.params import JSONBody
 
 from service.auth import requires_user
+from service.middleware import ProxyTrust
 from service.realtime.schemas import (
     ForcePriceUpdate,
     ForcePriceUpdateRead,
@@ -27,18 +28,26 @@ def _realtime(request: Request[Any, Any, Any]) -> Realtime:
     return request.app.state.realtime  # type: ignore[no-any-return]
 
 
-def request_scheme(request: Request[Any, Any, Any], trust_forwarded: bool) -> tuple[str, str]:
+def request_scheme(
+    request: Request[Any, Any, Any], proxies: ProxyTrust, *, trust_host: bool
+) -> tuple[str, str]:
     """The scheme and host the client used.
 
-    The scheme is the ASGI scope's: uvicorn already applies ``X-Forwarded-Proto`` from
-    trusted proxies (``--forwarded-allow-ips``, default 127.0.0.1) and ignores it from
-    anyone else. The host is the ``Host`` header, or ``X-Forwarded-Host`` when
-    ``QC_TRUST_FORWARDED_FOR`` is set.
+    The scope's scheme, or ``X-Forwarded-Proto`` when the peer is one of the trusted
+    proxies (``QC_TRUSTED_PROXIES``, as uvicorn's ``--forwarded-allow-ips`` did; its
+    own proxy-header handling is off). The ``Host`` header, or ``X-Forwarded-Host``
+    from a trusted proxy when ``QC_TRUST_FORWARDED_FOR`` is set (``trust_host``).
     """
+    scheme = request.url.scheme
     host = request.headers.get("host") or request.url.netloc
-    if trust_forwarded and "x-forwarded-host" in request.headers:
-        host = request.headers["x-forwarded-host"].split(",")[0].strip()
-    return request.url.scheme, host
+    client = request.scope.get("client")
+    if client and proxies.trusts(client[0]):
+        if trust_host and "x-forwarded-host" in request.headers:
+            host = request.headers["x-forwarded-host"].split(",")[-1].strip()
+        if "x-forwarded-proto" in request.headers:
+            proto = request.headers["x-forwarded-proto"].split(",")[-1].strip().lower()
+            scheme = proto if proto in ("http", "https", "ws", "wss") else scheme
+    return scheme, host
 
 
 class RealtimeController(Controller):
@@ -48,7 +57,12 @@ class RealtimeController(Controller):
     @get("/realtime/websocket-info/", summary="How to connect to the real-time WebSocket")
     async def websocket_info(self, request: Request[Any, Any, Any]) -> WebSocketInfoRead:
         realtime = _realtime(request)
-        scheme, host = request_scheme(request, realtime.settings.trust_forwarded_for)
+        settings = realtime.settings
+        scheme, host = request_scheme(
+            request,
+            ProxyTrust(settings.proxy_networks, settings.forwarded_hops),
+            trust_host=settings.trust_forwarded_for,
+        )
         return realtime.websocket_info(scheme, host)
 
     @get("/realtime/status/", summary="Real-time service status and the caller's subscriptions")

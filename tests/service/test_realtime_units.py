@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import datetime as dt
+import ipaddress
 import json
 from typing import Any, get_args
 
@@ -15,6 +16,7 @@ from litestar import Request
 from litestar.channels import ChannelsPlugin
 from litestar.channels.backends.memory import MemoryChannelsBackend
 
+from service.middleware import ProxyTrust
 from service.realtime import messages as m
 from service.realtime.cluster import merge
 from service.realtime.controllers import request_scheme
@@ -253,11 +255,14 @@ def test_websocket_url_follows_the_request_scheme(scheme: str, protocol: str) ->
     assert info.message_types == m.MESSAGE_TYPES
 
 
-def _request(headers: dict[str, str], scheme: str = "http") -> Request[Any, Any, Any]:
+def _request(
+    headers: dict[str, str], scheme: str = "http", peer: str = "127.0.0.1"
+) -> Request[Any, Any, Any]:
     scope = {
         "type": "http",
         "scheme": scheme,
         "server": ("10.0.0.5", 8000),
+        "client": (peer, 50000),
         "path": "/realtime/websocket-info/",
         "query_string": b"",
         "headers": [(k.lower().encode(), v.encode()) for k, v in headers.items()],
@@ -267,8 +272,16 @@ def _request(headers: dict[str, str], scheme: str = "http") -> Request[Any, Any,
     return Request(scope)  # type: ignore[arg-type]
 
 
-def test_forwarded_host_only_when_trusted() -> None:
-    req = _request({"Host": "api.internal:8000", "X-Forwarded-Host": "quant.example"}, "https")
-    assert request_scheme(req, trust_forwarded=False) == ("https", "api.internal:8000")
-    assert request_scheme(req, trust_forwarded=True) == ("https", "quant.example")
-    assert request_scheme(_request({"Host": "h:1"}), trust_forwarded=True) == ("http", "h:1")
+def test_forwarded_host_and_proto_only_from_a_trusted_proxy() -> None:
+    trust = ProxyTrust((ipaddress.ip_network("127.0.0.1/32"),))
+    forwarded = {"Host": "api.internal:8000", "X-Forwarded-Host": "quant.example"}
+    req = _request(forwarded, "https")
+    assert request_scheme(req, trust, trust_host=False) == ("https", "api.internal:8000")
+    assert request_scheme(req, trust, trust_host=True) == ("https", "quant.example")
+    assert request_scheme(_request({"Host": "h:1"}), trust, trust_host=True) == ("http", "h:1")
+    # The proxy terminated TLS: its X-Forwarded-Proto names the client's scheme.
+    tls = _request({"Host": "h:1", "X-Forwarded-Proto": "https"})
+    assert request_scheme(tls, trust, trust_host=False) == ("https", "h:1")
+    # The same headers from a peer that is not a configured proxy are ignored.
+    stranger = _request({**forwarded, "X-Forwarded-Proto": "https"}, peer="203.0.113.9")
+    assert request_scheme(stranger, trust, trust_host=True) == ("http", "api.internal:8000")
