@@ -58,6 +58,7 @@ __all__ = [
     "RequestMiddleware",
     "client_ip",
     "proxy_trust",
+    "scope_client_ip",
 ]
 
 log = logging.getLogger("service")
@@ -154,6 +155,11 @@ def client_ip(scope: Scope, headers: dict[str, str], trust: ProxyTrust | None) -
         return str(ipaddress.ip_address(candidate))
     except ValueError:  # garbage where our proxy writes an address: do not key on it
         return peer
+
+
+def scope_client_ip(scope: Scope, trust: ProxyTrust | None) -> str:
+    """:func:`client_ip` of an HTTP or WebSocket scope (reads its headers)."""
+    return client_ip(scope, _headers(scope), trust)
 
 
 def _credentials(headers: dict[str, str]) -> tuple[str | None, str | None, str | None]:

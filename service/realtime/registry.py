@@ -58,9 +58,22 @@ class Connection:
         rate: Client messages allowed per second (token bucket of that capacity).
     """
 
-    def __init__(self, conn_id: int, user_id: int | None, *, max_backlog: int, rate: int) -> None:
+    def __init__(
+        self,
+        conn_id: int,
+        user_id: int | None,
+        *,
+        max_backlog: int,
+        rate: int,
+        credential: tuple[str, int] | None = None,
+        ip: str = "",
+    ) -> None:
         self.id = conn_id
         self.user_id = user_id
+        self.credential = credential  # (auth method, credential id) of the upgrade request
+        self.ip = ip
+        self.kicked = asyncio.Event()  # set by :meth:`kick`
+        self.kick_code: int | None = None
         self.assets: set[str] = set()
         self.portfolios: set[int] = set()
         self.dropped = 0
@@ -115,6 +128,13 @@ class Connection:
             while control or updates:
                 await send(control.popleft() if control else updates.popleft())
 
+    def kick(self, code: int, text: str) -> None:
+        """Queue ``text`` (an ``error``) and ask the connection's handler to close with ``code``."""
+        if self.kick_code is None:
+            self.kick_code = code
+            self.reply(text)
+            self.kicked.set()
+
     def close(self) -> None:
         self._closed = True
         self._ready.set()
@@ -163,22 +183,42 @@ class Registry:
         self.connections: dict[int, Connection] = {}
         self.dropped_closed = 0  # drops of connections that are gone
         self._ids = itertools.count(1)
+        self._per_ip: dict[str, int] = {}
         self._members: dict[str, set[Connection]] = {}
         self._subscribers: dict[str, tuple[Subscriber, asyncio.Task[None]]] = {}
         self._lock = asyncio.Lock()
 
-    def open(self, user_id: int | None) -> Connection:
+    def open(
+        self, user_id: int | None, *, credential: tuple[str, int] | None = None, ip: str = ""
+    ) -> Connection:
         """Register a new connection."""
-        conn = Connection(next(self._ids), user_id, max_backlog=self.max_backlog, rate=self.rate)
+        conn = Connection(
+            next(self._ids),
+            user_id,
+            max_backlog=self.max_backlog,
+            rate=self.rate,
+            credential=credential,
+            ip=ip,
+        )
         self.connections[conn.id] = conn
+        self._per_ip[ip] = self._per_ip.get(ip, 0) + 1
         self.on_change()
         return conn
+
+    def connections_from(self, ip: str) -> int:
+        """Open connections of this worker from ``ip``."""
+        return self._per_ip.get(ip, 0)
 
     async def close(self, conn: Connection) -> None:
         """Forget a connection and its subscriptions."""
         conn.close()
         if self.connections.pop(conn.id, None) is None:
             return
+        left = self._per_ip.get(conn.ip, 1) - 1
+        if left > 0:
+            self._per_ip[conn.ip] = left
+        else:
+            self._per_ip.pop(conn.ip, None)
         self.dropped_closed += conn.dropped
         p = self.prefix
         for channel in [asset_channel(s, p) for s in conn.assets] + [

@@ -18,6 +18,8 @@ from litestar.channels import ChannelsPlugin
 from sqlalchemy import select
 
 from service.assets.market import MarketData
+from service.auth.identity import AuthMethod
+from service.auth.services import live_credentials
 from service.db import Database
 from service.db.models import Asset
 from service.errors import NotFoundError, ValidationError
@@ -76,6 +78,7 @@ class CloseCode:
 
     POLICY_VIOLATION = 1008
     MESSAGE_TOO_BIG = 1009
+    TRY_AGAIN_LATER = 1013
 
 
 def _text(message: ServerMessage) -> str:
@@ -107,6 +110,7 @@ class Realtime:
         self.cluster: Cluster = LocalCluster(self.registry.snapshot)
         self._feed: PriceFeed | None = None
         self._feed_task: asyncio.Task[None] | None = None
+        self._guard_task: asyncio.Task[None] | None = None
         self._resources: Resources | None = None
 
     def _changed(self) -> None:
@@ -149,14 +153,58 @@ class Realtime:
             self.registry.prefix,
         )
         self._feed_task = asyncio.create_task(self._feed.run(), name="rt:feed")
+        self._guard_task = asyncio.create_task(self._guard(), name="rt:credentials")
 
     async def stop(self) -> None:
-        if self._feed_task is not None:
-            self._feed_task.cancel()
-            with contextlib.suppress(asyncio.CancelledError):
-                await self._feed_task
+        for task in (self._feed_task, self._guard_task):
+            if task is not None:
+                task.cancel()
+                with contextlib.suppress(asyncio.CancelledError):
+                    await task
         await self.registry.shutdown()
         await self.cluster.close()
+
+    async def _guard(self) -> None:
+        """Run :meth:`watch_credentials` every ``QC_REALTIME_AUTH_CHECK_SECONDS`` (cancel to stop)."""
+        while True:
+            await asyncio.sleep(self.settings.realtime_auth_check_seconds)
+            try:
+                await self.watch_credentials()
+            except asyncio.CancelledError:
+                raise
+            except Exception:  # the database is away: check again on the next beat
+                log.exception("realtime: credential check failed")
+
+    async def watch_credentials(self) -> int:
+        """Close (1008) the connections whose credential was revoked or has expired.
+
+        Polling the credential tables (one query per kind of credential) sees every
+        way a credential ends, on every worker: a revocation through the API, a
+        password change, an expiry, a deactivated user, a row deleted by hand.
+
+        Returns:
+            How many connections were closed.
+        """
+        wanted: dict[AuthMethod, set[int]] = {}
+        for conn in self.registry.connections.values():
+            if conn.credential is not None and conn.kick_code is None:
+                wanted.setdefault(AuthMethod(conn.credential[0]), set()).add(conn.credential[1])
+        if not wanted:
+            return 0
+        live = await live_credentials(self.db, wanted)
+        closed = 0
+        for conn in list(self.registry.connections.values()):
+            cred = conn.credential
+            if cred is None or conn.kick_code is not None:
+                continue
+            method = AuthMethod(cred[0])
+            if method in live and cred[1] not in live[method]:
+                conn.kick(
+                    CloseCode.POLICY_VIOLATION,
+                    _error("credential_revoked", "The credential of this connection was revoked."),
+                )
+                closed += 1
+        return closed
 
     # -- the WebSocket conversation ----------------------------------------------------------
 

@@ -6,6 +6,12 @@ is not valid ends the connection (an ``error`` then close 1008); no credential i
 anonymous connection. A session cookie is honoured only when the ``Origin`` (if any)
 is this host or one of ``QC_CORS_ORIGINS``, so another site cannot ride a user's
 browser session (cross-site WebSocket hijacking).
+
+A worker holds at most ``QC_REALTIME_MAX_CONNECTIONS_PER_IP`` connections per client
+IP (an ``error`` ``too_many_connections``, close 1008) and
+``QC_REALTIME_MAX_CONNECTIONS`` in all (``server_busy``, close 1013, try again later).
+A connection whose credential is revoked or expires is closed with 1008 within
+``QC_REALTIME_AUTH_CHECK_SECONDS`` (see :meth:`Realtime.watch_credentials`).
 """
 
 from __future__ import annotations
@@ -23,7 +29,7 @@ from litestar.exceptions import WebSocketDisconnect
 from service.auth.identity import Identity
 from service.auth.services import identify
 from service.errors import AuthenticationRequired
-from service.middleware import SESSION_COOKIE
+from service.middleware import SESSION_COOKIE, proxy_trust, scope_client_ip
 from service.realtime.registry import Connection
 from service.realtime.services import WS_PATH, CloseCode, Realtime, _error
 from service.state import resources_of
@@ -84,10 +90,29 @@ async def authenticate(socket: WebSocket[Any, Any, Any]) -> Identity | None:
         raise _Refused("authentication_failed", exc.message) from None
 
 
-async def _refuse(socket: WebSocket[Any, Any, Any], code: str, message: str) -> None:
+async def _refuse(
+    socket: WebSocket[Any, Any, Any],
+    code: str,
+    message: str,
+    close_code: int = CloseCode.POLICY_VIOLATION,
+) -> None:
     await socket.accept()
     await socket.send_text(_error(code, message))
-    await socket.close(code=CloseCode.POLICY_VIOLATION, reason=code)
+    await socket.close(code=close_code, reason=code)
+
+
+def _over_capacity(realtime: Realtime, ip: str) -> tuple[str, str, int] | None:
+    """Why a new connection from ``ip`` is refused (error code, message, close code)."""
+    settings = realtime.settings
+    if realtime.registry.connections_from(ip) >= settings.realtime_max_connections_per_ip:
+        return (
+            "too_many_connections",
+            f"At most {settings.realtime_max_connections_per_ip} connections per client.",
+            CloseCode.POLICY_VIOLATION,
+        )
+    if len(realtime.registry.connections) >= settings.realtime_max_connections:
+        return ("server_busy", "Too many connections; try again later.", CloseCode.TRY_AGAIN_LATER)
+    return None
 
 
 @websocket(WS_PATH, name="realtime-websocket")
@@ -99,12 +124,21 @@ async def realtime_socket(socket: WebSocket[Any, Any, Any]) -> None:
     except _Refused as exc:
         await _refuse(socket, exc.code, exc.message)
         return
+    ip = scope_client_ip(socket.scope, proxy_trust(realtime.settings))
+    refusal = _over_capacity(realtime, ip)
+    if refusal is not None:
+        await _refuse(socket, *refusal)
+        return
     await socket.accept()
-    conn = realtime.registry.open(identity.id if identity else None)
+    conn = realtime.registry.open(
+        identity.id if identity else None,
+        credential=(str(identity.method), identity.credential_id) if identity else None,
+        ip=ip,
+    )
     writer = asyncio.create_task(conn.write(socket.send_text), name=f"rt:conn{conn.id}")
     close_code: int | None = None
     try:
-        close_code = await _read(socket, realtime, conn, writer)
+        close_code = await _read_until_kicked(socket, realtime, conn, writer)
     except Exception:
         log.exception("realtime: connection %d failed", conn.id)
         close_code = 1011
@@ -123,6 +157,28 @@ async def realtime_socket(socket: WebSocket[Any, Any, Any]) -> None:
         if close_code is not None:
             with contextlib.suppress(Exception):
                 await socket.close(code=close_code)
+
+
+async def _read_until_kicked(
+    socket: WebSocket[Any, Any, Any],
+    realtime: Realtime,
+    conn: Connection,
+    writer: asyncio.Task[None],
+) -> int | None:
+    """:func:`_read`, cut short when the service kicks the connection (revoked credential)."""
+    reader = asyncio.ensure_future(_read(socket, realtime, conn, writer))
+    kicked = asyncio.ensure_future(conn.kicked.wait())
+    try:
+        await asyncio.wait({reader, kicked}, return_when=asyncio.FIRST_COMPLETED)
+    finally:
+        for task in (reader, kicked):
+            if not task.done():
+                task.cancel()
+                with contextlib.suppress(asyncio.CancelledError):
+                    await task
+    if conn.kick_code is not None:
+        return conn.kick_code
+    return reader.result()
 
 
 async def _read(
