@@ -53,8 +53,24 @@ def from_fixed(x: int) -> Decimal:
     return Decimal(int(x)).scaleb(-8)
 
 
+_ROWS = "quantcore_rows"  # attrs key of a date-sorted copy: the caller's row of each row
+
+
 def _label(df: pd.DataFrame, i: int) -> str:
-    return f"row {i} (index {df.index[i]!r})"
+    """``row <i> (index <label>)``, ``i`` being the row's position in the caller's table."""
+    rows = df.attrs.get(_ROWS)
+    return f"row {int(rows[i]) if rows is not None else i} (index {df.index[i]!r})"
+
+
+def _date_sorted(df: pd.DataFrame, day: np.ndarray) -> tuple[pd.DataFrame, np.ndarray, np.ndarray | None]:
+    """The table stably sorted by date (rows of one day keep their order), its days and
+    the caller's row of each sorted row (``None`` when the table was sorted already)."""
+    if day.size < 2 or not (np.diff(day) < 0).any():
+        return df, day, None
+    order = np.argsort(day, kind="stable")
+    out = df.iloc[order]
+    out.attrs[_ROWS] = order
+    return out, day[order], order
 
 
 def _fixed_column(df: pd.DataFrame, name: str, *, default: float | None = None) -> np.ndarray:
@@ -132,6 +148,8 @@ class _Encoded:
     lot_names: tuple[str, ...]
     groups: np.ndarray
     methods: tuple[str, ...]  # lot method of each symbol
+    table: pd.DataFrame  # the rows in the order encoded (date-sorted)
+    rows: np.ndarray | None  # the caller's row of each encoded row; None: same order
 
 
 def _check_method(method: object) -> None:
@@ -179,6 +197,7 @@ def _encode(
     if missing:
         raise ValueError(f"transactions is missing the column(s) {missing}")
     n = len(df)
+    df, day, rows = _date_sorted(df, _days(df, "date"))
     sym_raw, sym_names = _factorize_stripped(df["symbol"])
     bad = (sym_raw < 0) | (sym_names == "")[sym_raw]  # missing (code -1) or blank
     if bad.any():
@@ -193,10 +212,6 @@ def _encode(
     if (kind_i < 0).any():
         i = int(np.argmax(kind_i < 0))
         raise ValueError(f"{_label(df, i)}: type must be 'buy', 'sell' or 'dividend', got {df['type'].iloc[i]!r}")
-    day = _days(df, "date")
-    if n > 1 and (np.diff(day) < 0).any():
-        i = int(np.argmax(np.diff(day) < 0)) + 1
-        raise ValueError(f"{_label(df, i)}: date is earlier than the previous row's; sort transactions by date")
     ex_day = _days(df, "ex_date", day) if "ex_date" in df.columns else day.copy()
     qty = _fixed_column(df, "quantity")
     price = _fixed_column(df, "price")
@@ -229,7 +244,7 @@ def _encode(
                 lot_ref[i] = j
     return _Encoded(
         symbols, codes.astype(np.int64), day, kind_i, qty, price, fee, ex_day, lot_ref,
-        tuple(lot_names), group_codes(symbols, substantially_identical), methods,
+        tuple(lot_names), group_codes(symbols, substantially_identical), methods, df, rows,
     )
 
 
@@ -376,7 +391,9 @@ def match_lots(
         ``dividend``), ``quantity`` (up to 8 decimals), ``price``, optional
         ``fees`` (0 if absent), ``lot_id`` (names a buy's lot; a sell of a
         ``'specific'`` symbol names the lot it sells) and ``ex_date`` (dividends).
-        Rows must be in date order; rows of one day are applied in table order.
+        Rows are applied in date order (a stable sort: rows of one day keep
+        their table order); row numbers in the result and in errors are the
+        table's.
         Numbers may be floats (read to 8 decimals) or ``Decimal``/``str``
         (read exactly).
     method : {'fifo', 'lifo', 'hifo', 'specific', 'average'} or mapping
@@ -403,8 +420,7 @@ def match_lots(
     ------
     ValueError
         Naming the row: a missing column or value, an unknown type, a
-        negative quantity, price or fee, a zero quantity, a date earlier than
-        the row before, a sell of more shares than held, an unknown or
+        negative quantity, price or fee, a zero quantity, a sell of more shares than held, an unknown or
         exhausted ``lot_id``; or an unknown method (naming the symbol for a
         mapping). Nothing is partially applied.
 
@@ -466,12 +482,13 @@ def match_lots(
     if status[0] != 0:
         i = int(status[1])
         sym = enc.symbols[enc.sym[i]]
+        table = enc.table
         what = (
-            f"lot_id {str(transactions['lot_id'].iloc[i])!r} holds fewer shares than sold"
+            f"lot_id {str(table['lot_id'].iloc[i])!r} holds fewer shares than sold"
             if status[0] == _k.ERR_LOT_EXCEEDED
             else f"sells more {sym} than held"
         )
-        raise ValueError(f"{_label(transactions, i)}: {what} ({sym}, {transactions['date'].iloc[i]})")
+        raise ValueError(f"{_label(table, i)}: {what} ({sym}, {table['date'].iloc[i]})")
     return _build_ledger(enc, _ledger_method(enc.methods, method), realized, open_lots, divs)
 
 
@@ -499,7 +516,18 @@ def _build_ledger(enc: _Encoded, method: str, realized: np.ndarray, open_lots: n
         )
     is_buy = enc.kind == _k.BUY
     buys = np.stack([enc.sym[is_buy], enc.day[is_buy], enc.qty[is_buy], np.flatnonzero(is_buy)], axis=1)
-    return LotLedger(enc.symbols, method, lots, rec, dv, buys, enc.groups, enc.lot_names, enc.methods)
+    names = enc.lot_names
+    if enc.rows is not None:  # row and lot numbers back to the caller's table
+        rows = enc.rows
+        for arr, fields in ((rec, ("row", "lot")), (lots, ("lot",)), (dv, ("row",))):
+            for f in fields:
+                arr[f] = rows[arr[f]]
+        buys[:, 3] = rows[buys[:, 3]]
+        caller = [""] * len(names)
+        for k, name in enumerate(names):
+            caller[int(rows[k])] = name
+        names = tuple(caller)
+    return LotLedger(enc.symbols, method, lots, rec, dv, buys, enc.groups, names, enc.methods)
 
 
 def as_ledger(
