@@ -28,14 +28,17 @@ from quantcore._kernels.metrics import (
 from quantcore._kernels.risk import active_risk_nb
 from quantcore._typing import ArrayOrFrame
 from quantcore._validation import as_float64_2d, check_positive
+from quantcore.overfitting import deflated_sharpe_ratio, probability_of_backtest_overfitting
 from quantcore.returns import _finite, _run
 from quantcore.risk import _level_tail, _with_benchmark
 
 __all__ = [
     "SUMMARY_METRICS",
     "calmar_ratio",
+    "deflated_sharpe_ratio",
     "information_ratio",
     "omega_ratio",
+    "probability_of_backtest_overfitting",
     "sharpe_ratio",
     "sortino_ratio",
     "stability_of_timeseries",
