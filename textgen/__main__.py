@@ -1,4 +1,4 @@
-"""Command line: ``python -m textgen serve|keys create NAME|prompts create FILE``."""
+"""Command line: ``python -m textgen serve | keys create NAME [--project P] | keys list | keys revoke KEY_ID | prompts create FILE [--project P]``."""
 
 from __future__ import annotations
 
@@ -35,7 +35,7 @@ def _serve(args: argparse.Namespace) -> int:
     return 0
 
 
-async def _with_store(action: str, value: str) -> str:
+async def _with_store(args: argparse.Namespace) -> str:
     from textgen.prompts import PromptService
     from textgen.schemas import PromptCreate
     from textgen.settings import Settings
@@ -46,11 +46,21 @@ async def _with_store(action: str, value: str) -> str:
     store = Store(settings.resolved_database_url)
     try:
         await store.create_schema()
-        if action == "key":
-            return await store.create_key(value)
-        body = msgspec.json.decode(Path(value).read_bytes(), type=PromptCreate)
-        prompt = await PromptService(store).create(body)
-        return msgspec.json.encode(prompt).decode()
+        if args.command == "prompts":
+            body = msgspec.json.decode(Path(args.file).read_bytes(), type=PromptCreate)
+            prompt = await PromptService(store).create(args.project, body)
+            return msgspec.json.encode(prompt).decode()
+        if args.action == "create":
+            key_id, key = await store.create_key(args.name, args.project)
+            print(f"created {key_id} in project {args.project!r}; the key is shown only once:", file=sys.stderr)
+            return key
+        if args.action == "revoke":
+            if not await store.revoke_key(args.key_id):
+                raise ValueError(f"no live key with id {args.key_id!r}")
+            return f"revoked {args.key_id}"
+        rows = [f"{k.id}\t{k.name}\t{k.project}\t{k.created_at}\t{'revoked' if k.revoked_at else 'active'}"
+                for k in await store.list_keys()]
+        return "\n".join(["id\tname\tproject\tcreated_at\tstatus", *rows])
     finally:
         await store.dispose()
 
@@ -64,21 +74,24 @@ def main(argv: list[str] | None = None) -> int:
     serve.add_argument("--port", type=int, default=None, help="port (default TEXTGEN_PORT or 8001)")
     serve.add_argument("--log-level", default="info")
     keys = commands.add_parser("keys", help="manage API keys").add_subparsers(dest="action", required=True)
-    keys.add_parser("create", help="create a key and print it (shown only once)").add_argument("name")
+    create = keys.add_parser("create", help="create a key and print it (shown only once)")
+    create.add_argument("name")
+    create.add_argument("--project", default="default", help="the project the key works in (default: default)")
+    keys.add_parser("list", help="list keys (id, name, project, created_at, status), never the keys")
+    keys.add_parser("revoke", help="revoke a key: refused from its next request").add_argument("key_id")
     prompts = commands.add_parser("prompts", help="manage reusable prompts").add_subparsers(
         dest="action", required=True
     )
-    prompts.add_parser(
+    prompts_create = prompts.add_parser(
         "create", help='create a prompt from a JSON file {"template", "name"?, "instructions"?}'
-    ).add_argument("file")
+    )
+    prompts_create.add_argument("file")
+    prompts_create.add_argument("--project", default="default", help="the project that owns the prompt")
     args = parser.parse_args(argv)
     if args.command == "serve":
         return _serve(args)
     try:
-        if args.command == "keys":
-            print(asyncio.run(_with_store("key", args.name)))
-        else:
-            print(asyncio.run(_with_store("prompt", args.file)))
+        print(asyncio.run(_with_store(args)))
     except (OSError, ValueError, APIError) as exc:  # msgspec's errors are ValueErrors
         print(f"error: {exc}", file=sys.stderr)
         return 2

@@ -12,10 +12,12 @@ from litestar.datastructures import State, UploadFile
 from litestar.params import FromPath, FromQuery
 from litestar.response import Response, Stream
 
+from textgen.auth import project_of
 from textgen.backends.base import Registry
 from textgen.errors import bad_request, not_found, validation_error
 from textgen.files import FileService
 from textgen.prompts import PromptService, read_model
+from textgen.runs import Runner
 from textgen.schemas import FileRead, ModelRead, PromptCreate, PromptRead, ResponseCreate
 from textgen.service import ResponseService
 from textgen.store import FileRecord
@@ -30,6 +32,7 @@ class Services:
     """What the handlers use; lives on ``app.state.services``."""
 
     responses: ResponseService
+    runner: Runner
     prompts: PromptService
     files: FileService
     registry: Registry
@@ -45,14 +48,26 @@ async def _decode(request: Request[Any, Any, Any], kind: type[T]) -> T:
         return msgspec.json.decode(await request.body(), type=kind)
     except (msgspec.ValidationError, msgspec.DecodeError) as exc:
         raise validation_error(exc) from exc
+    except UnicodeDecodeError as exc:  # msgspec rejects bytes that are not UTF-8 this way
+        raise bad_request(f"The request body is not valid UTF-8: {exc.reason} at byte {exc.start}.",
+                          code="invalid_json") from exc
 
 
-def _sse(events: AsyncIterator[dict[str, Any]]) -> AsyncIterator[bytes]:
+class EventStream(Stream):
+    """A ``text/event-stream`` response: Litestar's ``Stream`` lets the handler's default
+    media type (JSON) win over its own, which EventSource clients refuse."""
+
+    def to_asgi_response(self, *args: Any, **kwargs: Any) -> Any:
+        kwargs["media_type"] = "text/event-stream"
+        return super().to_asgi_response(*args, **kwargs)
+
+
+def _sse(events: AsyncIterator[dict[str, Any]]) -> EventStream:
     async def encode() -> AsyncIterator[bytes]:
         async for event in events:
             yield b"event: " + event["type"].encode() + b"\ndata: " + msgspec.json.encode(event) + b"\n\n"
 
-    return encode()
+    return EventStream(encode(), headers={"Cache-Control": "no-cache", "X-Accel-Buffering": "no"})
 
 
 class ResponsesController(Controller):
@@ -64,27 +79,46 @@ class ResponsesController(Controller):
     async def create(self, request: Request[Any, Any, Any], state: State) -> Any:
         """Create a response (``stream: true`` answers with server-sent events)."""
         body = await _decode(request, ResponseCreate)
-        service = _services(state).responses
-        turn = await service.prepare(body)
+        services = _services(state)
+        turn = await services.responses.prepare(body, project_of(request))
         if body.stream:
-            return Stream(_sse(service.events(turn)), media_type="text/event-stream",
-                          headers={"Cache-Control": "no-cache", "X-Accel-Buffering": "no"})
-        return await service.create(turn)
+            return _sse(services.runner.stream(await services.runner.start(turn)))
+        if body.background:
+            await services.runner.start(turn)
+            return services.responses.initial(turn)
+        return await services.runner.create(turn)
 
     @get("/{response_id:str}")
-    async def retrieve(self, response_id: FromPath[str], state: State) -> dict[str, Any]:
-        """A stored response."""
-        return await _services(state).responses.get(response_id)
+    async def retrieve(
+        self,
+        response_id: FromPath[str],
+        request: Request[Any, Any, Any],
+        state: State,
+        stream: FromQuery[bool] = False,
+        starting_after: FromQuery[int] = -1,
+    ) -> Any:
+        """A stored response; ``stream=true`` replays its events after ``starting_after`` and follows."""
+        services = _services(state)
+        if stream:
+            return _sse(await services.runner.replay(response_id, project_of(request), starting_after))
+        return await services.responses.get(response_id, project_of(request))
+
+    @post("/{response_id:str}/cancel", status_code=200)
+    async def cancel(self, response_id: FromPath[str], request: Request[Any, Any, Any], state: State) -> Any:
+        """Cancel a background response."""
+        return await _services(state).runner.cancel(response_id, project_of(request))
 
     @delete("/{response_id:str}", status_code=200)
-    async def remove(self, response_id: FromPath[str], state: State) -> dict[str, Any]:
+    async def remove(self, response_id: FromPath[str], request: Request[Any, Any, Any],
+                     state: State) -> dict[str, Any]:
         """Delete a stored response."""
-        return await _services(state).responses.delete(response_id)
+        return await _services(state).responses.delete(response_id, project_of(request))
 
     @get("/{response_id:str}/input_items")
     async def input_items(
         self,
         response_id: FromPath[str],
+        request: Request[Any, Any, Any],
         state: State,
         after: FromQuery[str | None] = None,
         limit: FromQuery[int] = 20,
@@ -95,7 +129,7 @@ class ResponsesController(Controller):
             raise bad_request("'limit' must be between 1 and 100.", param="limit")
         if order not in ("asc", "desc"):
             raise bad_request("'order' must be 'asc' or 'desc'.", param="order")
-        return await _services(state).responses.input_items(response_id, after=after, limit=limit, order=order)
+        return await _services(state).responses.input_items(response_id, project_of(request), after=after, limit=limit, order=order)
 
 
 class ModelsController(Controller):
@@ -132,22 +166,24 @@ class PromptsController(Controller):
     @post("/", status_code=200)
     async def create(self, request: Request[Any, Any, Any], state: State) -> PromptRead:
         """Create a prompt (version ``"1"``)."""
-        return await _services(state).prompts.create(await _decode(request, PromptCreate))
+        return await _services(state).prompts.create(project_of(request), await _decode(request, PromptCreate))
 
     @post("/{prompt_id:str}/versions", status_code=200)
     async def add_version(self, prompt_id: FromPath[str], request: Request[Any, Any, Any], state: State) -> PromptRead:
         """Add a version; it becomes current."""
-        return await _services(state).prompts.add_version(prompt_id, await _decode(request, PromptCreate))
+        return await _services(state).prompts.add_version(project_of(request), prompt_id,
+                                                          await _decode(request, PromptCreate))
 
     @get("/")
-    async def list_prompts(self, state: State) -> dict[str, Any]:
+    async def list_prompts(self, request: Request[Any, Any, Any], state: State) -> dict[str, Any]:
         """Every prompt at its current version."""
-        return {"object": "list", "data": await _services(state).prompts.list_all()}
+        return {"object": "list", "data": await _services(state).prompts.list_all(project_of(request))}
 
     @get("/{prompt_id:str}")
-    async def retrieve(self, prompt_id: FromPath[str], state: State, version: FromQuery[str | None] = None) -> PromptRead:
+    async def retrieve(self, prompt_id: FromPath[str], request: Request[Any, Any, Any], state: State,
+                       version: FromQuery[str | None] = None) -> PromptRead:
         """A prompt at ``version`` (default: current)."""
-        return read_model(await _services(state).prompts.get(prompt_id, version))
+        return read_model(await _services(state).prompts.get(project_of(request), prompt_id, version))
 
 
 def _quote(filename: str) -> str:
@@ -177,11 +213,12 @@ class FilesController(Controller):
         if not isinstance(purpose, str):
             raise bad_request("Missing required parameter: 'purpose'.", param="purpose",
                               code="missing_required_parameter")
-        return _file(await _services(state).files.create(upload, purpose))
+        return _file(await _services(state).files.create(project_of(request), upload, purpose))
 
     @get("/")
     async def list_files(
         self,
+        request: Request[Any, Any, Any],
         state: State,
         purpose: FromQuery[str | None] = None,
         after: FromQuery[str | None] = None,
@@ -193,7 +230,7 @@ class FilesController(Controller):
             raise bad_request("'limit' must be between 1 and 10000.", param="limit")
         if order not in ("asc", "desc"):
             raise bad_request("'order' must be 'asc' or 'desc'.", param="order")
-        records = await _services(state).files.store.list_files(purpose)
+        records = await _services(state).files.store.list_files(project_of(request), purpose)
         if order == "asc":
             records.reverse()
         if after is not None:
@@ -206,19 +243,20 @@ class FilesController(Controller):
                 "first_id": page[0].id if page else None, "last_id": page[-1].id if page else None}
 
     @get("/{file_id:str}")
-    async def retrieve(self, file_id: FromPath[str], state: State) -> FileRead:
+    async def retrieve(self, file_id: FromPath[str], request: Request[Any, Any, Any], state: State) -> FileRead:
         """File metadata."""
-        return _file(await _services(state).files.get(file_id))
+        return _file(await _services(state).files.get(project_of(request), file_id))
 
     @get("/{file_id:str}/content")
-    async def content(self, file_id: FromPath[str], state: State) -> Response[bytes]:
+    async def content(self, file_id: FromPath[str], request: Request[Any, Any, Any],
+                      state: State) -> Response[bytes]:
         """The file's bytes."""
-        record, data = await _services(state).files.content(file_id)
+        record, data = await _services(state).files.content(project_of(request), file_id)
         return Response(data, media_type="application/octet-stream",
                         headers={"Content-Disposition": f'attachment; filename="{_quote(record.filename)}"'})
 
     @delete("/{file_id:str}", status_code=200)
-    async def remove(self, file_id: FromPath[str], state: State) -> dict[str, Any]:
+    async def remove(self, file_id: FromPath[str], request: Request[Any, Any, Any], state: State) -> dict[str, Any]:
         """Delete a file."""
-        await _services(state).files.delete(file_id)
+        await _services(state).files.delete(project_of(request), file_id)
         return {"id": file_id, "object": "file", "deleted": True}

@@ -23,6 +23,7 @@ from textgen.backends.base import Backend, Registry
 from textgen.errors import exception_handlers
 from textgen.files import FileService
 from textgen.prompts import PromptService
+from textgen.runs import Runner
 from textgen.service import ResponseService
 from textgen.settings import Settings
 from textgen.store import Store
@@ -66,7 +67,9 @@ def create_app(settings: Settings | None = None, *, backends: Iterable[Backend] 
     registry = Registry(default_backends(settings) if backends is None else backends)
     files = FileService(store, settings.files_dir, settings.max_file_bytes)
     prompts = PromptService(store)
-    services = Services(ResponseService(store, files, prompts, registry, settings), prompts, files, registry)
+    responses = ResponseService(store, files, prompts, registry, settings)
+    runner = Runner(responses, store)
+    services = Services(responses, runner, prompts, files, registry)
     authenticator = Authenticator(store, settings.api_keys, settings.rate_limit_per_minute)
 
     async def guard(connection: ASGIConnection[Any, Any, Any, Any], handler: BaseRouteHandler) -> None:
@@ -78,6 +81,7 @@ def create_app(settings: Settings | None = None, *, backends: Iterable[Backend] 
         await store.create_schema()
 
     async def shutdown() -> None:
+        await runner.close()
         await store.dispose()
 
     v1 = Router(

@@ -1,9 +1,10 @@
-"""Bearer-key authentication and a per-key rate limit.
+"""Bearer-key authentication, the caller's project, and a per-project rate limit.
 
-Keys are created with ``python -m textgen keys create NAME`` (stored as SHA-256
-hashes) or passed in ``TEXTGEN_API_KEYS``. A missing or unknown key is a 401;
-more than ``rate_limit_per_minute`` requests of one key within a sliding minute
-is a 429 with ``Retry-After``. Valid hashes are cached briefly in memory.
+Keys are created with ``python -m textgen keys create NAME [--project P]``
+(stored as SHA-256 hashes) or passed in ``TEXTGEN_API_KEYS`` (project
+``default``). A missing, unknown or revoked key is a 401; every request reads
+the key's row, so a revocation applies to the very next request. The key's
+project is put on ``connection.state.project``; every resource is scoped by it.
 """
 
 from __future__ import annotations
@@ -16,11 +17,14 @@ from litestar.connection import ASGIConnection
 from litestar.handlers.base import BaseRouteHandler
 
 from textgen.errors import APIError
-from textgen.store import Store, hash_key
+from textgen.store import DEFAULT_PROJECT, Store, hash_key
 
-__all__ = ["Authenticator"]
+__all__ = ["Authenticator", "project_of"]
 
-_CACHE_SECONDS = 60.0
+
+def project_of(connection: ASGIConnection[Any, Any, Any, Any]) -> str:
+    """The project the authenticated key belongs to."""
+    return str(connection.state.project)
 
 
 class Authenticator:
@@ -36,7 +40,6 @@ class Authenticator:
         self.store = store
         self.static = {hash_key(k) for k in static_keys}
         self.per_minute = per_minute
-        self._valid: dict[str, float] = {}
         self._hits: dict[str, deque[float]] = {}
 
     async def __call__(
@@ -53,18 +56,11 @@ class Authenticator:
                 code="missing_api_key",
             )
         digest = hash_key(key.strip())
-        if not await self._known(digest):
+        project = DEFAULT_PROJECT if digest in self.static else await self.store.key_project(digest)
+        if project is None:
             raise APIError(401, "Incorrect API key provided.", code="invalid_api_key")
-        self._limit(digest)
-
-    async def _known(self, digest: str) -> bool:
-        now = time.monotonic()
-        if digest in self.static or self._valid.get(digest, 0.0) > now:
-            return True
-        if await self.store.key_exists(digest):
-            self._valid[digest] = now + _CACHE_SECONDS
-            return True
-        return False
+        connection.state.project = project
+        self._limit(project)
 
     def _limit(self, digest: str) -> None:
         if not self.per_minute:
@@ -76,7 +72,7 @@ class Authenticator:
         if len(hits) >= self.per_minute:
             raise APIError(
                 429,
-                f"Rate limit reached: {self.per_minute} requests per minute for this key. "
+                f"Rate limit reached: {self.per_minute} requests per minute for this project. "
                 "Retry after a minute.",
                 code="rate_limit_exceeded",
                 type="requests",

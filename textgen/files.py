@@ -69,7 +69,7 @@ class FileService:
     def _path(self, file_id: str) -> Path:
         return self.root / file_id
 
-    async def create(self, upload: UploadFile, purpose: str) -> FileRecord:
+    async def create(self, project: str, upload: UploadFile, purpose: str) -> FileRecord:
         """Save an upload and its metadata.
 
         Raises:
@@ -99,23 +99,23 @@ class FileService:
                             code="file_too_large",
                         )
                     await asyncio.to_thread(out.write, chunk)
-            record = FileRecord(file_id, filename, size, purpose, int(time.time()))
+            record = FileRecord(file_id, filename, size, purpose, int(time.time()), project)
             await self.store.add_file(record)
         except BaseException:
             path.unlink(missing_ok=True)
             raise
         return record
 
-    async def get(self, file_id: str, param: str = "file_id") -> FileRecord:
-        """Metadata of a file; 404 if unknown."""
-        record = await self.store.get_file(file_id)
+    async def get(self, project: str, file_id: str, param: str = "file_id") -> FileRecord:
+        """Metadata of a project's file; 404 if unknown (or another project's)."""
+        record = await self.store.get_file(file_id, project)
         if record is None:
             raise not_found(f"No such file: {file_id!r}.", param=param, code="file_not_found")
         return record
 
-    async def content(self, file_id: str, param: str = "file_id") -> tuple[FileRecord, bytes]:
-        """Metadata and bytes of a file; 404 if unknown."""
-        record = await self.get(file_id, param)
+    async def content(self, project: str, file_id: str, param: str = "file_id") -> tuple[FileRecord, bytes]:
+        """Metadata and bytes of a project's file; 404 if unknown."""
+        record = await self.get(project, file_id, param)
         try:
             data = await asyncio.to_thread(self._path(file_id).read_bytes)
         except FileNotFoundError as exc:
@@ -123,14 +123,14 @@ class FileService:
                             code="file_not_found") from exc
         return record, data
 
-    async def text(self, file_id: str, param: str) -> tuple[str, str]:
-        """File name and text of a stored file for the context."""
-        record, data = await self.content(file_id, param)
+    async def text(self, project: str, file_id: str, param: str) -> tuple[str, str]:
+        """File name and text of a project's stored file for the context."""
+        record, data = await self.content(project, file_id, param)
         return record.filename, decode_text(record.filename, data, param)
 
-    async def delete(self, file_id: str) -> None:
-        """Delete a file's metadata and bytes; 404 if unknown."""
-        if not await self.store.delete_file(file_id):
+    async def delete(self, project: str, file_id: str) -> None:
+        """Delete a project's file (metadata and bytes); 404 if unknown."""
+        if not await self.store.delete_file(file_id, project):
             raise not_found(f"No such file: {file_id!r}.", param="file_id", code="file_not_found")
         self._path(file_id).unlink(missing_ok=True)
 

@@ -160,39 +160,39 @@ class PromptService:
     def __init__(self, store: Store) -> None:
         self.store = store
 
-    async def create(self, body: PromptCreate) -> PromptRead:
-        """A new prompt at version 1 (409 when the name is taken)."""
+    async def create(self, project: str, body: PromptCreate) -> PromptRead:
+        """A new prompt of ``project`` at version 1 (409 when the name is taken there)."""
         try:
-            record = await self.store.create_prompt(body.name, _template(body), body.instructions)
+            record = await self.store.create_prompt(project, body.name, _template(body), body.instructions)
         except Conflict as exc:
             raise APIError(409, str(exc), param="name", code="prompt_name_taken") from exc
         return read_model(record)
 
-    async def add_version(self, prompt_id: str, body: PromptCreate) -> PromptRead:
+    async def add_version(self, project: str, prompt_id: str, body: PromptCreate) -> PromptRead:
         """A new immutable version that becomes current."""
         if body.name is not None:
             raise bad_request("A version cannot rename a prompt; omit 'name'.", param="name")
         try:
-            record = await self.store.add_prompt_version(prompt_id, _template(body), body.instructions)
+            record = await self.store.add_prompt_version(project, prompt_id, _template(body), body.instructions)
         except Conflict as exc:
             raise APIError(409, str(exc), code="conflict") from exc
         if record is None:
             raise not_found(f"No such prompt: {prompt_id!r}.", param="prompt_id", code="prompt_not_found")
         return read_model(record)
 
-    async def get(self, prompt_id: str, version: str | None, param: str = "version") -> PromptRecord:
-        """A prompt version (current when ``version`` is ``None``; rule 3); 404 if unknown."""
-        record = await self.store.get_prompt(prompt_id, _version(version, param))
+    async def get(self, project: str, prompt_id: str, version: str | None, param: str = "version") -> PromptRecord:
+        """A project's prompt version (current when ``version`` is ``None``; rule 3); 404 if unknown."""
+        record = await self.store.get_prompt(project, prompt_id, _version(version, param))
         if record is None:
             what = f"version {version!r} of prompt {prompt_id!r}" if version else f"prompt {prompt_id!r}"
             raise not_found(f"No such {what}.", param=param, code="prompt_not_found")
         return record
 
-    async def list_all(self) -> list[PromptRead]:
-        """Every prompt at its current version."""
-        return [read_model(r) for r in await self.store.list_prompts()]
+    async def list_all(self, project: str) -> list[PromptRead]:
+        """Every prompt of ``project`` at its current version."""
+        return [read_model(r) for r in await self.store.list_prompts(project)]
 
-    async def resolve(self, prompt: PromptParam) -> tuple[PromptRecord, list[dict[str, Any]]]:
+    async def resolve(self, project: str, prompt: PromptParam) -> tuple[PromptRecord, list[dict[str, Any]]]:
         """The version a request refers to and its rendered messages."""
-        record = await self.get(prompt.id, prompt.version, param="prompt.version" if prompt.version else "prompt.id")
+        record = await self.get(project, prompt.id, prompt.version, param="prompt.version" if prompt.version else "prompt.id")
         return record, render_template(record.template, prompt.variables)

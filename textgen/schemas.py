@@ -64,6 +64,7 @@ class ResponseCreate(msgspec.Struct, kw_only=True, forbid_unknown_fields=True):
     previous_response_id: str | None = None
     store: bool = True
     stream: bool = False
+    background: bool = False
     max_output_tokens: Annotated[int, Meta(ge=1)] | None = None
     temperature: Annotated[float, Meta(ge=0.0, le=2.0)] | None = None
     top_p: Annotated[float, Meta(gt=0.0, le=1.0)] | None = None

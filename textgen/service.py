@@ -21,7 +21,7 @@ import itertools
 import logging
 import time
 from collections.abc import AsyncIterator
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 from textgen.backends.base import (
@@ -37,7 +37,7 @@ from textgen.backends.base import (
     RequestRejected,
     TextDelta,
 )
-from textgen.errors import APIError, bad_request, not_found
+from textgen.errors import bad_request, not_found
 from textgen.files import FileService, inline_text
 from textgen.inputs import (
     normalize_input,
@@ -70,7 +70,10 @@ class Turn:
     entries: list[dict[str, Any]]
     request: GenerationRequest
     input_tokens: int
+    project: str = ""
     failure_status: int = 500
+    cancelled: bool = False
+    output: list[dict[str, Any]] = field(default_factory=list)
 
 
 def _usage(input_tokens: int, finish: Finish) -> dict[str, Any]:
@@ -111,7 +114,7 @@ class ResponseService:
         self.settings = settings
 
     # --- preparing --------------------------------------------------------------------
-    async def _entry(self, item: dict[str, Any], param: str, call_ids: set[str]) -> dict[str, Any]:
+    async def _entry(self, project: str, item: dict[str, Any], param: str, call_ids: set[str]) -> dict[str, Any]:
         """Render one normalised input item as a context entry ``{role, text[, call_id]}``."""
         if item["type"] == "function_call":
             call_ids.add(item["call_id"])
@@ -132,19 +135,25 @@ class ResponseService:
                 texts.append("[image]")
                 if part.get("image_url"):
                     images.append(part["image_url"])
+                else:  # an uploaded image must exist in this project
+                    await self.files.get(project, part["file_id"], f"{where}.file_id")
             elif part.get("file_data") is not None:
                 name, text = inline_text(part.pop("file_data"), part.get("filename"), where,
                                          self.settings.max_file_bytes)
                 texts.append(f"[file {name}]\n{text}")
             else:
-                name, text = await self.files.text(part["file_id"], f"{where}.file_id")
+                name, text = await self.files.text(project, part["file_id"], f"{where}.file_id")
                 part["filename"] = name
                 texts.append(f"[file {name}]\n{text}")
         entry = {"role": item["role"], "text": "\n".join(texts)}
         return {**entry, "images": images} if images else entry
 
-    async def prepare(self, body: ResponseCreate) -> Turn:
-        """Validate ``body`` and build its context; raises :class:`APIError` on any problem."""
+    async def prepare(self, body: ResponseCreate, project: str) -> Turn:
+        """Validate ``body`` and build its context in ``project``; raises :class:`APIError` on any problem.
+
+        Every id the request names (previous response, prompt, files) is looked up
+        in ``project`` only: another project's id is a 404 like an unknown one.
+        """
         backend = self.registry.get(body.model)
         if backend is None:
             raise not_found(f"The model {body.model!r} does not exist; see GET /v1/models.",
@@ -160,20 +169,23 @@ class ResponseService:
         tool_choice, choice = normalize_tool_choice(body.tool_choice, specs)
         text_format, constraint = normalize_text_format(body.text.format if body.text else None)
 
+        if body.background and not body.store:
+            raise bad_request("Background mode requires 'store': true.", param="background",
+                              code="invalid_value")
         history: list[dict[str, Any]] = []
         if body.previous_response_id is not None:
-            previous = await self.store.get_response(body.previous_response_id)
-            if previous is None:
+            found = await self.store.history(body.previous_response_id, project)
+            if found is None:
                 raise not_found(f"Previous response with id {body.previous_response_id!r} not found.",
                                 param="previous_response_id", code="previous_response_not_found")
-            history = previous.conversation
+            history = found
         call_ids = {e["call_id"] for e in history if e.get("call_id") and e["role"] == "assistant"}
 
         instructions = body.instructions
         prompt_echo = None
         items: list[dict[str, Any]] = []
         if body.prompt is not None:
-            record, messages = await self.prompts.resolve(body.prompt)
+            record, messages = await self.prompts.resolve(project, body.prompt)
             items += normalize_input(messages, prefix="prompt.messages")
             instructions = instructions if instructions is not None else record.instructions
             variables = {k: ({"detail": "auto", **v} if isinstance(v, dict) and v.get("type") == "input_image"
@@ -190,7 +202,7 @@ class ResponseService:
                         raise bad_request(f"The model {info.id!r} is text-only and cannot read images; "
                                           "remove the input_image part.", param=f"{param}.content[{j}]",
                                           code="invalid_value")
-        entries = [await self._entry(item, param, call_ids) for item, param in zip(items, params, strict=True)]
+        entries = [await self._entry(project, item, param, call_ids) for item, param in zip(items, params, strict=True)]
 
         max_output = body.max_output_tokens or min(self.settings.default_max_output_tokens,
                                                    info.max_output_tokens)
@@ -214,7 +226,7 @@ class ResponseService:
                      body.text.verbosity else "medium"},
         }
         return Turn(new_id("resp_"), int(time.time()), body, backend, echo, items, history, entries,
-                    request, input_tokens)
+                    request, input_tokens, project)
 
     def _fit(
         self, backend: Backend, lead: list[dict[str, Any]], history: list[dict[str, Any]],
@@ -247,7 +259,7 @@ class ResponseService:
         body = turn.body
         return {
             "id": turn.id, "object": "response", "created_at": turn.created_at, "status": status,
-            "background": False, "completed_at": extra.get("completed_at"), "error": extra.get("error"),
+            "background": body.background, "completed_at": extra.get("completed_at"), "error": extra.get("error"),
             "incomplete_details": extra.get("incomplete_details"),
             "instructions": turn.echo["instructions"], "max_output_tokens": body.max_output_tokens,
             "max_tool_calls": None, "model": turn.backend.info.id, "output": output,
@@ -264,17 +276,31 @@ class ResponseService:
             "user": body.user, "metadata": body.metadata or {},
         }
 
+    def initial(self, turn: Turn) -> dict[str, Any]:
+        """The response as created: ``queued`` in background mode, else ``in_progress``."""
+        return self._response(turn, "queued" if turn.body.background else "in_progress", [], None)
+
+    def cancelled(self, turn: Turn) -> dict[str, Any]:
+        """The response after a cancel: the output produced so far, status ``cancelled``."""
+        return self._response(turn, "cancelled", turn.output, None)
+
     async def events(self, turn: Turn) -> AsyncIterator[dict[str, Any]]:
-        """Run the backend; yield the streaming events; store the response before the last one."""
+        """Run the backend and yield the streaming events, the terminal one last.
+
+        When ``turn.cancelled`` becomes true the backend is closed, the open item
+        ends ``incomplete`` and no terminal event follows (see :meth:`cancelled`).
+        """
         seq = itertools.count()
 
         def event(kind: str, **fields: Any) -> dict[str, Any]:
             return {"type": kind, "sequence_number": next(seq), **fields}
 
-        started = self._response(turn, "in_progress", [], None)
+        started = self.initial(turn)
         yield event("response.created", response=started)
-        yield event("response.in_progress", response=started)
-        output: list[dict[str, Any]] = []
+        if turn.body.background:
+            yield event("response.queued", response=started)
+        yield event("response.in_progress", response={**started, "status": "in_progress"})
+        output = turn.output
         item: dict[str, Any] | None = None
         chunks: list[str] = []
         finish = Finish("stop", 0)
@@ -307,8 +333,11 @@ class ResponseService:
                 event("response.output_item.done", output_index=index, item=item),
             ]
 
+        deltas = turn.backend.generate(turn.request)
         try:
-            async for delta in turn.backend.generate(turn.request):
+            async for delta in deltas:
+                if turn.cancelled:
+                    break
                 if isinstance(delta, Finish):
                     finish = delta
                     break
@@ -354,55 +383,46 @@ class ResponseService:
             error = {"code": code, "message": message}
             yield event("response.failed", response=self._response(turn, "failed", output, None, error=error))
             return
+        finally:
+            closer = getattr(deltas, "aclose", None)  # stops the backend's generation
+            if closer is not None:
+                await closer()
+        if turn.cancelled:
+            for done in close("incomplete") if item is not None else ():
+                yield done
+            return
         status = "incomplete" if finish.reason == "length" else "completed"
         if item is not None:
             for done in close(status):
                 yield done
         extra: dict[str, Any] = {"completed_at": int(time.time())} if status == "completed" else {
             "incomplete_details": {"reason": "max_output_tokens"}}
-        final = self._response(turn, status, output, _usage(turn.input_tokens, finish), **extra)
-        if turn.body.store:
-            conversation = [*turn.history, *turn.entries, *_output_entries(output)]
-            try:
-                await self.store.save_response(final, turn.input_items, conversation)
-            except Exception as exc:
-                log.exception("storing response %s failed", turn.id, exc_info=exc)
-                message = "The response could not be stored."
-                yield event("error", code="server_error", message=message, param=None)
-                error = {"code": "server_error", "message": message}
-                yield event("response.failed", response=self._response(turn, "failed", output, None, error=error))
-                return
-        yield event(f"response.{status}", response=final)
+        yield event(f"response.{status}",
+                    response=self._response(turn, status, output, _usage(turn.input_tokens, finish), **extra))
 
-    async def create(self, turn: Turn) -> dict[str, Any]:
-        """Run a turn to the end and return the response object (500 if the backend failed)."""
-        last: dict[str, Any] = {}
-        async for event in self.events(turn):
-            last = event
-        if last.get("type") == "response.failed":
-            error = last["response"]["error"]
-            raise APIError(turn.failure_status, error["message"], code=error["code"])
-        return dict(last["response"])
+    def conversation_entries(self, turn: Turn, output: list[dict[str, Any]]) -> list[dict[str, Any]]:
+        """The context entries this turn adds to its conversation: its input, then its output."""
+        return [*turn.entries, *_output_entries(output)]
 
     # --- reading ----------------------------------------------------------------------
-    async def get(self, response_id: str) -> dict[str, Any]:
-        """A stored response; 404 if unknown or deleted."""
-        stored = await self.store.get_response(response_id)
+    async def get(self, response_id: str, project: str) -> dict[str, Any]:
+        """A stored response of ``project``; 404 if unknown, deleted or another project's."""
+        stored = await self.store.get_response(response_id, project)
         if stored is None:
             raise not_found(f"Response with id {response_id!r} not found.", param="response_id")
-        return stored.body
+        return {**stored.body, "status": stored.status}
 
-    async def delete(self, response_id: str) -> dict[str, Any]:
-        """Delete a stored response; 404 if unknown."""
-        if not await self.store.delete_response(response_id):
+    async def delete(self, response_id: str, project: str) -> dict[str, Any]:
+        """Delete a stored response with its text and events; 404 if unknown."""
+        if not await self.store.delete_response(response_id, project):
             raise not_found(f"Response with id {response_id!r} not found.", param="response_id")
         return {"id": response_id, "object": "response.deleted", "deleted": True}
 
     async def input_items(
-        self, response_id: str, *, after: str | None, limit: int, order: str
+        self, response_id: str, project: str, *, after: str | None, limit: int, order: str
     ) -> dict[str, Any]:
         """One page of a response's input items (``order`` ``desc`` puts the latest first)."""
-        stored = await self.store.get_response(response_id)
+        stored = await self.store.get_response(response_id, project)
         if stored is None:
             raise not_found(f"Response with id {response_id!r} not found.", param="response_id")
         items = stored.input_items if order == "asc" else stored.input_items[::-1]

@@ -22,8 +22,10 @@ from sqlalchemy.exc import IntegrityError, OperationalError, ProgrammingError
 from sqlalchemy.ext.asyncio import AsyncEngine, create_async_engine
 
 __all__ = [
+    "DEFAULT_PROJECT",
     "Conflict",
     "FileRecord",
+    "KeyRecord",
     "PromptRecord",
     "Store",
     "StoredResponse",
@@ -34,6 +36,8 @@ __all__ = [
 
 metadata = sa.MetaData()
 
+DEFAULT_PROJECT = "default"
+
 api_keys = sa.Table(
     "textgen_api_keys",
     metadata,
@@ -41,8 +45,13 @@ api_keys = sa.Table(
     sa.Column("name", sa.String(200), nullable=False),
     sa.Column("key_hash", sa.String(64), nullable=False, unique=True),
     sa.Column("created_at", sa.BigInteger, nullable=False),
+    sa.Column("project", sa.String(200), nullable=False, server_default=DEFAULT_PROJECT),
+    sa.Column("revoked_at", sa.BigInteger, nullable=True),
 )
 
+# One row per response, written when it is created. ``entries`` holds this turn's
+# context entries only (its input and output); the history of a turn is the chain
+# of ``previous_id`` links, so a long conversation is stored once, not once per turn.
 responses = sa.Table(
     "textgen_responses",
     metadata,
@@ -50,16 +59,30 @@ responses = sa.Table(
     sa.Column("created_at", sa.BigInteger, nullable=False),
     sa.Column("body", sa.Text, nullable=False),
     sa.Column("input_items", sa.Text, nullable=False),
-    sa.Column("conversation", sa.Text, nullable=False),
+    sa.Column("project", sa.String(200), nullable=False, server_default=DEFAULT_PROJECT),
+    sa.Column("status", sa.String(20), nullable=False, server_default="completed"),
+    sa.Column("previous_id", sa.String(64), nullable=True),
+    sa.Column("entries", sa.Text, nullable=False, server_default="[]"),
+)
+
+# The streaming events of stored responses, for ``GET ?stream=true&starting_after=N``.
+response_events = sa.Table(
+    "textgen_response_events",
+    metadata,
+    sa.Column("response_id", sa.String(64), primary_key=True),
+    sa.Column("sequence_number", sa.Integer, primary_key=True, autoincrement=False),
+    sa.Column("event", sa.Text, nullable=False),
 )
 
 prompts = sa.Table(
     "textgen_prompts",
     metadata,
     sa.Column("id", sa.String(64), primary_key=True),
-    sa.Column("name", sa.String(200), nullable=True, unique=True),
+    sa.Column("name", sa.String(200), nullable=True),
     sa.Column("current_version", sa.Integer, nullable=False),
     sa.Column("created_at", sa.BigInteger, nullable=False),
+    sa.Column("project", sa.String(200), nullable=False, server_default=DEFAULT_PROJECT),
+    sa.UniqueConstraint("project", "name", name="uq_textgen_prompts_project_name"),
 )
 
 prompt_versions = sa.Table(
@@ -80,6 +103,7 @@ files = sa.Table(
     sa.Column("bytes", sa.BigInteger, nullable=False),
     sa.Column("purpose", sa.String(40), nullable=False),
     sa.Column("created_at", sa.BigInteger, nullable=False),
+    sa.Column("project", sa.String(200), nullable=False, server_default=DEFAULT_PROJECT),
     sa.Index("ix_textgen_files_created_at", "created_at"),
 )
 
@@ -100,11 +124,24 @@ class Conflict(Exception):
 
 @dataclass(frozen=True, slots=True)
 class StoredResponse:
-    """A stored response: the wire object, this turn's input items, the whole conversation."""
+    """A stored response: the wire object, this turn's input items and context entries."""
 
     body: dict[str, Any]
     input_items: list[dict[str, Any]]
-    conversation: list[dict[str, Any]]
+    entries: list[dict[str, Any]]
+    status: str
+    previous_id: str | None
+
+
+@dataclass(frozen=True, slots=True)
+class KeyRecord:
+    """An API key as listed (never the key itself)."""
+
+    id: str
+    name: str
+    project: str
+    created_at: int
+    revoked_at: int | None
 
 
 @dataclass(frozen=True, slots=True)
@@ -129,6 +166,7 @@ class FileRecord:
     bytes: int
     purpose: str
     created_at: int
+    project: str = DEFAULT_PROJECT
 
 
 def _dumps(value: Any) -> str:
@@ -147,8 +185,26 @@ def _set_sqlite_pragmas(dbapi_connection: Any, _: Any) -> None:
     cursor.close()
 
 
+def _add_missing_columns(conn: sa.Connection) -> None:
+    """Bring tables of an older release up to date: add new columns (with their defaults)."""
+    inspector = sa.inspect(conn)
+    preparer = conn.dialect.identifier_preparer
+    for table in metadata.sorted_tables:
+        have = {c["name"] for c in inspector.get_columns(table.name)}
+        for column in table.columns:
+            if column.name in have:
+                continue
+            kind = column.type.compile(conn.dialect)
+            default = f" DEFAULT '{column.server_default.arg}'" if column.server_default is not None else ""  # type: ignore[attr-defined]
+            null = " NOT NULL" if not column.nullable and default else ""
+            conn.execute(sa.text(f"ALTER TABLE {preparer.quote(table.name)} ADD COLUMN "
+                                 f"{preparer.quote(column.name)} {kind}{default}{null}"))
+        if table.name == "textgen_responses" and "conversation" in have:  # the former per-turn full copy
+            conn.execute(sa.text("ALTER TABLE textgen_responses DROP COLUMN conversation"))
+
+
 class Store:
-    """Async access to the ``textgen_*`` tables.
+    """Async access to the ``textgen_*`` tables; every read and write is scoped by project.
 
     Args:
         url: SQLAlchemy async URL (``sqlite+aiosqlite:///...`` or ``postgresql+asyncpg://...``).
@@ -160,11 +216,12 @@ class Store:
             event.listen(self.engine.sync_engine, "connect", _set_sqlite_pragmas)
 
     async def create_schema(self) -> None:
-        """Create missing tables; safe when several instances start at once."""
+        """Create missing tables and columns; safe when several instances start at once."""
         for attempt in range(3):
             try:
                 async with self.engine.begin() as conn:
                     await conn.run_sync(metadata.create_all, checkfirst=True)
+                    await conn.run_sync(_add_missing_columns)
                 return
             except (IntegrityError, ProgrammingError, OperationalError):
                 if attempt == 2:  # another instance kept racing us: give up loudly
@@ -175,68 +232,172 @@ class Store:
         await self.engine.dispose()
 
     # --- API keys -----------------------------------------------------------------
-    async def create_key(self, name: str) -> str:
-        """Store a new key for ``name`` (hashed) and return it: the only time it is seen."""
-        key = f"sk-tg-{secrets.token_urlsafe(32)}"
+    async def create_key(self, name: str, project: str = DEFAULT_PROJECT) -> tuple[str, str]:
+        """Store a new key of ``project`` (hashed); returns its id and the key, the only time it is seen."""
+        key, key_id = f"sk-tg-{secrets.token_urlsafe(32)}", new_id("key_")
         async with self.engine.begin() as conn:
             await conn.execute(
                 api_keys.insert().values(
-                    id=new_id("key_"), name=name, key_hash=hash_key(key), created_at=int(time.time())
+                    id=key_id, name=name, key_hash=hash_key(key), created_at=int(time.time()), project=project
                 )
             )
-        return key
+        return key_id, key
 
-    async def key_exists(self, key_hash: str) -> bool:
-        """Whether a stored key has this hash."""
+    async def list_keys(self) -> list[KeyRecord]:
+        """Every key, oldest first (revoked ones included)."""
+        query = sa.select(api_keys).order_by(api_keys.c.created_at, api_keys.c.id)
         async with self.engine.connect() as conn:
-            row = await conn.execute(sa.select(api_keys.c.id).where(api_keys.c.key_hash == key_hash))
-            return row.first() is not None
+            rows = (await conn.execute(query)).all()
+        return [KeyRecord(r.id, r.name, r.project, r.created_at, r.revoked_at) for r in rows]
+
+    async def revoke_key(self, key_id: str) -> bool:
+        """Revoke a key; ``False`` if there is no such live key."""
+        async with self.engine.begin() as conn:
+            result = await conn.execute(
+                api_keys.update()
+                .where(api_keys.c.id == key_id, api_keys.c.revoked_at.is_(None))
+                .values(revoked_at=int(time.time()))
+            )
+        return bool(result.rowcount)
+
+    async def key_project(self, key_hash: str) -> str | None:
+        """The project of the live (not revoked) key with this hash, else ``None``."""
+        query = sa.select(api_keys.c.project).where(
+            api_keys.c.key_hash == key_hash, api_keys.c.revoked_at.is_(None)
+        )
+        async with self.engine.connect() as conn:
+            return (await conn.execute(query)).scalar()
 
     # --- responses ----------------------------------------------------------------
-    async def save_response(
-        self, body: dict[str, Any], input_items: Sequence[dict[str, Any]], conversation: Sequence[dict[str, Any]]
+    async def create_response(
+        self, project: str, body: dict[str, Any], input_items: Sequence[dict[str, Any]],
+        previous_id: str | None,
     ) -> None:
-        """Insert a finished response."""
+        """Insert a response when it is created (status ``queued`` or ``in_progress``)."""
         async with self.engine.begin() as conn:
             await conn.execute(
                 responses.insert().values(
-                    id=body["id"],
-                    created_at=int(body["created_at"]),
-                    body=_dumps(body),
-                    input_items=_dumps(list(input_items)),
-                    conversation=_dumps(list(conversation)),
+                    id=body["id"], project=project, created_at=int(body["created_at"]), body=_dumps(body),
+                    input_items=_dumps(list(input_items)), status=body["status"], previous_id=previous_id,
+                    entries="[]",
                 )
             )
 
-    async def get_response(self, response_id: str) -> StoredResponse | None:
-        """A stored response, or ``None``."""
+    async def settle_response(
+        self, body: dict[str, Any], entries: Sequence[dict[str, Any]] | None = None,
+        *, only_from: Sequence[str] = ("queued", "in_progress"),
+    ) -> bool:
+        """Move a response to ``body["status"]`` unless it already left ``only_from``.
+
+        Returns:
+            Whether the row changed (``False`` if, e.g., it was cancelled meanwhile).
+        """
+        values: dict[str, Any] = {"body": _dumps(body), "status": body["status"]}
+        if entries is not None:
+            values["entries"] = _dumps(list(entries))
+        async with self.engine.begin() as conn:
+            result = await conn.execute(
+                responses.update()
+                .where(responses.c.id == body["id"], responses.c.status.in_(list(only_from)))
+                .values(**values)
+            )
+        return bool(result.rowcount)
+
+    async def get_response(self, response_id: str, project: str) -> StoredResponse | None:
+        """A stored response of ``project``, or ``None``."""
+        query = sa.select(responses).where(responses.c.id == response_id, responses.c.project == project)
         async with self.engine.connect() as conn:
-            row = (await conn.execute(sa.select(responses).where(responses.c.id == response_id))).first()
+            row = (await conn.execute(query)).first()
         if row is None:
             return None
-        return StoredResponse(_loads(row.body), _loads(row.input_items), _loads(row.conversation))
+        return StoredResponse(_loads(row.body), _loads(row.input_items), _loads(row.entries), row.status,
+                              row.previous_id)
 
-    async def delete_response(self, response_id: str) -> bool:
-        """Delete a response; ``False`` if there was none."""
+    async def response_status(self, response_id: str) -> str | None:
+        """The status column alone (polled by a running generation to notice a cancel)."""
+        async with self.engine.connect() as conn:
+            return (await conn.execute(
+                sa.select(responses.c.status).where(responses.c.id == response_id)
+            )).scalar()
+
+    async def history(self, response_id: str, project: str) -> list[dict[str, Any]] | None:
+        """The context entries of a response's whole chain, oldest turn first; ``None`` if unknown.
+
+        One recursive query walks the ``previous_id`` links within ``project``.
+        """
+        chain = (
+            sa.select(responses.c.id, responses.c.previous_id, responses.c.entries,
+                      sa.literal(0).label("depth"))
+            .where(responses.c.id == response_id, responses.c.project == project)
+            .cte("chain", recursive=True)
+        )
+        step = sa.select(responses.c.id, responses.c.previous_id, responses.c.entries,
+                         (chain.c.depth + 1).label("depth")).join(
+            chain, responses.c.id == chain.c.previous_id).where(responses.c.project == project)
+        chain = chain.union_all(step)
+        async with self.engine.connect() as conn:
+            rows = (await conn.execute(sa.select(chain.c.entries).order_by(chain.c.depth.desc()))).all()
+        if not rows:
+            return None
+        return [entry for row in rows for entry in _loads(row.entries)]
+
+    async def delete_response(self, response_id: str, project: str) -> bool:
+        """Delete a response and its events; ``False`` if there was none."""
         async with self.engine.begin() as conn:
-            result = await conn.execute(responses.delete().where(responses.c.id == response_id))
+            result = await conn.execute(
+                responses.delete().where(responses.c.id == response_id, responses.c.project == project)
+            )
+            if result.rowcount:
+                await conn.execute(response_events.delete().where(response_events.c.response_id == response_id))
         return bool(result.rowcount)
+
+    async def cancel_response(self, response_id: str, project: str) -> StoredResponse | None:
+        """Mark a queued or running response ``cancelled``; returns it as it now is (``None`` if unknown)."""
+        async with self.engine.begin() as conn:
+            await conn.execute(
+                responses.update()
+                .where(responses.c.id == response_id, responses.c.project == project,
+                       responses.c.status.in_(["queued", "in_progress"]))
+                .values(status="cancelled")
+            )
+        return await self.get_response(response_id, project)
+
+    async def add_events(self, response_id: str, events: Sequence[dict[str, Any]]) -> None:
+        """Append streaming events (each carries its ``sequence_number``)."""
+        if not events:
+            return
+        async with self.engine.begin() as conn:
+            await conn.execute(response_events.insert(), [
+                {"response_id": response_id, "sequence_number": e["sequence_number"], "event": _dumps(e)}
+                for e in events
+            ])
+
+    async def events_after(self, response_id: str, after: int) -> list[dict[str, Any]]:
+        """Stored events with ``sequence_number > after``, in order."""
+        query = (
+            sa.select(response_events.c.event)
+            .where(response_events.c.response_id == response_id, response_events.c.sequence_number > after)
+            .order_by(response_events.c.sequence_number)
+        )
+        async with self.engine.connect() as conn:
+            return [_loads(r.event) for r in (await conn.execute(query)).all()]
 
     # --- prompts ------------------------------------------------------------------
     async def create_prompt(
-        self, name: str | None, template: str | list[dict[str, Any]], instructions: str | None
+        self, project: str, name: str | None, template: str | list[dict[str, Any]], instructions: str | None
     ) -> PromptRecord:
         """Create a prompt with version 1.
 
         Raises:
-            Conflict: ``name`` is taken.
+            Conflict: ``name`` is taken in this project.
         """
         now = int(time.time())
         prompt_id = new_id("pmpt_")
         try:
             async with self.engine.begin() as conn:
                 await conn.execute(
-                    prompts.insert().values(id=prompt_id, name=name, current_version=1, created_at=now)
+                    prompts.insert().values(id=prompt_id, name=name, current_version=1, created_at=now,
+                                            project=project)
                 )
                 await conn.execute(
                     prompt_versions.insert().values(
@@ -249,9 +410,9 @@ class Store:
         return PromptRecord(prompt_id, name, 1, 1, template, instructions, now)
 
     async def add_prompt_version(
-        self, prompt_id: str, template: str | list[dict[str, Any]], instructions: str | None
+        self, project: str, prompt_id: str, template: str | list[dict[str, Any]], instructions: str | None
     ) -> PromptRecord | None:
-        """Append a version and make it current; ``None`` if the prompt does not exist.
+        """Append a version and make it current; ``None`` if the project has no such prompt.
 
         Raises:
             Conflict: Another writer added the same version number first.
@@ -262,7 +423,7 @@ class Store:
                 row = (
                     await conn.execute(
                         sa.select(prompts.c.name, prompts.c.current_version)
-                        .where(prompts.c.id == prompt_id)
+                        .where(prompts.c.id == prompt_id, prompts.c.project == project)
                         .with_for_update()
                     )
                 ).first()
@@ -282,12 +443,13 @@ class Store:
             raise Conflict("The prompt was changed concurrently; retry.") from exc
         return PromptRecord(prompt_id, row.name, version, version, template, instructions, now)
 
-    async def get_prompt(self, prompt_id: str, version: int | None = None) -> PromptRecord | None:
-        """A version of a prompt (the current one when ``version`` is ``None``)."""
+    async def get_prompt(self, project: str, prompt_id: str, version: int | None = None) -> PromptRecord | None:
+        """A version of a project's prompt (the current one when ``version`` is ``None``)."""
         query = sa.select(
             prompts.c.id, prompts.c.name, prompts.c.current_version, prompt_versions.c.version,
             prompt_versions.c.template, prompt_versions.c.instructions, prompt_versions.c.created_at,
-        ).join(prompt_versions, prompt_versions.c.prompt_id == prompts.c.id).where(prompts.c.id == prompt_id)
+        ).join(prompt_versions, prompt_versions.c.prompt_id == prompts.c.id).where(
+            prompts.c.id == prompt_id, prompts.c.project == project)
         if version is None:
             query = query.where(prompt_versions.c.version == prompts.c.current_version)
         else:
@@ -301,15 +463,15 @@ class Store:
             row.created_at,
         )
 
-    async def list_prompts(self) -> list[PromptRecord]:
-        """Every prompt at its current version, newest first."""
+    async def list_prompts(self, project: str) -> list[PromptRecord]:
+        """Every prompt of a project at its current version, newest first."""
         query = (
             sa.select(
                 prompts.c.id, prompts.c.name, prompts.c.current_version, prompt_versions.c.template,
                 prompt_versions.c.instructions, prompt_versions.c.created_at,
             )
             .join(prompt_versions, prompt_versions.c.prompt_id == prompts.c.id)
-            .where(prompt_versions.c.version == prompts.c.current_version)
+            .where(prompt_versions.c.version == prompts.c.current_version, prompts.c.project == project)
             .order_by(prompts.c.created_at.desc(), prompts.c.id)
         )
         async with self.engine.connect() as conn:
@@ -327,27 +489,29 @@ class Store:
             await conn.execute(
                 files.insert().values(
                     id=record.id, filename=record.filename, bytes=record.bytes,
-                    purpose=record.purpose, created_at=record.created_at,
+                    purpose=record.purpose, created_at=record.created_at, project=record.project,
                 )
             )
 
-    async def get_file(self, file_id: str) -> FileRecord | None:
-        """File metadata, or ``None``."""
+    async def get_file(self, file_id: str, project: str) -> FileRecord | None:
+        """A project's file metadata, or ``None``."""
+        query = sa.select(files).where(files.c.id == file_id, files.c.project == project)
         async with self.engine.connect() as conn:
-            row = (await conn.execute(sa.select(files).where(files.c.id == file_id))).first()
-        return None if row is None else FileRecord(row.id, row.filename, row.bytes, row.purpose, row.created_at)
+            row = (await conn.execute(query)).first()
+        return None if row is None else FileRecord(row.id, row.filename, row.bytes, row.purpose, row.created_at,
+                                                   row.project)
 
-    async def list_files(self, purpose: str | None = None) -> list[FileRecord]:
-        """All files (optionally of one purpose), newest first."""
-        query = sa.select(files).order_by(files.c.created_at.desc(), files.c.id)
+    async def list_files(self, project: str, purpose: str | None = None) -> list[FileRecord]:
+        """A project's files (optionally of one purpose), newest first."""
+        query = sa.select(files).where(files.c.project == project).order_by(files.c.created_at.desc(), files.c.id)
         if purpose is not None:
             query = query.where(files.c.purpose == purpose)
         async with self.engine.connect() as conn:
             rows = (await conn.execute(query)).all()
-        return [FileRecord(r.id, r.filename, r.bytes, r.purpose, r.created_at) for r in rows]
+        return [FileRecord(r.id, r.filename, r.bytes, r.purpose, r.created_at, r.project) for r in rows]
 
-    async def delete_file(self, file_id: str) -> bool:
-        """Delete file metadata; ``False`` if there was none."""
+    async def delete_file(self, file_id: str, project: str) -> bool:
+        """Delete a project's file metadata; ``False`` if there was none."""
         async with self.engine.begin() as conn:
-            result = await conn.execute(files.delete().where(files.c.id == file_id))
+            result = await conn.execute(files.delete().where(files.c.id == file_id, files.c.project == project))
         return bool(result.rowcount)

@@ -7,13 +7,16 @@ from collections.abc import Awaitable, Callable, Iterator
 from pathlib import Path
 
 import pytest
+import sqlalchemy as sa
 from litestar.testing import TestClient
 
 from textgen.app import create_app
+from textgen.backends.builtin import NgramBackend
 from textgen.settings import Settings
 from textgen.store import Conflict, FileRecord, Store, hash_key, new_id
 
 KEY = "store-test-key"
+NGRAM = NgramBackend()
 
 
 @pytest.fixture(params=["sqlite", pytest.param("postgres", marks=pytest.mark.postgres)])
@@ -39,15 +42,59 @@ def run(url: str, body: Callable[[Store], Awaitable[None]]) -> None:
 def test_responses_round_trip(database_url: str) -> None:
     async def body(store: Store) -> None:
         rid = new_id("resp_")
-        response = {"id": rid, "created_at": 1, "output": [{"type": "message"}], "metadata": {"k": "é"}}
-        await store.save_response(response, [{"id": "msg_1"}], [{"role": "user", "text": "hi"}])
-        got = await store.get_response(rid)
-        assert got is not None
-        assert got.body == response and got.input_items == [{"id": "msg_1"}]
-        assert got.conversation == [{"role": "user", "text": "hi"}]
-        assert await store.delete_response(rid)
-        assert await store.get_response(rid) is None
-        assert not await store.delete_response(rid)
+        created = {"id": rid, "created_at": 1, "status": "in_progress", "output": [], "metadata": {"k": "é"}}
+        await store.create_response("p1", created, [{"id": "msg_1"}], None)
+        got = await store.get_response(rid, "p1")
+        assert got is not None and got.status == "in_progress" and got.body == created and got.entries == []
+        assert await store.get_response(rid, "p2") is None  # another project's id is unknown
+        final = {**created, "status": "completed", "output": [{"type": "message"}]}
+        assert await store.settle_response(final, [{"role": "user", "text": "hi"}])
+        assert not await store.settle_response({**final, "status": "failed"})  # settled once only
+        got = await store.get_response(rid, "p1")
+        assert got is not None and got.body == final and got.input_items == [{"id": "msg_1"}]
+        assert got.entries == [{"role": "user", "text": "hi"}] and got.status == "completed"
+        assert not await store.delete_response(rid, "p2")
+        assert await store.delete_response(rid, "p1")
+        assert await store.get_response(rid, "p1") is None
+        assert not await store.delete_response(rid, "p1")
+
+    run(database_url, body)
+
+
+def test_history_walks_the_chain_within_the_project(database_url: str) -> None:
+    async def body(store: Store) -> None:
+        previous = None
+        for turn in range(50):
+            rid = new_id("resp_")
+            await store.create_response("p1", {"id": rid, "created_at": turn, "status": "in_progress"}, [], previous)
+            await store.settle_response({"id": rid, "created_at": turn, "status": "completed"},
+                                        [{"role": "user", "text": f"q{turn}"}, {"role": "assistant", "text": f"a{turn}"}])
+            previous = rid
+        assert previous is not None
+        history = await store.history(previous, "p1")
+        assert history is not None and [e["text"] for e in history[:3]] == ["q0", "a0", "q1"]
+        assert len(history) == 100 and history[-1]["text"] == "a49"
+        assert await store.history(previous, "p2") is None
+        async with store.engine.connect() as conn:  # each turn stored once: linear, not quadratic
+            stored = (await conn.execute(sa.text("SELECT entries FROM textgen_responses"))).scalars().all()
+        assert sum(s.count('"text"') for s in stored) == 100
+
+    run(database_url, body)
+
+
+def test_events_and_cancel(database_url: str) -> None:
+    async def body(store: Store) -> None:
+        rid = new_id("resp_")
+        await store.create_response("p1", {"id": rid, "created_at": 1, "status": "queued"}, [], None)
+        await store.add_events(rid, [{"type": "a", "sequence_number": 0}, {"type": "b", "sequence_number": 1}])
+        await store.add_events(rid, [{"type": "c", "sequence_number": 2}])
+        assert [e["type"] for e in await store.events_after(rid, 0)] == ["b", "c"]
+        assert await store.cancel_response(rid, "p2") is None
+        cancelled = await store.cancel_response(rid, "p1")
+        assert cancelled is not None and cancelled.status == "cancelled"
+        assert await store.response_status(rid) == "cancelled"
+        assert not await store.settle_response({"id": rid, "created_at": 1, "status": "completed"})
+        assert await store.delete_response(rid, "p1") and await store.events_after(rid, -1) == []
 
     run(database_url, body)
 
@@ -55,35 +102,44 @@ def test_responses_round_trip(database_url: str) -> None:
 def test_prompt_versions(database_url: str) -> None:
     async def body(store: Store) -> None:
         name = f"p-{new_id('')}"
-        first = await store.create_prompt(name, "v1 {{x}}", None)
+        first = await store.create_prompt("p1", name, "v1 {{x}}", None)
         with pytest.raises(Conflict):
-            await store.create_prompt(name, "other", None)
-        second = await store.add_prompt_version(first.id, [{"role": "user", "content": "v2"}], "ins")
+            await store.create_prompt("p1", name, "other", None)
+        await store.create_prompt("p2", name, "same name, other project", None)
+        assert await store.add_prompt_version("p2", first.id, "t", None) is None
+        second = await store.add_prompt_version("p1", first.id, [{"role": "user", "content": "v2"}], "ins")
         assert second is not None and second.version == 2
-        current = await store.get_prompt(first.id)
+        current = await store.get_prompt("p1", first.id)
         assert current is not None and current.version == 2 and current.instructions == "ins"
         assert current.template == [{"role": "user", "content": "v2"}]
-        old = await store.get_prompt(first.id, 1)
+        old = await store.get_prompt("p1", first.id, 1)
         assert old is not None and old.template == "v1 {{x}}" and old.current_version == 2
-        assert await store.get_prompt(first.id, 3) is None
-        assert await store.add_prompt_version("pmpt_missing", "t", None) is None
-        assert first.id in [p.id for p in await store.list_prompts()]
+        assert await store.get_prompt("p1", first.id, 3) is None
+        assert await store.get_prompt("p2", first.id) is None
+        assert await store.add_prompt_version("p1", "pmpt_missing", "t", None) is None
+        assert first.id in [p.id for p in await store.list_prompts("p1")]
+        assert first.id not in [p.id for p in await store.list_prompts("p2")]
 
     run(database_url, body)
 
 
 def test_files_and_keys(database_url: str) -> None:
     async def body(store: Store) -> None:
-        record = FileRecord(new_id("file-"), "a.txt", 3, "user_data", 5)
+        record = FileRecord(new_id("file-"), "a.txt", 3, "user_data", 5, "p1")
         await store.add_file(record)
-        assert await store.get_file(record.id) == record
-        assert record in await store.list_files("user_data")
-        assert record not in await store.list_files("batch")
-        assert await store.delete_file(record.id) and await store.get_file(record.id) is None
-        key = await store.create_key("alice")
-        assert key.startswith("sk-tg-") and len(key) > 40
-        assert await store.key_exists(hash_key(key))
-        assert not await store.key_exists(hash_key(key + "x"))
+        assert await store.get_file(record.id, "p1") == record and await store.get_file(record.id, "p2") is None
+        assert record in await store.list_files("p1", "user_data")
+        assert record not in await store.list_files("p1", "batch") and record not in await store.list_files("p2")
+        assert not await store.delete_file(record.id, "p2")
+        assert await store.delete_file(record.id, "p1") and await store.get_file(record.id, "p1") is None
+        key_id, key = await store.create_key("alice", "research")
+        assert key.startswith("sk-tg-") and len(key) > 40 and key_id.startswith("key_")
+        assert await store.key_project(hash_key(key)) == "research"
+        assert await store.key_project(hash_key(key + "x")) is None
+        assert any(k.id == key_id and k.project == "research" and k.revoked_at is None
+                   for k in await store.list_keys())
+        assert await store.revoke_key(key_id) and not await store.revoke_key(key_id)
+        assert await store.key_project(hash_key(key)) is None
 
     run(database_url, body)
 
@@ -92,7 +148,8 @@ def test_files_and_keys(database_url: str) -> None:
 def two_apps(fresh_postgres: str, tmp_path: Path) -> Iterator[tuple[TestClient, TestClient]]:  # type: ignore[type-arg]
     """Two app instances (separate data dirs) sharing one PostgreSQL database."""
     apps = [
-        create_app(Settings(database_url=fresh_postgres, data_dir=str(tmp_path / name), api_keys=(KEY,)))
+        create_app(Settings(database_url=fresh_postgres, data_dir=str(tmp_path / name), api_keys=(KEY,)),
+                   backends=[NgramBackend()])
         for name in ("a", "b")
     ]
     with TestClient(apps[0]) as a, TestClient(apps[1]) as b:
@@ -114,28 +171,39 @@ def test_instances_share_conversation_state(two_apps: tuple[TestClient, TestClie
     assert a.get(f"/v1/prompts/{prompt['id']}").json()["version"] == "2"
 
 
-def test_rate_limit_gives_429(tmp_path: Path) -> None:
-    app = create_app(Settings(data_dir=str(tmp_path), api_keys=(KEY, "other"), rate_limit_per_minute=2))
+def test_rate_limit_gives_429_per_project(tmp_path: Path) -> None:
+    settings = Settings(data_dir=str(tmp_path), api_keys=(KEY,), rate_limit_per_minute=2)
+    other = asyncio.run(_make_key(settings, "other"))
+    app = create_app(settings, backends=[NGRAM])
     with TestClient(app) as client:
         mine = {"Authorization": f"Bearer {KEY}"}
         assert [client.get("/v1/models", headers=mine).status_code for _ in range(2)] == [200, 200]
         limited = client.get("/v1/models", headers=mine)
-        assert limited.status_code == 429 and limited.headers["Retry-After"] == "60"
+        assert limited.status_code == 429 and 0 < int(limited.headers["Retry-After"]) <= 60
         assert limited.json()["error"]["code"] == "rate_limit_exceeded"
         assert limited.json()["error"]["type"] == "requests"
-        other = client.get("/v1/models", headers={"Authorization": "Bearer other"})
-        assert other.status_code == 200  # the limit is per key
+        elsewhere = client.get("/v1/models", headers={"Authorization": f"Bearer {other}"})
+        assert elsewhere.status_code == 200  # the limit is per project
+
+
+async def _make_key(settings: Settings, project: str = "default") -> str:
+    store = Store(settings.resolved_database_url)
+    try:
+        await store.create_schema()
+        return (await store.create_key("bob", project))[1]
+    finally:
+        await store.dispose()
 
 
 def test_created_keys_authenticate(tmp_path: Path) -> None:
     settings = Settings(data_dir=str(tmp_path))
-    app = create_app(settings)
+    app = create_app(settings, backends=[NgramBackend()])
 
     async def make_key() -> str:
         store = Store(settings.resolved_database_url)
         try:
             await store.create_schema()
-            return await store.create_key("bob")
+            return (await store.create_key("bob"))[1]
         finally:
             await store.dispose()
 
@@ -150,8 +218,8 @@ def test_a_failed_save_is_reported_not_hidden(tmp_path: Path, monkeypatch: pytes
     async def broken_save(*args: object) -> None:
         raise OSError("disk full")
 
-    app = create_app(Settings(data_dir=str(tmp_path), api_keys=(KEY,)))
-    monkeypatch.setattr(app.state.store, "save_response", broken_save)
+    app = create_app(Settings(data_dir=str(tmp_path), api_keys=(KEY,)), backends=[NgramBackend()])
+    monkeypatch.setattr(app.state.store, "settle_response", broken_save)
     with TestClient(app) as client:
         client.headers["Authorization"] = f"Bearer {KEY}"
         plain = client.post("/v1/responses", json={"model": "textgen-ngram", "input": "x"})

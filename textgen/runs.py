@@ -1,0 +1,236 @@
+"""The lifecycle of a response: created, run in a task of its own, settled, followed, cancelled.
+
+A response's generation runs in an ``asyncio`` task owned by :class:`Runner`,
+never by the request that started it:
+
+- a stored response gets its row when it is created (``queued`` in background
+  mode, else ``in_progress``) and is settled ``completed``, ``incomplete``,
+  ``failed`` or ``cancelled`` before its terminal event is sent;
+- its streaming events are written to the store in small batches, so
+  ``GET /v1/responses/{id}?stream=true&starting_after=N`` on any instance
+  replays them and then follows the live ones (by polling the store);
+- a cancel marks the row ``cancelled``; the generating instance (this one or
+  another one on the same database) notices it at its next poll and stops;
+- a foreground stream whose client disconnects keeps running to the end and is
+  stored (``store: true``), so ``GET`` of its id gives the finished response;
+  with ``store: false`` nobody could read it, so it is cancelled.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import time
+from collections.abc import AsyncIterator
+from typing import Any
+
+from textgen.errors import APIError, bad_request, not_found
+from textgen.service import ResponseService, Turn
+from textgen.store import Store
+
+__all__ = ["Run", "Runner"]
+
+log = logging.getLogger("textgen")
+
+TERMINAL_EVENTS = frozenset({"response.completed", "response.incomplete", "response.failed"})
+FINAL_STATUSES = frozenset({"completed", "incomplete", "failed", "cancelled"})
+_FLUSH_SECONDS = 0.1  # events reach the store at most this late
+_POLL_SECONDS = 0.1  # how often a follower or a running generation reads the store
+_SETTLE_WAIT_SECONDS = 3.0  # a cancel waits this long for the generation to record its partial output
+
+
+class Run:
+    """One generation in progress: its events so far and whether it has finished."""
+
+    def __init__(self, turn: Turn) -> None:
+        self.turn = turn
+        self.events: list[dict[str, Any]] = []
+        self.finished = False
+        self._changed = asyncio.Condition()
+        self.task: asyncio.Task[None] | None = None
+
+    async def publish(self, event: dict[str, Any] | None) -> None:
+        """Append an event (``None`` marks the end) and wake the followers."""
+        async with self._changed:
+            if event is None:
+                self.finished = True
+            else:
+                self.events.append(event)
+            self._changed.notify_all()
+
+    async def follow(self) -> AsyncIterator[dict[str, Any]]:
+        """Every event from the first, then the live ones, until the run ends."""
+        index = 0
+        while True:
+            async with self._changed:
+                while index >= len(self.events) and not self.finished:
+                    await self._changed.wait()
+                fresh = self.events[index:]
+                done = self.finished
+            for event in fresh:
+                yield event
+            index += len(fresh)
+            if done and index >= len(self.events):
+                return
+
+    @property
+    def last(self) -> dict[str, Any]:
+        """The latest event."""
+        return self.events[-1]
+
+
+class Runner:
+    """Starts generations as tasks and serves their events, on one store shared by instances."""
+
+    def __init__(self, service: ResponseService, store: Store) -> None:
+        self.service = service
+        self.store = store
+        self.runs: dict[str, Run] = {}
+
+    async def start(self, turn: Turn) -> Run:
+        """Write the response's row (when stored) and start generating in a task of its own."""
+        if turn.body.store:
+            await self.store.create_response(turn.project, self.service.initial(turn), turn.input_items,
+                                             turn.body.previous_response_id)
+        run = Run(turn)
+        self.runs[turn.id] = run
+        run.task = asyncio.create_task(self._drive(run), name=f"textgen-{turn.id}")
+        return run
+
+    async def _watch(self, run: Run) -> None:
+        while not run.finished:
+            await asyncio.sleep(_POLL_SECONDS)
+            if await self.store.response_status(run.turn.id) in ("cancelled", None):
+                run.turn.cancelled = True  # cancelled or deleted, maybe from another instance
+                return
+
+    async def _drive(self, run: Run) -> None:
+        turn, stored = run.turn, run.turn.body.store
+        pending: list[dict[str, Any]] = []
+        flushed = time.monotonic()
+        watcher = asyncio.create_task(self._watch(run)) if stored else None
+
+        async def flush() -> None:
+            nonlocal flushed
+            if stored and pending:
+                batch = pending[:]
+                pending.clear()
+                await self.store.add_events(turn.id, batch)
+            flushed = time.monotonic()
+
+        try:
+            if stored and turn.body.background:
+                await self.store.settle_response({**self.service.initial(turn), "status": "in_progress"},
+                                                 only_from=("queued",))
+            async for event in self.service.events(turn):
+                if event["type"] in TERMINAL_EVENTS and stored:
+                    event = await self._settle(run, event, pending)
+                pending.append(event)
+                await run.publish(event)
+                if event["type"] == "error":
+                    continue
+                if time.monotonic() - flushed >= _FLUSH_SECONDS or event["type"] in TERMINAL_EVENTS:
+                    await flush()
+            if turn.cancelled and stored:
+                await flush()
+                await self.store.settle_response(self.service.cancelled(turn),
+                                                 only_from=("queued", "in_progress", "cancelled"))
+        except Exception as exc:  # the store failed: the run must still end for its followers
+            log.exception("response %s could not be recorded", turn.id, exc_info=exc)
+        finally:
+            if watcher is not None:
+                watcher.cancel()
+            await run.publish(None)
+            self.runs.pop(turn.id, None)
+
+    async def _settle(self, run: Run, event: dict[str, Any], pending: list[dict[str, Any]]) -> dict[str, Any]:
+        """Store the final response before its event goes out; a store failure fails the response."""
+        turn, final = run.turn, event["response"]
+        entries = self.service.conversation_entries(turn, final["output"]) if final["status"] != "failed" else []
+        try:
+            await self.store.add_events(turn.id, pending)
+            pending.clear()
+            await self.store.settle_response(final, entries)
+            return event
+        except Exception as exc:
+            log.exception("storing response %s failed", turn.id, exc_info=exc)
+            message = "The response could not be stored."
+            error_event = {"type": "error", "sequence_number": event["sequence_number"], "code": "server_error",
+                           "message": message, "param": None}
+            await run.publish(error_event)
+            failed = {**final, "status": "failed", "usage": None, "completed_at": None,
+                      "incomplete_details": None, "error": {"code": "server_error", "message": message}}
+            return {"type": "response.failed", "sequence_number": event["sequence_number"] + 1, "response": failed}
+
+    async def create(self, turn: Turn) -> dict[str, Any]:
+        """Run a foreground turn to its end and return the response (the backend's status if it failed)."""
+        run = await self.start(turn)
+        async for _ in run.follow():
+            pass
+        last = run.last
+        if last["type"] == "response.failed":
+            error = last["response"]["error"]
+            raise APIError(turn.failure_status, error["message"], code=error["code"])
+        return dict(last["response"])
+
+    async def stream(self, run: Run) -> AsyncIterator[dict[str, Any]]:
+        """The events of a run for its own client; an unstored run is cancelled if the client leaves."""
+        try:
+            async for event in run.follow():
+                yield event
+        finally:
+            if not run.finished and not run.turn.body.store:
+                run.turn.cancelled = True
+
+    async def replay(self, response_id: str, project: str, after: int) -> AsyncIterator[dict[str, Any]]:
+        """Stored events after sequence number ``after``, then the live ones until the response ends.
+
+        Raises:
+            APIError: 404 for an unknown response (checked before the first event).
+        """
+        stored = await self.store.get_response(response_id, project)
+        if stored is None:
+            raise not_found(f"Response with id {response_id!r} not found.", param="response_id")
+        if not stored.body.get("background"):
+            raise bad_request("Only responses created with 'background': true can be streamed again.",
+                              param="stream", code="invalid_value")
+        return self._replay(response_id, after)
+
+    async def _replay(self, response_id: str, after: int) -> AsyncIterator[dict[str, Any]]:
+        while True:
+            status = await self.store.response_status(response_id)
+            events = await self.store.events_after(response_id, after)
+            for event in events:
+                yield event
+                after = event["sequence_number"]
+                if event["type"] in TERMINAL_EVENTS:
+                    return
+            if status is None or (status in FINAL_STATUSES and not events):
+                return
+            await asyncio.sleep(_POLL_SECONDS)
+
+    async def cancel(self, response_id: str, project: str) -> dict[str, Any]:
+        """Cancel a background response; a finished one is returned as it is (cancelling is idempotent)."""
+        stored = await self.store.get_response(response_id, project)
+        if stored is None:
+            raise not_found(f"Response with id {response_id!r} not found.", param="response_id")
+        if not stored.body.get("background"):
+            raise bad_request("Only responses created with 'background': true can be cancelled.",
+                              param="response_id", code="invalid_value")
+        stored = await self.store.cancel_response(response_id, project) or stored
+        run = self.runs.get(response_id)
+        if run is not None and stored.status == "cancelled":
+            run.turn.cancelled = True
+        deadline = time.monotonic() + _SETTLE_WAIT_SECONDS
+        while stored.body["status"] not in FINAL_STATUSES and time.monotonic() < deadline:
+            await asyncio.sleep(_POLL_SECONDS)  # the generating instance writes the output so far
+            stored = await self.store.get_response(response_id, project) or stored
+        return {**stored.body, "status": stored.status}
+
+    async def close(self) -> None:
+        """Stop every local run at shutdown; their rows end ``cancelled``."""
+        for run in list(self.runs.values()):
+            run.turn.cancelled = True
+        tasks = [run.task for run in self.runs.values() if run.task is not None]
+        if tasks:
+            await asyncio.wait(tasks, timeout=5)
