@@ -13,6 +13,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from textgen.backends.base import FunctionSpec, JsonConstraint
+from textgen.backends.constrained import SchemaError, compile_schema
 from textgen.errors import bad_request
 from textgen.store import new_id
 
@@ -162,13 +163,24 @@ def normalize_tools(tools: Sequence[dict[str, Any]] | None) -> tuple[list[dict[s
         parameters = tool.get("parameters")
         if parameters is not None and not isinstance(parameters, dict):
             raise bad_request("'parameters' must be a JSON Schema object.", param=f"{param}.parameters")
-        strict = tool.get("strict", True)
+        strict = tool.get("strict")
+        if strict is None:  # unset: strict when the schema allows it, else the non-strict fallback
+            strict = _strict_compatible(parameters or {"type": "object", "properties": {},
+                                                       "additionalProperties": False})
         if not isinstance(strict, bool):
             raise bad_request("'strict' must be a boolean.", param=f"{param}.strict", code="invalid_type")
         echoed.append({"type": "function", "name": name, "description": description,
                        "parameters": parameters, "strict": strict})
         specs.append(FunctionSpec(name, description or "", parameters or {}, strict))
     return echoed, specs
+
+
+def _strict_compatible(schema: dict[str, Any]) -> bool:
+    try:
+        compile_schema(schema, strict=True)
+    except SchemaError:
+        return False
+    return True
 
 
 def normalize_tool_choice(

@@ -219,7 +219,9 @@ class ResponseService:
         try:
             backend.validate(request)
         except RequestRejected as exc:
-            raise bad_request(str(exc), param=exc.param, code="invalid_schema") from exc
+            about_schema = exc.param is not None and exc.param.endswith(("schema", "parameters"))
+            raise bad_request(str(exc), param=exc.param,
+                              code="invalid_schema" if about_schema else "unsupported_value") from exc
         echo = {
             "instructions": instructions, "prompt": prompt_echo, "tools": tools, "tool_choice": tool_choice,
             "text": {"format": text_format, "verbosity": body.text.verbosity if body.text and

@@ -9,7 +9,7 @@ from typing import Any
 import jsonschema
 import numpy as np
 import pytest
-from hypothesis import given, settings
+from hypothesis import assume, given, settings
 from hypothesis import strategies as st
 
 from textgen.backends.builtin import NgramBackend
@@ -87,7 +87,11 @@ def test_generated_json_validates(backend: NgramBackend, schema: dict[str, Any],
     from textgen.backends.base import ChatMessage, GenerationRequest
     from textgen.backends.builtin import _Sampler
 
-    compiled = compile_schema(schema, strict=True)
+    try:
+        compiled = compile_schema(schema, strict=True)
+    except SchemaError as exc:  # only OpenAI's nesting limit may refuse a generated schema
+        assert "levels of objects and arrays" in str(exc)
+        assume(False)
     sampler = _Sampler(backend, GenerationRequest([ChatMessage("user", "a recipe")], 100, seed=seed))
     text = "".join(generate(compiled, sampler, np.random.default_rng(seed)))
     jsonschema.validate(json.loads(text), schema)

@@ -20,7 +20,7 @@ from __future__ import annotations
 import json
 import math
 from collections.abc import Iterator, Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any, Protocol
 
 import numpy as np
@@ -57,7 +57,11 @@ _KEYWORDS = {
 }
 _KEYWORDS["integer"] = _KEYWORDS["number"]
 _SAFE_INTEGER = 2.0**53
-_MAX_DEPTH = 32  # deeper than this only takes the shortest branch (recursive schemas)
+_WANDER_DEPTH = 8  # below this depth the walk takes the shortest way out (recursive schemas)
+# OpenAI's Structured Outputs guide, "Objects have limitations on nesting depth and size":
+# "A schema may have up to 5000 object properties total, with up to 10 levels of nesting."
+MAX_NESTING = 10
+MAX_PROPERTIES = 5000
 
 
 class SchemaError(ValueError):
@@ -71,6 +75,7 @@ class SchemaError(ValueError):
 @dataclass(frozen=True, slots=True)
 class ObjectNode:
     properties: tuple[tuple[str, Node], ...]
+    optional: frozenset[str] = frozenset()
 
 
 @dataclass(frozen=True, slots=True)
@@ -124,10 +129,15 @@ Node = ObjectNode | ArrayNode | StringNode | NumberNode | LiteralNode | ConstNod
 
 @dataclass(frozen=True, slots=True)
 class CompiledSchema:
-    """The root node and the named definitions ``$ref`` points to."""
+    """The root node, the named definitions ``$ref`` points to, and each node's way out.
+
+    ``heights`` maps ``id(node)`` to the fewest levels a valid value of that node
+    needs (0 for a scalar); a node that cannot end has no entry.
+    """
 
     root: Node
     defs: Mapping[str, Node]
+    heights: Mapping[int, int] = field(default_factory=dict)
 
 
 def _int(schema: Mapping[str, Any], key: str, path: str, default: int | None) -> int | None:
@@ -154,14 +164,16 @@ class _Compiler:
         self.strict = strict
         self.defs: dict[str, Node] = {}
         self.pending: set[str] = set()
+        self.nesting = 0
+        self.properties = 0
 
     def ref(self, ref: Any, path: str) -> Node:
-        if not isinstance(ref, str) or not ref.startswith("#/"):
-            raise SchemaError("only local '$ref' ('#/$defs/...') is supported", path)
+        if not isinstance(ref, str) or not (ref == "#" or ref.startswith("#/")):
+            raise SchemaError("only local '$ref' ('#' or '#/$defs/...') is supported", path)
         if ref in self.defs or ref in self.pending:
             return RefNode(ref)
         target: Any = self.document
-        for part in ref[2:].split("/"):
+        for part in ref[2:].split("/") if ref != "#" else ():
             part = part.replace("~1", "/").replace("~0", "~")
             if not isinstance(target, Mapping) or part not in target:
                 raise SchemaError(f"'$ref' target {ref!r} does not exist", path)
@@ -205,17 +217,14 @@ class _Compiler:
         unsupported = keys - _KEYWORDS[kind]
         if unsupported:
             raise SchemaError(f"unsupported keyword {sorted(unsupported)[0]!r} for type {kind!r}", path)
-        if kind == "object":
-            return self.object(schema, path)
-        if kind == "array":
-            items = schema.get("items")
-            if items is None:
-                raise SchemaError("an array needs 'items'", path)
-            low = _int(schema, "minItems", path, 0) or 0
-            high = _int(schema, "maxItems", path, None)
-            if high is not None and high < low:
-                raise SchemaError("'maxItems' is below 'minItems'", path)
-            return ArrayNode(self.node(items, f"{path}/items"), low, high)
+        if kind in ("object", "array"):
+            self.nesting += 1
+            try:
+                if self.nesting > MAX_NESTING:
+                    raise SchemaError(f"the schema nests more than {MAX_NESTING} levels of objects and arrays", path)
+                return self.object(schema, path) if kind == "object" else self.array(schema, path)
+            finally:
+                self.nesting -= 1
         if kind == "string":
             low = _int(schema, "minLength", path, 0) or 0
             high = _int(schema, "maxLength", path, None)
@@ -226,10 +235,23 @@ class _Compiler:
             return self.number(schema, path, kind == "integer")
         return LiteralNode(("true", "false") if kind == "boolean" else ("null",))
 
+    def array(self, schema: Mapping[str, Any], path: str) -> ArrayNode:
+        items = schema.get("items")
+        if items is None:
+            raise SchemaError("an array needs 'items'", path)
+        low = _int(schema, "minItems", path, 0) or 0
+        high = _int(schema, "maxItems", path, None)
+        if high is not None and high < low:
+            raise SchemaError("'maxItems' is below 'minItems'", path)
+        return ArrayNode(self.node(items, f"{path}/items"), low, high)
+
     def object(self, schema: Mapping[str, Any], path: str) -> ObjectNode:
         props = schema.get("properties", {})
         if not isinstance(props, Mapping):
             raise SchemaError("'properties' must be an object", f"{path}/properties")
+        self.properties += len(props)
+        if self.properties > MAX_PROPERTIES:
+            raise SchemaError(f"the schema has more than {MAX_PROPERTIES} object properties", path)
         required = schema.get("required", [])
         if not isinstance(required, list) or not all(isinstance(r, str) for r in required):
             raise SchemaError("'required' must be an array of strings", f"{path}/required")
@@ -248,7 +270,8 @@ class _Compiler:
         elif not isinstance(extra, bool | Mapping):
             raise SchemaError("'additionalProperties' must be a boolean or a schema", path)
         return ObjectNode(
-            tuple((name, self.node(sub, f"{path}/properties/{name}")) for name, sub in props.items())
+            tuple((name, self.node(sub, f"{path}/properties/{name}")) for name, sub in props.items()),
+            frozenset(p for p in props if p not in required),
         )
 
     def number(self, schema: Mapping[str, Any], path: str, integer: bool) -> NumberNode:
@@ -284,7 +307,57 @@ def compile_schema(schema: Mapping[str, Any], *, strict: bool) -> CompiledSchema
     root = compiler.node(schema, "")
     if strict and not isinstance(root, ObjectNode):
         raise SchemaError("strict mode needs an object at the root ('type': 'object')", "")
-    return CompiledSchema(root, compiler.defs)
+    heights = _heights(root, compiler.defs)
+    if id(root) not in heights:
+        raise SchemaError("the schema's required recursion never ends: no finite value is valid", "")
+    return CompiledSchema(root, compiler.defs, heights)
+
+
+def _children(node: Node) -> tuple[Node, ...]:
+    if isinstance(node, ObjectNode):
+        return tuple(sub for _, sub in node.properties)
+    if isinstance(node, ArrayNode):
+        return (node.items,)
+    if isinstance(node, AnyOfNode):
+        return node.options
+    return ()
+
+
+def _heights(root: Node, defs: Mapping[str, Node]) -> dict[int, int]:
+    """The fewest levels a valid value of each node needs; nodes that never end are left out."""
+    nodes: list[Node] = []
+    seen: set[int] = set()
+    stack = [root, *defs.values()]
+    while stack:
+        node = stack.pop()
+        if id(node) not in seen:
+            seen.add(id(node))
+            nodes.append(node)
+            stack.extend(_children(node))
+    heights: dict[int, int] = {}
+    inf = math.inf
+
+    def height(node: Node) -> float:
+        if isinstance(node, RefNode):
+            return heights.get(id(defs[node.name]), inf) + 1
+        if isinstance(node, ObjectNode):
+            needed = [heights.get(id(sub), inf) for name, sub in node.properties if name not in node.optional]
+            return 1 + max(needed, default=0)
+        if isinstance(node, ArrayNode):
+            return 1 if node.min_items == 0 else 1 + heights.get(id(node.items), inf)
+        if isinstance(node, AnyOfNode):
+            return 1 + min(heights.get(id(o), inf) for o in node.options)
+        return 0
+
+    changed = True
+    while changed:  # heights only fall, from infinity, so this settles
+        changed = False
+        for node in nodes:
+            h = height(node)
+            if h < heights.get(id(node), inf):
+                heights[id(node)] = int(h)
+                changed = True
+    return heights
 
 
 class TextSource(Protocol):
@@ -321,11 +394,8 @@ def _number_text(node: NumberNode, rng: np.random.Generator) -> str:
     return json.dumps(rounded if a <= rounded <= b else value)
 
 
-def _shortest(options: tuple[Node, ...]) -> Node:
-    for option in options:
-        if isinstance(option, LiteralNode | ConstNode | NumberNode | StringNode):
-            return option
-    return options[0]
+def _shortest(options: tuple[Node, ...], heights: Mapping[int, int]) -> Node:
+    return min(options, key=lambda o: heights.get(id(o), math.inf))
 
 
 def generate(
@@ -347,20 +417,23 @@ def generate(
 def _walk(
     node: Node, schema: CompiledSchema, source: TextSource, rng: np.random.Generator, hint: str, depth: int
 ) -> Iterator[str]:
-    if depth > _MAX_DEPTH:
-        raise SchemaError("the schema's recursion does not terminate", "")
-    deep = depth >= _MAX_DEPTH // 4
+    deep = depth >= _WANDER_DEPTH  # from here on, every step lowers the node's height: the walk ends
     if isinstance(node, RefNode):
         yield from _walk(schema.defs[node.name], schema, source, rng, hint, depth + 1)
     elif isinstance(node, ObjectNode):
         yield "{"
-        for i, (name, sub) in enumerate(node.properties):
-            yield ("" if i == 0 else ", ") + json.dumps(name) + ": "
+        written = 0
+        for name, sub in node.properties:
+            if name in node.optional and (deep or id(sub) not in schema.heights):
+                continue
+            yield ("" if written == 0 else ", ") + json.dumps(name) + ": "
+            written += 1
             yield from _walk(sub, schema, source, rng, name, depth + 1)
         yield "}"
     elif isinstance(node, ArrayNode):
         high = node.max_items if node.max_items is not None else node.min_items + 2
-        count = node.min_items if deep else int(rng.integers(node.min_items, high + 1))
+        count = node.min_items if deep or id(node.items) not in schema.heights else int(
+            rng.integers(node.min_items, high + 1))
         yield "["
         for i in range(count):
             if i:
@@ -379,5 +452,6 @@ def _walk(
     elif isinstance(node, ConstNode):
         yield json.dumps(node.values[int(rng.integers(len(node.values)))], ensure_ascii=False)
     else:
-        option = _shortest(node.options) if deep else node.options[int(rng.integers(len(node.options)))]
+        live = [o for o in node.options if id(o) in schema.heights]  # a branch that cannot end is never taken
+        option = _shortest(node.options, schema.heights) if deep else live[int(rng.integers(len(live)))]
         yield from _walk(option, schema, source, rng, hint, depth + 1)
