@@ -1,0 +1,212 @@
+"""Read a CSV statement through a :class:`~service.imports.csv_layouts.Layout`."""
+
+from __future__ import annotations
+
+import csv
+import io
+from collections import Counter
+from decimal import Decimal
+from typing import Any
+
+from service.imports.csv_layouts import (
+    PRESETS,
+    CsvMapping,
+    Layout,
+    detect_preset,
+    generic_layout,
+    parse_date_any,
+)
+from service.imports.rows import (
+    CASH_TYPES,
+    ONE,
+    ImportRow,
+    ParseResult,
+    RowError,
+    content_key,
+    parse_amount,
+)
+
+__all__ = ["parse_csv"]
+
+_ZERO = Decimal(0)
+_SECURITY_TYPES = frozenset({"buy", "sell", "dividend", "split", "transfer"})
+
+
+def _fail(line: int, field: str, code: str, message: str) -> ParseResult:
+    return ParseResult(
+        format="csv", rows=[], errors=[RowError(line=line, field=field, code=code, message=message)],
+        duplicates=[],
+    )
+
+
+def parse_csv(data: bytes, *, mapping: CsvMapping | None = None, preset: str | None = None) -> ParseResult:
+    """Read a CSV statement.
+
+    Args:
+        data: the file's bytes (UTF-8, a byte-order mark allowed).
+        mapping: a generic column mapping; when given, presets are not tried.
+        preset: ``"schwab"`` or ``"fidelity"``; None detects one from the header
+            and falls back to the generic layout with its default column names.
+
+    Returns:
+        The rows, every error with its line (a row may have several), and
+        lines dropped because an earlier line had the same ``id`` column value.
+    """
+    try:
+        text = data.decode("utf-8-sig")
+    except UnicodeDecodeError as exc:
+        return _fail(0, "file", "malformed", f"the file is not UTF-8 text: {exc.reason} at byte {exc.start}")
+    if preset is not None and preset not in PRESETS:
+        return _fail(0, "preset", "invalid", f"unknown preset {preset!r} (known: {', '.join(sorted(PRESETS))})")
+    layout: Layout | None = None
+    if mapping is not None:
+        try:
+            layout = generic_layout(mapping)
+        except ValueError as exc:
+            return _fail(0, "mapping", "invalid", str(exc))
+    elif preset is not None:
+        layout = PRESETS[preset]
+    reader = csv.reader(io.StringIO(text, newline=""), delimiter=layout.delimiter if layout else ",")
+    # the header is the first record naming the layout's date column (Fidelity puts
+    # a preamble before it); without a layout, the first a preset or the generic
+    # layout recognizes
+    header: list[str] = []
+    header_line = 0
+    try:
+        for record in reader:
+            names = {c.strip() for c in record}
+            if layout is None:
+                found = detect_preset(record)
+                if found is not None:
+                    layout = PRESETS[found]
+                elif "date" in names:
+                    layout = generic_layout()
+            if layout is not None and names & set(layout.headers["date"]):
+                header, header_line = record, reader.line_num
+                break
+    except csv.Error as exc:
+        return _fail(reader.line_num, "file", "malformed", f"CSV: {exc}")
+    if not header or layout is None:
+        wanted = repr(layout.headers["date"][0]) if layout else "'date' (or a preset's header)"
+        return _fail(0, "file", "required", f"no header line naming a {wanted} column found")
+    return _read(reader, header, header_line, layout)
+
+
+def _columns(layout: Layout, header: list[str]) -> tuple[dict[str, int], list[int], RowError | None]:
+    index = {h.strip(): i for i, h in enumerate(header)}
+    cols: dict[str, int] = {}
+    fee_cols: list[int] = []
+    for name, candidates in layout.headers.items():
+        present = [index[c] for c in candidates if c in index]
+        if name == "fees":
+            fee_cols = present
+        elif present:
+            cols[name] = present[0]
+    for required in ("date", "type"):
+        if required not in cols:
+            wanted = " or ".join(repr(c) for c in layout.headers[required])
+            return cols, fee_cols, RowError(
+                line=1, field=required, code="required", message=f"no {wanted} column in the header"
+            )
+    return cols, fee_cols, None
+
+
+def _read(reader: Any, header: list[str], header_line: int, layout: Layout) -> ParseResult:
+    cols, fee_cols, problem = _columns(layout, header)
+    if problem is not None:
+        return _fail(header_line, problem.field, problem.code, problem.message)
+    rows: list[ImportRow] = []
+    errors: list[RowError] = []
+    duplicates: list[int] = []
+    seen_cells: Counter[str] = Counter()
+    seen_ids: set[str] = set()
+    prefix = f"csv:{layout.name}"
+    last = header_line
+    while True:
+        try:
+            record = next(reader)
+        except StopIteration:
+            break
+        except csv.Error as exc:
+            errors.append(RowError(line=reader.line_num, field="file", code="malformed", message=f"CSV: {exc}"))
+            break
+        line, last = last + 1, reader.line_num
+        if not any(c.strip() for c in record):
+            if layout.stop_at_blank and rows:
+                break
+            continue
+        cells = {name: record[i].strip() if i < len(record) else "" for name, i in cols.items()}
+        if cells["date"].lower() in layout.skip_dates:
+            continue
+        fields, row_errors = _fields(layout, cells, [record[i] if i < len(record) else "" for i in fee_cols], line)
+        if fields is None:
+            errors.extend(row_errors)
+            continue
+        given_id = cells.get("id", "")
+        if given_id:
+            if given_id in seen_ids:
+                duplicates.append(line)
+                continue
+            seen_ids.add(given_id)
+            source_id = f"{prefix}:{given_id}"
+        else:
+            source_id = content_key(prefix, record, seen_cells)
+        rows.append(ImportRow(line=line, source_id=source_id, **fields))
+    return ParseResult(format="csv", rows=rows, errors=errors, duplicates=duplicates)
+
+
+def _fields(
+    layout: Layout, cells: dict[str, str], fee_cells: list[str], line: int
+) -> tuple[dict[str, Any] | None, list[RowError]]:
+    """A row's fields in the ledger's conventions, or None and every problem of the row."""
+    errors: list[RowError] = []
+
+    def bad(field: str, code: str, message: str) -> None:
+        errors.append(RowError(line=line, field=field, code=code, message=message))
+
+    def number(field: str, text: str | None) -> Decimal | None:
+        try:
+            return parse_amount(text, decimal_comma=layout.decimal_comma)
+        except ValueError as exc:
+            bad(field, "invalid", str(exc))
+            return None
+
+    date = None
+    try:
+        date = parse_date_any(cells["date"], layout.date_formats)
+    except ValueError as exc:
+        bad("date", "invalid", str(exc))
+    quantity = number("quantity", cells.get("quantity"))
+    price = number("price", cells.get("price"))
+    amount = number("amount", cells.get("amount"))
+    fees = sum((abs(number("fees", c) or _ZERO) for c in fee_cells), _ZERO)
+    kind = layout.classify(cells, amount)
+    if kind is None:
+        bad("type", "unknown_type", f"unknown transaction type {cells['type']!r}")
+    symbol = cells.get("symbol", "").upper() or None
+    if kind in _SECURITY_TYPES and symbol is None:
+        bad("symbol", "required", f"a {kind} needs a symbol")
+    if kind in ("buy", "sell"):
+        if quantity is None or quantity == 0:
+            bad("quantity", "required", f"a {kind} needs a non-zero quantity")
+        if price is None:
+            bad("price", "required", f"a {kind} needs a price")
+        elif price < 0:
+            bad("price", "invalid", f"price must not be negative, got {price}")
+        quantity = abs(quantity) if quantity is not None else None
+    elif kind in ("split", "transfer"):
+        if quantity is None or quantity == 0:
+            bad("quantity", "required", f"a {kind} needs a non-zero quantity")
+        price = abs(price) if price is not None else _ZERO
+    elif kind is not None:  # cash rows and dividends: quantity 1, price the amount
+        cash = amount if amount is not None else (price * (quantity or ONE) if price is not None else None)
+        if cash is None:
+            bad("amount", "required", f"a {kind} needs an amount")
+        price, quantity = (abs(cash) if cash is not None else None), ONE
+    if errors or kind is None or date is None or quantity is None or price is None:
+        return None, errors
+    return {
+        "date": date, "type": kind, "symbol": None if kind in CASH_TYPES else symbol,
+        "quantity": quantity, "price": price, "fees": fees,
+        "currency": (cells.get("currency") or layout.currency).upper(),
+    }, errors

@@ -1,0 +1,289 @@
+"""OFX/QFX investment statements (``INVSTMTRS``) read with ``ofxtools``.
+
+``ofxtools`` reads the header and the markup of OFX 1.x (SGML) and 2.x (XML) and
+validates every transaction aggregate against the OFX 2.2 specification
+(section 13). Each transaction is converted on its own, so one bad entry is
+reported with its line while the others are still checked.
+
+Mapping (OFX 2.2 section 13.9.2.4):
+
+=====================================  =====================================
+``BUYSTOCK`` ``BUYMF`` ``BUYDEBT``     ``buy`` (fees: commission + fees +
+``BUYOTHER``                           taxes + load)
+``SELLSTOCK`` ``SELLMF`` ``SELLDEBT``  ``sell`` (fees also take withholding)
+``SELLOTHER``
+``INCOME``                             ``dividend`` (``interest`` when
+                                       ``INCOMETYPE`` is ``INTEREST``)
+``REINVEST``                           a ``dividend`` and a ``buy`` of the
+                                       same amount (ids ``FITID#income`` and
+                                       ``FITID#buy``)
+``INVEXPENSE`` ``MARGININTEREST``      ``fee``
+``SPLIT``                              ``split`` (ratio numerator/denominator)
+``TRANSFER``                           ``transfer`` (in: +units, out: -units)
+``INVBANKTRAN``                        ``interest`` (INT, DIV), ``fee`` (FEE,
+                                       SRVCHG), else ``deposit`` or
+                                       ``withdrawal`` by the amount's sign
+``JRNLFUND`` ``JRNLSEC``               skipped: a move between sub-accounts
+                                       of the same account changes nothing
+options, ``RETOFCAP``                  an ``unsupported`` error
+=====================================  =====================================
+"""
+
+from __future__ import annotations
+
+import io
+import re
+import warnings
+import xml.etree.ElementTree as ET
+from decimal import Decimal
+from typing import Any
+
+from ofxtools.header import OFXHeaderError, parse_header
+from ofxtools.models.base import Aggregate, UnknownTagWarning
+from ofxtools.Parser import ParseError, TreeBuilder
+
+from service.imports.rows import ONE, ImportRow, ParseResult, RowError, parse_date
+
+__all__ = ["parse_ofx"]
+
+_BUYS = ("BUYSTOCK", "BUYMF", "BUYDEBT", "BUYOTHER")
+_SELLS = ("SELLSTOCK", "SELLMF", "SELLDEBT", "SELLOTHER")
+_UNSUPPORTED = {
+    "BUYOPT": "options are not supported",
+    "SELLOPT": "options are not supported",
+    "CLOSUREOPT": "options are not supported",
+    "RETOFCAP": "return of capital is not supported yet",
+}
+_SKIPPED = ("JRNLFUND", "JRNLSEC")
+_TRANSACTION_TAGS = (
+    *_BUYS, *_SELLS, *_UNSUPPORTED, *_SKIPPED,
+    "INCOME", "REINVEST", "INVEXPENSE", "MARGININTEREST", "SPLIT", "TRANSFER", "INVBANKTRAN",
+)
+_OPENING = re.compile(r"<(" + "|".join(_TRANSACTION_TAGS) + r")>")
+_POSITION = re.compile(r"position=\[(\d+):")
+_ZERO = Decimal(0)
+
+
+def _line_of(text: str, offset: int, first_line: int) -> int:
+    return first_line + text.count("\n", 0, offset)
+
+
+def _sum(*values: Decimal | None) -> Decimal:
+    return sum((v for v in values if v is not None), _ZERO)
+
+
+def _fail(line: int, field: str, code: str, message: str) -> ParseResult:
+    return ParseResult(
+        format="ofx", rows=[], errors=[RowError(line=line, field=field, code=code, message=message)],
+        duplicates=[],
+    )
+
+
+def parse_ofx(data: bytes) -> ParseResult:
+    """Read every investment transaction of an OFX/QFX file (1.x SGML or 2.x XML).
+
+    Args:
+        data: the file's bytes.
+
+    Returns:
+        The rows in file order, every error with its line, and the lines of
+        entries whose ``FITID`` an earlier entry already had (dropped).
+    """
+    try:
+        _header, body = parse_header(io.BytesIO(data))
+    except (OFXHeaderError, ValueError, UnicodeDecodeError) as exc:
+        return _fail(1, "file", "malformed", f"not an OFX file: {exc}")
+    # the body is the file's tail: its first line follows the header's lines
+    first_line = data.count(b"\n") - body.count("\n") + 1
+    builder = TreeBuilder()
+    try:
+        builder.feed(body)
+        root = builder.close()
+    except ParseError as exc:
+        m = _POSITION.search(str(exc))
+        line = _line_of(body, int(m.group(1)), first_line) if m else 0
+        return _fail(line, "file", "malformed", f"OFX markup: {str(exc).split(' - position')[0][:200]}")
+    except (AssertionError, IndexError, ValueError) as exc:  # unclosed aggregates
+        return _fail(0, "file", "malformed", f"OFX markup is incomplete: {exc or 'missing end tags'}")
+    statements = root.findall(".//INVSTMTRS")
+    if not statements:
+        return _fail(0, "file", "unsupported", "no investment statement (INVSTMTRS) in the file")
+    securities = _securities(root)
+    lines = [_line_of(body, m.start(), first_line) for m in _OPENING.finditer(body)]
+    reader = _Reader(securities)
+    ordinal = 0
+    with warnings.catch_warnings():
+        # brokers add tags of their own; the spec's tags are what the rows need
+        warnings.simplefilter("ignore", UnknownTagWarning)
+        for stmt in statements:
+            curdef = (stmt.findtext("CURDEF") or "USD").strip().upper()
+            tranlist = stmt.find("INVTRANLIST")
+            if tranlist is None:
+                continue
+            for elem in tranlist:
+                if elem.tag not in _TRANSACTION_TAGS:
+                    continue  # DTSTART, DTEND
+                line = lines[ordinal] if ordinal < len(lines) else 0
+                ordinal += 1
+                reader.read(elem, line, curdef)
+    return ParseResult(format="ofx", rows=reader.rows, errors=reader.errors, duplicates=reader.duplicates)
+
+
+def _securities(root: ET.Element) -> dict[str, str]:
+    """``UNIQUEID`` -> ticker from the statement's ``SECLIST`` (the id itself without a ticker)."""
+    out: dict[str, str] = {}
+    seclist = root.find(".//SECLIST")
+    if seclist is None:
+        return out
+    for info in seclist.iter("SECINFO"):
+        uid = (info.findtext("SECID/UNIQUEID") or "").strip()
+        ticker = (info.findtext("TICKER") or "").strip().upper()
+        if uid:
+            out[uid] = ticker or uid
+    return out
+
+
+class _Reader:
+    """Turns converted transaction aggregates into rows, collecting errors and duplicates."""
+
+    def __init__(self, securities: dict[str, str]) -> None:
+        self.securities = securities
+        self.rows: list[ImportRow] = []
+        self.errors: list[RowError] = []
+        self.duplicates: list[int] = []
+        self.seen: set[str] = set()
+
+    def error(self, line: int, field: str, code: str, message: str) -> None:
+        self.errors.append(RowError(line=line, field=field, code=code, message=message))
+
+    def read(self, elem: ET.Element, line: int, curdef: str) -> None:
+        tag = elem.tag
+        if tag in _SKIPPED:
+            return
+        fitid = (elem.findtext(".//FITID") or "").strip()
+        if not fitid:
+            self.error(line, "FITID", "required", f"{tag} without a FITID")
+            return
+        if fitid in self.seen:
+            self.duplicates.append(line)
+            return
+        self.seen.add(fitid)
+        if tag in _UNSUPPORTED:
+            self.error(line, tag, "unsupported", f"{tag}: {_UNSUPPORTED[tag]}")
+            return
+        try:
+            tx: Any = Aggregate.from_etree(elem)
+        except Exception as exc:  # ofxtools raises ValueError/TypeError subclasses per element
+            self.error(line, tag, "invalid", f"{tag} {fitid}: {str(exc)[:200]}")
+            return
+        date_text = elem.findtext(".//DTPOSTED" if tag == "INVBANKTRAN" else ".//DTTRADE") or ""
+        try:
+            # the statement's own calendar date (ofxtools would shift it to UTC)
+            date = parse_date(date_text.strip()[:8], "%Y%m%d")
+        except ValueError:
+            self.error(line, "DTTRADE", "invalid", f"not a date: {date_text!r}")
+            return
+        base = {"line": line, "date": date, "currency": curdef, "memo": ""}
+        cur = getattr(tx, "currency", None)
+        if cur is not None:  # amounts are in CURSYM; CURRATE converts them to CURDEF
+            base["currency"] = str(cur.cursym)
+            base["fx_rate"] = cur.currate
+        try:
+            self._rows(tag, tx, fitid, base)
+        except _RowProblem as exc:
+            self.error(line, exc.field, "invalid", f"{tag} {fitid}: {exc.message}")
+
+    def _symbol(self, tx: Any) -> str:
+        uid = str(tx.secid.uniqueid).strip()
+        return self.securities.get(uid, uid)
+
+    def _add(self, source_id: str, **fields: Any) -> None:
+        self.rows.append(ImportRow(source_id=source_id, **fields))
+
+    def _rows(self, tag: str, tx: Any, fitid: str, base: dict[str, Any]) -> None:
+        memo = (tx.invtran.memo or "") if hasattr(tx, "invtran") else ""
+        if tag in _BUYS or tag in _SELLS:
+            leg = tx.invbuy if tag in _BUYS else tx.invsell
+            fees = _sum(leg.commission, leg.fees, leg.taxes, leg.load)
+            if tag in _SELLS:
+                fees += _sum(leg.withholding)
+            self._add(
+                fitid, **{**base, "memo": leg.invtran.memo or ""},
+                type="buy" if tag in _BUYS else "sell", symbol=self._symbol(leg),
+                quantity=abs(leg.units), price=_positive(leg.unitprice, "UNITPRICE"), fees=fees,
+            )
+        elif tag == "INCOME":
+            kind = "interest" if tx.incometype == "INTEREST" else "dividend"
+            symbol = self._symbol(tx)
+            self._add(
+                fitid, **{**base, "memo": memo or f"{tx.incometype} {symbol}"},
+                type=kind, symbol=None if kind == "interest" else symbol, quantity=ONE,
+                price=_positive(tx.total, "TOTAL"), fees=_sum(tx.withholding),
+            )
+        elif tag == "REINVEST":
+            symbol = self._symbol(tx)
+            fees = _sum(tx.commission, tx.fees, tx.taxes, tx.load)
+            amount = abs(tx.total)
+            self._add(
+                f"{fitid}#income", **{**base, "memo": memo or f"{tx.incometype} {symbol} reinvested"},
+                type="dividend", symbol=symbol, quantity=ONE, price=amount,
+            )
+            self._add(
+                f"{fitid}#buy", **{**base, "memo": memo},
+                type="buy", symbol=symbol, quantity=abs(tx.units),
+                price=_positive(tx.unitprice, "UNITPRICE"), fees=fees,
+            )
+        elif tag in ("INVEXPENSE", "MARGININTEREST"):
+            what = "margin interest" if tag == "MARGININTEREST" else f"expense {self._symbol(tx)}"
+            self._add(
+                fitid, **{**base, "memo": memo or what},
+                type="fee", symbol=None, quantity=ONE, price=abs(tx.total),
+            )
+        elif tag == "SPLIT":
+            if not tx.denominator:
+                raise _RowProblem("DENOMINATOR", "a split's denominator must not be 0")
+            self._add(
+                fitid, **{**base, "memo": memo},
+                type="split", symbol=self._symbol(tx), quantity=tx.newunits - tx.oldunits,
+                price=_ZERO, ratio=tx.numerator / tx.denominator, fees=_ZERO,
+            )
+        elif tag == "TRANSFER":
+            units = abs(tx.units)
+            if tx.unitprice is not None:
+                price = abs(tx.unitprice)
+            elif tx.avgcostbasis is not None and units:
+                price = abs(tx.avgcostbasis) / units
+            else:
+                price = _ZERO
+            self._add(
+                fitid, **{**base, "memo": memo},
+                type="transfer", symbol=self._symbol(tx),
+                quantity=units if tx.tferaction == "IN" else -units, price=price,
+            )
+        else:  # INVBANKTRAN
+            st = tx.stmttrn
+            amount = st.trnamt
+            if st.trntype in ("INT", "DIV"):
+                kind = "interest"
+            elif st.trntype in ("FEE", "SRVCHG"):
+                kind = "fee"
+            else:
+                kind = "deposit" if amount >= 0 else "withdrawal"
+            row = {**base, "memo": st.memo or st.name or st.trntype}
+            if st.currency is not None:
+                row["currency"] = str(st.currency.cursym)
+                row["fx_rate"] = st.currency.currate
+            self._add(fitid, **row, type=kind, symbol=None, quantity=ONE, price=abs(amount))
+
+
+class _RowProblem(Exception):
+    def __init__(self, field: str, message: str) -> None:
+        super().__init__(message)
+        self.field = field
+        self.message = message
+
+
+def _positive(value: Decimal, field: str) -> Decimal:
+    if value < 0:
+        raise _RowProblem(field, f"{field} must not be negative, got {value}")
+    return value
