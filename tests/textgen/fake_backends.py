@@ -2,12 +2,13 @@
 
 from __future__ import annotations
 
+import asyncio
 from collections.abc import AsyncIterator
 
 from textgen.backends.base import Delta, Finish, GenerationRequest, ModelInfo, TextDelta
 from textgen.backends.tokenizer import count_tokens
 
-__all__ = ["BrokenBackend", "EchoBackend"]
+__all__ = ["BrokenBackend", "EchoBackend", "SlowBackend"]
 
 
 class EchoBackend:
@@ -36,3 +37,15 @@ class BrokenBackend(EchoBackend):
     async def generate(self, request: GenerationRequest) -> AsyncIterator[Delta]:
         yield TextDelta("partial")
         raise RuntimeError("simulated backend failure")
+
+
+class SlowBackend(EchoBackend):
+    """Says ``word<i>`` once every 20 ms up to ``max_output_tokens``: long enough to cancel or disconnect."""
+
+    info = ModelInfo(id="slow-test", context_window=4096, max_output_tokens=4096)
+
+    async def generate(self, request: GenerationRequest) -> AsyncIterator[Delta]:
+        for i in range(request.max_output_tokens):
+            await asyncio.sleep(0.02)
+            yield TextDelta(f" word{i}")
+        yield Finish("length", request.max_output_tokens)

@@ -1,0 +1,188 @@
+"""The response lifecycle over real server processes: rows at creation, background work,
+cancel, replay of stored events, disconnected streams, and two instances on one PostgreSQL."""
+
+from __future__ import annotations
+
+import json
+import os
+import socket
+import subprocess
+import sys
+import time
+from collections.abc import Callable, Iterator
+from pathlib import Path
+from typing import Any
+
+import httpx
+import openai
+import pytest
+
+HERE = Path(__file__).parent
+KEY = "sk-lifecycle-" + "1" * 20
+SLOW = "slow-test"
+
+
+def _free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return int(s.getsockname()[1])
+
+
+Spawn = Callable[..., str]
+
+
+@pytest.fixture
+def spawn(tmp_path: Path) -> Iterator[Spawn]:
+    """Starts ``serve_shared.py`` processes; returns each one's base URL."""
+    procs: list[subprocess.Popen[bytes]] = []
+    logs: list[Any] = []
+
+    def start(name: str = "a", **env: str) -> str:
+        port, data_dir = _free_port(), tmp_path / name
+        data_dir.mkdir(exist_ok=True)
+        clean = {k: v for k, v in os.environ.items() if not k.startswith("TEXTGEN_")}
+        clean.update({f"TEXTGEN_{k.upper()}": v for k, v in env.items()})
+        clean.setdefault("TEXTGEN_RATE_LIMIT_PER_MINUTE", "0")
+        log = (tmp_path / f"{name}.log").open("w")
+        logs.append(log)
+        proc = subprocess.Popen([sys.executable, str(HERE / "serve_shared.py"), str(port), str(data_dir), KEY],
+                                stdout=log, stderr=subprocess.STDOUT, env=clean)
+        procs.append(proc)
+        base = f"http://127.0.0.1:{port}/v1"
+        deadline = time.monotonic() + 60
+        while True:
+            try:
+                if httpx.get(f"{base}/models", headers={"Authorization": f"Bearer {KEY}"}).status_code == 200:
+                    return base
+            except httpx.TransportError:
+                pass
+            if proc.poll() is not None or time.monotonic() > deadline:
+                pytest.fail(f"server {name} did not start: {(tmp_path / f'{name}.log').read_text()}")
+            time.sleep(0.1)
+
+    yield start
+    for proc in procs:
+        proc.terminate()
+        proc.wait(10)
+    for log in logs:
+        log.close()
+
+
+def _sdk(base: str) -> openai.OpenAI:
+    return openai.OpenAI(base_url=base, api_key=KEY, max_retries=0, _strict_response_validation=True)
+
+
+def _http(base: str) -> httpx.Client:
+    return httpx.Client(base_url=base, headers={"Authorization": f"Bearer {KEY}"}, timeout=30)
+
+
+def _events(text: str) -> list[dict[str, Any]]:
+    return [json.loads(line[6:]) for line in text.splitlines() if line.startswith("data: ")]
+
+
+def _wait(http: httpx.Client, rid: str, until: Callable[[dict[str, Any]], bool]) -> dict[str, Any]:
+    deadline = time.monotonic() + 60
+    while True:
+        body: dict[str, Any] = http.get(f"/responses/{rid}").json()
+        if until(body) or time.monotonic() > deadline:
+            return body
+        time.sleep(0.05)
+
+
+def test_background_poll_cancel_and_replay(spawn: Spawn) -> None:
+    with _sdk(spawn()) as sdk, _http(str(sdk.base_url)) as http:
+        _background_poll_cancel_and_replay(sdk, http)
+
+
+def _background_poll_cancel_and_replay(sdk: openai.OpenAI, http: httpx.Client) -> None:
+    quick = sdk.responses.create(model="echo-test", input="hello", background=True)
+    assert quick.status == "queued" and quick.background is True and quick.output == []
+    done = _wait(http, quick.id, lambda b: b["status"] == "completed")
+    assert done["status"] == "completed" and done["output"][0]["content"][0]["text"] == "user: hello"
+    assert sdk.responses.retrieve(quick.id).status == "completed"
+
+    slow = sdk.responses.create(model=SLOW, input="go", background=True, max_output_tokens=2000)
+    running = _wait(http, slow.id, lambda b: b["status"] == "in_progress")
+    assert running["status"] == "in_progress"
+    time.sleep(0.3)
+    cancelled = sdk.responses.cancel(slow.id)
+    assert cancelled.status == "cancelled"
+    assert 0 < len(cancelled.output[0].content[0].text.split()) < 2000  # the output so far  # type: ignore[union-attr]
+    again = sdk.responses.cancel(slow.id)  # idempotent
+    assert again.status == "cancelled" and again.output == cancelled.output
+    assert sdk.responses.retrieve(slow.id).status == "cancelled"
+    finished = sdk.responses.cancel(quick.id)  # a finished response is returned as it is
+    assert finished.status == "completed"
+
+    with sdk.responses.retrieve(quick.id, stream=True) as stream:
+        replayed = [e.type for e in stream]
+    assert replayed[0] == "response.created" and replayed[-1] == "response.completed"
+    assert "response.queued" in replayed and "response.output_text.delta" in replayed
+    after = http.get(f"/responses/{quick.id}", params={"stream": "true", "starting_after": 3})
+    numbers = [e["sequence_number"] for e in _events(after.text)]
+    assert numbers and numbers[0] == 4 and numbers == list(range(4, 4 + len(numbers)))
+
+    foreground = sdk.responses.create(model="echo-test", input="x")
+    with pytest.raises(openai.BadRequestError) as refused:
+        sdk.responses.cancel(foreground.id)
+    assert refused.value.body["code"] == "invalid_value"  # type: ignore[index]
+    with pytest.raises(openai.BadRequestError):
+        sdk.responses.create(model="echo-test", input="x", background=True, store=False)
+
+
+def test_replay_follows_live_events(spawn: Spawn) -> None:
+    with _http(spawn()) as http:
+        _replay_follows_live_events(http)
+
+
+def _replay_follows_live_events(http: httpx.Client) -> None:
+    created = http.post("/responses", json={"model": SLOW, "input": "go", "background": True,
+                                            "max_output_tokens": 40}).json()
+    with http.stream("GET", f"/responses/{created['id']}", params={"stream": "true", "starting_after": 1}) as r:
+        assert r.headers["content-type"].split(";")[0] == "text/event-stream"
+        events = _events("".join(r.iter_text()))
+    numbers = [e["sequence_number"] for e in events]
+    assert numbers == list(range(2, 2 + len(numbers)))
+    assert events[-1]["type"] == "response.incomplete"
+    assert sum(e["type"] == "response.output_text.delta" for e in events) == 40
+
+
+def test_row_exists_while_streaming_and_a_dropped_stream_completes(spawn: Spawn) -> None:
+    with _http(spawn()) as http:
+        _dropped_stream_completes(http)
+
+
+def _dropped_stream_completes(http: httpx.Client) -> None:
+    with http.stream("POST", "/responses", json={"model": SLOW, "input": "go", "stream": True,
+                                                 "max_output_tokens": 50}) as r:
+        lines = r.iter_lines()
+        assert next(lines) == "event: response.created"
+        data = json.loads(next(lines)[6:])
+        rid = data["response"]["id"]
+        assert http.get(f"/responses/{rid}").json()["status"] == "in_progress"
+    # the client went away; the response runs on and is stored (documented choice)
+    body = _wait(http, rid, lambda b: b["status"] != "in_progress")
+    assert body["status"] == "incomplete" and len(body["output"][0]["content"][0]["text"].split()) == 50
+
+
+@pytest.mark.postgres
+def test_two_instances_share_background_work(spawn: Spawn, fresh_postgres: str) -> None:
+    a = spawn("a", database_url=fresh_postgres)
+    b = spawn("b", database_url=fresh_postgres)
+    with _sdk(a) as sdk_a, _sdk(b) as sdk_b, _http(b) as http_b, _http(a) as http_a:
+        _two_instances(sdk_a, sdk_b, http_a, http_b)
+
+
+def _two_instances(sdk_a: openai.OpenAI, sdk_b: openai.OpenAI, http_a: httpx.Client, http_b: httpx.Client) -> None:
+    started = sdk_a.responses.create(model=SLOW, input="go", background=True, max_output_tokens=2000)
+    assert _wait(http_b, started.id, lambda x: x["status"] == "in_progress")["status"] == "in_progress"
+    with http_b.stream("GET", f"/responses/{started.id}", params={"stream": "true"}) as live:
+        lines = live.iter_lines()
+        assert next(lines) == "event: response.created"
+        cancelled = sdk_b.responses.cancel(started.id)  # B cancels what A is generating
+        rest = "\n".join(lines)
+    assert cancelled.status == "cancelled" and cancelled.output  # A recorded the output so far
+    assert "response.output_text.delta" in rest and "response.completed" not in rest
+    assert sdk_a.responses.retrieve(started.id).status == "cancelled"
+    quick = sdk_b.responses.create(model="echo-test", input="on b", background=True)
+    assert _wait(http_a, quick.id, lambda x: x["status"] == "completed")["status"] == "completed"
