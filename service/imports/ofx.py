@@ -61,6 +61,7 @@ _TRANSACTION_TAGS = (
 )
 _OPENING = re.compile(r"<(" + "|".join(_TRANSACTION_TAGS) + r")>")
 _POSITION = re.compile(r"position=\[(\d+):")
+_END = re.compile(r"</OFX>\s*$")
 _ZERO = Decimal(0)
 
 
@@ -95,7 +96,7 @@ def parse_ofx(data: bytes) -> ParseResult:
         return _fail(1, "file", "malformed", f"not an OFX file: {exc}")
     # the body is the file's tail: its first line follows the header's lines
     first_line = data.count(b"\n") - body.count("\n") + 1
-    builder = TreeBuilder()
+    builder = _NestingBuilder()
     try:
         builder.feed(body)
         root = builder.close()
@@ -103,8 +104,11 @@ def parse_ofx(data: bytes) -> ParseResult:
         m = _POSITION.search(str(exc))
         line = _line_of(body, int(m.group(1)), first_line) if m else 0
         return _fail(line, "file", "malformed", f"OFX markup: {str(exc).split(' - position')[0][:200]}")
-    except (AssertionError, IndexError, ValueError) as exc:  # unclosed aggregates
-        return _fail(0, "file", "malformed", f"OFX markup is incomplete: {exc or 'missing end tags'}")
+    except (ET.ParseError, IndexError, ValueError) as exc:  # end tags that close the wrong aggregate
+        return _fail(0, "file", "malformed", f"OFX markup: aggregates do not nest ({exc})")
+    if not _END.search(body):
+        last = first_line + body.rstrip().count("\n")
+        return _fail(last, "file", "malformed", "OFX markup is incomplete: no </OFX> at the end (truncated file?)")
     statements = root.findall(".//INVSTMTRS")
     if not statements:
         return _fail(0, "file", "unsupported", "no investment statement (INVSTMTRS) in the file")
@@ -127,6 +131,29 @@ def parse_ofx(data: bytes) -> ParseResult:
                 ordinal += 1
                 reader.read(elem, line, curdef)
     return ParseResult(format="ofx", rows=reader.rows, errors=reader.errors, duplicates=reader.duplicates)
+
+
+class _NestingBuilder(TreeBuilder):
+    """ofxtools' builder, refusing an end tag that does not close the open aggregate.
+
+    ElementTree's builder pops whatever is open, so a stray end tag would silently
+    move the rest of the file under another aggregate.
+    """
+
+    def __init__(self) -> None:
+        super().__init__()
+        self._open: list[str] = []
+
+    def start(self, tag: str, attrs: dict[str, str]) -> ET.Element:
+        self._open.append(tag)
+        return super().start(tag, attrs)
+
+    def end(self, tag: str) -> ET.Element:
+        if not self._open or self._open[-1] != tag:
+            opened = f"<{self._open[-1]}>" if self._open else "nothing"
+            raise ParseError(f"</{tag}> closes {opened}")
+        self._open.pop()
+        return super().end(tag)
 
 
 def _securities(root: ET.Element) -> dict[str, str]:
