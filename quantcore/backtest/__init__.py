@@ -19,6 +19,7 @@ from typing import Any
 
 from quantcore.backtest import strategies
 from quantcore.backtest.engine import EngineOptions, run
+from quantcore.backtest.rebalance import rebalance
 from quantcore.backtest.result import METRIC_NAMES, BacktestResult
 from quantcore.backtest.strategies import STRATEGIES, get_strategy
 from quantcore.backtest.sweep import SWEEP_METRICS, sweep
@@ -31,6 +32,7 @@ __all__ = [
     "BacktestResult",
     "combinatorial_purged_splits",
     "purged_kfold",
+    "rebalance",
     "run",
     "run_strategy",
     "strategies",

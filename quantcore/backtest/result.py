@@ -63,6 +63,9 @@ class BacktestResult:
         open positions last.
     positions : Series, DataFrame or ndarray
         Signed position size (units) per bar and asset.
+    turnover, costs : Series or ndarray, optional
+        Target-weight portfolios (:func:`quantcore.backtest.rebalance`): value
+        traded over the equity before trading, and fees plus slippage, per bar.
     """
 
     total_return: float
@@ -80,6 +83,8 @@ class BacktestResult:
     equity: Any
     trades: np.ndarray
     positions: Any
+    turnover: Any = None
+    costs: Any = None
 
     def metrics(self) -> dict[str, float]:
         """The scalar metrics as a dict, in :data:`METRIC_NAMES` order."""
