@@ -59,7 +59,7 @@ def _engine_options(args: argparse.Namespace) -> dict[str, Any]:
         "initial_capital": args.initial_capital,
         "fees": args.fees,
         "slippage": args.slippage,
-        "max_position_size": args.max_position_size,
+        "size": args.max_position_size,  # size_type "percent": a fraction of equity
         "fill": args.fill,
         "direction": args.direction,
         "integer_shares": args.integer_shares,

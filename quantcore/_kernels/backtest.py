@@ -1,14 +1,9 @@
-"""Signal backtest kernels: order fills, the multi-asset simulation loop and online metrics.
+"""Signal backtest kernels: the multi-asset simulation, the one-asset bar step, online metrics.
 
-The helpers below are the single definition of every fill, cash and metric update;
-:func:`simulate_nb` (the engine) and the fused sweep kernels in
-:mod:`quantcore._kernels.sweep` both call them, so a sweep row equals a single run
-with the same parameters operation for operation.
-
-Cash model: an entry of ``size`` units at fill price ``f`` debits ``size * f`` plus
-the fee ``size * f * fees`` from cash, long or short (a short's proceeds are held as
-collateral). A position is worth ``size * p`` (long) or ``size * (2 f - p)`` (short)
-at price ``p``; equity is cash plus the positions' worth.
+Every order and fill rule is in :mod:`quantcore._kernels.orders`. :func:`simulate_nb`
+(several assets sharing cash) and :func:`asset_bar_nb` (one asset on its own
+capital, the bar step of every sweep kernel) call those rules in the same order,
+so a sweep row equals a single run with the same parameters operation for operation.
 """
 
 from __future__ import annotations
@@ -16,27 +11,47 @@ from __future__ import annotations
 import numpy as np
 from numba import njit
 
+from quantcore._kernels.orders import (
+    DIRECTION_BOTH,
+    DIRECTION_LONG,
+    DIRECTION_SHORT,
+    EXIT_NONE,
+    EXIT_SIGNAL,
+    EXIT_TIME,
+    N_POS,
+    POS_ANCHOR,
+    POS_BORROW,
+    POS_ENTRY_FEE,
+    POS_ENTRY_FILL,
+    POS_ENTRY_IDX,
+    POS_EXTREME,
+    POS_SIDE,
+    POS_SIZE,
+    borrow_step_nb,
+    close_position_nb,
+    entry_fill_nb,
+    exit_step_nb,
+    mark_value_nb,
+    open_position_nb,
+    order_units_nb,
+    signal_action_nb,
+)
+
 __all__ = [
     "DIRECTION_BOTH",
     "DIRECTION_LONG",
     "DIRECTION_SHORT",
+    "N_RUN",
     "N_STATS",
     "STAT_NAMES",
-    "close_position_nb",
+    "asset_bar_nb",
     "equity_stats_nb",
     "finalize_stats_nb",
-    "mark_value_nb",
-    "open_position_nb",
+    "finish_run_nb",
+    "new_run_nb",
     "simulate_nb",
     "stats_step_nb",
 ]
-
-#: ``direction`` codes: entries open longs, exits close them.
-DIRECTION_LONG = 0
-#: entries open shorts, exits cover them.
-DIRECTION_SHORT = 1
-#: entries go long and exits go short, reversing an open position.
-DIRECTION_BOTH = 2
 
 #: Columns of a metrics row, in order (see :func:`finalize_stats_nb`).
 STAT_NAMES = (
@@ -52,64 +67,6 @@ STAT_NAMES = (
     "final_equity",
 )
 N_STATS = len(STAT_NAMES)
-
-
-@njit(cache=True)
-def open_position_nb(
-    cash: float,
-    budget: float,
-    price: float,
-    side: int,
-    fees: float,
-    slippage: float,
-    integer_shares: bool,
-) -> tuple[float, float, float, float]:
-    """Open ``side`` (+1 long, -1 short) spending at most ``budget`` including fees.
-
-    Returns ``(cash, size, fill, fee)``; ``size == 0`` when nothing can be bought.
-    """
-    fill = price * (1.0 + slippage) if side > 0 else price * (1.0 - slippage)
-    if not budget > 0.0 or not fill > 0.0:
-        return cash, 0.0, fill, 0.0
-    size = budget / (fill * (1.0 + fees))
-    if integer_shares:
-        size = np.floor(size)
-        if size <= 0.0:
-            return cash, 0.0, fill, 0.0
-    value = size * fill
-    fee = value * fees
-    return cash - (value + fee), size, fill, fee
-
-
-@njit(cache=True)
-def mark_value_nb(size: float, side: int, entry_fill: float, price: float) -> float:
-    """Worth of a position at ``price``: ``size * price`` long, ``size * (2 f - price)`` short."""
-    if side > 0:
-        return size * price
-    return size * (2.0 * entry_fill - price)
-
-
-@njit(cache=True)
-def close_position_nb(
-    cash: float,
-    size: float,
-    side: int,
-    entry_fill: float,
-    entry_fee: float,
-    price: float,
-    fees: float,
-    slippage: float,
-) -> tuple[float, float, float, float]:
-    """Close a position at ``price`` moved against the trader by ``slippage``.
-
-    Returns ``(cash, pnl, fill, fee)``; ``pnl`` is net of the entry and exit fees.
-    """
-    fill = price * (1.0 - slippage) if side > 0 else price * (1.0 + slippage)
-    value = size * fill
-    fee = value * fees
-    cash = cash + mark_value_nb(size, side, entry_fill, fill) - fee
-    pnl = side * (value - size * entry_fill) - entry_fee - fee
-    return cash, pnl, fill, fee
 
 
 @njit(cache=True)
@@ -244,58 +201,95 @@ def equity_stats_nb(
 
 @njit(cache=True)
 def _write_trade(
-    trades: np.ndarray,
-    i: int,
-    column: int,
-    side: int,
-    status: int,
-    entry_idx: int,
-    exit_idx: int,
-    size: float,
-    entry_fill: float,
-    exit_price: float,
-    entry_fee: float,
-    exit_fee: float,
-    pnl: float,
-) -> None:
+    trades: np.ndarray, i: int, column: int, pos: np.ndarray, status: int, exit_idx: int,
+    exit_price: float, exit_fee: float, pnl: float,
+) -> None:  # fmt: skip
     rec = trades[i]
     rec["column"] = column
-    rec["direction"] = side
+    rec["direction"] = int(pos[POS_SIDE])
     rec["status"] = status
-    rec["entry_idx"] = entry_idx
+    rec["entry_idx"] = int(pos[POS_ENTRY_IDX])
     rec["exit_idx"] = exit_idx
-    rec["size"] = size
-    rec["entry_price"] = entry_fill
+    rec["size"] = pos[POS_SIZE]
+    rec["entry_price"] = pos[POS_ENTRY_FILL]
     rec["exit_price"] = exit_price
-    rec["entry_fees"] = entry_fee
+    rec["entry_fees"] = pos[POS_ENTRY_FEE]
     rec["exit_fees"] = exit_fee
     rec["pnl"] = pnl
-    rec["ret"] = pnl / (size * entry_fill)
+    rec["ret"] = pnl / (pos[POS_SIZE] * pos[POS_ENTRY_FILL])
+
+
+@njit(cache=True)
+def _exit(
+    pos: np.ndarray, cash: float, price: float, why: int, fees: float, slippage: float
+) -> tuple[float, float, float, float]:
+    """Close ``pos`` at ``price`` for reason ``why``: ``(cash, pnl, fill, fee)``, borrow included."""
+    slip = slippage if why == EXIT_SIGNAL or why == EXIT_TIME else 0.0
+    cash, pnl, fill, fee = close_position_nb(
+        cash, pos[POS_SIZE], int(pos[POS_SIDE]), pos[POS_ENTRY_FILL], pos[POS_ENTRY_FEE], price,
+        fees, slip,
+    )  # fmt: skip
+    return cash, pnl - pos[POS_BORROW], fill, fee
+
+
+@njit(cache=True)
+def _enter(
+    pos: np.ndarray, cash: float, equity: float, t: int, p: float, side: int, size_type: int,
+    size: float, leverage: float, fees: float, slippage: float, integer_shares: bool,
+) -> float:  # fmt: skip
+    """Open ``side`` at order price ``p`` if the sizing allows a unit; returns the cash."""
+    f = entry_fill_nb(p, side, slippage)
+    units = order_units_nb(size_type, size, cash, equity, leverage, f, fees, integer_shares)
+    if units > 0.0:
+        cash, fee = open_position_nb(cash, units, f, fees)
+        pos[POS_SIZE] = units
+        pos[POS_SIDE] = side
+        pos[POS_ENTRY_FILL] = f
+        pos[POS_ENTRY_FEE] = fee
+        pos[POS_ENTRY_IDX] = t
+        pos[POS_ANCHOR] = p
+        pos[POS_EXTREME] = p
+        pos[POS_BORROW] = 0.0
+    return cash
 
 
 @njit(cache=True)
 def simulate_nb(
+    open_: np.ndarray,
+    high: np.ndarray,
+    low: np.ndarray,
     close: np.ndarray,
     fill: np.ndarray,
     entries: np.ndarray,
     exits: np.ndarray,
+    use_open: bool,
     init_cash: float,
     fees: float,
     slippage: float,
-    max_size: float,
+    size_type: int,
+    size: float,
+    leverage: float,
+    borrow_bar: float,
     direction: int,
     integer_shares: bool,
+    sl: float,
+    tp: float,
+    trail: float,
+    time_stop: float,
     trades: np.ndarray,
 ) -> tuple[np.ndarray, np.ndarray, np.ndarray, int]:
     """Simulate signals on ``k`` assets sharing one cash pool.
 
-    Parameters are (n, k) arrays: ``close`` marks positions, ``fill`` is the price
-    an order at bar ``t`` fills at (already aligned: for next-open fills the caller
-    shifts the signals by one bar). Each bar first closes (exits, and the closing
-    leg of reversals) in column order, then opens in column order with a budget of
-    ``min(max_size * equity, cash)``, equity valued at the bar's fill prices. An
-    order whose fill price is not finite and positive is ignored. ``trades`` is a
-    preallocated ``trade_dt`` array large enough for every entry signal.
+    Price arrays are (n, k): ``open_``, ``high``, ``low`` feed the stops (pass the
+    closes for close-only data), ``close`` marks positions, ``fill`` is the price an
+    order at bar ``t`` fills at (already aligned: for next-open fills the caller
+    shifts the signals by one bar and sets ``use_open``). Each bar: shorts pay one
+    bar of borrow; then exits (stops and signals, :func:`~quantcore._kernels.orders.exit_step_nb`)
+    in column order; then entries in column order, sized on the equity at this
+    bar's fill prices; then the mark at the close. A bar on which a stop or time
+    stop closed an asset opens nothing on it. An order whose fill price is not
+    finite and positive is ignored. ``trades`` is a preallocated ``trade_dt``
+    array large enough for every entry signal.
 
     Returns ``(equity, cash, positions, n_trades)``: equity and cash per bar, the
     signed position size per bar and asset, and the number of records written.
@@ -304,91 +298,167 @@ def simulate_nb(
     equity = np.empty(n)
     cash_out = np.empty(n)
     positions = np.zeros((n, k))
-    size = np.zeros(k)
-    side = np.zeros(k, dtype=np.int64)
-    entry_fill = np.zeros(k)
-    entry_fee = np.zeros(k)
-    entry_idx = np.zeros(k, dtype=np.int64)
+    pos = np.zeros((k, N_POS))
     mark = np.full(k, np.nan)
+    stopped = np.zeros(k, dtype=np.bool_)
     cash = init_cash
     n_trades = 0
     for t in range(n):
-        # phase 1: closes (plain exits and the first leg of reversals)
         for j in range(k):
-            if size[j] == 0.0:
+            cash = borrow_step_nb(pos[j], cash, t, mark[j], borrow_bar)
+        # exits: stops and signals
+        for j in range(k):
+            stopped[j] = False
+            if pos[j, POS_SIZE] == 0.0:
                 continue
-            e = entries[t, j]
-            x = exits[t, j]
-            p = fill[t, j]
-            if e == x or not (np.isfinite(p) and p > 0.0):
-                continue
-            if direction == DIRECTION_LONG:
-                do_close = x
-            elif direction == DIRECTION_SHORT:
-                do_close = x
-            else:
-                do_close = (x and side[j] > 0) or (e and side[j] < 0)
-            if do_close:
-                cash, pnl, xf, xfee = close_position_nb(
-                    cash, size[j], side[j], entry_fill[j], entry_fee[j], p, fees, slippage
-                )
-                _write_trade(
-                    trades, n_trades, j, side[j], 1, entry_idx[j], t, size[j],
-                    entry_fill[j], xf, entry_fee[j], xfee, pnl,
-                )  # fmt: skip
+            price, why = exit_step_nb(
+                pos[j], t, open_[t, j], high[t, j], low[t, j], fill[t, j], entries[t, j],
+                exits[t, j], use_open, direction, sl, tp, trail, time_stop,
+            )  # fmt: skip
+            if why != EXIT_NONE:
+                cash, pnl, xf, xfee = _exit(pos[j], cash, price, why, fees, slippage)
+                _write_trade(trades, n_trades, j, pos[j], 1, t, xf, xfee, pnl)
                 n_trades += 1
-                size[j] = 0.0
-                side[j] = 0
-        # phase 2: opens, each sized on the equity at this bar's fill prices
+                pos[j, POS_SIZE] = 0.0
+                stopped[j] = why != EXIT_SIGNAL
+        # entries, each sized on the equity at this bar's fill prices
         for j in range(k):
-            if size[j] != 0.0:
+            if pos[j, POS_SIZE] != 0.0 or stopped[j]:
                 continue
-            e = entries[t, j]
-            x = exits[t, j]
             p = fill[t, j]
-            if e == x or not (np.isfinite(p) and p > 0.0):
+            if not (np.isfinite(p) and p > 0.0):
                 continue
-            if direction == DIRECTION_LONG:
-                new_side = 1 if e else 0
-            elif direction == DIRECTION_SHORT:
-                new_side = -1 if e else 0
-            else:
-                new_side = 1 if e else -1
+            _, new_side = signal_action_nb(0, entries[t, j], exits[t, j], direction)
             if new_side == 0:
                 continue
             eq = cash
             for i in range(k):
-                if size[i] != 0.0:
+                if pos[i, POS_SIZE] != 0.0:
                     q = fill[t, i] if np.isfinite(fill[t, i]) and fill[t, i] > 0.0 else mark[i]
-                    eq += mark_value_nb(size[i], side[i], entry_fill[i], q)
-            budget = min(max_size * eq, cash)
-            cash, q, f, fee = open_position_nb(
-                cash, budget, p, new_side, fees, slippage, integer_shares
-            )
-            if q > 0.0:
-                size[j] = q
-                side[j] = new_side
-                entry_fill[j] = f
-                entry_fee[j] = fee
-                entry_idx[j] = t
+                    eq += mark_value_nb(pos[i, POS_SIZE], int(pos[i, POS_SIDE]),
+                                        pos[i, POS_ENTRY_FILL], q)  # fmt: skip
+            cash = _enter(
+                pos[j], cash, eq, t, p, new_side, size_type, size, leverage, fees, slippage,
+                integer_shares,
+            )  # fmt: skip
         # mark to market at the close
         eq = cash
         for j in range(k):
             c = close[t, j]
             if np.isfinite(c):
                 mark[j] = c
-            if size[j] != 0.0:
-                eq += mark_value_nb(size[j], side[j], entry_fill[j], mark[j])
-                positions[t, j] = side[j] * size[j]
+            if pos[j, POS_SIZE] != 0.0:
+                eq += mark_value_nb(pos[j, POS_SIZE], int(pos[j, POS_SIDE]), pos[j, POS_ENTRY_FILL],
+                                    mark[j])  # fmt: skip
+                positions[t, j] = pos[j, POS_SIDE] * pos[j, POS_SIZE]
         equity[t] = eq
         cash_out[t] = cash
     for j in range(k):
-        if size[j] != 0.0:
+        if pos[j, POS_SIZE] != 0.0:
             m = mark[j]
-            pnl = side[j] * (size[j] * m - size[j] * entry_fill[j]) - entry_fee[j]
-            _write_trade(
-                trades, n_trades, j, side[j], 0, entry_idx[j], -1, size[j],
-                entry_fill[j], m, entry_fee[j], 0.0, pnl,
-            )  # fmt: skip
+            s = pos[j, POS_SIZE]
+            pnl = pos[j, POS_SIDE] * (s * m - s * pos[j, POS_ENTRY_FILL]) - pos[j, POS_ENTRY_FEE]
+            _write_trade(trades, n_trades, j, pos[j], 0, -1, m, 0.0, pnl - pos[j, POS_BORROW])
             n_trades += 1
     return equity, cash_out, positions, n_trades
+
+
+# slots of a one-asset run's state (:func:`asset_bar_nb`)
+RUN_CASH = 0
+RUN_MARK = 1
+RUN_PREV = 2  # equity at the previous bar
+RUN_PEAK = 3
+RUN_TROUGH = 4
+RUN_MAX_DD = 5
+RUN_SUM_R = 6
+RUN_SUM_R2 = 7
+RUN_SUM_DOWN2 = 8
+RUN_CLOSED = 9
+RUN_WINS = 10
+RUN_PROFIT = 11
+RUN_LOSS = 12
+RUN_EXPOSED = 13
+N_RUN = 14
+
+
+@njit(cache=True)
+def new_run_nb(init_cash: float) -> tuple[np.ndarray, np.ndarray]:
+    """Fresh ``(position, run state)`` arrays of one asset for :func:`asset_bar_nb`."""
+    st = np.zeros(N_RUN)
+    st[RUN_CASH] = init_cash
+    st[RUN_MARK] = np.nan
+    st[RUN_PREV] = init_cash
+    st[RUN_PEAK] = init_cash
+    st[RUN_TROUGH] = init_cash
+    return np.zeros(N_POS), st
+
+
+@njit(cache=True)
+def asset_bar_nb(
+    pos: np.ndarray, st: np.ndarray, t: int, o: float, h: float, lo: float, c: float, p: float,
+    e: bool, x: bool, use_open: bool, direction: int, sl: float, tp: float, trail: float,
+    time_stop: float, fees: float, slippage: float, size_type: int, size: float, leverage: float,
+    borrow_bar: float, integer_shares: bool,
+) -> None:  # fmt: skip
+    """One bar of one asset on its own capital: :func:`simulate_nb` with ``k = 1``.
+
+    ``p`` is the bar's order price and ``e, x`` the signals acted on at this bar
+    (already shifted for next-open fills). Updates the position ``pos`` and the run
+    state ``st`` (cash, mark and the online metrics of :func:`stats_step_nb`).
+    """
+    cash = borrow_step_nb(pos, st[RUN_CASH], t, st[RUN_MARK], borrow_bar)
+    stopped = False
+    if pos[POS_SIZE] != 0.0:
+        price, why = exit_step_nb(
+            pos, t, o, h, lo, p, e, x, use_open, direction, sl, tp, trail, time_stop
+        )
+        if why != EXIT_NONE:
+            cash, pnl, _, _ = _exit(pos, cash, price, why, fees, slippage)
+            st[RUN_CLOSED] += 1.0
+            if pnl > 0.0:
+                st[RUN_WINS] += 1.0
+                st[RUN_PROFIT] += pnl
+            elif pnl < 0.0:
+                st[RUN_LOSS] -= pnl
+            pos[POS_SIZE] = 0.0
+            stopped = why != EXIT_SIGNAL
+    if pos[POS_SIZE] == 0.0 and not stopped and e != x and p == p and p > 0.0:
+        _, new_side = signal_action_nb(0, e, x, direction)
+        if new_side != 0:
+            cash = _enter(
+                pos, cash, cash, t, p, new_side, size_type, size, leverage, fees, slippage,
+                integer_shares,
+            )  # fmt: skip
+    if c == c:
+        st[RUN_MARK] = c
+    eq = cash
+    if pos[POS_SIZE] != 0.0:
+        eq += mark_value_nb(pos[POS_SIZE], int(pos[POS_SIDE]), pos[POS_ENTRY_FILL], st[RUN_MARK])
+        st[RUN_EXPOSED] += 1.0
+    st[RUN_CASH] = cash
+    peak, trough, max_dd, sum_r, sum_r2, sum_down2 = stats_step_nb(
+        eq, st[RUN_PREV], st[RUN_PEAK], st[RUN_TROUGH], st[RUN_MAX_DD], st[RUN_SUM_R],
+        st[RUN_SUM_R2], st[RUN_SUM_DOWN2],
+    )  # fmt: skip
+    st[RUN_PEAK] = peak
+    st[RUN_TROUGH] = trough
+    st[RUN_MAX_DD] = max_dd
+    st[RUN_SUM_R] = sum_r
+    st[RUN_SUM_R2] = sum_r2
+    st[RUN_SUM_DOWN2] = sum_down2
+    st[RUN_PREV] = eq
+
+
+@njit(cache=True)
+def finish_run_nb(
+    pos: np.ndarray, st: np.ndarray, init_cash: float, n: int, periods_per_year: float,
+    out: np.ndarray,
+) -> None:  # fmt: skip
+    """Write the metrics row of a finished :func:`asset_bar_nb` run into ``out``."""
+    n_closed = int(st[RUN_CLOSED])
+    n_trades = n_closed + (1 if pos[POS_SIZE] != 0.0 else 0)
+    finalize_stats_nb(
+        out, init_cash, st[RUN_PREV], n, st[RUN_SUM_R], st[RUN_SUM_R2], st[RUN_SUM_DOWN2],
+        st[RUN_PEAK], st[RUN_TROUGH], st[RUN_MAX_DD], n_trades, n_closed, int(st[RUN_WINS]),
+        st[RUN_PROFIT], st[RUN_LOSS], int(st[RUN_EXPOSED]), periods_per_year,
+    )  # fmt: skip

@@ -10,17 +10,8 @@ from __future__ import annotations
 import numpy as np
 from numba import njit, prange
 
-from quantcore._kernels.backtest import (
-    DIRECTION_BOTH,
-    DIRECTION_LONG,
-    DIRECTION_SHORT,
-    N_STATS,
-    close_position_nb,
-    finalize_stats_nb,
-    mark_value_nb,
-    open_position_nb,
-    stats_step_nb,
-)
+from quantcore._kernels.backtest import N_STATS, asset_bar_nb, finish_run_nb, new_run_nb
+from quantcore._kernels.orders import DIRECTION_BOTH, DIRECTION_LONG, SIZE_PERCENT
 from quantcore._kernels.signals import (
     BLOCK,
     N_STATE,
@@ -37,59 +28,48 @@ from quantcore._kernels.sweep_fast import (
 )
 
 __all__ = [
+    "N_OPT",
+    "OPT_FEES",
+    "OPT_SIZE",
+    "OPT_SL",
+    "OPT_TIME",
+    "OPT_TP",
+    "OPT_TRAIL",
     "fast_path_applies_nb",
     "ma_table_nb",
     "sweep_general_nb",
     "sweep_ma_fast_nb",
     "sweep_nb",
+    "sweep_signals_nb",
 ]
+
+# columns of a sweep's per-combination engine options (NaN: stop off)
+OPT_SL = 0
+OPT_TP = 1
+OPT_TRAIL = 2
+OPT_TIME = 3
+OPT_FEES = 4
+OPT_SIZE = 5
+N_OPT = 6
 
 
 @njit(cache=True)
 def _run_one(
-    strategy: int,
-    x: np.ndarray,
-    o: np.ndarray,
-    use_open: bool,
-    first: int,
-    p0: float,
-    p1: float,
-    p2: float,
-    init_cash: float,
-    fees: float,
-    slippage: float,
-    max_size: float,
-    direction: int,
-    integer_shares: bool,
-    periods_per_year: float,
-    out: np.ndarray,
-) -> None:
+    strategy: int, o: np.ndarray, h: np.ndarray, lo: np.ndarray, x: np.ndarray, fill: np.ndarray,
+    use_open: bool, first: int, p0: float, p1: float, p2: float, opt: np.ndarray,
+    init_cash: float, slippage: float, size_type: int, leverage: float, borrow_bar: float,
+    direction: int, integer_shares: bool, periods_per_year: float, out: np.ndarray,
+) -> None:  # fmt: skip
+    """One combination on one asset: signals block by block, then :func:`asset_bar_nb` per bar."""
     n = x.shape[0]
     st = np.zeros(N_STATE)
     cst = constants_nb(strategy, p0, p1)
     ent = np.zeros(BLOCK, dtype=np.bool_)
     ext = np.zeros(BLOCK, dtype=np.bool_)
     b = BLOCK - 1  # position in the signal buffers: refilled at the first valid bar
-    cash = init_cash
-    size = 0.0
-    side = 0
-    entry_fill = 0.0
-    entry_fee = 0.0
-    mark = np.nan
+    pos, run = new_run_nb(init_cash)
     pend_e = False
     pend_x = False
-    peak = init_cash
-    trough = init_cash
-    max_dd = 0.0
-    sum_r = 0.0
-    sum_r2 = 0.0
-    sum_down2 = 0.0
-    prev = init_cash
-    n_closed = 0
-    n_wins = 0
-    gross_profit = 0.0
-    gross_loss = 0.0
-    exposed = 0
     for t in range(n):
         se = False
         sx = False
@@ -105,104 +85,119 @@ def _run_one(
         if use_open:
             e = pend_e
             xs = pend_x
-            p = o[t]
             pend_e = se
             pend_x = sx
         else:
             e = se
             xs = sx
-            p = x[t]
-        if e != xs and np.isfinite(p) and p > 0.0:
-            if size != 0.0:
-                if direction == DIRECTION_BOTH:
-                    do_close = (xs and side > 0) or (e and side < 0)
-                else:
-                    do_close = xs
-                if do_close:
-                    cash, pnl, _, _ = close_position_nb(
-                        cash, size, side, entry_fill, entry_fee, p, fees, slippage
-                    )
-                    n_closed += 1
-                    if pnl > 0.0:
-                        n_wins += 1
-                        gross_profit += pnl
-                    elif pnl < 0.0:
-                        gross_loss -= pnl
-                    size = 0.0
-                    side = 0
-            if size == 0.0:
-                new_side = 0
-                if direction == DIRECTION_LONG:
-                    new_side = 1 if e else 0
-                elif direction == DIRECTION_SHORT:
-                    new_side = -1 if e else 0
-                else:
-                    new_side = 1 if e else -1
-                if new_side != 0:
-                    eq = cash
-                    budget = min(max_size * eq, cash)
-                    cash, q, f, fee = open_position_nb(
-                        cash, budget, p, new_side, fees, slippage, integer_shares
-                    )
-                    if q > 0.0:
-                        size = q
-                        side = new_side
-                        entry_fill = f
-                        entry_fee = fee
-        c = x[t]
-        if np.isfinite(c):
-            mark = c
-        eq = cash
-        if size != 0.0:
-            eq += mark_value_nb(size, side, entry_fill, mark)
-            exposed += 1
-        peak, trough, max_dd, sum_r, sum_r2, sum_down2 = stats_step_nb(
-            eq, prev, peak, trough, max_dd, sum_r, sum_r2, sum_down2
-        )
-        prev = eq
-    n_trades = n_closed + (1 if size != 0.0 else 0)
-    finalize_stats_nb(
-        out, init_cash, prev, n, sum_r, sum_r2, sum_down2, peak, trough, max_dd, n_trades,
-        n_closed, n_wins, gross_profit, gross_loss, exposed, periods_per_year,
-    )  # fmt: skip
+        asset_bar_nb(
+            pos, run, t, o[t], h[t], lo[t], x[t], fill[t], e, xs, use_open, direction,
+            opt[OPT_SL], opt[OPT_TP], opt[OPT_TRAIL], opt[OPT_TIME], opt[OPT_FEES], slippage,
+            size_type, opt[OPT_SIZE], leverage, borrow_bar, integer_shares,
+        )  # fmt: skip
+    finish_run_nb(pos, run, init_cash, n, periods_per_year, out)
 
 
 @njit(cache=True, parallel=True)
 def sweep_general_nb(
     strategy: int,
-    close: np.ndarray,
     open_: np.ndarray,
+    high: np.ndarray,
+    low: np.ndarray,
+    close: np.ndarray,
     use_open: bool,
     first: np.ndarray,
     params: np.ndarray,
+    opts: np.ndarray,
     init_cash: float,
-    fees: float,
     slippage: float,
-    max_size: float,
+    size_type: int,
+    leverage: float,
+    borrow_bar: float,
     direction: int,
     integer_shares: bool,
     periods_per_year: float,
 ) -> np.ndarray:
     """Metrics of every (combination, asset) pair, simulated bar by bar, parallel over pairs.
 
-    ``close`` and ``open_`` are (n, k); ``params`` is (m, 3) (``p0, p1, p2`` of
-    :func:`~quantcore._kernels.signals.signal_block_nb`); ``first[j]`` is asset ``j``'s first valid bar. Row
-    ``c * k + j`` of the (m * k, N_STATS) result is combination ``c`` on asset
-    ``j``, computed with the fills and online metrics of ``simulate_nb`` and
-    ``equity_stats_nb``. ``DIRECTION_SHORT`` is accepted like the engine.
-    Any strategy and option; :func:`sweep_nb` uses it where the fast path does not apply.
+    Price arrays are (n, k) (``open_``, ``high``, ``low`` are the closes for
+    close-only data); ``params`` is (m, 3) (``p0, p1, p2`` of
+    :func:`~quantcore._kernels.signals.signal_block_nb`) and ``opts`` the (m, N_OPT)
+    engine options of each combination; ``first[j]`` is asset ``j``'s first valid
+    bar. Row ``c * k + j`` of the (m * k, N_STATS) result is combination ``c`` on
+    asset ``j``: the bars of :func:`~quantcore._kernels.backtest.asset_bar_nb` and
+    the metrics of ``equity_stats_nb``. Any strategy and option.
     """
     m = params.shape[0]
     k = close.shape[1]
     out = np.empty((m * k, N_STATS))
+    fill = open_ if use_open else close
     for task in prange(m * k):
         c = task // k
         j = task % k
         _run_one(
-            strategy, close[:, j], open_[:, j], use_open, first[j],
-            params[c, 0], params[c, 1], params[c, 2], init_cash, fees, slippage,
-            max_size, direction, integer_shares, periods_per_year, out[task],
+            strategy, open_[:, j], high[:, j], low[:, j], close[:, j], fill[:, j], use_open,
+            first[j], params[c, 0], params[c, 1], params[c, 2], opts[c], init_cash, slippage,
+            size_type, leverage, borrow_bar, direction, integer_shares, periods_per_year,
+            out[task],
         )  # fmt: skip
+    return out
+
+
+@njit(cache=True, parallel=True)
+def sweep_signals_nb(
+    open_: np.ndarray,
+    high: np.ndarray,
+    low: np.ndarray,
+    close: np.ndarray,
+    use_open: bool,
+    entries: np.ndarray,
+    exits: np.ndarray,
+    opts: np.ndarray,
+    init_cash: float,
+    slippage: float,
+    size_type: int,
+    leverage: float,
+    borrow_bar: float,
+    direction: int,
+    integer_shares: bool,
+    periods_per_year: float,
+) -> np.ndarray:
+    """Metrics of given signals under every row of engine options, parallel over rows.
+
+    ``entries`` and ``exits`` are (n, k) signals acted on at each bar (shifted one
+    bar for next-open fills); ``opts`` is (m, N_OPT). Row ``c * k + j`` of the
+    (m * k, N_STATS) result is option row ``c`` on column ``j``, each column on its
+    own capital. A flat stretch is skipped to the next entry signal (its equity
+    is constant: no return, no drawdown), so a row costs the bars in a position.
+    """
+    m = opts.shape[0]
+    n, k = close.shape
+    out = np.empty((m * k, N_STATS))
+    fill = open_ if use_open else close
+    # next bar >= t with a signal a flat book acts on (an entry alone; either, reversing)
+    both = direction == DIRECTION_BOTH
+    nxt = np.empty((n + 1, k), dtype=np.int64)
+    for j in range(k):
+        nxt[n, j] = n
+        for t in range(n - 1, -1, -1):
+            acts = entries[t, j] != exits[t, j] if both else entries[t, j] and not exits[t, j]
+            nxt[t, j] = t if acts else nxt[t + 1, j]
+    for task in prange(m * k):
+        c = task // k
+        j = task % k
+        opt = opts[c]
+        pos, run = new_run_nb(init_cash)
+        t = nxt[0, j]
+        while t < n:
+            asset_bar_nb(
+                pos, run, t, open_[t, j], high[t, j], low[t, j], close[t, j], fill[t, j],
+                entries[t, j], exits[t, j], use_open, direction, opt[OPT_SL], opt[OPT_TP],
+                opt[OPT_TRAIL], opt[OPT_TIME], opt[OPT_FEES], slippage, size_type,
+                opt[OPT_SIZE], leverage, borrow_bar, integer_shares,
+            )  # fmt: skip
+            t = t + 1 if pos[0] != 0.0 else nxt[t + 1, j]
+        finish_run_nb(pos, run, init_cash, n, periods_per_year, out[task])
     return out
 
 
@@ -233,26 +228,42 @@ def ma_table_nb(x: np.ndarray, first: int, keys: np.ndarray) -> np.ndarray:
 
 @njit(cache=True)
 def fast_path_applies_nb(
-    strategy: int, use_open: bool, max_size: float, direction: int, integer_shares: bool
+    strategy: int,
+    use_open: bool,
+    opts: np.ndarray,
+    size_type: int,
+    leverage: float,
+    direction: int,
+    integer_shares: bool,
 ) -> bool:
     """Whether :func:`sweep_ma_fast_nb` computes the sweep (else :func:`sweep_general_nb`).
 
-    moving_average, fills at the close, long only, ``max_size >= 1`` (an entry
-    spends all the cash), fractional shares.
+    moving_average, fills at the close, long only, ``size_type`` percent with
+    ``size >= 1`` and ``leverage == 1`` (an entry spends all the cash), fractional
+    shares, no stop in any row.
     """
-    return (
+    if not (
         strategy == STRATEGY_MOVING_AVERAGE
         and not use_open
         and direction == DIRECTION_LONG
-        and max_size >= 1.0
+        and size_type == SIZE_PERCENT
+        and leverage == 1.0
         and not integer_shares
-    )
+    ):
+        return False
+    for c in range(opts.shape[0]):
+        if opts[c, OPT_SIZE] < 1.0:
+            return False
+        for i in (OPT_SL, OPT_TP, OPT_TRAIL, OPT_TIME):
+            if opts[c, i] == opts[c, i]:
+                return False
+    return True
 
 
 @njit(cache=True, parallel=True)
 def _ma_fast_asset(
     x: np.ndarray, first: int, keys: np.ndarray, fi: np.ndarray, si: np.ndarray,
-    init_cash: float, fees: float, slippage: float, max_size: float, periods_per_year: float,
+    init_cash: float, opts: np.ndarray, slippage: float, periods_per_year: float,
     out: np.ndarray, j: int, k: int,
 ) -> None:  # fmt: skip
     """Rows ``c * k + j`` of :func:`sweep_ma_fast_nb` for one clean asset ``x``."""
@@ -272,8 +283,9 @@ def _ma_fast_asset(
         for b in range(lane, blocks, lanes):
             for c in range(16 * b, min(16 * b + 16, m)):
                 ma_cross_row_nb(
-                    x, first, table, fi[c], si[c], pre, ext, idx, mr, init_cash, fees,
-                    slippage, max_size, periods_per_year, out, c * k + j, flags, acc,
+                    x, first, table, fi[c], si[c], pre, ext, idx, mr, init_cash,
+                    opts[c, OPT_FEES], slippage, opts[c, OPT_SIZE], periods_per_year, out,
+                    c * k + j, flags, acc,
                 )  # fmt: skip
 
 
@@ -282,10 +294,9 @@ def sweep_ma_fast_nb(
     close: np.ndarray,
     first: np.ndarray,
     params: np.ndarray,
+    opts: np.ndarray,
     init_cash: float,
-    fees: float,
     slippage: float,
-    max_size: float,
     periods_per_year: float,
 ) -> np.ndarray:
     """The moving-average sweep on the fast path (see :mod:`quantcore._kernels.sweep_fast`).
@@ -317,47 +328,46 @@ def sweep_ma_fast_nb(
         if not clean:
             for c in prange(m):
                 _run_one(
-                    STRATEGY_MOVING_AVERAGE, x, x, False, f0, params[c, 0], params[c, 1],
-                    params[c, 2], init_cash, fees, slippage, max_size, DIRECTION_LONG, False,
-                    periods_per_year, out[c * k + j],
+                    STRATEGY_MOVING_AVERAGE, x, x, x, x, x, False, f0, params[c, 0],
+                    params[c, 1], params[c, 2], opts[c], init_cash, slippage, SIZE_PERCENT,
+                    1.0, 0.0, DIRECTION_LONG, False, periods_per_year, out[c * k + j],
                 )  # fmt: skip
             continue
-        _ma_fast_asset(
-            x, f0, keys, fi, si, init_cash, fees, slippage, max_size, periods_per_year, out, j, k
-        )
+        _ma_fast_asset(x, f0, keys, fi, si, init_cash, opts, slippage, periods_per_year, out, j, k)
     return out
 
 
 @njit(cache=True)
 def sweep_nb(
     strategy: int,
-    close: np.ndarray,
     open_: np.ndarray,
+    high: np.ndarray,
+    low: np.ndarray,
+    close: np.ndarray,
     use_open: bool,
     first: np.ndarray,
     params: np.ndarray,
+    opts: np.ndarray,
     init_cash: float,
-    fees: float,
     slippage: float,
-    max_size: float,
+    size_type: int,
+    leverage: float,
+    borrow_bar: float,
     direction: int,
     integer_shares: bool,
     periods_per_year: float,
 ) -> np.ndarray:
     """Metrics of every (combination, asset) pair: the fast path where it applies.
 
-    ``close`` and ``open_`` are (n, k); ``params`` is (m, 3) (``p0, p1, p2`` of
-    :func:`~quantcore._kernels.signals.signal_block_nb`); ``first[j]`` is asset ``j``'s first valid bar. Row
-    ``c * k + j`` of the (m * k, N_STATS) result is combination ``c`` on asset
-    ``j``. Under :func:`fast_path_applies_nb` the work goes to
-    :func:`sweep_ma_fast_nb`, otherwise to :func:`sweep_general_nb`; both equal
-    a single run with the same parameters.
+    Arguments as :func:`sweep_general_nb`. Under :func:`fast_path_applies_nb` the
+    work goes to :func:`sweep_ma_fast_nb`, otherwise to :func:`sweep_general_nb`;
+    both equal a single run with the same parameters.
     """
-    if fast_path_applies_nb(strategy, use_open, max_size, direction, integer_shares):
-        return sweep_ma_fast_nb(
-            close, first, params, init_cash, fees, slippage, max_size, periods_per_year
-        )
+    if fast_path_applies_nb(
+        strategy, use_open, opts, size_type, leverage, direction, integer_shares
+    ):
+        return sweep_ma_fast_nb(close, first, params, opts, init_cash, slippage, periods_per_year)
     return sweep_general_nb(
-        strategy, close, open_, use_open, first, params, init_cash, fees, slippage, max_size,
-        direction, integer_shares, periods_per_year,
+        strategy, open_, high, low, close, use_open, first, params, opts, init_cash, slippage,
+        size_type, leverage, borrow_bar, direction, integer_shares, periods_per_year,
     )  # fmt: skip

@@ -14,8 +14,8 @@ precomputations shared by every combination,
 
 a combination costs one branch-light scan of its two moving-average rows for
 crossings (:func:`ma_cross_row_nb`) and O(log n) work per trade. Entry and exit
-bars go through the engine's own :func:`~quantcore._kernels.backtest.open_position_nb`
-and :func:`~quantcore._kernels.backtest.close_position_nb`; every equity value the
+bars go through the order engine's own rules (:mod:`quantcore._kernels.orders`:
+the signal decision, the sizing, the entry and exit fills); every equity value the
 drawdown compares is recomputed exactly as the engine computes it (``c + q * p``).
 The moving-average rows themselves are built by
 :func:`quantcore._kernels.sweep.ma_table_nb` with the signal kernels' recursion.
@@ -26,7 +26,16 @@ from __future__ import annotations
 import numpy as np
 from numba import njit
 
-from quantcore._kernels.backtest import close_position_nb, finalize_stats_nb, open_position_nb
+from quantcore._kernels.backtest import finalize_stats_nb
+from quantcore._kernels.orders import (
+    DIRECTION_LONG,
+    SIZE_PERCENT,
+    close_position_nb,
+    entry_fill_nb,
+    open_position_nb,
+    order_units_nb,
+    signal_action_nb,
+)
 
 __all__ = [
     "extrema_nb",
@@ -457,21 +466,10 @@ def ma_cross_row_nb(
         for u in range(8 * i, 8 * i + 8):
             if flags[u] == 0:
                 continue
-            if size == 0.0:
-                if table[i_fast, u] > table[i_slow, u]:
-                    p = x[u]
-                    budget = min(max_size * cash, cash)
-                    c, q, f, fee = open_position_nb(cash, budget, p, 1, fees, slippage, False)
-                    if q > 0.0:
-                        cash = c
-                        size = q
-                        entry_fill = f
-                        entry_fee = fee
-                        entry = u
-                        eq = cash + size * p
-                        _bar(eq, prev, acc)
-                        prev = eq
-            elif table[i_fast, u] < table[i_slow, u]:
+            up = table[i_fast, u] > table[i_slow, u]
+            down = table[i_fast, u] < table[i_slow, u]
+            close, new_side = signal_action_nb(1 if size != 0.0 else 0, up, down, DIRECTION_LONG)
+            if close:
                 _holding(x, pre, ext, idx, mr, entry, u - 1, cash, size, acc)
                 prev = cash + size * x[u - 1]
                 cash, pnl, _, _ = close_position_nb(
@@ -487,6 +485,19 @@ def ma_cross_row_nb(
                 size = 0.0
                 _bar(cash, prev, acc)
                 prev = cash
+            elif size == 0.0 and new_side > 0:
+                p = x[u]
+                f = entry_fill_nb(p, 1, slippage)
+                q = order_units_nb(SIZE_PERCENT, max_size, cash, cash, 1.0, f, fees, False)
+                if q > 0.0:
+                    cash, fee = open_position_nb(cash, q, f, fees)
+                    size = q
+                    entry_fill = f
+                    entry_fee = fee
+                    entry = u
+                    eq = cash + size * p
+                    _bar(eq, prev, acc)
+                    prev = eq
     n_trades = n_closed
     if size != 0.0:  # open at the end: marked to market at the last close
         _holding(x, pre, ext, idx, mr, entry, n - 1, cash, size, acc)

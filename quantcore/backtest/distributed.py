@@ -27,22 +27,18 @@ __all__ = ["run_on_client", "sweep_chunk"]
 
 def sweep_chunk(
     code: int,
-    close: np.ndarray,
-    open_: np.ndarray,
+    arrays: tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray],
     use_open: bool,
     params: np.ndarray,
-    kernel_args: tuple[float, float, float, float, int, bool],
-    periods_per_year: float,
+    table: np.ndarray,
+    scalars: tuple[float, float, int, float, float, int, bool, float],
 ) -> np.ndarray:
     """One task on a worker: the fused kernel on a slice of the grid."""
     from quantcore._kernels.sweep import sweep_nb
 
+    o, h, lo, close = arrays
     first = first_valid(close)
-    init, fees, slip, mps, direction, integer = kernel_args
-    return sweep_nb(
-        code, np.asfortranarray(close), np.asfortranarray(open_), use_open, first, params,
-        init, fees, slip, mps, direction, integer, periods_per_year,
-    )  # fmt: skip
+    return sweep_nb(code, o, h, lo, close, use_open, first, params, table, *scalars)
 
 
 def run_on_client(
@@ -50,12 +46,13 @@ def run_on_client(
     code: int,
     data: PriceData,
     params: np.ndarray,
+    table: np.ndarray,
     opts: EngineOptions,
     *,
     chunk_size: int | None = None,
     progress: bool = False,
 ) -> np.ndarray:
-    """Split ``params`` into chunks, run them on ``client``'s workers, stack in order."""
+    """Split ``params`` (and option rows ``table``) into chunks, run them on ``client``'s workers, stack in order."""
     if not hasattr(client, "submit") or not hasattr(client, "scatter"):
         raise ValueError(f"client must be a dask.distributed.Client, got {type(client).__name__}")
     from dask.distributed import as_completed
@@ -64,20 +61,19 @@ def run_on_client(
     if chunk_size is None:
         threads = max(1, sum(client.nthreads().values()))
         chunk_size = max(1, -(-m // (4 * threads)))
+    from quantcore.backtest.sweep import _arrays, _kernel_scalars
+
     use_open = opts.fill == "next_open"
-    close = np.asfortranarray(data.close)
-    open_ = np.asfortranarray(data.open) if use_open and data.open is not None else close
-    close_f, open_f = client.scatter([close, open_], broadcast=True)
-    args = (opts.kernel_args(), float(opts.periods_per_year))
+    arrays = client.scatter(_arrays(data, opts), broadcast=True)
     futures = [
         client.submit(
             sweep_chunk,
             code,
-            close_f,
-            open_f,
+            arrays,
             use_open,
             params[s : s + chunk_size],
-            *args,
+            table[s : s + chunk_size],
+            _kernel_scalars(opts),
             pure=False,
         )
         for s in range(0, m, chunk_size)

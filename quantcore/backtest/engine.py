@@ -9,12 +9,15 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from quantcore._kernels.backtest import (
+from quantcore._kernels.backtest import equity_stats_nb, simulate_nb
+from quantcore._kernels.orders import (
     DIRECTION_BOTH,
     DIRECTION_LONG,
     DIRECTION_SHORT,
-    equity_stats_nb,
-    simulate_nb,
+    SIZE_AMOUNT,
+    SIZE_PERCENT,
+    SIZE_TARGET_PERCENT,
+    SIZE_UNITS,
 )
 from quantcore._records import TRADE_CLOSED, trade_dt
 from quantcore._validation import Wrapper, as_float64_2d, check_positive
@@ -23,7 +26,27 @@ from quantcore.backtest.result import BacktestResult
 __all__ = ["EngineOptions", "PriceData", "first_valid", "load_prices", "run", "simulate"]
 
 _DIRECTIONS = {"long": DIRECTION_LONG, "short": DIRECTION_SHORT, "both": DIRECTION_BOTH}
+_SIZE_TYPES = {
+    "percent": SIZE_PERCENT,
+    "amount": SIZE_AMOUNT,
+    "units": SIZE_UNITS,
+    "target_percent": SIZE_TARGET_PERCENT,
+}
 _FILLS = ("close", "next_open")
+_NAN = float("nan")
+
+
+def _stop(value: Any, name: str, *, below_one: bool) -> float:
+    """A stop option as a float (NaN: off); ValueError naming it when out of range."""
+    if value is None:
+        return _NAN
+    if isinstance(value, (bool, np.bool_)) or not isinstance(value, (int, float, np.number)):
+        raise ValueError(f"{name} must be a number or None, got {value!r}")
+    v = float(value)
+    if not (np.isfinite(v) and v > 0.0) or (below_one and v >= 1.0):
+        bound = "in (0, 1)" if below_one else "finite and > 0"
+        raise ValueError(f"{name} must be {bound}, got {value!r}")
+    return v
 
 
 @dataclass(frozen=True, slots=True)
@@ -33,7 +56,14 @@ class EngineOptions:
     initial_capital: float = 100_000.0
     fees: float = 0.0
     slippage: float = 0.0
-    max_position_size: float = 1.0
+    size_type: str = "percent"
+    size: float | None = None
+    leverage: float = 1.0
+    borrow_rate: float = 0.0
+    sl_stop: float | None = None
+    tp_stop: float | None = None
+    trail_stop: float | None = None
+    time_stop: int | None = None
     fill: str = "close"
     direction: str = "long"
     integer_shares: bool = False
@@ -45,9 +75,30 @@ class EngineOptions:
             v = check_positive(getattr(self, name), name, allow_zero=True)
             if v >= 1.0:
                 raise ValueError(f"{name} is a fraction of traded value and must be < 1, got {v!r}")
-        mps = check_positive(self.max_position_size, "max_position_size")
-        if mps > 1.0:
-            raise ValueError(f"max_position_size must be in (0, 1], got {mps!r}")
+        if self.size_type not in _SIZE_TYPES:
+            raise ValueError(
+                f"size_type must be one of {', '.join(_SIZE_TYPES)}, got {self.size_type!r}"
+            )
+        lev = check_positive(self.leverage, "leverage")
+        if self.size is None:
+            if self.size_type != "percent":
+                raise ValueError(f"size is required with size_type={self.size_type!r}")
+        else:
+            size = check_positive(self.size, "size")
+            if self.size_type in ("percent", "target_percent") and size > lev:
+                raise ValueError(
+                    f"size with size_type={self.size_type!r} is a fraction of equity and "
+                    f"must be in (0, leverage={lev!r}], got {size!r}"
+                )
+        check_positive(self.borrow_rate, "borrow_rate", allow_zero=True)
+        _stop(self.sl_stop, "sl_stop", below_one=True)
+        _stop(self.tp_stop, "tp_stop", below_one=False)
+        _stop(self.trail_stop, "trail_stop", below_one=True)
+        ts = self.time_stop
+        if ts is not None and (
+            isinstance(ts, (bool, np.bool_)) or not isinstance(ts, (int, np.integer)) or ts < 1
+        ):
+            raise ValueError(f"time_stop must be a whole number of bars >= 1 or None, got {ts!r}")
         if self.fill not in _FILLS:
             raise ValueError(f"fill must be 'close' or 'next_open', got {self.fill!r}")
         if self.direction not in _DIRECTIONS:
@@ -60,25 +111,55 @@ class EngineOptions:
     def direction_code(self) -> int:
         return _DIRECTIONS[self.direction]
 
-    def kernel_args(self) -> tuple[float, float, float, float, int, bool]:
-        """``(initial_capital, fees, slippage, max_position_size, direction, integer_shares)``."""
-        return (
-            float(self.initial_capital),
-            float(self.fees),
-            float(self.slippage),
-            float(self.max_position_size),
-            self.direction_code,
-            bool(self.integer_shares),
+    @property
+    def size_code(self) -> int:
+        return _SIZE_TYPES[self.size_type]
+
+    @property
+    def size_value(self) -> float:
+        """``size``, 1.0 (all of equity) when not given."""
+        return 1.0 if self.size is None else float(self.size)
+
+    @property
+    def has_stops(self) -> bool:
+        return any(
+            getattr(self, n) is not None for n in ("sl_stop", "tp_stop", "trail_stop", "time_stop")
         )
+
+    def stops(self) -> tuple[float, float, float, float]:
+        """``(sl, tp, trail, time)`` for the kernels, NaN where off."""
+        ts = _NAN if self.time_stop is None else float(self.time_stop)
+        return (
+            _stop(self.sl_stop, "sl_stop", below_one=True),
+            _stop(self.tp_stop, "tp_stop", below_one=False),
+            _stop(self.trail_stop, "trail_stop", below_one=True),
+            ts,
+        )
+
+    @property
+    def borrow_per_bar(self) -> float:
+        return float(self.borrow_rate) / float(self.periods_per_year)
 
 
 @dataclass(frozen=True, slots=True)
 class PriceData:
-    """Close (and open) prices as (n, k) float64 arrays plus the input's wrapper."""
+    """Close (and open, high, low) prices as (n, k) float64 arrays plus the input's wrapper."""
 
     close: np.ndarray
     open: np.ndarray | None
     wrapper: Wrapper
+    high: np.ndarray | None = None
+    low: np.ndarray | None = None
+
+    def ohlc(self) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """``(open, high, low)`` for the stops: closes only stand for all three; with
+        opens but no highs and lows a bar spans its open and close."""
+        c = self.close
+        if self.open is None:
+            return c, c, c
+        if self.high is None or self.low is None:  # the bar spans its open and close
+            return self.open, np.fmax(self.open, c), np.fmin(self.open, c)
+        return self.open, self.high, self.low
 
 
 def _ohlc_column(frame: pd.DataFrame, name: str) -> pd.Series | None:
@@ -88,45 +169,70 @@ def _ohlc_column(frame: pd.DataFrame, name: str) -> pd.Series | None:
     return None
 
 
-def load_prices(prices: Any, fill: str = "close", *, allow_gaps: bool = True) -> PriceData:
-    """Validate prices: closes for ``fill="close"``, opens and closes for ``"next_open"``.
+def load_prices(
+    prices: Any, fill: str = "close", *, allow_gaps: bool = True, intrabar: bool = False
+) -> PriceData:
+    """Validate prices: closes, plus opens for ``"next_open"``, plus highs and lows if given.
 
     Accepted: a close Series/DataFrame/array (columns are assets); a one-asset OHLC
-    DataFrame (``Open``/``Close`` columns, any case); or a mapping with ``"open"`` and
-    ``"close"`` entries of the same shape (several assets). Prices must be positive
-    where given; NaN means no price. With ``allow_gaps=False`` (strategies and
-    sweeps, whose rolling indicators need every bar) NaN is allowed only before an
-    asset's first price.
+    DataFrame (``Open``/``High``/``Low``/``Close`` columns, any case); or a mapping
+    with ``"close"`` and optional ``"open"``, ``"high"``, ``"low"`` entries of the
+    same shape (several assets). Prices must be positive where given; NaN means no
+    price. With ``allow_gaps=False`` (strategies and sweeps, whose rolling
+    indicators need every bar) NaN is allowed only before an asset's first price.
+    With ``intrabar`` (stops are on) opens are loaded when given, highs and lows
+    when both are; a high below the bar's open, low or close is an error.
     """
-    open_: Any = None
+    parts: dict[str, Any] = {}
     if isinstance(prices, Mapping):
         keys = {str(k).lower(): k for k in prices}
         if "close" not in keys:
             raise ValueError("prices mapping must have a 'close' entry")
         close_in = prices[keys["close"]]
-        open_in = prices[keys["open"]] if "open" in keys else None
+        parts = {name: prices[keys[name]] for name in ("open", "high", "low") if name in keys}
     elif isinstance(prices, pd.DataFrame) and _ohlc_column(prices, "close") is not None:
         close_in = _ohlc_column(prices, "close")
-        open_in = _ohlc_column(prices, "open")
+        for name in ("open", "high", "low"):
+            col = _ohlc_column(prices, name)
+            if col is not None:
+                parts[name] = col
     else:
-        close_in, open_in = prices, None
+        close_in = prices
+    open_in = parts.get("open")
     close, wrapper = as_float64_2d(close_in, "prices")
     if close.shape[0] == 0:
         raise ValueError("prices must have at least one bar")
     _check_price_values(close, "prices (close)", allow_gaps)
-    if fill == "next_open":
-        if open_in is None:
+    loaded: dict[str, np.ndarray] = {}
+    bars = intrabar and "high" in parts and "low" in parts
+    if open_in is not None and (intrabar or fill == "next_open"):
+        wanted = ("open", "high", "low") if bars else ("open",)
+        for name in wanted:
+            arr, _ = as_float64_2d(parts[name], f"prices ({name})")
+            if arr.shape != close.shape:
+                raise ValueError(
+                    f"{name} prices must have the shape of the closes {close.shape}, "
+                    f"got {arr.shape}"
+                )
+            _check_price_values(arr, f"prices ({name})", allow_gaps)
+            loaded[name] = arr
+    elif fill == "next_open":
+        raise ValueError(
+            "fill='next_open' needs open prices: an OHLC frame with an 'Open' column "
+            "or a mapping {'open': ..., 'close': ...}"
+        )
+    high, low = loaded.get("high"), loaded.get("low")
+    if high is not None and low is not None:
+        with np.errstate(invalid="ignore"):
+            bad = (high < low) | (high < loaded["open"]) | (high < close)
+            bad |= (low > loaded["open"]) | (low > close)
+        if bad.any():
+            t, j = np.argwhere(bad)[0]
             raise ValueError(
-                "fill='next_open' needs open prices: an OHLC frame with an 'Open' column "
-                "or a mapping {'open': ..., 'close': ...}"
+                f"prices: bar {t}, column {j} has a high below its low, open or close "
+                "(or a low above them)"
             )
-        open_, _ = as_float64_2d(open_in, "prices (open)")
-        if open_.shape != close.shape:
-            raise ValueError(
-                f"open prices must have the shape of the closes {close.shape}, got {open_.shape}"
-            )
-        _check_price_values(open_, "prices (open)", allow_gaps)
-    return PriceData(close, open_, wrapper)
+    return PriceData(close, loaded.get("open"), wrapper, high, low)
 
 
 def _check_price_values(values: np.ndarray, name: str, allow_gaps: bool) -> None:
@@ -220,10 +326,14 @@ def simulate(
     if d == DIRECTION_BOTH:
         cap = int(np.count_nonzero(entries) + np.count_nonzero(exits))
     trades = np.empty(cap, dtype=trade_dt)
-    init, fees, slip, mps, direction, integer = opts.kernel_args()
+    o, h, lo = data.ohlc()
+    sl, tp, trail, time_stop = opts.stops()
     equity, _cash, positions, n_trades = simulate_nb(
+        np.ascontiguousarray(o), np.ascontiguousarray(h), np.ascontiguousarray(lo),
         np.ascontiguousarray(close), np.ascontiguousarray(fill_px), entries, exits,
-        init, fees, slip, mps, direction, integer, trades,
+        opts.fill == "next_open", float(opts.initial_capital), float(opts.fees),
+        float(opts.slippage), opts.size_code, opts.size_value, float(opts.leverage),
+        opts.borrow_per_bar, d, bool(opts.integer_shares), sl, tp, trail, time_stop, trades,
     )  # fmt: skip
     return equity, positions, trades[:n_trades].copy()
 
@@ -236,7 +346,14 @@ def run(
     initial_capital: float = 100_000.0,
     fees: float = 0.0,
     slippage: float = 0.0,
-    max_position_size: float = 1.0,
+    size_type: str = "percent",
+    size: float | None = None,
+    leverage: float = 1.0,
+    borrow_rate: float = 0.0,
+    sl_stop: float | None = None,
+    tp_stop: float | None = None,
+    trail_stop: float | None = None,
+    time_stop: int | None = None,
     fill: str = "close",
     direction: str = "long",
     integer_shares: bool = False,
@@ -258,8 +375,27 @@ def run(
         Fee as a fraction of traded value, paid on entry and on exit.
     slippage : float, default 0.0
         Fraction by which a fill price moves against the trader.
-    max_position_size : float, default 1.0
-        Fraction of equity an entry may commit, in (0, 1].
+    size_type : {"percent", "amount", "units", "target_percent"}, default "percent"
+        How ``size`` sizes an entry: a fraction of equity spent (fees included), an
+        amount of cash spent (fees included), a number of units, or the position's
+        value as a fraction of equity (fees on top).
+    size : float, optional
+        The size; default 1.0 (all of equity) with ``"percent"``, required otherwise.
+        Fractions of equity may go up to ``leverage``.
+    leverage : float, default 1.0
+        Cap on gross exposure / equity at an entry: the spend is at most
+        ``cash + (leverage - 1) * equity`` (cash may go negative above 1).
+    borrow_rate : float, default 0.0
+        Annual rate a short pays on its value at the last close, accrued each bar
+        held after the entry bar (``borrow_rate / periods_per_year`` per bar).
+    sl_stop, tp_stop : float, optional
+        Stop loss / take profit as fractions of the entry's order price: a long exits
+        when the low reaches ``p (1 - sl_stop)`` or the high ``p (1 + tp_stop)``.
+    trail_stop : float, optional
+        Fraction below the highest high since the entry (above the lowest low for
+        shorts), the entry price included.
+    time_stop : int, optional
+        Exit ``time_stop`` bars after the entry bar, at that bar's order price.
     fill : {"close", "next_open"}, default "close"
         Fill at the signal bar's close, or at the next bar's open.
     direction : {"long", "short", "both"}, default "long"
@@ -278,11 +414,18 @@ def run(
 
     Notes
     -----
-    An entry buys ``size = B / (p (1 + s) (1 + f))`` units (floored with
-    ``integer_shares``) at ``p (1 + s)`` for ``B = min(max_position_size * equity,
-    cash)``, equity valued at the bar's fill prices; an exit sells at ``p (1 - s)``
-    and pays ``f`` of the value (mirrored for shorts). Each bar closes before it
-    opens, assets in column order. An entry while in a position and an exit while
+    With ``size_type="percent"`` an entry buys ``B / (p (1 + s) (1 + f))`` units
+    (floored with ``integer_shares``) at ``p (1 + s)`` for ``B = min(size * equity,
+    cash + (leverage - 1) equity)``, equity valued at the bar's fill prices; an
+    exit sells at ``p (1 - s)`` and pays ``f`` of the value (mirrored for shorts).
+    Each bar, in order: shorts pay a bar of borrow; exits (with ``fill="next_open"``
+    signal exits and due time stops at the open; then price stops from the bar after
+    the entry bar on, checked against the high and low when ``prices`` has
+    open/high/low, filled at the stop level or at the open when the bar opens
+    through it, the loss level before the profit level; then, with ``fill="close"``,
+    due time stops and signal exits at the close); then entries. Stop fills pay fees
+    but no slippage; a bar on which a stop closed a position opens nothing on that
+    asset. Assets go in column order. An entry while in a position and an exit while
     flat are ignored; an entry and an exit on the same bar cancel; a signal on a
     bar without a price is ignored, as is a ``"next_open"`` signal on the last bar.
     Open positions are marked to market at the last close, not closed, and count
@@ -297,10 +440,10 @@ def run(
     (0.2, 1, 1.0)
     """
     opts = EngineOptions(
-        initial_capital, fees, slippage, max_position_size, fill, direction,
-        integer_shares, periods_per_year,
+        initial_capital, fees, slippage, size_type, size, leverage, borrow_rate, sl_stop,
+        tp_stop, trail_stop, time_stop, fill, direction, integer_shares, periods_per_year,
     )  # fmt: skip
-    data = load_prices(prices, opts.fill)
+    data = load_prices(prices, opts.fill, intrabar=opts.has_stops)
     shape = data.close.shape
     e = _as_signal(entries, "entries", shape)
     x = _as_signal(exits, "exits", shape)

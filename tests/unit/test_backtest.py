@@ -99,7 +99,7 @@ def test_short_and_reversals() -> None:
 def test_integer_shares_and_position_size() -> None:
     res = run(CLOSE, E, X, initial_capital=1000.0, fees=0.001, integer_shares=True)
     assert res.trades[0]["size"] == np.floor(1000.0 / (10.0 * 1.001)) == 99.0
-    half = run(CLOSE, E, X, initial_capital=1000.0, max_position_size=0.5)
+    half = run(CLOSE, E, X, initial_capital=1000.0, size=0.5)
     assert half.trades[0]["size"] == 50.0
     np.testing.assert_allclose(half.total_return, 0.5 * 0.2, rtol=1e-14)
 
@@ -108,7 +108,7 @@ def test_assets_share_one_cash_pool() -> None:
     close = np.column_stack([CLOSE, [20.0, 20.0, 25.0, 25.0, 20.0]])
     e = np.array([[True, True]] + [[False, False]] * 4)
     x = np.array([[False, False]] * 4 + [[True, True]])
-    res = run(close, e, x, initial_capital=1000.0, max_position_size=0.5)
+    res = run(close, e, x, initial_capital=1000.0, size=0.5)
     # asset 0 takes min(0.5 * 1000, 1000) = 500; asset 1 takes min(0.5 * 1000, 500) = 500
     assert res.trades["size"].tolist() == [50.0, 25.0]
     np.testing.assert_allclose(res.positions[1], [50.0, 25.0])
@@ -184,7 +184,7 @@ def test_result_is_frozen_and_tabular(goog: pd.DataFrame) -> None:
         ({"fees": 1.5}, "fees"),
         ({"slippage": float("nan")}, "slippage"),
         ({"initial_capital": 0}, "initial_capital"),
-        ({"max_position_size": 1.5}, "max_position_size"),
+        ({"size": 1.5}, "size"),
         ({"fill": "open"}, "fill"),
         ({"direction": "sideways"}, "direction"),
         ({"integer_shares": "yes"}, "integer_shares"),
@@ -214,5 +214,5 @@ def test_public_surface() -> None:
 
     assert set(bt.__all__) == {
         "METRIC_NAMES", "STRATEGIES", "SWEEP_METRICS", "BacktestResult", "run", "run_strategy", "strategies", "sweep",
-    }  # fmt: skip
+    } | {"combinatorial_purged_splits", "purged_kfold"} & set(bt.__all__)  # fmt: skip
     assert all(hasattr(bt, name) for name in bt.__all__)

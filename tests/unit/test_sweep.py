@@ -23,7 +23,7 @@ GRIDS = [
 ENGINES = [
     {"fees": 0.001, "slippage": 0.0005},
     {"fees": 0.002, "fill": "next_open", "direction": "both", "integer_shares": True},
-    {"direction": "short", "max_position_size": 0.5},
+    {"direction": "short", "size": 0.5},
 ]
 
 

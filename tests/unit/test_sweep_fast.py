@@ -17,9 +17,20 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from quantcore._kernels.backtest import DIRECTION_BOTH, DIRECTION_LONG, DIRECTION_SHORT
+from quantcore._kernels.orders import (
+    DIRECTION_BOTH,
+    DIRECTION_LONG,
+    DIRECTION_SHORT,
+    SIZE_AMOUNT,
+    SIZE_PERCENT,
+)
 from quantcore._kernels.signals import STRATEGY_MOMENTUM, STRATEGY_MOVING_AVERAGE, signals_1d_nb
 from quantcore._kernels.sweep import (
+    N_OPT,
+    OPT_FEES,
+    OPT_SIZE,
+    OPT_SL,
+    OPT_TIME,
     fast_path_applies_nb,
     ma_table_nb,
     sweep_general_nb,
@@ -63,16 +74,34 @@ def assert_rows_match(table: pd.DataFrame, prices: object, engine: dict) -> None
         np.testing.assert_allclose(row.final_equity, np.asarray(res.equity)[-1], rtol=1e-12)
 
 
+def opts_table(m: int, fees: float, size: float = 1.0) -> np.ndarray:
+    """``m`` rows of engine options without stops (the kernels' (m, N_OPT) table)."""
+    table = np.full((m, N_OPT), np.nan)
+    table[:, OPT_FEES] = fees
+    table[:, OPT_SIZE] = size
+    return table
+
+
 def test_fast_path_applies_only_to_its_case() -> None:
     ma = STRATEGY_MOVING_AVERAGE
-    assert fast_path_applies_nb(ma, False, 1.0, DIRECTION_LONG, False)
-    assert fast_path_applies_nb(ma, False, 3.0, DIRECTION_LONG, False)
-    assert not fast_path_applies_nb(STRATEGY_MOMENTUM, False, 1.0, DIRECTION_LONG, False)
-    assert not fast_path_applies_nb(ma, True, 1.0, DIRECTION_LONG, False)
-    assert not fast_path_applies_nb(ma, False, 0.99, DIRECTION_LONG, False)
-    assert not fast_path_applies_nb(ma, False, 1.0, DIRECTION_SHORT, False)
-    assert not fast_path_applies_nb(ma, False, 1.0, DIRECTION_BOTH, False)
-    assert not fast_path_applies_nb(ma, False, 1.0, DIRECTION_LONG, True)
+    one, three, part = opts_table(2, 0.0), opts_table(2, 0.0, 3.0), opts_table(2, 0.0, 0.99)
+    stop = opts_table(2, 0.0)
+    stop[1, OPT_SL] = 0.05
+    timed = opts_table(2, 0.0)
+    timed[0, OPT_TIME] = 5.0
+    pct = SIZE_PERCENT
+    assert fast_path_applies_nb(ma, False, one, pct, 1.0, DIRECTION_LONG, False)
+    assert fast_path_applies_nb(ma, False, three, pct, 1.0, DIRECTION_LONG, False)
+    assert not fast_path_applies_nb(STRATEGY_MOMENTUM, False, one, pct, 1.0, DIRECTION_LONG, False)
+    assert not fast_path_applies_nb(ma, True, one, pct, 1.0, DIRECTION_LONG, False)
+    assert not fast_path_applies_nb(ma, False, part, pct, 1.0, DIRECTION_LONG, False)
+    assert not fast_path_applies_nb(ma, False, one, pct, 1.0, DIRECTION_SHORT, False)
+    assert not fast_path_applies_nb(ma, False, one, pct, 1.0, DIRECTION_BOTH, False)
+    assert not fast_path_applies_nb(ma, False, one, pct, 1.0, DIRECTION_LONG, True)
+    assert not fast_path_applies_nb(ma, False, stop, pct, 1.0, DIRECTION_LONG, False)
+    assert not fast_path_applies_nb(ma, False, timed, pct, 1.0, DIRECTION_LONG, False)
+    assert not fast_path_applies_nb(ma, False, one, SIZE_AMOUNT, 1.0, DIRECTION_LONG, False)
+    assert not fast_path_applies_nb(ma, False, one, pct, 2.0, DIRECTION_LONG, False)
 
 
 @pytest.mark.parametrize(
@@ -100,11 +129,11 @@ def test_whole_benchmark_grid_equals_the_general_kernel(sp500: pd.DataFrame) -> 
     w = np.arange(5, 105.0)
     params = np.array([(a, b, e) for e in (0.0, 1.0) for a in w for b in w if a < b])
     first = np.zeros(1, dtype=np.int64)
-    args = (1e5, COSTS["fees"], COSTS["slippage"], 1.0)
-    fast = sweep_ma_fast_nb(close, first, params, *args, 252.0)
+    table = opts_table(len(params), COSTS["fees"])
+    fast = sweep_ma_fast_nb(close, first, params, table, 1e5, COSTS["slippage"], 252.0)
     slow = sweep_general_nb(
-        STRATEGY_MOVING_AVERAGE, close, close, False, first, params, *args, DIRECTION_LONG, False,
-        252.0,
+        STRATEGY_MOVING_AVERAGE, close, close, close, close, False, first, params, table, 1e5,
+        COSTS["slippage"], SIZE_PERCENT, 1.0, 0.0, DIRECTION_LONG, False, 252.0,
     )  # fmt: skip
     mean_cols = [SWEEP_METRICS.index(m) for m in MEAN_BASED]
     other = [i for i in range(len(SWEEP_METRICS)) if i not in mean_cols]
@@ -161,8 +190,9 @@ def test_other_options_fall_back_to_the_general_kernel(goog: pd.DataFrame, optio
     params = np.array([[5.0, 20.0, 0.0], [10.0, 30.0, 1.0]])
     first = np.zeros(1, dtype=np.int64)
     args = (
-        STRATEGY_MOVING_AVERAGE, close, open_, options["use_open"], first, params, 1e4, 0.002,
-        0.001, options["max_size"], options["direction"], options["integer"], 252.0,
+        STRATEGY_MOVING_AVERAGE, open_, close, close, close, options["use_open"], first, params,
+        opts_table(2, 0.002, options["max_size"]), 1e4, 0.001, SIZE_PERCENT, 1.0, 0.0,
+        options["direction"], options["integer"], 252.0,
     )  # fmt: skip
     np.testing.assert_array_equal(sweep_nb(*args), sweep_general_nb(*args))
 
@@ -173,10 +203,11 @@ def test_an_asset_with_a_gap_falls_back_inside_the_fast_sweep(rng: np.random.Gen
     close = np.asfortranarray(x)
     params = np.array([[3.0, 10.0, 0.0], [5.0, 40.0, 1.0], [2.0, 7.0, 0.0]])
     first = np.zeros(2, dtype=np.int64)
-    fast = sweep_ma_fast_nb(close, first, params, 1e5, 0.001, 0.0, 1.0, 252.0)
+    table = opts_table(3, 0.001)
+    fast = sweep_ma_fast_nb(close, first, params, table, 1e5, 0.0, 252.0)
     slow = sweep_general_nb(
-        STRATEGY_MOVING_AVERAGE, close, close, False, first, params, 1e5, 0.001, 0.0, 1.0,
-        DIRECTION_LONG, False, 252.0,
+        STRATEGY_MOVING_AVERAGE, close, close, close, close, False, first, params, table, 1e5,
+        0.0, SIZE_PERCENT, 1.0, 0.0, DIRECTION_LONG, False, 252.0,
     )  # fmt: skip
     np.testing.assert_array_equal(fast[1::2], slow[1::2])  # the gapped asset: same kernel
     np.testing.assert_allclose(fast[0::2], slow[0::2], rtol=1e-12, atol=1e-13)
