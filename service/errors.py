@@ -4,6 +4,21 @@ Services raise :class:`ApiError` subclasses; :data:`exception_handlers` turns th
 Litestar's own HTTP exceptions and msgspec validation failures into that shape.
 Unexpected exceptions become a 500 whose body shows only a request id, which is
 also logged with the traceback.
+
+Bad input that fails deep inside a library is traced back to the request here, in
+one place, instead of in every schema:
+
+* a body that is not JSON (truncated, not UTF-8, nested too deeply, empty where one
+  is required): 400 ``validation_error``, ``field: "body"``, ``code: "invalid_json"``
+  (``"required"`` when empty);
+* a number too large to store (an integer beyond the 64-bit range, a decimal of
+  10^20 or more; ``OverflowError`` from the driver, numba or NumPy, the database's
+  out-of-range error, ``decimal.InvalidOperation`` on binding): a path id is a 404
+  (no such row can exist), a query parameter or body field a 400 naming it with
+  ``code: "out_of_range"``. Only when the failure happened: values are not
+  scanned on the way in.
+
+Field paths use msgspec's style everywhere: ``items[0].name``.
 """
 
 from __future__ import annotations
@@ -12,12 +27,15 @@ import logging
 import re
 import uuid
 from collections.abc import Callable, Mapping
+from decimal import Decimal, InvalidOperation
 from typing import Any
 
 import msgspec
 from litestar import MediaType, Request, Response
 from litestar.exceptions import HTTPException, ValidationException
 from litestar.types import Scope
+from litestar.utils.scope.state import ScopeState
+from sqlalchemy.exc import StatementError
 
 __all__ = [
     "ApiError",
@@ -30,6 +48,8 @@ __all__ = [
     "error_response_bytes",
     "exception_handlers",
     "internal_error",
+    "malformed_body",
+    "out_of_range",
     "request_id_of",
     "validation_from_message",
 ]
@@ -198,6 +218,87 @@ def validation_from_message(message: str, key: str | None = None) -> ValidationE
     return ValidationError(field or "body", code, message)
 
 
+_INT64 = range(-(2**63), 2**63)
+_DIGITS = re.compile(r"^[+-]?\d+$")
+
+
+def _body(request: Request[Any, Any, Any]) -> bytes:
+    """The request body as far as Litestar has read it (``b""`` when it has not)."""
+    body = ScopeState.from_scope(request.scope).body
+    return body if isinstance(body, bytes) else b""
+
+
+def malformed_body(body: bytes) -> ValidationError | None:
+    """Why ``body`` is not JSON (``None`` when it is)."""
+    try:
+        msgspec.json.decode(body)
+    except (msgspec.DecodeError, UnicodeDecodeError) as exc:
+        reason = "not valid UTF-8" if isinstance(exc, UnicodeDecodeError) else str(exc)
+        return ValidationError("body", "invalid_json", f"The body is not valid JSON: {reason}.")
+    except RecursionError:
+        return ValidationError("body", "invalid_json", "The body is JSON nested too deeply.")
+    return None
+
+
+#: Magnitude of the largest number the ledger's NUMERIC(38, 8) stores through Python's
+#: 28-digit decimal context (20 integer digits + 8 fractional).
+_DECIMAL_LIMIT = Decimal(10) ** 20
+
+
+def _too_large(value: Any) -> bool:
+    if isinstance(value, bool):
+        return False
+    if isinstance(value, int):
+        return value not in _INT64
+    if isinstance(value, (str, float)):
+        try:
+            number = Decimal(value.strip() if isinstance(value, str) else repr(value))
+        except (InvalidOperation, ValueError):
+            return False
+        return not number.is_finite() or abs(number) >= _DECIMAL_LIMIT
+    return False
+
+
+def _big_int_path(value: Any, path: str = "") -> str | None:
+    """The msgspec-style path of the first number in ``value`` too large to store."""
+    if _too_large(value):
+        return path or "body"
+    if isinstance(value, dict):
+        items: Any = ((f"{path}.{k}" if path else str(k), v) for k, v in value.items())
+    elif isinstance(value, list):
+        items = ((f"{path}[{i}]", v) for i, v in enumerate(value))
+    else:
+        return None
+    for sub_path, item in items:
+        found = _big_int_path(item, sub_path)
+        if found is not None:
+            return found
+    return None
+
+
+def out_of_range(request: Request[Any, Any, Any]) -> ApiError | None:
+    """The error a client should see when a number it sent overflowed (``None``: none did)."""
+    for name, value in request.path_params.items():
+        if isinstance(value, int) and value not in _INT64:
+            return NotFoundError(f"No {name.removesuffix('_id')} has the id {value}.")
+    for name, value in request.query_params.multi_items():
+        if _DIGITS.match(value) and int(value) not in _INT64:
+            return _out_of_range_error(name)
+    body = _body(request)
+    if body:
+        try:
+            field = _big_int_path(msgspec.json.decode(body))
+        except (msgspec.DecodeError, UnicodeDecodeError, RecursionError):
+            field = None
+        if field is not None:
+            return _out_of_range_error(field)
+    return None
+
+
+def _out_of_range_error(field: str) -> ValidationError:
+    return ValidationError(field, "out_of_range", f"{field} is too large to be stored.")
+
+
 def _api_error(request: Request[Any, Any, Any], exc: ApiError) -> Response[Any]:
     return _response(exc.status_code, exc.error, exc.message, exc.details, exc.headers)
 
@@ -205,8 +306,19 @@ def _api_error(request: Request[Any, Any, Any], exc: ApiError) -> Response[Any]:
 def _validation(request: Request[Any, Any, Any], exc: ValidationException) -> Response[Any]:
     extra = exc.extra if isinstance(exc.extra, list) else []
     first = extra[0] if extra and isinstance(extra[0], dict) else {}
+    if first.get("key") == "data" and request.method not in ("GET", "HEAD") and not _body(request):
+        return _api_error(request, ValidationError("body", "required", "A JSON body is required."))
     err = validation_from_message(str(first.get("message", exc.detail)), first.get("key"))
     return _api_error(request, err)
+
+
+def _decode_cause(exc: BaseException) -> msgspec.DecodeError | None:
+    cause = exc.__cause__
+    while cause is not None:
+        if isinstance(cause, msgspec.DecodeError):
+            return cause
+        cause = cause.__cause__
+    return None
 
 
 def _http(request: Request[Any, Any, Any], exc: HTTPException) -> Response[Any]:
@@ -214,8 +326,10 @@ def _http(request: Request[Any, Any, Any], exc: HTTPException) -> Response[Any]:
     if status >= 500:
         return _internal(request, exc)
     detail = str(exc.detail)
-    if status == 400 and detail.startswith("JSON is malformed"):
-        return _response(400, "validation_error", detail, {"field": "body", "code": "invalid_json"})
+    if status == 400 and (decode := _decode_cause(exc)) is not None:
+        if isinstance(decode, msgspec.ValidationError):
+            return _api_error(request, validation_from_message(str(decode)))
+        return _api_error(request, malformed_body(_body(request)) or _invalid_json(detail))
     headers = dict(exc.headers or {})
     if status == 401:
         headers.setdefault("WWW-Authenticate", WWW_AUTHENTICATE)
@@ -238,9 +352,30 @@ def _internal(request: Request[Any, Any, Any], exc: Exception) -> Response[Any]:
     return _api_error(request, internal_error(rid))
 
 
+def _invalid_json(reason: str) -> ValidationError:
+    return ValidationError("body", "invalid_json", f"The body is not valid JSON: {reason}.")
+
+
+def _undecodable(request: Request[Any, Any, Any], exc: Exception) -> Response[Any]:
+    """``UnicodeDecodeError`` / ``RecursionError``: the body's fault if it does not decode."""
+    body = _body(request)
+    err = malformed_body(body) if body else None
+    return _api_error(request, err) if err is not None else _internal(request, exc)
+
+
+def _overflow(request: Request[Any, Any, Any], exc: Exception) -> Response[Any]:
+    """A number too large for the database or a kernel: the client's, if it sent one."""
+    err = out_of_range(request)
+    return _api_error(request, err) if err is not None else _internal(request, exc)
+
+
 exception_handlers: dict[type[Exception] | int, Callable[..., Response[Any]]] = {
     ApiError: _api_error,
     ValidationException: _validation,
     HTTPException: _http,
+    UnicodeDecodeError: _undecodable,
+    RecursionError: _undecodable,
+    OverflowError: _overflow,
+    StatementError: _overflow,  # the driver's out-of-range errors, InvalidOperation on binding
     Exception: _internal,
 }

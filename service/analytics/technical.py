@@ -91,14 +91,24 @@ class IndicatorRequest:
     params: tuple[float, ...]
 
 
+#: Largest window or multiplier an indicator takes (40 years of daily bars): a bigger
+#: number could only give all-NaN output, or overflow the kernels' int64.
+MAX_PARAMETER = 10_000
+
+
 def _number(text: str, name: str, as_float: bool) -> float:
     try:
-        return float(text) if as_float else int(text)
+        value = float(text) if as_float else int(text)
     except ValueError:
         kind = "a number" if as_float else "an integer"
         raise ValidationError(
             _FIELD, "invalid", f"{name}: parameter {text!r} must be {kind}."
         ) from None
+    if not value <= MAX_PARAMETER:  # also refuses nan
+        raise ValidationError(
+            _FIELD, "out_of_range", f"{name}: parameter {text!r} must be at most {MAX_PARAMETER}."
+        )
+    return value
 
 
 def parse(names: Sequence[str]) -> list[IndicatorRequest]:

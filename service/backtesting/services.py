@@ -94,7 +94,7 @@ def _symbols(market: MarketData, symbols: list[str], field: str = "asset_symbols
     for i, s in enumerate(out):
         if market.quote(s) is None:
             raise ValidationError(
-                f"{field}.{i}" if field == "asset_symbols" else field,
+                f"{field}[{i}]" if field == "asset_symbols" else field,
                 "not_found",
                 f"Unknown asset symbol {s!r}.",
             )

@@ -201,7 +201,7 @@ def test_strategy_crud(api: Api) -> None:
             "parameters.num_std",
             "min_value",
         ),
-        ({"asset_symbols": ["AAPL", "NOPE"]}, "asset_symbols.1", "not_found"),
+        ({"asset_symbols": ["AAPL", "NOPE"]}, "asset_symbols[1]", "not_found"),
         ({"asset_symbols": []}, "asset_symbols", "min_length"),
         ({"initial_capital": "0"}, "initial_capital", "min_value"),
         ({"max_position_size": "1.5"}, "max_position_size", "max_value"),
