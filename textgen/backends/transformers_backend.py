@@ -29,6 +29,7 @@ from __future__ import annotations
 
 import asyncio
 import copy
+import json
 import secrets
 import threading
 from collections import OrderedDict
@@ -127,6 +128,15 @@ class PromptCache:
         self._entries.move_to_end(key)
         while len(self._entries) > self.size:
             self._entries.popitem(last=False)
+
+
+def _complete_json(text: str) -> bool:
+    """Whether ``text`` is one whole JSON document (what a constrained answer must be to end)."""
+    try:
+        json.loads(text)
+    except ValueError:
+        return False
+    return True
 
 
 def _tokenizer_data(tokenizer: Any, eos: list[int]) -> TokenEnforcerTokenizerData:
@@ -332,9 +342,14 @@ class TransformersBackend:
         reason: Literal["stop", "length"] = "length"
         while len(out) < request.max_output_tokens and not stop.is_set():
             allowed = enforcer.get_allowed_tokens(out).allowed_tokens if enforcer is not None else None
-            if allowed is not None and len(allowed) <= len(self.eos) and all(t in self.eos for t in allowed):
-                reason = "stop"  # the JSON value is complete
-                break
+            if allowed is not None and any(t in self.eos for t in allowed):
+                # The enforcer also allows the end inside an unfinished value; end only on complete JSON.
+                if _complete_json(str(self.tokenizer.decode(out, skip_special_tokens=True))):
+                    reason = "stop"
+                    break
+                allowed = [t for t in allowed if t not in self.eos]
+                if not allowed:
+                    break  # cannot be finished: "length", so the response is incomplete, never completed
             token = self._sample(logits, allowed, request.temperature, request.top_p, generator)
             if token in self.eos:
                 reason = "stop"
