@@ -18,6 +18,7 @@ __all__ = sorted(
         "__version__",
         "backtest",
         "drawdown",
+        "fx",
         "indicators",
         "metrics",
         "plot",

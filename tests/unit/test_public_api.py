@@ -40,6 +40,7 @@ CONTRACT: dict[str, set[str]] = {
         "sweep_heatmap", "price_with_indicators", "trades_on_price",
     },
     "report": {"tearsheet"},
+    "fx": {"to_base", "value_in_base", "realized_in_base", "cross_rate", "RealizedInBase"},
 }  # fmt: skip
 
 
