@@ -11,15 +11,24 @@ the portfolio totals (it still counts in ``position_count``).
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from typing import Any, NamedTuple
 
 import numpy as np
+import pandas as pd
 from numba import njit
 from numpy.typing import NDArray
 
 from quantcore._validation import as_float64_1d
+from quantcore.tax import SCALE, match_lots
 
-__all__ = ["PortfolioTotals", "PositionMarks", "mark_positions", "portfolio_totals"]
+__all__ = [
+    "PortfolioTotals",
+    "PositionMarks",
+    "ledger_positions",
+    "mark_positions",
+    "portfolio_totals",
+]
 
 F64 = NDArray[np.float64]
 I64 = NDArray[np.int64]
@@ -198,3 +207,47 @@ def portfolio_totals(group: Any, n_groups: int, marks: PositionMarks) -> Portfol
     value = np.ascontiguousarray(marks.value, dtype=np.float64)
     daily = np.ascontiguousarray(marks.daily_change, dtype=np.float64)
     return PortfolioTotals(*_totals_nb(g.astype(np.int64, copy=False), n, value, daily))
+
+
+def ledger_positions(
+    transactions: pd.DataFrame,
+    *,
+    method: str | Mapping[str, str] = "fifo",
+    substantially_identical: Mapping[str, str] | None = None,
+) -> pd.DataFrame:
+    """Positions derived from a transaction table: the sums of the open tax lots.
+
+    The same engine as the tax figures (:func:`quantcore.tax.match_lots`, same
+    table, method and wash-sale rule), so a position's cost basis is the basis of
+    its open lots under the lot method, wash-sale adjustments included, and does not
+    depend on the order of the rows (they are applied in date order).
+
+    Returns
+    -------
+    DataFrame
+        Indexed by symbol (sorted; only symbols still held): ``quantity``,
+        ``cost_basis`` and ``average_cost`` (``cost_basis / quantity``) as floats.
+
+    Examples
+    --------
+    Buy 10 @ 10, sell 5 @ 12, and a buy of 10 @ 20 entered last but dated between:
+
+    >>> t = pd.DataFrame({"symbol": ["A"] * 3, "date": ["2025-01-02", "2025-06-02", "2025-03-03"],
+    ...                   "type": ["buy", "sell", "buy"], "quantity": [10, 5, 10], "price": [10, 12, 20]})
+    >>> ledger_positions(t).round(4).to_dict("index")  # FIFO: 5 @ 10 and 10 @ 20 are open
+    {'A': {'quantity': 15.0, 'cost_basis': 250.0, 'average_cost': 16.6667}}
+    >>> ledger_positions(t, method="average")["cost_basis"].tolist()
+    [225.0]
+    """
+    ledger = match_lots(
+        transactions,
+        method=method,  # type: ignore[arg-type]  # checked by match_lots
+        substantially_identical=substantially_identical,
+    )
+    sym, qty, basis = ledger.position_totals()
+    quantity = qty / SCALE
+    cost = basis / SCALE
+    return pd.DataFrame(
+        {"quantity": quantity, "cost_basis": cost, "average_cost": cost / quantity},
+        index=pd.Index([ledger.symbols[i] for i in sym], name="symbol"),
+    )

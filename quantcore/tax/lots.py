@@ -322,6 +322,29 @@ class LotLedger:
             dividends=self.dividends[np.isin(self.dividends["symbol"], codes)],
         )
 
+    def position_totals(self) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """Exact ``(symbol, quantity, basis)`` per symbol with open lots (int64, 1e-8 units).
+
+        A position is the sum of its open lots: the basis includes wash-sale
+        adjustments, as a broker's statement shows it. Symbols in code order.
+
+        Examples
+        --------
+        >>> t = pd.DataFrame({"symbol": ["A", "A", "A"], "date": ["2025-01-02", "2025-06-02", "2025-03-03"],
+        ...                   "type": ["buy", "sell", "buy"], "quantity": [10, 5, 10], "price": [10, 12, 20]})
+        >>> sym, qty, basis = match_lots(t).position_totals()
+        >>> sym.tolist(), (qty // SCALE).tolist(), (basis // SCALE).tolist()
+        ([0], [15], [250])
+        """
+        o = self.open_lots
+        n = len(self.symbols)
+        qty = np.zeros(n, np.int64)
+        basis = np.zeros(n, np.int64)
+        np.add.at(qty, o["symbol"], o["quantity"])
+        np.add.at(basis, o["symbol"], o["basis"])
+        held = np.flatnonzero(qty > 0)
+        return held.astype(np.int64), qty[held], basis[held]
+
     def realized_frame(self) -> pd.DataFrame:
         """Realized pieces with float amounts: symbol, lot, dates, quantity, proceeds, basis,
         disallowed (wash-sale adjustment), gain (proceeds - basis + disallowed), long_term."""

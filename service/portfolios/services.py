@@ -22,6 +22,7 @@ from service.db import Database
 from service.db.models import Asset, Portfolio, Position, utcnow
 from service.errors import NotFoundError
 from service.pagination import PageParams
+from service.portfolios import derive
 from service.portfolios.book import POSITION_ROWS, Book, BookCache, PortfolioRow
 from service.portfolios.schemas import PortfolioCreate, PortfolioRead, PortfolioUpdate, PositionRead
 
@@ -181,10 +182,17 @@ async def update_portfolio(
 
 
 async def delete_portfolio(db: Database, user_id: int, portfolio_id: int) -> None:
-    """Delete the portfolio with its ledger and positions."""
+    """Delete the portfolio with its ledger and positions.
+
+    The other portfolios' positions are re-derived: their wash-sale adjustments may
+    have come from this portfolio's purchases.
+    """
     async with db.write() as s:
         p = await get_owned(s, user_id, portfolio_id)
+        await derive.lock_user_ledger(s, user_id)
         await s.delete(p)
+        await s.flush()
+        await derive.sync_positions(s, user_id)
 
 
 def position_reads(

@@ -7,6 +7,9 @@ each with that portfolio's ``lot_method`` (a per-symbol method mapping), while a
 see purchases in every portfolio of the user, whatever their methods. All of it is
 one :func:`quantcore.tax.match_lots` call.
 
+Rows are applied in :func:`service.transactions.lots.ledger_key` order (date, then
+dividends, buys, sells, then amounts), so the order of entry never changes a figure.
+
 Lots are named by transaction id: a buy's ``lot_id`` is its own id, a sell's the id
 of the buy it names (sells that name none relieve first in, first out under
 ``specific``). Harvesting proposals and reports therefore label lots with the ids a
@@ -16,6 +19,7 @@ sell can name.
 from __future__ import annotations
 
 import dataclasses
+from collections.abc import Collection
 from typing import cast
 
 import pandas as pd
@@ -25,6 +29,7 @@ from sqlalchemy.ext.asyncio import AsyncSession
 from quantcore.tax import LotLedger, LotMethod, match_lots
 from service.db.models import Asset, Portfolio, Transaction
 from service.errors import ValidationError
+from service.transactions.lots import ledger_key
 
 __all__ = ["display", "load_ledger", "split_symbol"]
 
@@ -41,9 +46,16 @@ def display(ledger: LotLedger) -> LotLedger:
 
 
 async def load_ledger(
-    session: AsyncSession, user_id: int, portfolio_id: int | None
+    session: AsyncSession,
+    user_id: int,
+    portfolio_id: int | None,
+    *,
+    asset_ids: Collection[int] | None = None,
 ) -> LotLedger | None:
     """The lot ledger of one of the user's portfolios, or of all of them (``None``: no portfolio).
+
+    ``asset_ids`` limits it to those assets (exact: wash sales only join a symbol's
+    own purchases).
 
     One portfolio's ledger is cut from the ledger of all of them (:meth:`LotLedger.only`),
     so its wash sales include those caused by purchases in the user's other portfolios.
@@ -56,24 +68,27 @@ async def load_ledger(
     methods: dict[int, str] = dict((await session.execute(query)).tuples().all())
     if not methods or (portfolio_id is not None and portfolio_id not in methods):
         return None
-    rows = (
-        await session.execute(
-            select(
-                Transaction.id,
-                Transaction.portfolio_id,
-                Asset.symbol,
-                Transaction.transaction_date,
-                Transaction.transaction_type,
-                Transaction.quantity,
-                Transaction.price,
-                Transaction.fees,
-                Transaction.lot_id,
-            )
-            .join(Asset, Asset.id == Transaction.asset_id)
-            .where(Transaction.portfolio_id.in_(list(methods)))
-            .order_by(Transaction.transaction_date, Transaction.id)
+    query_rows = (
+        select(
+            Transaction.id,
+            Transaction.portfolio_id,
+            Asset.symbol,
+            Transaction.transaction_date,
+            Transaction.transaction_type,
+            Transaction.quantity,
+            Transaction.price,
+            Transaction.fees,
+            Transaction.lot_id,
         )
-    ).tuples()
+        .join(Asset, Asset.id == Transaction.asset_id)
+        .where(Transaction.portfolio_id.in_(list(methods)))
+    )
+    if asset_ids is not None:
+        query_rows = query_rows.where(Transaction.asset_id.in_(list(asset_ids)))
+    rows = sorted(
+        (await session.execute(query_rows)).tuples(),
+        key=lambda r: ledger_key(r[3], r[4], r[6], r[5], r[7], r[0]),
+    )
     records = []
     bare: dict[str, str] = {}
     by_symbol: dict[str, LotMethod] = {}

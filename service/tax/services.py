@@ -28,6 +28,7 @@ from service.db import Database
 from service.db.models import TaxRecord, TaxReport, UserTaxSettings, utcnow
 from service.errors import NotFoundError, ValidationError
 from service.pagination import PageParams
+from service.portfolios import derive
 from service.portfolios.services import get_owned
 from service.tax.ledger import display, load_ledger, split_symbol
 from service.tax.schemas import (
@@ -168,8 +169,11 @@ async def set_portfolio_lot_method(
     (``lot_id``), and a sell naming none the earliest lots (Treas. Reg. 1.1012-1(c)(1))."""
     async with db.write() as s:
         p = await get_owned(s, user_id, portfolio_id)
+        await derive.lock_user_ledger(s, user_id)
         p.lot_method = method
         p.updated_at = utcnow()
+        await s.flush()
+        await derive.sync_positions(s, user_id)  # positions are the lots under the method
     return PortfolioTaxSettings(portfolio_id=portfolio_id, lot_method=method)  # type: ignore[arg-type]
 
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 import datetime as dt
 from typing import Any
 
-from litestar import Controller, Request, get, post
+from litestar import Controller, Request, delete, get, post, put
 from litestar.datastructures import State
 from litestar.di import NamedDependency, Provide
 from litestar.params import FromPath, FromQuery, JSONBody
@@ -18,6 +18,18 @@ from service.transactions import services
 from service.transactions.schemas import TransactionCreate, TransactionRead, TransactionType
 
 __all__ = ["TransactionController"]
+
+
+def _entry(data: TransactionCreate) -> services.LedgerEntry:
+    return services.LedgerEntry(
+        data.asset_symbol,
+        data.transaction_type,
+        data.quantity,
+        data.price,
+        data.fees,
+        data.transaction_date,
+        lot_id=data.lot_id,
+    )
 
 
 class TransactionController(Controller):
@@ -58,17 +70,31 @@ class TransactionController(Controller):
         data: JSONBody[TransactionCreate],
         db: NamedDependency[Database],
     ) -> TransactionRead:
-        entry = services.LedgerEntry(
-            data.asset_symbol,
-            data.transaction_type,
-            data.quantity,
-            data.price,
-            data.fees,
-            data.transaction_date,
-            lot_id=data.lot_id,
-        )
-        txn, asset, _ = await services.record(db, request.user.id, data.portfolio, entry)
+        txn, asset, _ = await services.record(db, request.user.id, data.portfolio, _entry(data))
         return services.transaction_read(txn, asset)
+
+    @put("/{transaction_id:int}/", summary="Replace a transaction")
+    async def update_transaction(
+        self,
+        request: Request[Identity, Any, State],
+        transaction_id: FromPath[int],
+        data: JSONBody[TransactionCreate],
+        db: NamedDependency[Database],
+    ) -> TransactionRead:
+        """The whole entry is replaced (same body as create); the symbol's ledger is re-checked."""
+        txn, asset = await services.update(
+            db, request.user.id, transaction_id, data.portfolio, _entry(data)
+        )
+        return services.transaction_read(txn, asset)
+
+    @delete("/{transaction_id:int}/", summary="Delete a transaction", status_code=204)
+    async def delete_transaction(
+        self,
+        request: Request[Identity, Any, State],
+        transaction_id: FromPath[int],
+        db: NamedDependency[Database],
+    ) -> None:
+        await services.remove(db, request.user.id, transaction_id)
 
     @get("/{transaction_id:int}/", summary="Retrieve a transaction")
     async def get_transaction(

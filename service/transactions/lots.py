@@ -1,20 +1,22 @@
-"""Sells that name a tax lot (``lot_id``): checked against the lots on the sale date.
+"""The ledger check every write passes, and sells that name a tax lot (``lot_id``).
 
-A sell may name the buy whose lot it relieves (specific identification, Treas. Reg.
-1.1012-1(c)); the tax ledger (:mod:`service.tax.ledger`) passes the name to
-``quantcore.tax.match_lots``. A lot named here must be a buy of the same portfolio and
-asset, bought on or before the sale, with enough of it left on that day.
+**Ledger order.** A portfolio's rows of one asset are applied in :func:`ledger_key`
+order: by date; within a day dividends (paid on the shares held at the previous
+close), then buys, then sells; ties by price, quantity, fees and finally id. Only
+dates and amounts decide, so the order of entry never changes a figure. The tax
+ledger (:mod:`service.tax.ledger`) and the derived positions use the same order.
 
-"Left" is what ``match_lots`` relieves under ``specific`` on that portfolio and asset:
-rows in ``(transaction_date, id)`` order, a named sell takes its lot, a sell without a
-name takes the earliest lots first (Treas. Reg. 1.1012-1(c)(1)). Lot ids are facts of
-the sale, so the check holds whatever the portfolio's current ``lot_method`` is: it can
-switch to ``specific`` at any time. A new sell (named or not) is also refused when it
-would leave a later sell that names a lot short. The same dated check covers a
-backdated sell without a name: it must be covered by the shares held on its own date
-and leave every later sell covered (the position, being today's holding, cannot
-tell). Wash sales move basis and holding
-periods, never shares between lots, so quantities are all the check needs.
+**The check.** A write (create, edit, delete) is allowed only when the symbol's
+whole ledger, with the change applied, still relieves: every sell is covered by
+the shares held at its place in the ledger, every dividend by the shares held at
+the previous close, and a sell naming a lot (specific identification, Treas. Reg.
+1.1012-1(c)) finds enough of that lot left. A named lot must be a buy of the same
+portfolio and asset, bought on or before the sale. "Left" is what
+``quantcore.tax.match_lots`` relieves under ``specific``: a named sell takes its
+lot, an unnamed one the earliest lots first (Treas. Reg. 1.1012-1(c)(1)). Lot ids
+are facts of the sale, so the check holds whatever the portfolio's ``lot_method``.
+Wash sales move basis and holding periods, never shares between lots, so
+quantities are all the check needs.
 """
 
 from __future__ import annotations
@@ -24,25 +26,54 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from decimal import Decimal
 
-from sqlalchemy import or_, select
+from sqlalchemy import select
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from service import formatting as fmt
 from service.db.models import Portfolio, Transaction
 from service.errors import ValidationError
 
-__all__ = ["LotRow", "Shortfall", "check_sell", "first_shortfall", "named_lot"]
+__all__ = ["LotRow", "Shortfall", "check_ledger", "first_shortfall", "ledger_key", "named_lot"]
+
+#: Within a day: dividends (on the previous close's shares), buys, then sells.
+_DAY_RANK = {"dividend": 0, "buy": 1, "sell": 2}
 
 
 @dataclass(frozen=True, slots=True)
 class LotRow:
-    """A buy or sell of one (portfolio, asset), as the check reads it (``id`` None: the new row)."""
+    """A ledger row of one (portfolio, asset), as the check reads it (``id`` None: the new row)."""
 
     id: int | None
     kind: str
     quantity: Decimal
     date: dt.date
     lot_id: int | None = None
+    price: Decimal = Decimal(0)
+    fees: Decimal = Decimal(0)
+
+
+def ledger_key(
+    date: dt.date, kind: str, price: Decimal, quantity: Decimal, fees: Decimal, row_id: int | None
+) -> tuple[dt.date, int, Decimal, Decimal, Decimal, float]:
+    """The sort key of a ledger row: date, day rank, then amounts; the id breaks exact ties.
+
+    >>> d = dt.date(2025, 1, 2)
+    >>> ledger_key(d, "sell", Decimal(9), Decimal(1), Decimal(0), 1) > ledger_key(
+    ...     d, "buy", Decimal(10), Decimal(1), Decimal(0), 2)
+    True
+    """
+    return (
+        date,
+        _DAY_RANK.get(kind, 1),
+        price,
+        quantity,
+        fees,
+        float("inf") if row_id is None else row_id,
+    )
+
+
+def _key(r: LotRow) -> tuple[dt.date, int, Decimal, Decimal, Decimal, float]:
+    return ledger_key(r.date, r.kind, r.price, r.quantity, r.fees, r.id)
 
 
 @dataclass(frozen=True, slots=True)
@@ -57,7 +88,8 @@ def first_shortfall(rows: Sequence[LotRow]) -> Shortfall | None:
     """Relieve ``rows`` (in ledger order) and return the first sell short of shares.
 
     A named sell is short when its lot holds fewer shares than it sells (or is not
-    bought yet); an unnamed one when all the lots together do.
+    bought yet); an unnamed one when all the lots together do; a dividend when it is
+    paid on more shares than all the lots hold.
 
     >>> d = dt.date(2025, 1, 2)
     >>> rows = [LotRow(1, "buy", Decimal(10), d), LotRow(2, "buy", Decimal(5), d),
@@ -71,6 +103,11 @@ def first_shortfall(rows: Sequence[LotRow]) -> Shortfall | None:
     for row in rows:
         if row.kind == "buy":
             lots[row.id if row.id is not None else -1] = row.quantity
+            continue
+        if row.kind == "dividend":
+            total = sum(lots.values(), Decimal(0))
+            if total < row.quantity:
+                return Shortfall(row, total)
             continue
         if row.lot_id is not None:
             left = lots.get(row.lot_id, Decimal(0))
@@ -125,38 +162,26 @@ async def named_lot(
     return buy
 
 
-async def check_sell(
+async def check_ledger(
     s: AsyncSession,
     portfolio_id: int,
     asset_id: int,
-    new: LotRow,
+    *,
+    add: LotRow | None = None,
+    drop: int | None = None,
+    action: str = "This change",
 ) -> None:
-    """Refuse the new sell ``new`` when it, or a later sell naming a lot, would fall short.
+    """Refuse a write that would leave the (portfolio, asset) ledger unrelievable.
 
-    Runs the full check when ``new`` names a lot, a sell of this portfolio and asset
-    already does, or ``new`` is dated before another row (a backdated sell must be
-    covered on its own date and leave every later sell covered); otherwise the
-    caller's held-quantity check is the whole rule. Call it inside the write
-    transaction that records the sell, after the portfolio lock.
+    ``add`` is the row written (``id`` None for a new row; an edited row keeps its id),
+    ``drop`` the id of a row removed (an edit drops the old version and adds the new).
+    Call it inside the write transaction, after the portfolio lock, before writing.
 
     Raises:
-        ValidationError: ``quantity`` ``insufficient_quantity``, with ``held`` (shares
-            the sell could take: of its lot, or of all lots) and ``lot_id``, or with the
-            ``transaction_id`` of the later sell it would leave short.
+        ValidationError: ``quantity`` ``insufficient_quantity``: with ``held`` (shares
+            the written row could take: of its lot, or of all lots) and ``lot_id``, or
+            with the ``transaction_id`` of another row the change would leave short.
     """
-    same = (Transaction.portfolio_id == portfolio_id, Transaction.asset_id == asset_id)
-    if new.lot_id is None:
-        # The usual case, an unnamed sell dated after every row: the position (all rows)
-        # is what is held on its date, and the caller checked that. One indexed probe.
-        probe = (
-            select(Transaction.id)
-            .where(
-                *same, or_(Transaction.lot_id.is_not(None), Transaction.transaction_date > new.date)
-            )
-            .limit(1)
-        )
-        if (await s.execute(probe)).first() is None:
-            return
     result = await s.execute(
         select(
             Transaction.id,
@@ -164,28 +189,37 @@ async def check_sell(
             Transaction.quantity,
             Transaction.transaction_date,
             Transaction.lot_id,
-        )
-        .where(*same, Transaction.transaction_type.in_(("buy", "sell")))
-        .order_by(Transaction.transaction_date, Transaction.id)
+            Transaction.price,
+            Transaction.fees,
+        ).where(Transaction.portfolio_id == portfolio_id, Transaction.asset_id == asset_id)
     )
-    rows = [LotRow(*r) for r in result.tuples()]
-    # the new row gets the largest id: after every row of its date
-    at = next((i for i, r in enumerate(rows) if r.date > new.date), len(rows))
-    short = first_shortfall([*rows[:at], new, *rows[at:]])
+    rows = [LotRow(*r) for r in result.tuples() if r[0] != drop]
+    if add is not None:
+        rows.append(add)
+    short = first_shortfall(sorted(rows, key=_key))
     if short is None:
         return
-    if short.row is new:
-        where = f"lot {new.lot_id}" if new.lot_id is not None else "the portfolio"
-        extra = {"lot_id": new.lot_id} if new.lot_id is not None else {}
+    row = short.row
+    if add is not None and row is add:
+        held = fmt.quantity(short.held)
+        if row.kind == "dividend":
+            raise ValidationError(
+                "quantity", "insufficient_quantity",
+                f"A dividend on {fmt.quantity(row.quantity)} shares needs them held at the close "
+                f"before {row.date}: {held} held.",
+                held=held,
+            )  # fmt: skip
+        where = f"lot {row.lot_id}" if row.lot_id is not None else "the portfolio"
+        extra = {"lot_id": row.lot_id} if row.lot_id is not None else {}
         raise ValidationError(
             "quantity", "insufficient_quantity",
-            f"Cannot sell {fmt.quantity(new.quantity)}: {where} held {fmt.quantity(short.held)} on {new.date}.",
-            held=fmt.quantity(short.held), **extra,
+            f"Cannot sell {fmt.quantity(row.quantity)}: {where} held {held} on {row.date}.",
+            held=held, **extra,
         )  # fmt: skip
-    named = f" of lot {short.row.lot_id}" if short.row.lot_id is not None else ""
+    named = f" of lot {row.lot_id}" if row.lot_id is not None else ""
     raise ValidationError(
         "quantity", "insufficient_quantity",
-        f"Selling {fmt.quantity(new.quantity)} on {new.date} would leave the sale{named} on "
-        f"{short.row.date} (transaction {short.row.id}) short of shares.",
-        transaction_id=short.row.id,
+        f"{action} would leave the {row.kind}{named} on {row.date} (transaction {row.id}) "
+        "short of shares.",
+        transaction_id=row.id,
     )  # fmt: skip

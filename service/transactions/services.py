@@ -1,16 +1,15 @@
 """Writing and reading the ledger.
 
-A write locks the portfolio (``SELECT ... FOR UPDATE`` on PostgreSQL; the SQLite
-write transaction is ``BEGIN IMMEDIATE``), checks the holding, appends the ledger row
-and updates the derived position in the same transaction: two concurrent sells can
-never both spend the same shares, and a crash leaves either both writes or neither.
+A write (create, edit, delete) locks the portfolio (``SELECT ... FOR UPDATE`` on
+PostgreSQL; the SQLite write transaction is ``BEGIN IMMEDIATE``) and the user's
+ledger, checks the symbol's whole ledger with the change applied
+(:func:`service.transactions.lots.check_ledger`), writes the row and re-derives the
+positions from the ledger (:mod:`service.portfolios.derive`), all in one transaction:
+two concurrent writes can never both spend the same shares, and a crash leaves
+either everything or nothing.
 
-A sell may name the buy whose tax lot it relieves (``lot_id``); see
-:mod:`service.transactions.lots` for how that is checked, in the same transaction.
-
-Positions use the average-cost method: a buy adds ``quantity * price + fees`` to the
-cost basis; a sell removes ``quantity * cost_basis / held`` (fees reduce proceeds,
-not the basis); dividends leave the position unchanged.
+Positions are the open tax lots under the portfolio's lot method (FIFO by default),
+wash-sale adjustments included, whatever order the rows were entered in.
 """
 
 from __future__ import annotations
@@ -19,7 +18,7 @@ import datetime as dt
 from decimal import Decimal
 from typing import Any
 
-from sqlalchemy import Select, delete, func, select
+from sqlalchemy import Select, func, select
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from service import formatting as fmt
@@ -28,6 +27,7 @@ from service.db.models import Asset, Portfolio, Position, Transaction, utcnow
 from service.db.types import quantize
 from service.errors import ApiError, NotFoundError, ValidationError
 from service.pagination import PageParams
+from service.portfolios import derive
 from service.transactions import lots
 from service.transactions.schemas import TransactionRead
 
@@ -37,7 +37,9 @@ __all__ = [
     "get_transaction",
     "list_transactions",
     "record",
+    "remove",
     "transaction_read",
+    "update",
 ]
 
 _MAX = Decimal("1e20")
@@ -97,6 +99,46 @@ class LedgerEntry:
         self.lot_id = lot_id
 
 
+async def _locked_portfolio(
+    s: AsyncSession, user_id: int, portfolio_id: int, missing: type[ApiError] | None
+) -> Portfolio:
+    portfolio = (
+        await s.execute(
+            select(Portfolio)
+            .where(Portfolio.id == portfolio_id, Portfolio.user_id == user_id)
+            .with_for_update()
+        )
+    ).scalar_one_or_none()
+    if portfolio is None:
+        if missing is not None:
+            raise missing(f"Portfolio {portfolio_id} not found.")
+        raise ValidationError("portfolio", "not_found", f"Portfolio {portfolio_id} not found.")
+    return portfolio
+
+
+async def _asset(s: AsyncSession, symbol: str) -> Asset:
+    asset = (await s.execute(select(Asset).where(Asset.symbol == symbol))).scalar_one_or_none()
+    if asset is None:
+        raise ValidationError("asset_symbol", "not_found", f"Unknown asset symbol {symbol!r}.")
+    return asset
+
+
+async def _position(s: AsyncSession, portfolio_id: int, asset_id: int) -> Position | None:
+    return (
+        await s.execute(
+            select(Position).where(
+                Position.portfolio_id == portfolio_id, Position.asset_id == asset_id
+            )
+        )
+    ).scalar_one_or_none()
+
+
+def _row(entry: LedgerEntry, row_id: int | None) -> lots.LotRow:
+    return lots.LotRow(
+        row_id, entry.kind, entry.quantity, entry.date, entry.lot_id, entry.price, entry.fees
+    )
+
+
 async def record(
     db: Database,
     user_id: int,
@@ -105,82 +147,33 @@ async def record(
     *,
     missing_portfolio: type[ApiError] | None = None,
 ) -> tuple[Transaction, Asset, Position | None]:
-    """Append ``entry`` to the ledger of one of the user's portfolios and update the position.
+    """Append ``entry`` to the ledger of one of the user's portfolios; re-derive the positions.
 
     Args:
         missing_portfolio: raise this (404) instead of a 400 on ``portfolio`` when the
             portfolio is not the user's (used when the id comes from the path).
 
     Raises:
-        ValidationError: unknown portfolio or asset, ``quantity`` above the holding or
-            above what a named lot holds on the sale date (``insufficient_quantity``),
-            ``lot_id`` not a buy of this portfolio and asset on or before the sale
-            (``not_found``, ``invalid``); nothing is written then.
+        ValidationError: unknown portfolio or asset, a sell or dividend the ledger does
+            not cover on its date, or one that leaves a later row short
+            (``quantity`` ``insufficient_quantity``), ``lot_id`` not a buy of this
+            portfolio and asset on or before the sale (``not_found``, ``invalid``);
+            nothing is written then.
     """
     async with db.write() as s:
-        portfolio = (
-            await s.execute(
-                select(Portfolio)
-                .where(Portfolio.id == portfolio_id, Portfolio.user_id == user_id)
-                .with_for_update()
-            )
-        ).scalar_one_or_none()
-        if portfolio is None:
-            if missing_portfolio is not None:
-                raise missing_portfolio(f"Portfolio {portfolio_id} not found.")
-            raise ValidationError("portfolio", "not_found", f"Portfolio {portfolio_id} not found.")
-        asset = (
-            await s.execute(select(Asset).where(Asset.symbol == entry.symbol))
-        ).scalar_one_or_none()
-        if asset is None:
-            raise ValidationError(
-                "asset_symbol", "not_found", f"Unknown asset symbol {entry.symbol!r}."
-            )
+        portfolio = await _locked_portfolio(s, user_id, portfolio_id, missing_portfolio)
+        await derive.lock_user_ledger(s, user_id)
+        asset = await _asset(s, entry.symbol)
         if entry.lot_id is not None:
             await lots.named_lot(s, user_id, portfolio.id, asset.id, entry.lot_id, entry.date)
-        position = (
-            await s.execute(
-                select(Position).where(
-                    Position.portfolio_id == portfolio.id, Position.asset_id == asset.id
-                )
-            )
-        ).scalar_one_or_none()
+        await lots.check_ledger(
+            s,
+            portfolio.id,
+            asset.id,
+            add=_row(entry, None),
+            action=f"Recording this {entry.kind} on {entry.date}",
+        )
         now = utcnow()
-        if entry.kind == "buy":
-            cost = quantize(entry.quantity * entry.price + entry.fees)
-            if position is None:
-                position = Position(
-                    portfolio_id=portfolio.id,
-                    asset_id=asset.id,
-                    quantity=entry.quantity,
-                    cost_basis=cost,
-                    updated_at=now,
-                )
-                s.add(position)
-            else:
-                position.quantity = position.quantity + entry.quantity
-                position.cost_basis = position.cost_basis + cost
-                position.updated_at = now
-        elif entry.kind == "sell":
-            held = position.quantity if position is not None else Decimal(0)
-            if position is None or entry.quantity > held:
-                raise ValidationError(
-                    "quantity",
-                    "insufficient_quantity",
-                    f"Cannot sell {fmt.quantity(entry.quantity)} {entry.symbol}: "
-                    f"{fmt.quantity(held)} held in portfolio {portfolio.id}.",
-                    held=fmt.quantity(held),
-                )
-            new = lots.LotRow(None, "sell", entry.quantity, entry.date, entry.lot_id)
-            await lots.check_sell(s, portfolio.id, asset.id, new)
-            remaining = position.quantity - entry.quantity
-            if remaining == 0:
-                await s.execute(delete(Position).where(Position.id == position.id))
-                position = None
-            else:
-                position.cost_basis = quantize(position.cost_basis * remaining / position.quantity)
-                position.quantity = remaining
-                position.updated_at = now
         txn = Transaction(
             portfolio_id=portfolio.id,
             asset_id=asset.id,
@@ -195,7 +188,118 @@ async def record(
         s.add(txn)
         portfolio.updated_at = now
         await s.flush()
+        await derive.sync_positions(s, user_id, [asset.id])
+        position = await _position(s, portfolio.id, asset.id)
     return txn, asset, position
+
+
+async def _owned_txn(s: AsyncSession, user_id: int, txn_id: int) -> Transaction:
+    txn = (
+        await s.execute(
+            select(Transaction)
+            .join(Portfolio, Portfolio.id == Transaction.portfolio_id)
+            .where(Transaction.id == txn_id, Portfolio.user_id == user_id)
+        )
+    ).scalar_one_or_none()
+    if txn is None:
+        raise NotFoundError(f"Transaction {txn_id} not found.")
+    return txn
+
+
+async def _named_by(s: AsyncSession, txn_id: int) -> list[int]:
+    """Ids of the sells that name ``txn_id`` as their lot."""
+    return list(
+        (await s.execute(select(Transaction.id).where(Transaction.lot_id == txn_id))).scalars()
+    )
+
+
+async def update(
+    db: Database, user_id: int, txn_id: int, portfolio_id: int, entry: LedgerEntry
+) -> tuple[Transaction, Asset]:
+    """Replace one of the user's transactions by ``entry`` (its id and ``created_at`` stay).
+
+    The old and the new (portfolio, asset) ledgers are both re-checked with the change
+    applied; a buy that sells name as their lot keeps its portfolio, asset and type.
+
+    Raises:
+        NotFoundError: not the user's transaction.
+        ValidationError: as :func:`record`; ``lot_id`` ``in_use`` for a named buy moved
+            away; nothing changes then.
+    """
+    async with db.write() as s:
+        txn = await _owned_txn(s, user_id, txn_id)
+        old_portfolio = await _locked_portfolio(s, user_id, txn.portfolio_id, None)
+        portfolio = (
+            old_portfolio
+            if portfolio_id == txn.portfolio_id
+            else await _locked_portfolio(s, user_id, portfolio_id, None)
+        )
+        await derive.lock_user_ledger(s, user_id)
+        asset = await _asset(s, entry.symbol)
+        if entry.lot_id == txn.id:
+            raise ValidationError("lot_id", "invalid", "A sell cannot name itself as its lot.")
+        if entry.lot_id is not None:
+            await lots.named_lot(s, user_id, portfolio.id, asset.id, entry.lot_id, entry.date)
+        moved = (portfolio.id, asset.id, entry.kind) != (txn.portfolio_id, txn.asset_id, "buy")
+        if txn.transaction_type == "buy" and moved and (users := await _named_by(s, txn.id)):
+            raise ValidationError(
+                "lot_id", "in_use",
+                f"Transaction {txn.id} is the lot of sell(s) {users}: it stays a buy of the "
+                "same portfolio and asset.",
+                transaction_ids=users,
+            )  # fmt: skip
+        action = f"Changing transaction {txn.id}"
+        new_row = _row(entry, txn.id)
+        if (portfolio.id, asset.id) == (txn.portfolio_id, txn.asset_id):
+            await lots.check_ledger(
+                s, portfolio.id, asset.id, add=new_row, drop=txn.id, action=action
+            )
+        else:
+            await lots.check_ledger(s, txn.portfolio_id, txn.asset_id, drop=txn.id, action=action)
+            await lots.check_ledger(s, portfolio.id, asset.id, add=new_row, action=action)
+        touched = {txn.asset_id, asset.id}
+        now = utcnow()
+        txn.portfolio_id = portfolio.id
+        txn.asset_id = asset.id
+        txn.transaction_type = entry.kind
+        txn.quantity = entry.quantity
+        txn.price = entry.price
+        txn.fees = entry.fees
+        txn.transaction_date = entry.date
+        txn.lot_id = entry.lot_id
+        old_portfolio.updated_at = portfolio.updated_at = now
+        await s.flush()
+        await derive.sync_positions(s, user_id, touched)
+    return txn, asset
+
+
+async def remove(db: Database, user_id: int, txn_id: int) -> None:
+    """Delete one of the user's transactions when the rest of the ledger still relieves.
+
+    Raises:
+        NotFoundError: not the user's transaction.
+        ValidationError: ``lot_id`` ``in_use`` (a sell names this buy as its lot), or
+            ``quantity`` ``insufficient_quantity`` naming the row left short.
+    """
+    async with db.write() as s:
+        txn = await _owned_txn(s, user_id, txn_id)
+        portfolio = await _locked_portfolio(s, user_id, txn.portfolio_id, None)
+        await derive.lock_user_ledger(s, user_id)
+        if users := await _named_by(s, txn.id):
+            raise ValidationError(
+                "lot_id", "in_use",
+                f"Transaction {txn.id} is the lot of sell(s) {users}; delete or change those first.",
+                transaction_ids=users,
+            )  # fmt: skip
+        await lots.check_ledger(
+            s, txn.portfolio_id, txn.asset_id, drop=txn.id,
+            action=f"Deleting transaction {txn.id}",
+        )  # fmt: skip
+        asset_id = txn.asset_id
+        await s.delete(txn)
+        portfolio.updated_at = utcnow()
+        await s.flush()
+        await derive.sync_positions(s, user_id, [asset_id])
 
 
 def transaction_read(txn: Transaction, asset: Asset) -> TransactionRead:

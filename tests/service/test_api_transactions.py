@@ -2,12 +2,15 @@
 
 from __future__ import annotations
 
+import datetime as dt
 import random
 from concurrent.futures import ThreadPoolExecutor
 from decimal import ROUND_HALF_EVEN, Decimal
 
+import pandas as pd
 from sqlalchemy import func, select
 
+from quantcore.portfolio import ledger_positions
 from service.db.models import Position, Transaction
 from tests.service.conftest import Api
 
@@ -80,42 +83,49 @@ def test_oversell_is_rejected_and_writes_nothing(api: Api) -> None:
     assert [p["quantity"] for p in pos] == ["5.00000000"]
 
 
-def test_ledger_twin_average_cost(api: Api) -> None:
-    """A seeded random ledger: positions equal a plain-Python average-cost twin, exactly."""
+def test_ledger_positions_equal_quantcore(api: Api) -> None:
+    """A seeded random ledger: positions equal ``quantcore.portfolio.ledger_positions`` (FIFO,
+    wash sales included) of the test's own copy of the rows, to the cent."""
     _, h = api.user()
     pid = _new_portfolio(api, h)
     rnd = random.Random(20261122)
-    held: dict[str, tuple[Decimal, Decimal]] = {}
+    held: dict[str, Decimal] = {}
+    rows: list[tuple[str, dt.date, str, Decimal, Decimal, Decimal]] = []
+    day = dt.date(2024, 1, 2)
     for _ in range(40):
+        day += dt.timedelta(days=rnd.randint(1, 20))
         sym = rnd.choice(["SPY", "AAPL", "TLT"])
-        qty, basis = held.get(sym, (Decimal(0), Decimal(0)))
+        qty = held.get(sym, Decimal(0))
         price = Decimal(rnd.randint(100, 99999)) / 100
         fees = Decimal(rnd.randint(0, 500)) / 100
         if qty > 0 and rnd.random() < 0.4:
-            q = min(qty, Decimal(rnd.randint(1, 10**8 * 5)) / 10**8)
-            r = _txn(api, h, pid, "sell", str(q), str(price), symbol=sym, fees=str(fees))
-            assert r.status_code == 201, r.text
-            rest = qty - q
-            held[sym] = (
-                rest,
-                (basis * rest / qty).quantize(Q8, ROUND_HALF_EVEN) if rest else Decimal(0),
-            )
-        elif rnd.random() < 0.15:
-            r = _txn(api, h, pid, "dividend", "3", "0.25", symbol=sym)
-            assert r.status_code == 201, r.text
+            kind, q = "sell", min(qty, Decimal(rnd.randint(1, 10**8 * 5)) / 10**8)
+        elif qty > 0 and rnd.random() < 0.15:
+            kind, q, price, fees = "dividend", qty, Decimal("0.25"), Decimal(0)
         else:
-            q = Decimal(rnd.randint(1, 10**8 * 7)) / 10**8
-            r = _txn(api, h, pid, "buy", str(q), str(price), symbol=sym, fees=str(fees))
-            assert r.status_code == 201, r.text
-            held[sym] = (qty + q, (basis + q * price + fees).quantize(Q8, ROUND_HALF_EVEN))
+            kind, q = "buy", Decimal(rnd.randint(1, 10**8 * 7)) / 10**8
+        r = _txn(
+            api, h, pid, kind, str(q), str(price), symbol=sym, fees=str(fees), date=day.isoformat()
+        )
+        assert r.status_code == 201, r.text
+        held[sym] = qty + q if kind == "buy" else qty - q if kind == "sell" else qty
+        rows.append((sym, day, kind, q, price, fees))
+    table = pd.DataFrame(rows, columns=["symbol", "date", "type", "quantity", "price", "fees"])
+    want = {
+        s: (
+            Decimal(str(p.quantity)).quantize(Q8),
+            Decimal(str(p.cost_basis)).quantize(Decimal("0.01")),
+        )
+        for s, p in ledger_positions(table).iterrows()
+    }
     got = {
         p["asset"]["symbol"]: (Decimal(p["quantity"]), Decimal(p["cost_basis"]))
         for p in api.client.get(f"/api/portfolios/{pid}/positions/?limit=100", headers=h).json()[
             "results"
         ]
     }
-    want = {s: (q, b.quantize(Decimal("0.01"))) for s, (q, b) in held.items() if q > 0}
     assert got == want
+    assert {s: q for s, (q, _) in got.items()} == {s: q for s, q in held.items() if q > 0}
 
 
 def test_filters(api: Api) -> None:
@@ -124,6 +134,7 @@ def test_filters(api: Api) -> None:
     _txn(api, h, p1, "buy", "2", symbol="SPY", date="2025-01-10")
     _txn(api, h, p1, "sell", "1", symbol="SPY", date="2025-02-10")
     _txn(api, h, p1, "buy", "2", symbol="AAPL", date="2025-03-10")
+    _txn(api, h, p2, "buy", "2", symbol="TLT", date="2024-12-02")  # held at the ex-date
     _txn(api, h, p2, "dividend", "2", "0.5", symbol="TLT", date="2025-04-10")
 
     def ids(query: str) -> list[tuple[str, str]]:
@@ -131,7 +142,7 @@ def test_filters(api: Api) -> None:
         assert r.status_code == 200, r.text
         return [(t["asset_symbol"], t["transaction_date"]) for t in r.json()["results"]]
 
-    assert len(ids("")) == 4
+    assert len(ids("")) == 5
     assert ids(f"portfolio_id={p1}") == [
         ("AAPL", "2025-03-10"),
         ("SPY", "2025-02-10"),
@@ -152,8 +163,8 @@ def test_filters(api: Api) -> None:
 def test_dividend_leaves_position(api: Api) -> None:
     _, h = api.user()
     pid = _new_portfolio(api, h)
-    _txn(api, h, pid, "buy", "4", "25")
-    assert _txn(api, h, pid, "dividend", "4", "0.5").status_code == 201
+    _txn(api, h, pid, "buy", "4", "25", date="2025-03-03")
+    assert _txn(api, h, pid, "dividend", "4", "0.5", date="2025-03-04").status_code == 201
     (pos,) = api.client.get(f"/api/portfolios/{pid}/positions/", headers=h).json()["results"]
     assert (pos["quantity"], pos["cost_basis"]) == ("4.00000000", "100.00")
 

@@ -74,9 +74,10 @@ def test_sell_with_lot_id_is_recorded_and_read(api: Api) -> None:
         (b2["id"], None),
         (b1["id"], None),
     ]
-    # the position is still average cost: 16 shares, basis 220 x 16/20
+    # the position is the open lots under the portfolio's method (FIFO, which ignores
+    # lot_id): 6 @ 10 and 10 @ 12 = 180 over 16 shares
     (pos,) = api.client.get(f"/api/portfolios/{pid}/positions/", headers=h).json()["results"]
-    assert (pos["quantity"], Decimal(pos["average_cost"])) == ("16.00000000", Decimal("11.0000"))
+    assert (pos["quantity"], Decimal(pos["average_cost"])) == ("16.00000000", Decimal("11.2500"))
     # the same day as the buy is allowed; the whole rest of the lot too
     _ok(_txn(api, h, pid, "sell", "6", "2025-02-03", lot_id=b2["id"]))
     r = _txn(api, h, pid, "sell", "0.00000001", "2025-12-01", lot_id=b2["id"])
