@@ -1,9 +1,15 @@
 """Parity with vectorbt's ``Portfolio.from_signals`` (fill at close, one asset, all-in).
 
 Mapping: our ``fees``/``slippage`` are vectorbt's (fractions of traded value;
-slippage moves the fill price against the trader); ``max_position_size=1`` is
-``size=np.inf`` (spend all cash including fees); ``initial_capital`` is
-``init_cash``. Both ignore an entry while in a position, an exit while flat and a
+slippage moves the fill price against the trader); ``size_type="percent"`` with
+``size=1`` (the default) is ``size=np.inf`` (spend all cash including fees);
+``initial_capital`` is ``init_cash``. Stops: ``sl_stop``/``tp_stop`` are vectorbt's
+(measured from the entry bar's close, its default ``stop_entry_price``), our
+``trail_stop=f`` is ``sl_stop=f, sl_trail=True``; with an OHLC frame both check the
+stop against the bar's low/high from the bar after the entry on, fill at the stop
+level or at the open when the bar opens through it, loss before profit, with fees
+and without slippage (vectorbt's default ``stop_exit_price`` StopLimit), and open
+nothing on the bar a stop closed. Both ignore an entry while in a position, an exit while flat and a
 bar with both signals, and leave the last position open (vectorbt status 0).
 """
 
@@ -88,3 +94,51 @@ def test_sweep_matches_vectorbt_on_every_combination(close: pd.Series) -> None:
     np.testing.assert_allclose(
         table["sharpe_ratio"], pf.sharpe_ratio(freq="1D", year_freq="252D").to_numpy(), rtol=1e-9
     )
+
+
+STOP_CASES = [
+    ("goog", {"sl_stop": 0.02}),
+    ("goog", {"tp_stop": 0.04}),
+    ("goog", {"sl_stop": 0.03, "tp_stop": 0.05}),
+    ("goog", {"trail_stop": 0.03}),
+    ("goog", {"trail_stop": 0.02, "tp_stop": 0.06}),
+    ("eurusd", {"sl_stop": 0.002}),
+    ("eurusd", {"sl_stop": 0.003, "tp_stop": 0.004}),
+    ("eurusd", {"trail_stop": 0.002, "tp_stop": 0.005}),
+]
+
+
+@pytest.mark.parametrize(("data", "stops"), STOP_CASES)
+def test_stops_on_ohlc_equal_vectorbt(
+    request: pytest.FixtureRequest, data: str, stops: dict
+) -> None:
+    """GOOG daily and EURUSD hourly (``backtesting.test``), MA 10/30 signals, fees 0.1 %."""
+    df = request.getfixturevalue(data)
+    entries, exits = st.moving_average(df["Close"], short_window=10, long_window=30)
+    ours = run(df, entries, exits, fees=0.001, slippage=0.0005, initial_capital=10_000.0, **stops)
+    theirs_kw = {k: v for k, v in stops.items() if k != "trail_stop"}
+    if "trail_stop" in stops:
+        theirs_kw.update(sl_stop=stops["trail_stop"], sl_trail=True)
+    pf = vbt.Portfolio.from_signals(
+        df["Close"], entries, exits, open=df["Open"], high=df["High"], low=df["Low"],
+        fees=0.001, slippage=0.0005, init_cash=10_000.0, size=np.inf, **theirs_kw,
+    )  # fmt: skip
+    np.testing.assert_allclose(ours.equity.to_numpy(), pf.value().to_numpy(), rtol=1e-9)
+    theirs = pf.trades.records
+    tr = ours.trades
+    assert len(tr) == len(theirs)
+    closed = tr["status"] == TRADE_CLOSED
+    np.testing.assert_array_equal(tr["entry_idx"], theirs["entry_idx"].to_numpy())
+    np.testing.assert_array_equal(tr["exit_idx"][closed], theirs["exit_idx"].to_numpy()[closed])
+    for ours_field, their_field in [
+        ("size", "size"), ("entry_price", "entry_price"), ("exit_price", "exit_price"),
+        ("exit_fees", "exit_fees"), ("pnl", "pnl"),
+    ]:  # fmt: skip
+        np.testing.assert_allclose(
+            tr[ours_field], theirs[their_field].to_numpy(), rtol=1e-9, err_msg=ours_field
+        )
+    # the stops did fire: some exits are neither a signal bar's close nor the last mark
+    close = df["Close"].to_numpy()
+    exit_idx = tr["exit_idx"][closed]
+    assert (~exits.to_numpy()[exit_idx]).sum() >= 3
+    assert (tr["exit_price"][closed] != close[exit_idx] * (1 - 0.0005)).sum() >= 3
