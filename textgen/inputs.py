@@ -44,9 +44,11 @@ def _part(part: Any, role: str, param: str) -> dict[str, Any]:
         raise bad_request(f"Invalid type for '{param}': expected an object.", param=param, code="invalid_type")
     kind = part.get("type")
     if role == "assistant":
+        if kind == "refusal":
+            return {"type": "refusal", "refusal": _str(part.get("refusal"), f"{param}.refusal")}
         if kind not in ("output_text", "input_text"):
             raise bad_request(f"Invalid content type {kind!r} for an assistant message; expected "
-                              "'output_text'.", param=f"{param}.type", code="invalid_value")
+                              "'output_text' or 'refusal'.", param=f"{param}.type", code="invalid_value")
         return {"type": "output_text", "text": _str(part.get("text"), f"{param}.text"), "annotations": []}
     if kind == "input_text":
         return {"type": "input_text", "text": _str(part.get("text"), f"{param}.text")}
@@ -132,10 +134,40 @@ def normalize_input(
                 "name": _str(item.get("name"), f"{param}.name"),
                 "arguments": _str(item.get("arguments"), f"{param}.arguments"),
             })
+        elif kind == "reasoning":
+            items.append(_reasoning(item, param))
+        elif kind == "item_reference":
+            items.append({"type": "item_reference", "id": _str(item.get("id"), f"{param}.id")})
         else:
-            raise bad_request(f"Invalid input item type {kind!r}; expected message, function_call or "
-                              "function_call_output.", param=f"{param}.type", code="invalid_value")
+            raise bad_request(f"Invalid input item type {kind!r}; expected message, function_call, "
+                              "function_call_output, reasoning or item_reference.", param=f"{param}.type",
+                              code="invalid_value")
     return items
+
+
+def _texts(parts: Any, kind: str, param: str) -> list[dict[str, Any]]:
+    if parts is None:
+        return []
+    if not isinstance(parts, list):
+        raise bad_request(f"Invalid type for '{param}': expected an array.", param=param, code="invalid_type")
+    out = []
+    for j, part in enumerate(parts):
+        if not isinstance(part, dict) or part.get("type") != kind:
+            raise bad_request(f"Invalid '{param}[{j}]': expected {{'type': '{kind}', 'text': ...}}.",
+                              param=f"{param}[{j}]", code="invalid_value")
+        out.append({"type": kind, "text": _str(part.get("text"), f"{param}[{j}].text")})
+    return out
+
+
+def _reasoning(item: dict[str, Any], param: str) -> dict[str, Any]:
+    """A reasoning item sent back as input (as the server emitted it)."""
+    return {
+        "id": _str(item.get("id"), f"{param}.id"), "type": "reasoning",
+        "summary": _texts(item.get("summary", []), "summary_text", f"{param}.summary"),
+        "content": _texts(item.get("content"), "reasoning_text", f"{param}.content"),
+        "encrypted_content": _str(item.get("encrypted_content"), f"{param}.encrypted_content", optional=True),
+        "status": "completed",
+    }
 
 
 def normalize_tools(tools: Sequence[dict[str, Any]] | None) -> tuple[list[dict[str, Any]], list[FunctionSpec]]:

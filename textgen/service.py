@@ -114,8 +114,15 @@ class ResponseService:
         self.settings = settings
 
     # --- preparing --------------------------------------------------------------------
-    async def _entry(self, project: str, item: dict[str, Any], param: str, call_ids: set[str]) -> dict[str, Any]:
-        """Render one normalised input item as a context entry ``{role, text[, call_id]}``."""
+    async def _entry(
+        self, project: str, item: dict[str, Any], param: str, call_ids: set[str]
+    ) -> dict[str, Any] | None:
+        """Render one normalised input item as a context entry ``{role, text[, call_id]}``.
+
+        A reasoning item gives none: reasoning is not carried into the next turn's context.
+        """
+        if item["type"] == "reasoning":
+            return None
         if item["type"] == "function_call":
             call_ids.add(item["call_id"])
             return {"role": "assistant", "call_id": item["call_id"],
@@ -131,6 +138,8 @@ class ResponseService:
             where = f"{param}.content[{j}]"
             if part["type"] in ("input_text", "output_text"):
                 texts.append(part["text"])
+            elif part["type"] == "refusal":
+                texts.append(part["refusal"])
             elif part["type"] == "input_image":
                 texts.append("[image]")
                 if part.get("image_url"):
@@ -193,6 +202,13 @@ class ResponseService:
             prompt_echo = {"id": record.id, "version": str(record.version), "variables": variables}
         params = [f"prompt.messages[{i}]" for i in range(len(items))]
         own = normalize_input(body.input)
+        for i, item in enumerate(own):
+            if item["type"] == "item_reference":  # any stored item of this project, by id
+                referenced = await self.store.find_item(item["id"], project)
+                if referenced is None:
+                    raise not_found(f"Item with id {item['id']!r} not found.", param=f"input[{i}].id",
+                                    code="item_not_found")
+                own[i] = referenced
         items += own
         params += [f"input[{i}]" for i in range(len(own))]
         if not info.accepts_images:
@@ -202,7 +218,8 @@ class ResponseService:
                         raise bad_request(f"The model {info.id!r} is text-only and cannot read images; "
                                           "remove the input_image part.", param=f"{param}.content[{j}]",
                                           code="invalid_value")
-        entries = [await self._entry(project, item, param, call_ids) for item, param in zip(items, params, strict=True)]
+        rendered = [await self._entry(project, item, param, call_ids) for item, param in zip(items, params, strict=True)]
+        entries = [e for e in rendered if e is not None]
 
         max_output = body.max_output_tokens or min(self.settings.default_max_output_tokens,
                                                    info.max_output_tokens)

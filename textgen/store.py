@@ -58,11 +58,24 @@ responses = sa.Table(
     sa.Column("id", sa.String(64), primary_key=True),
     sa.Column("created_at", sa.BigInteger, nullable=False),
     sa.Column("body", sa.Text, nullable=False),
-    sa.Column("input_items", sa.Text, nullable=False),
+    sa.Column("input_items", sa.Text, nullable=False, server_default="[]"),  # unused since textgen_items
     sa.Column("project", sa.String(200), nullable=False, server_default=DEFAULT_PROJECT),
     sa.Column("status", sa.String(20), nullable=False, server_default="completed"),
     sa.Column("previous_id", sa.String(64), nullable=True),
     sa.Column("entries", sa.Text, nullable=False, server_default="[]"),
+)
+
+# Every input and output item of stored responses, so an ``item_reference`` can name any of them.
+items = sa.Table(
+    "textgen_items",
+    metadata,
+    sa.Column("response_id", sa.String(64), primary_key=True),
+    sa.Column("position", sa.Integer, primary_key=True, autoincrement=False),
+    sa.Column("item_id", sa.String(64), nullable=False),
+    sa.Column("project", sa.String(200), nullable=False),
+    sa.Column("is_output", sa.Boolean, nullable=False),
+    sa.Column("item", sa.Text, nullable=False),
+    sa.Index("ix_textgen_items_project_item_id", "project", "item_id"),
 )
 
 # The streaming events of stored responses, for ``GET ?stream=true&starting_after=N``.
@@ -203,6 +216,17 @@ def _add_missing_columns(conn: sa.Connection) -> None:
             conn.execute(sa.text("ALTER TABLE textgen_responses DROP COLUMN conversation"))
 
 
+_OUTPUT_POSITION = 1_000_000  # output items sort after every input item of their response
+
+
+async def _add_items(conn: Any, response_id: str, project: str, values: Sequence[dict[str, Any]], start: int,
+                     *, is_output: bool) -> None:
+    rows = [{"response_id": response_id, "position": start + i, "item_id": item.get("id") or "",
+             "project": project, "is_output": is_output, "item": _dumps(item)} for i, item in enumerate(values)]
+    if rows:
+        await conn.execute(items.insert(), rows)
+
+
 class Store:
     """Async access to the ``textgen_*`` tables; every read and write is scoped by project.
 
@@ -273,15 +297,15 @@ class Store:
         self, project: str, body: dict[str, Any], input_items: Sequence[dict[str, Any]],
         previous_id: str | None,
     ) -> None:
-        """Insert a response when it is created (status ``queued`` or ``in_progress``)."""
+        """Insert a response when it is created (status ``queued`` or ``in_progress``) and its input items."""
         async with self.engine.begin() as conn:
             await conn.execute(
                 responses.insert().values(
                     id=body["id"], project=project, created_at=int(body["created_at"]), body=_dumps(body),
-                    input_items=_dumps(list(input_items)), status=body["status"], previous_id=previous_id,
-                    entries="[]",
+                    status=body["status"], previous_id=previous_id, entries="[]",
                 )
             )
+            await _add_items(conn, body["id"], project, input_items, 0, is_output=False)
 
     async def settle_response(
         self, body: dict[str, Any], entries: Sequence[dict[str, Any]] | None = None,
@@ -300,18 +324,34 @@ class Store:
                 responses.update()
                 .where(responses.c.id == body["id"], responses.c.status.in_(list(only_from)))
                 .values(**values)
+                .returning(responses.c.project)
             )
-        return bool(result.rowcount)
+            project = result.scalar()
+            if project is not None and body.get("output") and body["status"] != "in_progress":
+                await _add_items(conn, body["id"], project, body["output"], _OUTPUT_POSITION, is_output=True)
+        return project is not None
 
     async def get_response(self, response_id: str, project: str) -> StoredResponse | None:
         """A stored response of ``project``, or ``None``."""
         query = sa.select(responses).where(responses.c.id == response_id, responses.c.project == project)
+        inputs = (sa.select(items.c.item)
+                  .where(items.c.response_id == response_id, items.c.is_output.is_(False))
+                  .order_by(items.c.position))
         async with self.engine.connect() as conn:
             row = (await conn.execute(query)).first()
-        if row is None:
-            return None
-        return StoredResponse(_loads(row.body), _loads(row.input_items), _loads(row.entries), row.status,
-                              row.previous_id)
+            if row is None:
+                return None
+            input_items = [_loads(r.item) for r in (await conn.execute(inputs)).all()]
+        return StoredResponse(_loads(row.body), input_items, _loads(row.entries), row.status, row.previous_id)
+
+    async def find_item(self, item_id: str, project: str) -> dict[str, Any] | None:
+        """The latest stored input or output item of ``project`` with this id (for ``item_reference``)."""
+        query = (sa.select(items.c.item).join(responses, responses.c.id == items.c.response_id)
+                 .where(items.c.item_id == item_id, items.c.project == project)
+                 .order_by(responses.c.created_at.desc(), items.c.is_output.desc()).limit(1))
+        async with self.engine.connect() as conn:
+            row = (await conn.execute(query)).first()
+        return None if row is None else dict(_loads(row.item))
 
     async def response_status(self, response_id: str) -> str | None:
         """The status column alone (polled by a running generation to notice a cancel)."""
@@ -349,6 +389,7 @@ class Store:
             )
             if result.rowcount:
                 await conn.execute(response_events.delete().where(response_events.c.response_id == response_id))
+                await conn.execute(items.delete().where(items.c.response_id == response_id))
         return bool(result.rowcount)
 
     async def cancel_response(self, response_id: str, project: str) -> StoredResponse | None:

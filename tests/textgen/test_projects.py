@@ -75,7 +75,7 @@ def _own(a: Caller) -> dict[str, Any]:
     background = a.post("/responses", json={"model": MODEL, "input": "later", "background": True})
     assert background.status_code == 200, background.text
     return {"file": file.json()["id"], "prompt": prompt.json()["id"], "response": response.json()["id"],
-            "background": background.json()["id"]}
+            "background": background.json()["id"], "item": response.json()["output"][0]["id"]}
 
 
 def _error(reply: Any, status: int) -> dict[str, Any]:
@@ -107,6 +107,8 @@ def test_ownership_matrix(callers: tuple[Caller, Caller]) -> None:
             {"type": "input_file", "file_id": fid}]}]}),
         "input_image.file_id": b.post("/responses", json={"model": MODEL, "input": [{"role": "user", "content": [
             {"type": "input_text", "text": "x"}, {"type": "input_image", "file_id": fid}]}]}),
+        "item_reference": b.post("/responses", json={"model": MODEL, "input": [
+            {"type": "item_reference", "id": ids["item"]}]}),
         "prompt.id": b.post("/responses", json={"model": MODEL, "prompt": {"id": pid, "variables": {"x": "1"}}}),
     }
     for route, reply in reads.items():
