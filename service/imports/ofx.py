@@ -31,6 +31,7 @@ options, ``RETOFCAP``                  an ``unsupported`` error
 
 from __future__ import annotations
 
+import datetime as dt
 import io
 import re
 import warnings
@@ -42,7 +43,7 @@ from ofxtools.header import OFXHeaderError, parse_header
 from ofxtools.models.base import Aggregate, UnknownTagWarning
 from ofxtools.Parser import ParseError, TreeBuilder
 
-from service.imports.rows import ONE, ImportRow, ParseResult, RowError, parse_date
+from service.imports.rows import ONE, ImportRow, ParseResult, RowError
 
 __all__ = ["parse_ofx"]
 
@@ -67,6 +68,17 @@ _ZERO = Decimal(0)
 
 def _line_of(text: str, offset: int, first_line: int) -> int:
     return first_line + text.count("\n", 0, offset)
+
+
+def _opening_lines(body: str, first_line: int) -> list[int]:
+    """Line of each transaction's opening tag, in file order (one pass over the body)."""
+    out: list[int] = []
+    line, pos = first_line, 0
+    for m in _OPENING.finditer(body):
+        line += body.count("\n", pos, m.start())
+        pos = m.start()
+        out.append(line)
+    return out
 
 
 def _sum(*values: Decimal | None) -> Decimal:
@@ -113,7 +125,7 @@ def parse_ofx(data: bytes) -> ParseResult:
     if not statements:
         return _fail(0, "file", "unsupported", "no investment statement (INVSTMTRS) in the file")
     securities = _securities(root)
-    lines = [_line_of(body, m.start(), first_line) for m in _OPENING.finditer(body)]
+    lines = _opening_lines(body, first_line)
     reader = _Reader(securities)
     ordinal = 0
     with warnings.catch_warnings():
@@ -206,7 +218,8 @@ class _Reader:
         date_text = elem.findtext(".//DTPOSTED" if tag == "INVBANKTRAN" else ".//DTTRADE") or ""
         try:
             # the statement's own calendar date (ofxtools would shift it to UTC)
-            date = parse_date(date_text.strip()[:8], "%Y%m%d")
+            text = date_text.strip()
+            date = dt.date(int(text[:4]), int(text[4:6]), int(text[6:8]))
         except ValueError:
             self.error(line, "DTTRADE", "invalid", f"not a date: {date_text!r}")
             return
