@@ -97,7 +97,7 @@ class Settings(msgspec.Struct, kw_only=True, frozen=True):
     portfolio_cache_users: Annotated[int, msgspec.Meta(ge=0)] = 10_000
     # real time (docs/realtime.md)
     realtime_tick_seconds: Annotated[float, msgspec.Meta(gt=0)] = 5.0
-    realtime_max_subscriptions: Annotated[int, msgspec.Meta(ge=1)] = 100
+    realtime_max_subscriptions: Annotated[int, msgspec.Meta(ge=1)] = 500  # a whole watchlist
     realtime_messages_per_second: Annotated[int, msgspec.Meta(ge=1)] = 20
     realtime_max_backlog: Annotated[int, msgspec.Meta(ge=1)] = 256
     # open WebSockets per client IP and per worker (beyond them the upgrade is refused)

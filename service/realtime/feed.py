@@ -2,7 +2,8 @@
 
 Every ``QC_REALTIME_TICK_SECONDS`` the worker holding the feed lease (the only worker
 without Redis) advances the market to *now* for every symbol some connection of the
-cluster is subscribed to, and publishes on the channels:
+cluster is subscribed to **or some subscribed portfolio holds** (a portfolio
+subscriber alone keeps its holdings ticking), and publishes on the channels:
 
 * ``price:<SYMBOL>``: one ``price_update`` per symbol;
 * ``portfolio:<id>``: one ``portfolio_update`` per subscribed portfolio that holds
@@ -107,8 +108,9 @@ class PriceFeed:
             try:
                 if await self.cluster.lead():
                     view = await self.cluster.view()
-                    if view.symbols:
-                        await self.update(sorted(view.symbols), view.portfolios)
+                    symbols = set(view.symbols) | await self.held_symbols(view.portfolios)
+                    if symbols:
+                        await self.update(sorted(symbols), view.portfolios)
             except asyncio.CancelledError:
                 raise
             except Exception:
@@ -141,6 +143,19 @@ class PriceFeed:
         if portfolios and quotes:
             await self._revalue(portfolios, [q.symbol for q in quotes], now)
         return quotes
+
+    async def held_symbols(self, portfolios: Collection[int]) -> set[str]:
+        """The symbols of the positions of ``portfolios`` (one query)."""
+        if not portfolios:
+            return set()
+        async with self.db.read() as s:
+            rows = await s.execute(
+                select(Asset.symbol)
+                .join(Position, Position.asset_id == Asset.id)
+                .where(Position.portfolio_id.in_(list(portfolios)))
+                .distinct()
+            )
+            return set(rows.scalars())
 
     async def _revalue(
         self, portfolios: Collection[int], symbols: Sequence[str], now: dt.datetime

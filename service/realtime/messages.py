@@ -1,7 +1,8 @@
 """The messages of ``/ws/realtime/``: JSON objects told apart by their ``type``.
 
 Client to server (:data:`ClientMessage`, decoded by :data:`decoder`): ``ping``,
-``subscribe_asset`` / ``unsubscribe_asset`` (``symbol``), ``subscribe_portfolio`` /
+``subscribe_asset`` / ``unsubscribe_asset`` (``symbol``), ``subscribe_assets``
+(``symbols``), ``subscribe_portfolio`` /
 ``unsubscribe_portfolio`` (``portfolio_id``).
 
 Server to client (:data:`ServerMessage`, encoded by :func:`encode`): ``pong``,
@@ -35,6 +36,7 @@ __all__ = [
     "PriceUpdate",
     "ServerMessage",
     "SubscribeAsset",
+    "SubscribeAssets",
     "SubscribePortfolio",
     "Subscribed",
     "UnsubscribeAsset",
@@ -71,6 +73,16 @@ class SubscribeAsset(_In, tag="subscribe_asset"):
     symbol: Symbol
 
 
+#: Most symbols in one ``subscribe_assets`` (a watchlist of a whole universe).
+MAX_SYMBOLS_PER_MESSAGE = 500
+
+
+class SubscribeAssets(_In, tag="subscribe_assets"):
+    """client -> server: subscribe to the price updates of a list, `{symbols: [...]}` (up to 500, all or none); anonymous allowed."""
+
+    symbols: Annotated[list[Symbol], msgspec.Meta(min_length=1, max_length=MAX_SYMBOLS_PER_MESSAGE)]
+
+
 class UnsubscribeAsset(_In, tag="unsubscribe_asset"):
     """client -> server: stop the price updates of `{symbol}`."""
 
@@ -89,7 +101,14 @@ class UnsubscribePortfolio(_In, tag="unsubscribe_portfolio"):
     portfolio_id: PortfolioId
 
 
-ClientMessage = Ping | SubscribeAsset | UnsubscribeAsset | SubscribePortfolio | UnsubscribePortfolio
+ClientMessage = (
+    Ping
+    | SubscribeAsset
+    | SubscribeAssets
+    | UnsubscribeAsset
+    | SubscribePortfolio
+    | UnsubscribePortfolio
+)
 
 # -- server -> client ------------------------------------------------------------------
 
@@ -160,6 +179,7 @@ def _summary(cls: type[msgspec.Struct]) -> str:
 CLIENT_TYPES: tuple[type[_In], ...] = (
     Ping,
     SubscribeAsset,
+    SubscribeAssets,
     UnsubscribeAsset,
     SubscribePortfolio,
     UnsubscribePortfolio,

@@ -21,9 +21,10 @@ from service.assets.market import MarketData
 from service.auth.identity import AuthMethod
 from service.auth.services import live_credentials
 from service.db import Database
-from service.db.models import Asset
+from service.db.models import Asset, LedgerVersion, Portfolio
 from service.errors import NotFoundError, ValidationError
 from service.marketdata.provider import Quote
+from service.portfolios.schemas import PortfolioRead
 from service.portfolios.services import get_owned, portfolio_reads
 from service.realtime.cluster import Cluster, ClusterView, LocalCluster, RedisCluster, merge
 from service.realtime.feed import PriceFeed, price_update
@@ -37,6 +38,7 @@ from service.realtime.messages import (
     PortfolioUpdate,
     ServerMessage,
     SubscribeAsset,
+    SubscribeAssets,
     Subscribed,
     SubscribePortfolio,
     UnsubscribeAsset,
@@ -45,7 +47,7 @@ from service.realtime.messages import (
     decode,
     encode,
 )
-from service.realtime.registry import Connection, Registry
+from service.realtime.registry import Connection, Registry, portfolio_channel
 from service.realtime.schemas import (
     ConnectionInfo,
     ForcePriceUpdateRead,
@@ -64,7 +66,7 @@ __all__ = ["AUTHENTICATION", "MAX_MESSAGE_BYTES", "WS_PATH", "CloseCode", "Realt
 log = logging.getLogger("service.realtime")
 
 WS_PATH = "/ws/realtime/"
-MAX_MESSAGE_BYTES = 4096
+MAX_MESSAGE_BYTES = 16384  # a subscribe_assets of a few hundred symbols
 AUTHENTICATION = (
     "session: the qc_session cookie of POST /api/auth/login/ (browsers; the Origin must be "
     "this host or a QC_CORS_ORIGINS entry). Non-browser clients: ?token=<API token> in the "
@@ -111,6 +113,7 @@ class Realtime:
         self._feed: PriceFeed | None = None
         self._feed_task: asyncio.Task[None] | None = None
         self._guard_task: asyncio.Task[None] | None = None
+        self._versions: dict[int, int] = {}  # user id -> ledger version last pushed
         self._resources: Resources | None = None
 
     def _changed(self) -> None:
@@ -170,10 +173,67 @@ class Realtime:
             await asyncio.sleep(self.settings.realtime_auth_check_seconds)
             try:
                 await self.watch_credentials()
+                await self.watch_ledgers()
             except asyncio.CancelledError:
                 raise
             except Exception:  # the database is away: check again on the next beat
-                log.exception("realtime: credential check failed")
+                log.exception("realtime: credential or ledger check failed")
+
+    async def watch_ledgers(self) -> int:
+        """Push a ``portfolio_update`` after every write to a subscribed portfolio.
+
+        Every write to a user's portfolios or positions bumps the user's
+        ``ledger_versions`` row (database triggers, migration 0004), whichever path
+        wrote it: the API, the CLI, another worker. Each worker compares the versions
+        of the users its connections follow (one query) and revalues their subscribed
+        portfolios when one moved; a portfolio that no longer exists is dropped from
+        its subscriptions (an ``unsubscribed`` is sent).
+
+        Returns:
+            How many portfolios were revalued or dropped.
+        """
+        followed: dict[int, set[int]] = {}
+        for conn in self.registry.connections.values():
+            if conn.user_id is not None and conn.portfolios:
+                followed.setdefault(conn.user_id, set()).update(conn.portfolios)
+        for gone in set(self._versions) - set(followed):
+            del self._versions[gone]
+        if not followed:
+            return 0
+        async with self.db.read() as s:
+            rows = await s.execute(
+                select(LedgerVersion.user_id, LedgerVersion.version).where(
+                    LedgerVersion.user_id.in_(list(followed))
+                )
+            )
+            versions = {int(u): int(v) for u, v in rows.all()}
+        moved = [u for u in followed if versions.get(u) != self._versions.get(u)]
+        self._versions.update(versions)
+        ids = sorted({pid for u in moved for pid in followed[u]})
+        if not ids:
+            return 0
+        async with self.db.read() as s:
+            found = list(
+                (
+                    await s.execute(
+                        select(Portfolio)
+                        .where(Portfolio.id.in_(ids), Portfolio.user_id.in_(moved))
+                        .order_by(Portfolio.id)
+                    )
+                ).scalars()
+            )
+            reads = await portfolio_reads(s, self.market, found)
+        now = dt.datetime.now(dt.UTC)
+        for r in reads:
+            self.registry.dispatch(
+                portfolio_channel(r.id, self.registry.prefix), _text(_portfolio_update(r, now))
+            )
+        deleted = set(ids) - {p.id for p in found}
+        for conn in list(self.registry.connections.values()):
+            for pid in deleted & conn.portfolios:
+                await self.registry.unsubscribe_portfolio(conn, pid)
+                conn.reply(_text(Unsubscribed(channel="portfolio", portfolio_id=pid)))
+        return len(ids)
 
     async def watch_credentials(self) -> int:
         """Close (1008) the connections whose credential was revoked or has expired.
@@ -239,6 +299,8 @@ class Realtime:
             conn.reply(_text(Pong(timestamp=dt.datetime.now(dt.UTC))))
         elif isinstance(message, SubscribeAsset):
             await self._subscribe_asset(conn, message.symbol.strip().upper())
+        elif isinstance(message, SubscribeAssets):
+            await self._subscribe_assets(conn, message.symbols)
         elif isinstance(message, UnsubscribeAsset):
             symbol = message.symbol.strip().upper()
             await self.registry.unsubscribe_asset(conn, symbol)
@@ -267,6 +329,31 @@ class Realtime:
         if quote is not None:
             conn.push(_text(price_update(quote)))
 
+    async def _subscribe_assets(self, conn: Connection, symbols: Sequence[str]) -> None:
+        """Subscribe to every symbol or, if one is unknown or they do not fit, to none."""
+        wanted = list(dict.fromkeys(s.strip().upper() for s in symbols))
+        new = [s for s in wanted if s not in conn.assets]
+        limit = self.settings.realtime_max_subscriptions
+        if conn.subscription_count + len(new) > limit:
+            raise MessageError(
+                "too_many_subscriptions",
+                f"At most {limit} subscriptions per connection; nothing was subscribed.",
+            )
+        known = await self.known_symbols(new) if new else set()
+        missing = [s for s in new if s not in known]
+        if missing:
+            raise MessageError(
+                "unknown_symbol", f"Unknown symbols {', '.join(missing)}; nothing was subscribed."
+            )
+        for symbol in new:
+            await self.registry.subscribe_asset(conn, symbol)
+        for symbol in wanted:
+            conn.reply(_text(Subscribed(channel="asset", symbol=symbol)))
+        quotes = await asyncio.to_thread(self.market.quotes, wanted)
+        for symbol in wanted:
+            if (quote := quotes.get(symbol)) is not None:
+                conn.push(_text(price_update(quote)))
+
     async def _subscribe_portfolio(self, conn: Connection, portfolio_id: int) -> None:
         if conn.user_id is None:
             raise MessageError(
@@ -275,24 +362,22 @@ class Realtime:
         if portfolio_id not in conn.portfolios:
             self._check_room(conn)
         async with self.db.read() as s:
+            # The version first: a write landing after it is pushed by watch_ledgers.
+            version = (
+                await s.execute(
+                    select(LedgerVersion.version).where(LedgerVersion.user_id == conn.user_id)
+                )
+            ).scalar_one_or_none()
             try:
                 portfolio = await get_owned(s, conn.user_id, portfolio_id)
             except NotFoundError as exc:
                 raise MessageError("not_found", exc.message) from None
             read = (await portfolio_reads(s, self.market, [portfolio]))[0]
+        if version is not None:
+            self._versions.setdefault(conn.user_id, int(version))
         await self.registry.subscribe_portfolio(conn, portfolio_id)
         conn.reply(_text(Subscribed(channel="portfolio", portfolio_id=portfolio_id)))
-        conn.push(
-            _text(
-                PortfolioUpdate(
-                    portfolio_id=read.id,
-                    total_value=read.total_value,
-                    daily_change=read.daily_change,
-                    daily_change_percent=read.daily_change_percent,
-                    timestamp=dt.datetime.now(dt.UTC),
-                )
-            )
-        )
+        conn.push(_text(_portfolio_update(read, dt.datetime.now(dt.UTC))))
 
     async def known_symbols(self, symbols: Sequence[str]) -> set[str]:
         """Which of the upper-case ``symbols`` are assets of the service (one query)."""
@@ -356,6 +441,16 @@ class Realtime:
             )
         quotes = await self.feed.update(wanted)
         return ForcePriceUpdateRead(updated=[_price_read(q) for q in quotes])
+
+
+def _portfolio_update(read: PortfolioRead, now: dt.datetime) -> PortfolioUpdate:
+    return PortfolioUpdate(
+        portfolio_id=read.id,
+        total_value=read.total_value,
+        daily_change=read.daily_change,
+        daily_change_percent=read.daily_change_percent,
+        timestamp=now,
+    )
 
 
 def _price_read(quote: Quote) -> PriceRead:

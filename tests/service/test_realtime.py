@@ -33,6 +33,7 @@ from service.auth.services import create_token, create_user
 from service.db import Database
 from service.demo import sync_assets
 from service.marketdata.simulated import SimulatedMarket
+from service.realtime.services import MAX_MESSAGE_BYTES
 
 ROOT = Path(__file__).resolve().parents[2]
 PASSWORD = "correct horse battery"
@@ -230,6 +231,7 @@ def test_websocket_info_announces_the_channel(server: Server) -> None:
     assert {
         "ping",
         "subscribe_asset",
+        "subscribe_assets",
         "subscribe_portfolio",
         "price_update",
         "portfolio_update",
@@ -339,7 +341,7 @@ def test_message_flood_is_refused_then_closed(server: Server) -> None:
 def test_oversized_message_closes_with_1009(server: Server) -> None:
     async def run() -> None:
         async with websockets.connect(server.ws) as ws:
-            await send(ws, {"type": "ping", "pad": "x" * 5000})
+            await send(ws, {"type": "ping", "pad": "x" * (MAX_MESSAGE_BYTES + 1)})
             seen = await expect_closed(ws, 1009)
             assert seen[-1]["error"] == "message_too_large"
 

@@ -103,7 +103,7 @@ def test_message_types_cover_both_unions() -> None:
         t.__struct_config__.tag for t in (*get_args(m.ClientMessage), *get_args(m.ServerMessage))
     }
     assert set(m.MESSAGE_TYPES) == tags
-    assert len(tags) == 11
+    assert len(tags) == 12
     for tag, description in m.MESSAGE_TYPES.items():
         assert description.startswith(("client -> server", "server -> client")), tag
 
