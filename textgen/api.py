@@ -14,15 +14,25 @@ from litestar.response import Response, Stream
 
 from textgen.auth import project_of
 from textgen.backends.base import Registry
+from textgen.conversations import ConversationService
 from textgen.errors import bad_request, not_found, validation_error
 from textgen.files import FileService
 from textgen.prompts import PromptService, read_model
 from textgen.runs import Runner
-from textgen.schemas import FileRead, ModelRead, PromptCreate, PromptRead, ResponseCreate
+from textgen.schemas import (
+    ConversationCreate,
+    ConversationItemsCreate,
+    ConversationUpdate,
+    FileRead,
+    ModelRead,
+    PromptCreate,
+    PromptRead,
+    ResponseCreate,
+)
 from textgen.service import ResponseService
 from textgen.store import FileRecord
 
-__all__ = ["FilesController", "ModelsController", "PromptsController", "ResponsesController", "Services"]
+__all__ = ["ConversationsController", "FilesController", "ModelsController", "PromptsController", "ResponsesController", "Services"]
 
 T = TypeVar("T")
 
@@ -36,6 +46,7 @@ class Services:
     prompts: PromptService
     files: FileService
     registry: Registry
+    conversations: ConversationService
 
 
 def _services(state: State) -> Services:
@@ -130,6 +141,70 @@ class ResponsesController(Controller):
         if order not in ("asc", "desc"):
             raise bad_request("'order' must be 'asc' or 'desc'.", param="order")
         return await _services(state).responses.input_items(response_id, project_of(request), after=after, limit=limit, order=order)
+
+
+class ConversationsController(Controller):
+    """``/v1/conversations``: durable item lists that responses read and extend."""
+
+    path = "/conversations"
+
+    @post("/", status_code=200)
+    async def create(self, request: Request[Any, Any, Any], state: State) -> dict[str, Any]:
+        """Create a conversation (optionally with items and metadata)."""
+        body = await _decode(request, ConversationCreate)
+        return await _services(state).conversations.create(project_of(request), body)
+
+    @get("/{conversation_id:str}")
+    async def retrieve(self, conversation_id: FromPath[str], request: Request[Any, Any, Any],
+                       state: State) -> dict[str, Any]:
+        """A conversation."""
+        return await _services(state).conversations.get(conversation_id, project_of(request))
+
+    @post("/{conversation_id:str}", status_code=200)
+    async def update(self, conversation_id: FromPath[str], request: Request[Any, Any, Any],
+                     state: State) -> dict[str, Any]:
+        """Replace a conversation's metadata."""
+        body = await _decode(request, ConversationUpdate)
+        return await _services(state).conversations.update(conversation_id, project_of(request), body)
+
+    @delete("/{conversation_id:str}", status_code=200)
+    async def remove(self, conversation_id: FromPath[str], request: Request[Any, Any, Any],
+                     state: State) -> dict[str, Any]:
+        """Delete a conversation and its items."""
+        return await _services(state).conversations.delete(conversation_id, project_of(request))
+
+    @get("/{conversation_id:str}/items")
+    async def list_items(
+        self,
+        conversation_id: FromPath[str],
+        request: Request[Any, Any, Any],
+        state: State,
+        after: FromQuery[str | None] = None,
+        limit: FromQuery[int] = 20,
+        order: FromQuery[str] = "desc",
+    ) -> dict[str, Any]:
+        """Items, latest first by default, paginated by ``after``/``limit``."""
+        return await _services(state).conversations.list_items(conversation_id, project_of(request),
+                                                                after=after, limit=limit, order=order)
+
+    @post("/{conversation_id:str}/items", status_code=200)
+    async def add_items(self, conversation_id: FromPath[str], request: Request[Any, Any, Any],
+                        state: State) -> dict[str, Any]:
+        """Append up to 20 items."""
+        body = await _decode(request, ConversationItemsCreate)
+        return await _services(state).conversations.add_items(conversation_id, project_of(request), body)
+
+    @get("/{conversation_id:str}/items/{item_id:str}")
+    async def retrieve_item(self, conversation_id: FromPath[str], item_id: FromPath[str],
+                            request: Request[Any, Any, Any], state: State) -> dict[str, Any]:
+        """One item."""
+        return await _services(state).conversations.get_item(conversation_id, item_id, project_of(request))
+
+    @delete("/{conversation_id:str}/items/{item_id:str}", status_code=200)
+    async def remove_item(self, conversation_id: FromPath[str], item_id: FromPath[str],
+                          request: Request[Any, Any, Any], state: State) -> dict[str, Any]:
+        """Delete one item; answers with the conversation."""
+        return await _services(state).conversations.delete_item(conversation_id, item_id, project_of(request))
 
 
 class ModelsController(Controller):

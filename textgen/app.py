@@ -12,6 +12,7 @@ from litestar.datastructures import State
 from litestar.handlers.base import BaseRouteHandler
 
 from textgen.api import (
+    ConversationsController,
     FilesController,
     ModelsController,
     PromptsController,
@@ -20,6 +21,7 @@ from textgen.api import (
 )
 from textgen.auth import Authenticator
 from textgen.backends.base import Backend, Registry
+from textgen.conversations import ConversationService
 from textgen.errors import exception_handlers
 from textgen.files import FileService
 from textgen.prompts import PromptService
@@ -67,9 +69,10 @@ def create_app(settings: Settings | None = None, *, backends: Iterable[Backend] 
     registry = Registry(default_backends(settings) if backends is None else backends)
     files = FileService(store, settings.files_dir, settings.max_file_bytes)
     prompts = PromptService(store)
-    responses = ResponseService(store, files, prompts, registry, settings)
+    conversations = ConversationService(store)
+    responses = ResponseService(store, files, prompts, registry, settings, conversations)
     runner = Runner(responses, store)
-    services = Services(responses, runner, prompts, files, registry)
+    services = Services(responses, runner, prompts, files, registry, conversations)
     authenticator = Authenticator(store, settings.api_keys, settings.rate_limit_per_minute)
 
     async def guard(connection: ASGIConnection[Any, Any, Any, Any], handler: BaseRouteHandler) -> None:
@@ -86,7 +89,8 @@ def create_app(settings: Settings | None = None, *, backends: Iterable[Backend] 
 
     v1 = Router(
         path="/v1",
-        route_handlers=[ResponsesController, ModelsController, PromptsController, FilesController],
+        route_handlers=[ResponsesController, ConversationsController, ModelsController, PromptsController,
+                        FilesController],
         guards=[guard],
     )
     return Litestar(

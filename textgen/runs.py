@@ -123,7 +123,7 @@ class Runner:
                 await self.store.settle_response({**self.service.initial(turn), "status": "in_progress"},
                                                  only_from=("queued",))
             async for event in self.service.events(turn):
-                if event["type"] in TERMINAL_EVENTS and stored:
+                if event["type"] in TERMINAL_EVENTS and (stored or turn.conversation_id):
                     event = await self._settle(run, event, pending)
                 pending.append(event)
                 await run.publish(event)
@@ -148,9 +148,13 @@ class Runner:
         turn, final = run.turn, event["response"]
         entries = self.service.conversation_entries(turn, final["output"]) if final["status"] != "failed" else []
         try:
-            await self.store.add_events(turn.id, pending)
-            pending.clear()
-            await self.store.settle_response(final, entries)
+            if turn.conversation_id and final["status"] != "failed":
+                await self.service.conversations.append(turn.conversation_id, turn.project,
+                                                        [*turn.input_items, *final["output"]])
+            if turn.body.store:
+                await self.store.add_events(turn.id, pending)
+                pending.clear()
+                await self.store.settle_response(final, entries)
             return event
         except Exception as exc:
             log.exception("storing response %s failed", turn.id, exc_info=exc)

@@ -14,6 +14,9 @@ import msgspec
 from msgspec import Meta
 
 __all__ = [
+    "ConversationCreate",
+    "ConversationItemsCreate",
+    "ConversationUpdate",
     "FileRead",
     "ModelRead",
     "PromptCreate",
@@ -76,6 +79,26 @@ class ResponseCreate(msgspec.Struct, kw_only=True, forbid_unknown_fields=True):
     parallel_tool_calls: bool | None = None
     truncation: Literal["auto", "disabled"] | None = None
     user: str | None = None
+    conversation: str | dict[str, Any] | None = None
+
+
+class ConversationCreate(msgspec.Struct, kw_only=True, forbid_unknown_fields=True):
+    """Body of ``POST /v1/conversations``."""
+
+    items: list[dict[str, Any]] | None = None
+    metadata: Metadata | None = None
+
+
+class ConversationUpdate(msgspec.Struct, kw_only=True, forbid_unknown_fields=True):
+    """Body of ``POST /v1/conversations/{id}``."""
+
+    metadata: Metadata
+
+
+class ConversationItemsCreate(msgspec.Struct, kw_only=True, forbid_unknown_fields=True):
+    """Body of ``POST /v1/conversations/{id}/items``."""
+
+    items: Annotated[list[dict[str, Any]], Meta(min_length=1)]
 
 
 class PromptMessage(msgspec.Struct, kw_only=True, forbid_unknown_fields=True):

@@ -37,6 +37,7 @@ from textgen.backends.base import (
     RequestRejected,
     TextDelta,
 )
+from textgen.conversations import ConversationService, conversation_id_of
 from textgen.errors import bad_request, not_found
 from textgen.files import FileService, inline_text
 from textgen.inputs import (
@@ -71,6 +72,7 @@ class Turn:
     request: GenerationRequest
     input_tokens: int
     project: str = ""
+    conversation_id: str | None = None
     failure_status: int = 500
     cancelled: bool = False
     output: list[dict[str, Any]] = field(default_factory=list)
@@ -105,8 +107,10 @@ class ResponseService:
     """Creates, streams, reads and deletes responses."""
 
     def __init__(
-        self, store: Store, files: FileService, prompts: PromptService, registry: Registry, settings: Settings
+        self, store: Store, files: FileService, prompts: PromptService, registry: Registry, settings: Settings,
+        conversations: ConversationService,
     ) -> None:
+        self.conversations = conversations
         self.store = store
         self.files = files
         self.prompts = prompts
@@ -182,6 +186,18 @@ class ResponseService:
             raise bad_request("Background mode requires 'store': true.", param="background",
                               code="invalid_value")
         history: list[dict[str, Any]] = []
+        conversation_id = conversation_id_of(body.conversation)
+        if conversation_id is not None and body.previous_response_id is not None:
+            # OpenAI's reference on previous_response_id: "Cannot be used in conjunction with conversation."
+            raise bad_request("'previous_response_id' cannot be used together with 'conversation'.",
+                              param="conversation", code="invalid_value")
+        if conversation_id is not None:
+            stored_items = await self.conversations.all_items(conversation_id, project)
+            seen: set[str] = set()
+            for i, item in enumerate(stored_items):
+                entry = await self._entry(project, item, f"conversation.items[{i}]", seen)
+                if entry is not None:
+                    history.append(entry)
         if body.previous_response_id is not None:
             found = await self.store.history(body.previous_response_id, project)
             if found is None:
@@ -245,7 +261,7 @@ class ResponseService:
                      body.text.verbosity else "medium"},
         }
         return Turn(new_id("resp_"), int(time.time()), body, backend, echo, items, history, entries,
-                    request, input_tokens, project)
+                    request, input_tokens, project, conversation_id)
 
     def _fit(
         self, backend: Backend, lead: list[dict[str, Any]], history: list[dict[str, Any]],
@@ -293,6 +309,7 @@ class ResponseService:
             "tool_choice": turn.echo["tool_choice"], "tools": turn.echo["tools"], "top_logprobs": 0,
             "top_p": turn.request.top_p, "truncation": body.truncation or "disabled", "usage": usage,
             "user": body.user, "metadata": body.metadata or {},
+            "conversation": {"id": turn.conversation_id} if turn.conversation_id else None,
         }
 
     def initial(self, turn: Turn) -> dict[str, Any]:

@@ -74,7 +74,9 @@ def _own(a: Caller) -> dict[str, Any]:
     assert response.status_code == 200, response.text
     background = a.post("/responses", json={"model": MODEL, "input": "later", "background": True})
     assert background.status_code == 200, background.text
-    return {"file": file.json()["id"], "prompt": prompt.json()["id"], "response": response.json()["id"],
+    conversation = a.post("/conversations", json={"items": [{"role": "user", "content": "alpha secret"}]})
+    assert conversation.status_code == 200, conversation.text
+    return {"conversation": conversation.json()["id"], "file": file.json()["id"], "prompt": prompt.json()["id"], "response": response.json()["id"],
             "background": background.json()["id"], "item": response.json()["output"][0]["id"]}
 
 
@@ -89,6 +91,8 @@ def test_ownership_matrix(callers: tuple[Caller, Caller]) -> None:
     ids = _own(a)
     secret = b"alpha secret notes"
     rid, fid, pid, bid = ids["response"], ids["file"], ids["prompt"], ids["background"]
+    cid = ids["conversation"]
+    citem = a.get(f"/conversations/{cid}/items").json()["data"][0]["id"]
     reads = {
         "GET response": b.get(f"/responses/{rid}"),
         "GET response stream": b.get(f"/responses/{bid}", params={"stream": "true", "starting_after": 0}),
@@ -109,6 +113,15 @@ def test_ownership_matrix(callers: tuple[Caller, Caller]) -> None:
             {"type": "input_text", "text": "x"}, {"type": "input_image", "file_id": fid}]}]}),
         "item_reference": b.post("/responses", json={"model": MODEL, "input": [
             {"type": "item_reference", "id": ids["item"]}]}),
+        "GET conversation": b.get(f"/conversations/{cid}"),
+        "POST conversation": b.post(f"/conversations/{cid}", json={"metadata": {"x": "y"}}),
+        "GET conversation items": b.get(f"/conversations/{cid}/items"),
+        "POST conversation items": b.post(f"/conversations/{cid}/items", json={"items": [
+            {"role": "user", "content": "x"}]}),
+        "GET conversation item": b.get(f"/conversations/{cid}/items/{citem}"),
+        "DELETE conversation item": b.delete(f"/conversations/{cid}/items/{citem}"),
+        "DELETE conversation": b.delete(f"/conversations/{cid}"),
+        "conversation": b.post("/responses", json={"model": MODEL, "input": "x", "conversation": cid}),
         "prompt.id": b.post("/responses", json={"model": MODEL, "prompt": {"id": pid, "variables": {"x": "1"}}}),
     }
     for route, reply in reads.items():
@@ -119,6 +132,7 @@ def test_ownership_matrix(callers: tuple[Caller, Caller]) -> None:
     assert _error(reads["input_file.file_id"], 404)["param"] == "input[0].content[0].file_id"
     assert _error(reads["input_image.file_id"], 404)["param"] == "input[0].content[1].file_id"
     assert _error(reads["prompt.id"], 404)["param"] == "prompt.id"
+    assert _error(reads["conversation"], 404)["param"] == "conversation"
     # lists show only the caller's project
     assert b.get("/files").json()["data"] == [] and b.get("/prompts").json()["data"] == []
     assert [f["id"] for f in a.get("/files").json()["data"]] == [fid]
@@ -129,6 +143,7 @@ def test_ownership_matrix(callers: tuple[Caller, Caller]) -> None:
     assert a.get(f"/responses/{rid}").status_code == 200
     assert a.get(f"/files/{fid}/content").content == secret
     assert a.get(f"/prompts/{pid}").json()["version"] == "1"
+    assert [i["id"] for i in a.get(f"/conversations/{cid}/items").json()["data"]] == [citem]
     follow = a.post("/responses", json={"model": MODEL, "input": "more", "previous_response_id": rid})
     assert follow.status_code == 200
     assert a.post("/responses", json={"model": MODEL, "prompt": {"id": pid, "variables": {"x": "1"}}}).status_code == 200
