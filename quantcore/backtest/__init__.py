@@ -23,13 +23,19 @@ from quantcore.backtest.rebalance import rebalance
 from quantcore.backtest.result import METRIC_NAMES, BacktestResult
 from quantcore.backtest.strategies import STRATEGIES, get_strategy
 from quantcore.backtest.sweep import SWEEP_METRICS, sweep
-from quantcore.backtest.validation import combinatorial_purged_splits, purged_kfold
+from quantcore.backtest.validation import (
+    WalkForwardResult,
+    combinatorial_purged_splits,
+    purged_kfold,
+    walk_forward,
+)
 
 __all__ = [
     "METRIC_NAMES",
     "STRATEGIES",
     "SWEEP_METRICS",
     "BacktestResult",
+    "WalkForwardResult",
     "combinatorial_purged_splits",
     "purged_kfold",
     "rebalance",
@@ -37,6 +43,7 @@ __all__ = [
     "run_strategy",
     "strategies",
     "sweep",
+    "walk_forward",
 ]
 
 
