@@ -25,12 +25,16 @@ CONTRACT: dict[str, set[str]] = {
     "metrics": {
         "sharpe_ratio", "sortino_ratio", "calmar_ratio", "omega_ratio", "information_ratio",
         "stability_of_timeseries", "tail_ratio", "summary",
+        "probability_of_backtest_overfitting", "deflated_sharpe_ratio",
     },
     "indicators": {
         "sma", "ema", "wma", "rsi", "macd", "bollinger_bands", "atr", "stochastic", "obv",
         "vwap", "roc", "williams_r", "cci", "adx",
     },
-    "backtest": {"run", "run_strategy", "sweep", "BacktestResult", "strategies"},
+    "backtest": {
+        "run", "run_strategy", "sweep", "BacktestResult", "strategies",
+        "rebalance", "walk_forward", "purged_kfold", "combinatorial_purged_splits",
+    },
     "tax": {
         "match_lots", "tax_summary", "harvest_opportunities", "form_8949", "schedule_d",
         "form_1099_div", "TaxRates", "LotLedger",
