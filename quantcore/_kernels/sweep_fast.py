@@ -40,6 +40,8 @@ from quantcore._kernels.orders import (
 __all__ = [
     "extrema_nb",
     "extrema_table_nb",
+    "fold_bar_nb",
+    "fold_holding_nb",
     "ma_cross_row_nb",
     "price_tree_nb",
     "return_prefix_nb",
@@ -306,7 +308,7 @@ def extrema_nb(x: np.ndarray, ext: np.ndarray, lo: int, hi: int) -> tuple[int, i
 
 
 @njit(cache=True)
-def _holding(
+def fold_holding_nb(
     x: np.ndarray, pre: np.ndarray, ext: np.ndarray, idx: np.ndarray, mr: np.ndarray,
     entry: int, last: int, cash: float, size: float, acc: np.ndarray,
 ) -> None:  # fmt: skip
@@ -344,7 +346,7 @@ def _holding(
 
 
 @njit(cache=True)
-def _bar(equity: float, prev: float, acc: np.ndarray) -> None:
+def fold_bar_nb(equity: float, prev: float, acc: np.ndarray) -> None:
     """Fold one exactly computed bar equity (an entry or an exit bar) into ``acc``."""
     if equity == prev:
         return
@@ -470,7 +472,7 @@ def ma_cross_row_nb(
             down = table[i_fast, u] < table[i_slow, u]
             close, new_side = signal_action_nb(1 if size != 0.0 else 0, up, down, DIRECTION_LONG)
             if close:
-                _holding(x, pre, ext, idx, mr, entry, u - 1, cash, size, acc)
+                fold_holding_nb(x, pre, ext, idx, mr, entry, u - 1, cash, size, acc)
                 prev = cash + size * x[u - 1]
                 cash, pnl, _, _ = close_position_nb(
                     cash, size, 1, entry_fill, entry_fee, x[u], fees, slippage
@@ -483,7 +485,7 @@ def ma_cross_row_nb(
                     gross_loss -= pnl
                 exposed += u - entry
                 size = 0.0
-                _bar(cash, prev, acc)
+                fold_bar_nb(cash, prev, acc)
                 prev = cash
             elif size == 0.0 and new_side > 0:
                 p = x[u]
@@ -496,11 +498,11 @@ def ma_cross_row_nb(
                     entry_fee = fee
                     entry = u
                     eq = cash + size * p
-                    _bar(eq, prev, acc)
+                    fold_bar_nb(eq, prev, acc)
                     prev = eq
     n_trades = n_closed
     if size != 0.0:  # open at the end: marked to market at the last close
-        _holding(x, pre, ext, idx, mr, entry, n - 1, cash, size, acc)
+        fold_holding_nb(x, pre, ext, idx, mr, entry, n - 1, cash, size, acc)
         prev = cash + size * x[n - 1]
         exposed += n - entry
         n_trades += 1

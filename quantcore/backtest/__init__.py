@@ -83,7 +83,7 @@ def run_strategy(prices: Any, strategy: str, /, **kwargs: Any) -> BacktestResult
 
 
 def _price_parts(prices: Any) -> Any:
-    """An OHLC frame as ``{"close": ..., "open": ...}`` columns, taken out once.
+    """An OHLC frame as ``{"close": ..., "open": ..., "high": ..., "low": ...}``, taken out once.
 
     The strategy and the engine both read the closes; pulling a column out of a
     frame costs more than the rest of a one-asset run's validation.
@@ -93,8 +93,11 @@ def _price_parts(prices: Any) -> Any:
     from quantcore.backtest.engine import _ohlc_column
 
     if isinstance(prices, pd.DataFrame) and (close := _ohlc_column(prices, "close")) is not None:
-        open_ = _ohlc_column(prices, "open")
-        return {"close": close} if open_ is None else {"close": close, "open": open_}
+        parts = {"close": close}
+        for name in ("open", "high", "low"):
+            if (col := _ohlc_column(prices, name)) is not None:
+                parts[name] = col
+        return parts
     return prices
 
 

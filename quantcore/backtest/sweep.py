@@ -21,6 +21,7 @@ from quantcore._kernels.sweep import (
     sweep_nb,
     sweep_signals_nb,
 )
+from quantcore._kernels.sweep_stops import stop_grid_nb
 from quantcore.backtest.engine import EngineOptions, PriceData, first_valid, load_prices
 from quantcore.backtest.strategies import Strategy, get_strategy
 
@@ -212,13 +213,44 @@ def run_signals(
     data: PriceData, entries: np.ndarray, exits: np.ndarray, table: np.ndarray,
     opts: EngineOptions,
 ) -> np.ndarray:  # fmt: skip
-    """Metrics of one signal set under every option row (row ``c * k + j``)."""
+    """Metrics of one signal set under every option row (row ``c * k + j``).
+
+    Long-only, all-in, fractional, close-filled grids without a trailing stop go
+    through :func:`~quantcore._kernels.sweep_stops.stop_grid_nb` (O(log n) per
+    trade); anything else through the per-bar :func:`~quantcore._kernels.sweep.sweep_signals_nb`.
+    """
     o, h, lo, close = _arrays(data, opts)
     use_open = opts.fill == "next_open"
     if use_open:
         entries = np.vstack([np.zeros((1, entries.shape[1]), np.bool_), entries[:-1]])
         exits = np.vstack([np.zeros((1, exits.shape[1]), np.bool_), exits[:-1]])
     init, slip, size_type, lev, borrow, direction, integer, ppy = _kernel_scalars(opts)
+    fast = (
+        not use_open
+        and opts.direction == "long"
+        and opts.size_type == "percent"
+        and lev == 1.0
+        and not integer
+        and bool(np.isnan(table[:, OPT_TRAIL]).all())
+        and bool((table[:, OPT_SIZE] >= 1.0).all())
+    )
+    if fast:
+        m, k = table.shape[0], close.shape[1]
+        first = first_valid(close)
+        out = np.empty((m * k, len(SWEEP_METRICS)))
+        cols = [
+            np.ascontiguousarray(table[:, i])
+            for i in (OPT_SL, OPT_TP, OPT_TIME, OPT_FEES, OPT_SIZE)
+        ]
+        for j in range(k):
+            e = np.ascontiguousarray(entries[:, j])
+            x = np.ascontiguousarray(exits[:, j])
+            out[j::k] = stop_grid_nb(
+                np.ascontiguousarray(o[:, j]), np.ascontiguousarray(h[:, j]),
+                np.ascontiguousarray(lo[:, j]), np.ascontiguousarray(close[:, j]), int(first[j]),
+                e, x, *cols, init, slip, ppy,
+            )  # fmt: skip
+        return out
     return sweep_signals_nb(
         o, h, lo, close, use_open, np.asfortranarray(entries), np.asfortranarray(exits), table,
         init, slip, size_type, lev, borrow, direction, integer, ppy,
