@@ -82,15 +82,23 @@ def _to_array(x: Any, name: str) -> tuple[np.ndarray, Wrapper]:
     return values, wrapper
 
 
-def as_float64_2d(x: Any, name: str = "x") -> tuple[Float64Array2D, Wrapper]:
+def as_float64_2d(
+    x: Any, name: str = "x", *, order: Literal["F", "K"] = "F"
+) -> tuple[Float64Array2D, Wrapper]:
     """Convert a series or panel to a 2-D float64 array (axis 0 time) and its wrapper.
 
-    A 1-D input becomes one column. Panels are returned in Fortran order so that
-    each column is contiguous for the kernels (pandas already stores them so).
+    A 1-D input becomes one column. With ``order="F"`` panels are returned in
+    Fortran order so that each column is contiguous for kernels that walk
+    columns (pandas already stores them so). With ``order="K"`` a C- or
+    Fortran-contiguous panel is kept as it is, for the kernels that read a
+    panel in its memory order (:mod:`quantcore._kernels.tiles`); a copy is
+    made only for a non-contiguous view.
     """
     values, wrapper = _to_array(x, name)
     if values.ndim == 1:
         values = values.reshape(-1, 1)
+    if order == "K" and values.flags.c_contiguous:
+        return values, wrapper
     return np.asfortranarray(values), wrapper
 
 

@@ -78,7 +78,7 @@ def max_drawdown(returns: ArrayOrFrame) -> Any:
     >>> round(max_drawdown(np.array([0.1, -0.5, 1.0, -0.1])), 12)
     -0.5
     """
-    x, w = as_float64_2d(returns, "returns")
+    x, w = as_float64_2d(returns, "returns", order="K")
     return w.wrap_reduced(_run(max_drawdown_nb, x))
 
 

@@ -96,7 +96,7 @@ def sharpe_ratio(
     >>> round(sharpe_ratio(np.array([0.01, 0.03, 0.01, 0.03]), periods_per_year=1), 12)
     1.732050807569
     """
-    x, w = as_float64_2d(returns, "returns")
+    x, w = as_float64_2d(returns, "returns", order="K")
     rf = _finite(risk_free, "risk_free")
     ppy = check_positive(periods_per_year, "periods_per_year")
     return w.wrap_reduced(_run(sharpe_ratio_nb, x, rf, ppy))
@@ -140,7 +140,7 @@ def sortino_ratio(
     >>> round(sortino_ratio(np.array([0.02, -0.01, 0.02, -0.01]), periods_per_year=1), 12)
     0.707106781187
     """
-    x, w = as_float64_2d(returns, "returns")
+    x, w = as_float64_2d(returns, "returns", order="K")
     req = _finite(required_return, "required_return")
     ppy = check_positive(periods_per_year, "periods_per_year")
     return w.wrap_reduced(_run(sortino_ratio_nb, x, req, ppy))
@@ -401,9 +401,10 @@ def summary(
     """
     has_bench = benchmark is not None
     if has_bench:
-        x, b, w = _with_benchmark(returns, benchmark)
+        x, b, w = _with_benchmark(returns, benchmark, "K")
+        b = np.asfortranarray(b)  # the benchmark rows read benchmark columns
     else:
-        x, w = as_float64_2d(returns, "returns")
+        x, w = as_float64_2d(returns, "returns", order="K")
         b = np.empty((x.shape[0], 0), order="F")
     names = SUMMARY_METRICS if has_bench else SUMMARY_ROWS
     if metrics is None:

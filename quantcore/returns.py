@@ -187,7 +187,7 @@ def total_return(returns: ArrayOrFrame) -> Any:
     >>> round(total_return(np.array([0.1, -0.1])), 12)
     -0.01
     """
-    x, w = as_float64_2d(returns, "returns")
+    x, w = as_float64_2d(returns, "returns", order="K")
     return w.wrap_reduced(_run(total_return_nb, x))
 
 
@@ -225,7 +225,7 @@ def annualized_return(returns: ArrayOrFrame, *, periods_per_year: float = 252) -
     >>> annualized_return(np.full(252, 0.001))  # doctest: +ELLIPSIS
     0.2864...
     """
-    x, w = as_float64_2d(returns, "returns")
+    x, w = as_float64_2d(returns, "returns", order="K")
     ppy = check_positive(periods_per_year, "periods_per_year")
     return w.wrap_reduced(_run(annualized_return_nb, x, ppy))
 

@@ -43,10 +43,15 @@ Method = Literal["historical", "parametric", "cornish_fisher"]
 _METHODS = ("historical", "parametric", "cornish_fisher")
 
 
-def _with_benchmark(returns: Any, benchmark: Any) -> tuple[Float64Array2D, Float64Array2D, Wrapper]:
-    """Validate ``returns`` and a benchmark of one column or the same width, same rows."""
-    x, w = as_float64_2d(returns, "returns")
-    b, _ = as_float64_2d(benchmark, "benchmark")
+def _with_benchmark(
+    returns: Any, benchmark: Any, order: Literal["F", "K"] = "F"
+) -> tuple[Float64Array2D, Float64Array2D, Wrapper]:
+    """Validate ``returns`` and a benchmark of one column or the same width, same rows.
+
+    ``order`` as in :func:`quantcore._validation.as_float64_2d`, for both arrays.
+    """
+    x, w = as_float64_2d(returns, "returns", order=order)
+    b, _ = as_float64_2d(benchmark, "benchmark", order=order)
     if b.shape[0] != x.shape[0]:
         raise ValueError(
             f"returns and benchmark must have the same length, got {x.shape[0]} and {b.shape[0]}"
@@ -60,7 +65,7 @@ def _with_benchmark(returns: Any, benchmark: Any) -> tuple[Float64Array2D, Float
             "returns and benchmark must share the same index; align them first, "
             "e.g. returns, benchmark = returns.align(benchmark, join='inner', axis=0)"
         )
-    return x, np.asfortranarray(b), w
+    return x, b, w
 
 
 def _level_tail(level: Any) -> tuple[float, float, float, float]:
@@ -113,14 +118,14 @@ def volatility(
     >>> volatility(np.array([0.01, -0.01, 0.01, -0.01]), periods_per_year=1)  # doctest: +ELLIPSIS
     0.011547...
     """
-    x, w = as_float64_2d(returns, "returns")
+    x, w = as_float64_2d(returns, "returns", order="K")
     ppy = check_positive(periods_per_year, "periods_per_year")
     dd = check_int(ddof, "ddof", minimum=0)
     return w.wrap_reduced(_run(volatility_nb, x, ppy, dd))
 
 
 def _var_es(returns: Any, level: Any, method: Any, which: int) -> Any:
-    x, w = as_float64_2d(returns, "returns")
+    x, w = as_float64_2d(returns, "returns", order="K" if method == "historical" else "F")
     lv, q, cutoff, zt = _level_tail(level)
     if method not in _METHODS:
         raise ValueError(f"method must be one of {', '.join(_METHODS)}; got {method!r}")
@@ -273,7 +278,7 @@ def beta(returns: ArrayOrFrame, benchmark: ArrayOrFrame) -> Any:
     >>> round(beta(2.0 * b + 0.001, b), 12)
     2.0
     """
-    x, b, w = _with_benchmark(returns, benchmark)
+    x, b, w = _with_benchmark(returns, benchmark, "K")
     return w.wrap_reduced(_run(beta_alpha_nb, x, b, 0.0, 252.0)[0])
 
 
@@ -313,7 +318,7 @@ def alpha(
     >>> round(alpha(2.0 * b + 0.001, b, periods_per_year=1), 12)
     0.001
     """
-    x, b, w = _with_benchmark(returns, benchmark)
+    x, b, w = _with_benchmark(returns, benchmark, "K")
     rf = _finite(risk_free, "risk_free")
     ppy = check_positive(periods_per_year, "periods_per_year")
     return w.wrap_reduced(_run(beta_alpha_nb, x, b, rf, ppy)[1])
@@ -380,7 +385,7 @@ def downside_deviation(
     >>> downside_deviation(np.array([0.02, -0.02, 0.02, -0.02]), periods_per_year=1)  # doctest: +ELLIPSIS
     0.01414...
     """
-    x, w = as_float64_2d(returns, "returns")
+    x, w = as_float64_2d(returns, "returns", order="K")
     req = _finite(required_return, "required_return")
     ppy = check_positive(periods_per_year, "periods_per_year")
     return w.wrap_reduced(_run(downside_deviation_nb, x, req, ppy))

@@ -3,7 +3,9 @@
 from __future__ import annotations
 
 import numpy as np
-from numba import njit, prange
+from numba import njit, prange, uintp
+
+from quantcore._kernels.tiles import TILE_COLS, TILE_ROWS, load_tile, n_blocks, row_major
 
 __all__ = ["drawdown_periods_nb", "drawdown_series_nb", "max_drawdown_nb"]
 
@@ -45,13 +47,46 @@ def _max_drawdown(col):  # type: ignore[no-untyped-def]
     return worst if m > 0 else np.nan
 
 
+@njit(cache=True)
+def _drawdown_rows(src, i0, j0, r, c, wealth, m, peak, worst):  # type: ignore[no-untyped-def]
+    for i in range(r):
+        for j in range(c):
+            v = src[uintp(i0 + i), uintp(j0 + j)]
+            ok = v == v
+            wealth[j] *= 1.0 + v if ok else 1.0
+            m[j] += 1.0 if ok else 0.0
+        # a NaN row leaves wealth and peak as they were: the drawdown repeats, min unchanged
+        for j in range(c):
+            w = wealth[j]
+            p = w if w > peak[j] else peak[j]
+            peak[j] = p
+            d = (w - p) / p
+            worst[j] = d if d < worst[j] else worst[j]
+
+
 @njit(cache=True, parallel=True)
 def max_drawdown_nb(returns):  # type: ignore[no-untyped-def]
-    """Maximum drawdown per column (a fraction in [-1, 0])."""
-    k = returns.shape[1]
+    """Maximum drawdown per column (a fraction in [-1, 0]), read in the panel's memory order."""
+    n, k = returns.shape
     out = np.empty(k)
-    for j in prange(k):
-        out[j] = _max_drawdown(returns[:, j])
+    for blk in prange(n_blocks(k)):
+        j0 = blk * TILE_COLS
+        c = min(TILE_COLS, k - j0)
+        tile = np.empty((TILE_ROWS, TILE_COLS))
+        wealth = np.ones(TILE_COLS)
+        m = np.zeros(TILE_COLS)
+        peak = np.ones(TILE_COLS)
+        worst = np.zeros(TILE_COLS)
+        direct = row_major(returns)
+        for i0 in range(0, n, TILE_ROWS):
+            r = min(TILE_ROWS, n - i0)
+            if direct:
+                _drawdown_rows(returns, i0, j0, r, c, wealth, m, peak, worst)
+            else:
+                load_tile(returns, i0, j0, tile)
+                _drawdown_rows(tile, 0, 0, r, c, wealth, m, peak, worst)
+        for j in range(c):
+            out[j0 + j] = worst[j] if m[j] > 0.0 else np.nan
     return out
 
 

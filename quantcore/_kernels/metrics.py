@@ -10,6 +10,7 @@ from numba import njit, prange
 from quantcore._kernels.drawdown import _max_drawdown
 from quantcore._kernels.returns import _cagr, _growth
 from quantcore._kernels.risk import (
+    _GATHER_COLS,
     _TINY_VARIANCE,
     _compact,
     _cov_var,
@@ -17,6 +18,13 @@ from quantcore._kernels.risk import (
     _pairs,
     _percentile_pair,
     _var_es,
+)
+from quantcore._kernels.tiles import (
+    TILE_COLS,
+    downside_block,
+    load_columns,
+    moments_block,
+    n_blocks,
 )
 
 __all__ = [
@@ -51,46 +59,39 @@ SUMMARY_BENCH_ROWS = ("beta", "alpha", "correlation", "tracking_error", "informa
 
 @njit(cache=True, parallel=True)
 def sharpe_ratio_nb(x, risk_free, periods_per_year):  # type: ignore[no-untyped-def]
-    """``mean(r - rf) / std(r - rf, ddof=1) * sqrt(P)`` per column."""
-    n, k = x.shape
+    """``mean(r - rf) / std(r - rf, ddof=1) * sqrt(P)`` per column (any memory order)."""
+    k = x.shape[1]
     out = np.full(k, np.nan)
     scale = math.sqrt(periods_per_year)
-    for j in prange(k):
-        buf = np.empty(n)
-        m = _compact(x[:, j], buf)
-        for i in range(m):
-            buf[i] -= risk_free
-        mean, sd = _mean_std(buf, m, 1)
-        if m >= 2 and sd > 0.0:
-            out[j] = mean / sd * scale
+    for blk in prange(n_blocks(k)):
+        j0 = blk * TILE_COLS
+        mean = np.empty(TILE_COLS)
+        sd = np.empty(TILE_COLS)
+        count = np.empty(TILE_COLS, dtype=np.int64)
+        c = moments_block(x, j0, risk_free, 1, mean, sd, count)
+        for j in range(c):
+            if count[j] >= 2 and sd[j] > 0.0:
+                out[j0 + j] = mean[j] / sd[j] * scale
     return out
-
-
-@njit(cache=True)
-def _sortino(buf, m, required_return, periods_per_year):  # type: ignore[no-untyped-def]
-    if m < 2:
-        return np.nan
-    s = 0.0
-    d2 = 0.0
-    for i in range(m):
-        a = buf[i] - required_return
-        s += a
-        d = min(a, 0.0)
-        d2 += d * d
-    if d2 == 0.0:
-        return np.nan
-    return (s / m) * periods_per_year / (math.sqrt(d2 / m) * math.sqrt(periods_per_year))
 
 
 @njit(cache=True, parallel=True)
 def sortino_ratio_nb(x, required_return, periods_per_year):  # type: ignore[no-untyped-def]
     """``mean(r - q) * P / (sqrt(mean(min(r - q, 0)^2)) * sqrt(P))`` per column."""
-    n, k = x.shape
-    out = np.empty(k)
-    for j in prange(k):
-        buf = np.empty(n)
-        m = _compact(x[:, j], buf)
-        out[j] = _sortino(buf, m, required_return, periods_per_year)
+    k = x.shape[1]
+    out = np.full(k, np.nan)
+    for blk in prange(n_blocks(k)):
+        j0 = blk * TILE_COLS
+        s = np.zeros(TILE_COLS)
+        m = np.zeros(TILE_COLS)
+        d2 = np.zeros(TILE_COLS)
+        c = downside_block(x, j0, required_return, s, m, d2)
+        for j in range(c):
+            mj = m[j]
+            if mj >= 2.0 and d2[j] != 0.0:
+                out[j0 + j] = (s[j] / mj) * periods_per_year / (
+                    math.sqrt(d2[j] / mj) * math.sqrt(periods_per_year)
+                )
     return out
 
 
@@ -215,15 +216,19 @@ def summary_nb(  # type: ignore[no-untyped-def]
     compacted values; VaR/ES come from one branch-free quickselect of the
     lower tail of the compacted values.
     """
-    k = x.shape[1]
+    n, k = x.shape
     bstep = 0 if bench.shape[1] == 1 else 1  # shared benchmark column or one per column
     n_rows = 17 if bench.shape[1] > 0 else 12  # len(SUMMARY_ROWS) (+ len(SUMMARY_BENCH_ROWS))
     out = np.full((n_rows, k), np.nan)
-    for j in prange(k):
-        _summary_column(
-            x[:, j], bench, j * bstep, risk_free, required_return, threshold,
-            periods_per_year, q, cutoff, zt, want, out, j,
-        )
+    for blk in prange((k + _GATHER_COLS - 1) // _GATHER_COLS):
+        j0 = blk * _GATHER_COLS
+        cols = np.empty((_GATHER_COLS, n))
+        c, _ = load_columns(x, j0, cols, False)  # the columns, read in x's memory order
+        for j in range(c):
+            _summary_column(
+                cols[j], bench, (j0 + j) * bstep, risk_free, required_return, threshold,
+                periods_per_year, q, cutoff, zt, want, out, j0 + j,
+            )
     return out
 
 

@@ -5,7 +5,9 @@ from __future__ import annotations
 import math
 
 import numpy as np
-from numba import njit, prange
+from numba import njit, prange, uintp
+
+from quantcore._kernels.tiles import TILE_COLS, TILE_ROWS, load_tile, n_blocks, row_major
 
 __all__ = [
     "annualized_return_nb",
@@ -86,14 +88,45 @@ def _cagr(wealth, m, periods_per_year):  # type: ignore[no-untyped-def]
     return wealth ** (1.0 / (m / periods_per_year)) - 1.0
 
 
+@njit(cache=True)
+def _growth_rows(src, i0, j0, r, c, wealth, m):  # type: ignore[no-untyped-def]
+    for i in range(r):
+        for j in range(c):
+            v = src[uintp(i0 + i), uintp(j0 + j)]
+            ok = v == v
+            wealth[j] *= 1.0 + v if ok else 1.0
+            m[j] += 1.0 if ok else 0.0
+
+
+@njit(cache=True)
+def _growth_block(x, j0, wealth, m):  # type: ignore[no-untyped-def]
+    """``_growth`` of the columns ``j0:j0 + c`` into ``wealth[:c]`` and ``m[:c]``; return ``c``."""
+    n, k = x.shape
+    c = min(TILE_COLS, k - j0)
+    tile = np.empty((TILE_ROWS, TILE_COLS))
+    direct = row_major(x)
+    for i0 in range(0, n, TILE_ROWS):
+        r = min(TILE_ROWS, n - i0)
+        if direct:
+            _growth_rows(x, i0, j0, r, c, wealth, m)
+        else:
+            load_tile(x, i0, j0, tile)
+            _growth_rows(tile, 0, 0, r, c, wealth, m)
+    return c
+
+
 @njit(cache=True, parallel=True)
 def total_return_nb(returns):  # type: ignore[no-untyped-def]
     """``prod(1 + r) - 1`` per column over the valid values; NaN if there are none."""
     k = returns.shape[1]
     out = np.empty(k)
-    for j in prange(k):
-        wealth, m = _growth(returns[:, j])
-        out[j] = wealth - 1.0 if m > 0 else np.nan
+    for blk in prange(n_blocks(k)):
+        j0 = blk * TILE_COLS
+        wealth = np.ones(TILE_COLS)
+        m = np.zeros(TILE_COLS)
+        c = _growth_block(returns, j0, wealth, m)
+        for j in range(c):
+            out[j0 + j] = wealth[j] - 1.0 if m[j] > 0.0 else np.nan
     return out
 
 
@@ -102,9 +135,13 @@ def annualized_return_nb(returns, periods_per_year):  # type: ignore[no-untyped-
     """CAGR ``prod(1 + r) ** (P / m) - 1`` per column over the ``m`` valid values."""
     k = returns.shape[1]
     out = np.empty(k)
-    for j in prange(k):
-        wealth, m = _growth(returns[:, j])
-        out[j] = _cagr(wealth, m, periods_per_year)
+    for blk in prange(n_blocks(k)):
+        j0 = blk * TILE_COLS
+        wealth = np.ones(TILE_COLS)
+        m = np.zeros(TILE_COLS)
+        c = _growth_block(returns, j0, wealth, m)
+        for j in range(c):
+            out[j0 + j] = _cagr(wealth[j], int(m[j]), periods_per_year)
     return out
 
 
