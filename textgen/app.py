@@ -19,12 +19,13 @@ from textgen.api import (
     ResponsesController,
     Services,
 )
-from textgen.auth import Authenticator
+from textgen.auth import Authenticator, ratelimit_headers
 from textgen.backends.base import Backend, Registry
 from textgen.conversations import ConversationService
 from textgen.errors import exception_handlers
 from textgen.files import FileService
 from textgen.prompts import PromptService
+from textgen.ratelimit import make_limiter
 from textgen.runs import Runner
 from textgen.service import ResponseService
 from textgen.settings import Settings
@@ -73,7 +74,8 @@ def create_app(settings: Settings | None = None, *, backends: Iterable[Backend] 
     responses = ResponseService(store, files, prompts, registry, settings, conversations)
     runner = Runner(responses, store)
     services = Services(responses, runner, prompts, files, registry, conversations)
-    authenticator = Authenticator(store, settings.api_keys, settings.rate_limit_per_minute)
+    limiter = make_limiter(settings.rate_limit_per_minute, settings.redis_url)
+    authenticator = Authenticator(store, settings.api_keys, limiter)
 
     async def guard(connection: ASGIConnection[Any, Any, Any, Any], handler: BaseRouteHandler) -> None:
         await authenticator(connection, handler)  # a plain function: routers deep-copy their guards
@@ -85,6 +87,8 @@ def create_app(settings: Settings | None = None, *, backends: Iterable[Backend] 
 
     async def shutdown() -> None:
         await runner.close()
+        if limiter is not None:
+            await limiter.close()
         await store.dispose()
 
     v1 = Router(
@@ -92,6 +96,7 @@ def create_app(settings: Settings | None = None, *, backends: Iterable[Backend] 
         route_handlers=[ResponsesController, ConversationsController, ModelsController, PromptsController,
                         FilesController],
         guards=[guard],
+        middleware=[ratelimit_headers],
     )
     return Litestar(
         route_handlers=[v1],

@@ -5,21 +5,22 @@ Keys are created with ``python -m textgen keys create NAME [--project P]``
 ``default``). A missing, unknown or revoked key is a 401; every request reads
 the key's row, so a revocation applies to the very next request. The key's
 project is put on ``connection.state.project``; every resource is scoped by it.
+The project's rate limit (:mod:`textgen.ratelimit`) is checked here too.
 """
 
 from __future__ import annotations
 
-import time
-from collections import deque
 from typing import Any
 
 from litestar.connection import ASGIConnection
 from litestar.handlers.base import BaseRouteHandler
+from litestar.types import ASGIApp, Message, Receive, Scope, Send
 
 from textgen.errors import APIError
+from textgen.ratelimit import Limiter, headers
 from textgen.store import DEFAULT_PROJECT, Store, hash_key
 
-__all__ = ["Authenticator", "project_of"]
+__all__ = ["Authenticator", "project_of", "ratelimit_headers"]
 
 
 def project_of(connection: ASGIConnection[Any, Any, Any, Any]) -> str:
@@ -28,19 +29,18 @@ def project_of(connection: ASGIConnection[Any, Any, Any, Any]) -> str:
 
 
 class Authenticator:
-    """A Litestar guard: checks ``Authorization: Bearer <key>`` and the rate limit.
+    """A Litestar guard: checks ``Authorization: Bearer <key>`` and the project's rate limit.
 
     Args:
         store: Where created keys live.
-        static_keys: Keys accepted without the store (from settings).
-        per_minute: Requests per key per minute; ``0`` disables the limit.
+        static_keys: Keys accepted without the store (from settings; project ``default``).
+        limiter: Counts requests per project; ``None`` disables the limit.
     """
 
-    def __init__(self, store: Store, static_keys: tuple[str, ...], per_minute: int) -> None:
+    def __init__(self, store: Store, static_keys: tuple[str, ...], limiter: Limiter | None) -> None:
         self.store = store
         self.static = {hash_key(k) for k in static_keys}
-        self.per_minute = per_minute
-        self._hits: dict[str, deque[float]] = {}
+        self.limiter = limiter
 
     async def __call__(
         self, connection: ASGIConnection[Any, Any, Any, Any], handler: BaseRouteHandler
@@ -60,21 +60,32 @@ class Authenticator:
         if project is None:
             raise APIError(401, "Incorrect API key provided.", code="invalid_api_key")
         connection.state.project = project
-        self._limit(project)
-
-    def _limit(self, digest: str) -> None:
-        if not self.per_minute:
+        if self.limiter is None:
             return
-        now = time.monotonic()
-        hits = self._hits.setdefault(digest, deque())
-        while hits and hits[0] <= now - 60.0:
-            hits.popleft()
-        if len(hits) >= self.per_minute:
+        decision = await self.limiter.hit(project)
+        connection.state.ratelimit = headers(decision)
+        if not decision.allowed:
             raise APIError(
                 429,
-                f"Rate limit reached: {self.per_minute} requests per minute for this project. "
-                "Retry after a minute.",
+                f"Rate limit reached: {decision.limit} requests per minute for this project. "
+                f"Retry after {connection.state.ratelimit['Retry-After']} s.",
                 code="rate_limit_exceeded",
                 type="requests",
             )
-        hits.append(now)
+
+
+def ratelimit_headers(app: ASGIApp) -> ASGIApp:
+    """ASGI middleware: adds the ``x-ratelimit-*`` headers the guard computed to every answer."""
+
+    async def middleware(scope: Scope, receive: Receive, send: Send) -> None:
+        async def send_with_headers(message: Message) -> None:
+            found = (scope.get("state") or {}).get("ratelimit")
+            if message["type"] == "http.response.start" and found:
+                present = {name.lower() for name, _ in message.get("headers", [])}
+                extra = [(k.lower().encode(), v.encode()) for k, v in found.items() if k.lower().encode() not in present]
+                message["headers"] = [*message.get("headers", []), *extra]
+            await send(message)
+
+        await app(scope, receive, send_with_headers)
+
+    return middleware

@@ -105,12 +105,8 @@ def error_body(status: int, message: str, type_: str, param: str | None, code: s
 
 
 def _api_error(_: Request[Any, Any, Any], exc: APIError) -> Response[Any]:
-    headers = {"Retry-After": "60"} if exc.status == 429 else None
-    return Response(
-        error_body(exc.status, exc.message, exc.type, exc.param, exc.code),
-        status_code=exc.status,
-        headers=headers,
-    )
+    # The x-ratelimit-* headers and a 429's Retry-After are added by textgen.auth.ratelimit_headers.
+    return Response(error_body(exc.status, exc.message, exc.type, exc.param, exc.code), status_code=exc.status)
 
 
 _HTTP_CODES = {

@@ -20,7 +20,9 @@ class Settings(msgspec.Struct, kw_only=True, frozen=True):
         data_dir: Directory for file bytes (``<data_dir>/files``) and the default SQLite file.
         max_file_bytes: Upload size limit; larger uploads get a 413.
         api_keys: Extra accepted keys besides those created with ``keys create``.
-        rate_limit_per_minute: Requests per key per minute (0 disables; in process memory).
+        rate_limit_per_minute: Requests per project per minute (0 disables).
+        redis_url: ``redis://...`` shares the rate-limit counters of every instance;
+            empty counts in process memory.
         default_max_output_tokens: Used when a request gives no ``max_output_tokens``.
         host: Bind address of ``python -m textgen serve``.
         port: Port of ``python -m textgen serve``.
@@ -33,6 +35,7 @@ class Settings(msgspec.Struct, kw_only=True, frozen=True):
     max_file_bytes: int = 8 * 1024 * 1024
     api_keys: tuple[str, ...] = ()
     rate_limit_per_minute: int = 600
+    redis_url: str = ""
     default_max_output_tokens: int = 256
     host: str = "127.0.0.1"
     port: int = 8001

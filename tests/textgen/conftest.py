@@ -9,8 +9,9 @@ import socket
 import subprocess
 import sys
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
+from typing import Any
 
 import httpx
 import openai
@@ -89,3 +90,43 @@ def fresh_postgres(postgres_url: str) -> Iterator[str]:
         yield postgres_url.rsplit("/", 1)[0] + f"/{name}"
     finally:
         asyncio.run(run(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)'))
+
+
+Spawn = Callable[..., str]
+
+
+@pytest.fixture
+def spawn(tmp_path: Path) -> Iterator[Spawn]:
+    """Starts ``serve_shared.py`` processes; returns each one's base URL."""
+    procs: list[subprocess.Popen[bytes]] = []
+    logs: list[Any] = []
+
+    def start(name: str = "a", *, key: str = API_KEY, **env: str) -> str:
+        port, data_dir = _free_port(), tmp_path / name
+        data_dir.mkdir(exist_ok=True)
+        clean = {k: v for k, v in os.environ.items() if not k.startswith("TEXTGEN_")}
+        clean.update({f"TEXTGEN_{k.upper()}": v for k, v in env.items()})
+        clean.setdefault("TEXTGEN_RATE_LIMIT_PER_MINUTE", "0")
+        log = (tmp_path / f"{name}.log").open("w")
+        logs.append(log)
+        proc = subprocess.Popen([sys.executable, str(HERE / "serve_shared.py"), str(port), str(data_dir), key],
+                                stdout=log, stderr=subprocess.STDOUT, env=clean)
+        procs.append(proc)
+        base = f"http://127.0.0.1:{port}/v1"
+        deadline = time.monotonic() + 60
+        while True:
+            try:
+                if httpx.get(f"{base}/models", headers={"Authorization": f"Bearer {key}"}).status_code == 200:
+                    return base
+            except httpx.TransportError:
+                pass
+            if proc.poll() is not None or time.monotonic() > deadline:
+                pytest.fail(f"server {name} did not start: {(tmp_path / f'{name}.log').read_text()}")
+            time.sleep(0.1)
+
+    yield start
+    for proc in procs:
+        proc.terminate()
+        proc.wait(10)
+    for log in logs:
+        log.close()

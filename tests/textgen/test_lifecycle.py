@@ -4,68 +4,16 @@ cancel, replay of stored events, disconnected streams, and two instances on one 
 from __future__ import annotations
 
 import json
-import os
-import socket
-import subprocess
-import sys
 import time
-from collections.abc import Callable, Iterator
-from pathlib import Path
+from collections.abc import Callable
 from typing import Any
 
 import httpx
 import openai
 import pytest
 
-HERE = Path(__file__).parent
 KEY = "sk-lifecycle-" + "1" * 20
 SLOW = "slow-test"
-
-
-def _free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return int(s.getsockname()[1])
-
-
-Spawn = Callable[..., str]
-
-
-@pytest.fixture
-def spawn(tmp_path: Path) -> Iterator[Spawn]:
-    """Starts ``serve_shared.py`` processes; returns each one's base URL."""
-    procs: list[subprocess.Popen[bytes]] = []
-    logs: list[Any] = []
-
-    def start(name: str = "a", **env: str) -> str:
-        port, data_dir = _free_port(), tmp_path / name
-        data_dir.mkdir(exist_ok=True)
-        clean = {k: v for k, v in os.environ.items() if not k.startswith("TEXTGEN_")}
-        clean.update({f"TEXTGEN_{k.upper()}": v for k, v in env.items()})
-        clean.setdefault("TEXTGEN_RATE_LIMIT_PER_MINUTE", "0")
-        log = (tmp_path / f"{name}.log").open("w")
-        logs.append(log)
-        proc = subprocess.Popen([sys.executable, str(HERE / "serve_shared.py"), str(port), str(data_dir), KEY],
-                                stdout=log, stderr=subprocess.STDOUT, env=clean)
-        procs.append(proc)
-        base = f"http://127.0.0.1:{port}/v1"
-        deadline = time.monotonic() + 60
-        while True:
-            try:
-                if httpx.get(f"{base}/models", headers={"Authorization": f"Bearer {KEY}"}).status_code == 200:
-                    return base
-            except httpx.TransportError:
-                pass
-            if proc.poll() is not None or time.monotonic() > deadline:
-                pytest.fail(f"server {name} did not start: {(tmp_path / f'{name}.log').read_text()}")
-            time.sleep(0.1)
-
-    yield start
-    for proc in procs:
-        proc.terminate()
-        proc.wait(10)
-    for log in logs:
-        log.close()
 
 
 def _sdk(base: str) -> openai.OpenAI:
@@ -89,8 +37,8 @@ def _wait(http: httpx.Client, rid: str, until: Callable[[dict[str, Any]], bool])
         time.sleep(0.05)
 
 
-def test_background_poll_cancel_and_replay(spawn: Spawn) -> None:
-    with _sdk(spawn()) as sdk, _http(str(sdk.base_url)) as http:
+def test_background_poll_cancel_and_replay(spawn: Callable[..., str]) -> None:
+    with _sdk(spawn(key=KEY)) as sdk, _http(str(sdk.base_url)) as http:
         _background_poll_cancel_and_replay(sdk, http)
 
 
@@ -130,8 +78,8 @@ def _background_poll_cancel_and_replay(sdk: openai.OpenAI, http: httpx.Client) -
         sdk.responses.create(model="echo-test", input="x", background=True, store=False)
 
 
-def test_replay_follows_live_events(spawn: Spawn) -> None:
-    with _http(spawn()) as http:
+def test_replay_follows_live_events(spawn: Callable[..., str]) -> None:
+    with _http(spawn(key=KEY)) as http:
         _replay_follows_live_events(http)
 
 
@@ -147,8 +95,8 @@ def _replay_follows_live_events(http: httpx.Client) -> None:
     assert sum(e["type"] == "response.output_text.delta" for e in events) == 40
 
 
-def test_row_exists_while_streaming_and_a_dropped_stream_completes(spawn: Spawn) -> None:
-    with _http(spawn()) as http:
+def test_row_exists_while_streaming_and_a_dropped_stream_completes(spawn: Callable[..., str]) -> None:
+    with _http(spawn(key=KEY)) as http:
         _dropped_stream_completes(http)
 
 
@@ -166,9 +114,9 @@ def _dropped_stream_completes(http: httpx.Client) -> None:
 
 
 @pytest.mark.postgres
-def test_two_instances_share_background_work(spawn: Spawn, fresh_postgres: str) -> None:
-    a = spawn("a", database_url=fresh_postgres)
-    b = spawn("b", database_url=fresh_postgres)
+def test_two_instances_share_background_work(spawn: Callable[..., str], fresh_postgres: str) -> None:
+    a = spawn("a", key=KEY, database_url=fresh_postgres)
+    b = spawn("b", key=KEY, database_url=fresh_postgres)
     with _sdk(a) as sdk_a, _sdk(b) as sdk_b, _http(b) as http_b, _http(a) as http_a:
         _two_instances(sdk_a, sdk_b, http_a, http_b)
 

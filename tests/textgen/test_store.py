@@ -63,20 +63,21 @@ def test_responses_round_trip(database_url: str) -> None:
 
 def test_history_walks_the_chain_within_the_project(database_url: str) -> None:
     async def body(store: Store) -> None:
-        previous = None
+        project, previous = new_id("chain-"), None
         for turn in range(50):
             rid = new_id("resp_")
-            await store.create_response("p1", {"id": rid, "created_at": turn, "status": "in_progress"}, [], previous)
+            await store.create_response(project, {"id": rid, "created_at": turn, "status": "in_progress"}, [], previous)
             await store.settle_response({"id": rid, "created_at": turn, "status": "completed"},
                                         [{"role": "user", "text": f"q{turn}"}, {"role": "assistant", "text": f"a{turn}"}])
             previous = rid
         assert previous is not None
-        history = await store.history(previous, "p1")
+        history = await store.history(previous, project)
         assert history is not None and [e["text"] for e in history[:3]] == ["q0", "a0", "q1"]
         assert len(history) == 100 and history[-1]["text"] == "a49"
         assert await store.history(previous, "p2") is None
         async with store.engine.connect() as conn:  # each turn stored once: linear, not quadratic
-            stored = (await conn.execute(sa.text("SELECT entries FROM textgen_responses"))).scalars().all()
+            stored = (await conn.execute(sa.text("SELECT entries FROM textgen_responses WHERE project = :p"),
+                                         {"p": project})).scalars().all()
         assert sum(s.count('"text"') for s in stored) == 100
 
     run(database_url, body)
