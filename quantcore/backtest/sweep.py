@@ -238,17 +238,17 @@ def run_signals(
         m, k = table.shape[0], close.shape[1]
         first = first_valid(close)
         out = np.empty((m * k, len(SWEEP_METRICS)))
-        cols = [
+        sl, tp, ts, fees, size = (
             np.ascontiguousarray(table[:, i])
             for i in (OPT_SL, OPT_TP, OPT_TIME, OPT_FEES, OPT_SIZE)
-        ]
+        )
         for j in range(k):
             e = np.ascontiguousarray(entries[:, j])
             x = np.ascontiguousarray(exits[:, j])
             out[j::k] = stop_grid_nb(
                 np.ascontiguousarray(o[:, j]), np.ascontiguousarray(h[:, j]),
                 np.ascontiguousarray(lo[:, j]), np.ascontiguousarray(close[:, j]), int(first[j]),
-                e, x, *cols, init, slip, ppy,
+                e, x, sl, tp, ts, fees, size, init, slip, ppy,
             )  # fmt: skip
         return out
     return sweep_signals_nb(
