@@ -37,6 +37,7 @@ EXPECTED = [
     "03_risk_report",
     "04_tax_lots_and_harvesting",
     "05_service_client",
+    "06_walk_forward_cpcv",
 ]
 
 
