@@ -5,6 +5,7 @@ keeps price history in a :class:`PriceStore` (``<QC_DATA_DIR>/prices``) and load
 real files with :func:`import_prices`.
 """
 
+from service.marketdata.fx import FX_PAIRS, SimulatedFX
 from service.marketdata.importers import ImportResult, PriceImportError, import_prices
 from service.marketdata.provider import AssetInfo, AssetType, Interval, MarketDataProvider, Quote
 from service.marketdata.simulated import SimulatedMarket
@@ -12,6 +13,7 @@ from service.marketdata.store import PriceStore
 from service.marketdata.universe import UNIVERSE, AssetSpec
 
 __all__ = [
+    "FX_PAIRS",
     "UNIVERSE",
     "AssetInfo",
     "AssetSpec",
@@ -22,6 +24,7 @@ __all__ = [
     "PriceImportError",
     "PriceStore",
     "Quote",
+    "SimulatedFX",
     "SimulatedMarket",
     "import_prices",
 ]

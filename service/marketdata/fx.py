@@ -1,0 +1,94 @@
+"""Simulated FX pairs: correlated daily and intraday bars for EURUSD, GBPUSD and USDJPY.
+
+The pairs come from the same factor model and the same seed as the simulated
+universe (:mod:`service.marketdata._daily`), so they move with it: besides a
+small market beta, each pair loads on the ``Rates`` group factor, the one the
+bond ETFs load on. A rally in bonds (lower US yields) weakens the dollar:
+EURUSD and GBPUSD load positively, USDJPY negatively. EURUSD and GBPUSD are
+therefore positively correlated with each other and negatively with USDJPY,
+as the real pairs are.
+
+A pair's price is the quote currency per unit of the base currency (EURUSD
+1.08: one euro costs 1.08 dollars). Bars are served on business days, in the
+equity session of the simulation (14:30-21:00 UTC for 5m and 1h bars), so every
+equity bar has a rate; a weekend or holiday date takes the last completed
+daily close before it (:meth:`SimulatedFX.rates`). ``volume`` is an activity
+index, not a traded amount. Other pairs are crosses of these
+(:func:`quantcore.fx.cross_rate`).
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+from collections.abc import Callable, Sequence
+
+import numpy as np
+import pandas as pd
+
+from service.marketdata.provider import Interval
+from service.marketdata.simulated import DEFAULT_SEED, SimulatedMarket, utc_now
+from service.marketdata.universe import AssetSpec
+
+__all__ = ["FX_PAIRS", "FX_UNIVERSE", "SimulatedFX"]
+
+
+def _pair(symbol: str, name: str, beta: float, loading: float, idio: float, price0: float) -> AssetSpec:
+    # no drift: a currency pair has no expected return to speak of
+    return AssetSpec(symbol, name, "stock", "FX", "Rates", beta, loading, idio, 0.0, price0, 0.0, 1e6)
+
+
+FX_UNIVERSE: tuple[AssetSpec, ...] = (
+    # symbol, name, market beta, loading on Rates, idio vol, rate on 2015-01-02
+    _pair("EURUSD", "Euro / US Dollar", 0.05, 0.60, 0.040, 1.2005),
+    _pair("GBPUSD", "British Pound / US Dollar", 0.08, 0.55, 0.050, 1.5270),
+    _pair("USDJPY", "US Dollar / Japanese Yen", 0.10, -0.55, 0.060, 120.50),
+)
+FX_PAIRS: tuple[str, ...] = tuple(spec.symbol for spec in FX_UNIVERSE)
+
+
+class SimulatedFX:
+    """Deterministic FX rates consistent with :class:`SimulatedMarket` of the same seed.
+
+    Args:
+        seed: The market's seed (the same seed gives the same rates everywhere).
+        clock: The current time (timezone-aware UTC); bars not completed then are not served.
+        pairs: The pairs to simulate (default :data:`FX_UNIVERSE`).
+    """
+
+    def __init__(
+        self,
+        *,
+        seed: int = DEFAULT_SEED,
+        clock: Callable[[], dt.datetime] = utc_now,
+        pairs: Sequence[AssetSpec] = FX_UNIVERSE,
+    ) -> None:
+        self._market = SimulatedMarket(seed=seed, clock=clock, universe=pairs)
+        self.pairs = tuple(spec.symbol for spec in pairs)
+
+    def history(self, pair: str, start: dt.date, end: dt.date, interval: Interval = "1d") -> pd.DataFrame:
+        """Bars of ``pair`` (``open, high, low, close, volume``, tz-aware UTC index).
+
+        Raises:
+            KeyError: Unknown pair.
+            ValueError: Unknown interval, or ``start`` after ``end``.
+        """
+        return self._market.history(pair, start, end, interval)
+
+    def rates(self, pair: str, dates: Sequence[dt.date] | pd.DatetimeIndex) -> pd.Series:
+        """Daily close of ``pair`` as of each date (the last close on or before it; NaN before the first).
+
+        Raises:
+            KeyError: Unknown pair.
+        """
+        when = pd.DatetimeIndex(pd.to_datetime(list(dates))).normalize()
+        if len(when) == 0:
+            return pd.Series([], dtype=np.float64, name=pair.upper())
+        first = when.min().date() - dt.timedelta(days=10)  # a weekend or holiday looks back
+        bars = self.history(pair, first, when.max().date())
+        closes = bars["close"]
+        closes.index = pd.DatetimeIndex(closes.index).tz_localize(None)
+        pos = np.searchsorted(closes.index.to_numpy(), when.to_numpy(), side="right") - 1
+        known = closes.to_numpy()
+        values = np.full(len(when), np.nan)
+        values[pos >= 0] = known[pos[pos >= 0]]
+        return pd.Series(values, index=when, name=pair.upper())
