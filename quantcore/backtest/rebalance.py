@@ -12,6 +12,7 @@ from quantcore._kernels.backtest import equity_stats_nb
 from quantcore._kernels.rebalance import rebalance_nb
 from quantcore._records import trade_dt
 from quantcore._validation import as_float64_2d, check_int, check_positive
+from quantcore.backtest.engine import _benchmark_metrics
 from quantcore.backtest.result import BacktestResult
 
 __all__ = ["rebalance"]
@@ -32,6 +33,7 @@ def rebalance(
     slippage: float = 0.0,
     initial_capital: float = 100_000.0,
     integer_shares: bool = False,
+    benchmark: Any = None,
     periods_per_year: float = 252,
 ) -> BacktestResult:
     """Backtest a long-only portfolio rebalanced to target weights at the close.
@@ -67,6 +69,9 @@ def rebalance(
     integer_shares : bool, default False
         Buy whole units (rounded down) and sell whole units (rounded up, at most
         the units held).
+    benchmark : Series or ndarray, optional
+        Benchmark prices on the same bars, for ``benchmark_return``, ``alpha``
+        and ``beta`` (as in :func:`quantcore.backtest.run`).
     periods_per_year : float, default 252
         Bars per year, for the annualized metrics.
 
@@ -150,6 +155,9 @@ def rebalance(
     exposed = (positions != 0.0).any(axis=1)
     stats = equity_stats_nb(equity, exposed, np.empty(0), np.empty(0, dtype=np.bool_), init, ppy)
     nan = float("nan")
+    bench_ret, alpha, beta = nan, nan, nan
+    if benchmark is not None:
+        bench_ret, alpha, beta = _benchmark_metrics(equity, benchmark, n, init, ppy)
 
     def series(values: np.ndarray, name: str) -> Any:
         return pd.Series(values, index=index, name=name) if index is not None else values
@@ -164,9 +172,9 @@ def rebalance(
         total_trades=int(n_orders),
         profit_factor=nan,
         exposure=float(stats[8]),
-        benchmark_return=nan,
-        alpha=nan,
-        beta=nan,
+        benchmark_return=bench_ret,
+        alpha=alpha,
+        beta=beta,
         equity=series(equity, "equity"),
         trades=np.empty(0, dtype=trade_dt),
         positions=wrapper.wrap(positions),

@@ -207,3 +207,18 @@ def test_bad_prices_and_indexes(prices: pd.DataFrame) -> None:
     late = pd.DataFrame({"A": [1.0]}, index=[pd.Timestamp("2030-01-01")])
     with pytest.raises(ValueError, match="no row on or before the last bar"):
         rebalance(prices, late)
+
+
+def test_benchmark_metrics_as_run(prices: pd.DataFrame) -> None:
+    from quantcore.backtest import run
+
+    bench = prices["D"].to_numpy()
+    ours = rebalance(prices[["A"]], {"A": 1.0}, fees=0.001, benchmark=bench)
+    entries = np.zeros(300, dtype=bool)
+    entries[0] = True
+    theirs = run(prices["A"], entries, np.zeros(300, dtype=bool), fees=0.001, benchmark=bench)
+    np.testing.assert_allclose(ours.equity.to_numpy(), theirs.equity.to_numpy(), rtol=1e-12)
+    for name in ("benchmark_return", "alpha", "beta"):
+        assert getattr(ours, name) == pytest.approx(getattr(theirs, name), rel=1e-9)
+    with pytest.raises(ValueError, match="benchmark must be one price series"):
+        rebalance(prices, [0.25] * 4, benchmark=bench[:10])
