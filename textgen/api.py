@@ -17,6 +17,7 @@ from textgen.backends.base import Registry
 from textgen.conversations import ConversationService
 from textgen.errors import bad_request, not_found, validation_error
 from textgen.files import FileService
+from textgen.openapi import body_operation
 from textgen.prompts import PromptService, read_model
 from textgen.runs import Runner
 from textgen.schemas import (
@@ -86,7 +87,7 @@ class ResponsesController(Controller):
 
     path = "/responses"
 
-    @post("/", status_code=200)
+    @post("/", status_code=200, operation_class=body_operation(ResponseCreate))
     async def create(self, request: Request[Any, Any, Any], state: State) -> Any:
         """Create a response (``stream: true`` answers with server-sent events)."""
         body = await _decode(request, ResponseCreate)
@@ -148,7 +149,7 @@ class ConversationsController(Controller):
 
     path = "/conversations"
 
-    @post("/", status_code=200)
+    @post("/", status_code=200, operation_class=body_operation(ConversationCreate))
     async def create(self, request: Request[Any, Any, Any], state: State) -> dict[str, Any]:
         """Create a conversation (optionally with items and metadata)."""
         body = await _decode(request, ConversationCreate)
@@ -160,7 +161,7 @@ class ConversationsController(Controller):
         """A conversation."""
         return await _services(state).conversations.get(conversation_id, project_of(request))
 
-    @post("/{conversation_id:str}", status_code=200)
+    @post("/{conversation_id:str}", status_code=200, operation_class=body_operation(ConversationUpdate))
     async def update(self, conversation_id: FromPath[str], request: Request[Any, Any, Any],
                      state: State) -> dict[str, Any]:
         """Replace a conversation's metadata."""
@@ -187,7 +188,7 @@ class ConversationsController(Controller):
         return await _services(state).conversations.list_items(conversation_id, project_of(request),
                                                                 after=after, limit=limit, order=order)
 
-    @post("/{conversation_id:str}/items", status_code=200)
+    @post("/{conversation_id:str}/items", status_code=200, operation_class=body_operation(ConversationItemsCreate))
     async def add_items(self, conversation_id: FromPath[str], request: Request[Any, Any, Any],
                         state: State) -> dict[str, Any]:
         """Append up to 20 items."""
@@ -238,12 +239,12 @@ class PromptsController(Controller):
 
     path = "/prompts"
 
-    @post("/", status_code=200)
+    @post("/", status_code=200, operation_class=body_operation(PromptCreate))
     async def create(self, request: Request[Any, Any, Any], state: State) -> PromptRead:
         """Create a prompt (version ``"1"``)."""
         return await _services(state).prompts.create(project_of(request), await _decode(request, PromptCreate))
 
-    @post("/{prompt_id:str}/versions", status_code=200)
+    @post("/{prompt_id:str}/versions", status_code=200, operation_class=body_operation(PromptCreate))
     async def add_version(self, prompt_id: FromPath[str], request: Request[Any, Any, Any], state: State) -> PromptRead:
         """Add a version; it becomes current."""
         return await _services(state).prompts.add_version(project_of(request), prompt_id,

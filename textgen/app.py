@@ -24,6 +24,7 @@ from textgen.backends.base import Backend, Registry
 from textgen.conversations import ConversationService
 from textgen.errors import exception_handlers
 from textgen.files import FileService
+from textgen.openapi import openapi_config
 from textgen.prompts import PromptService
 from textgen.ratelimit import make_limiter
 from textgen.runs import Runner
@@ -105,5 +106,5 @@ def create_app(settings: Settings | None = None, *, backends: Iterable[Backend] 
         on_shutdown=[shutdown],
         state=State({"services": services, "store": store}),
         request_max_body_size=settings.max_file_bytes + _FORM_OVERHEAD,
-        openapi_config=None,
+        openapi_config=openapi_config(),
     )

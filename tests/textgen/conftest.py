@@ -130,3 +130,9 @@ def spawn(tmp_path: Path) -> Iterator[Spawn]:
         proc.wait(10)
     for log in logs:
         log.close()
+
+
+@pytest.fixture(scope="session")
+def auth_headers() -> dict[str, str]:
+    """The test server's ``Authorization`` header."""
+    return {"Authorization": f"Bearer {API_KEY}"}
