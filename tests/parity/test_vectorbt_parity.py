@@ -142,3 +142,23 @@ def test_stops_on_ohlc_equal_vectorbt(
     exit_idx = tr["exit_idx"][closed]
     assert (~exits.to_numpy()[exit_idx]).sum() >= 3
     assert (tr["exit_price"][closed] != close[exit_idx] * (1 - 0.0005)).sum() >= 3
+
+
+def test_stop_grid_total_returns_equal_vectorbt(sp500: pd.DataFrame) -> None:
+    """A 30 x 30 sl_stop x tp_stop grid (the benchmark's, smaller) on 2,520 OHLC bars."""
+    ohlc = sp500[["Open", "High", "Low", "Close"]].iloc[-2520:]
+    sl = np.linspace(0.005, 0.10, 30)
+    tp = np.linspace(0.005, 0.20, 30)
+    grid = {"short_window": 10, "long_window": 50, "sl_stop": sl, "tp_stop": tp}
+    table = sweep(ohlc, "moving_average", grid, fees=0.001)
+    entries, exits = st.moving_average(ohlc["Close"], short_window=10, long_window=50)
+    pf = vbt.Portfolio.from_signals(
+        ohlc["Close"], entries, exits, open=ohlc["Open"], high=ohlc["High"], low=ohlc["Low"],
+        sl_stop=np.repeat(sl, 30)[None, :], tp_stop=np.tile(tp, 30)[None, :], fees=0.001,
+        size=np.inf,
+    )  # fmt: skip
+    np.testing.assert_allclose(table["sl_stop"], np.repeat(sl, 30))
+    np.testing.assert_allclose(table["total_return"], pf.total_return().to_numpy(), rtol=1e-9)
+    counts = pf.trades.records.groupby("col").size().reindex(range(900), fill_value=0)
+    np.testing.assert_array_equal(table["total_trades"], counts.to_numpy())
+    assert table["total_return"].nunique() > 100  # the levels matter
