@@ -25,6 +25,7 @@ from textgen.schemas import (
     ConversationItemsCreate,
     ConversationUpdate,
     FileRead,
+    InputTokensCreate,
     ModelRead,
     PromptCreate,
     PromptRead,
@@ -99,6 +100,12 @@ class ResponsesController(Controller):
             await services.runner.start(turn)
             return services.responses.initial(turn)
         return await services.runner.create(turn)
+
+    @post("/input_tokens", status_code=200, operation_class=body_operation(InputTokensCreate))
+    async def input_tokens(self, request: Request[Any, Any, Any], state: State) -> dict[str, Any]:
+        """Count the input tokens of a would-be response."""
+        body = await _decode(request, InputTokensCreate)
+        return await _services(state).responses.count_input_tokens(body, project_of(request))
 
     @get("/{response_id:str}")
     async def retrieve(

@@ -18,6 +18,7 @@ __all__ = [
     "ConversationItemsCreate",
     "ConversationUpdate",
     "FileRead",
+    "InputTokensCreate",
     "ModelRead",
     "PromptCreate",
     "PromptMessage",
@@ -80,6 +81,25 @@ class ResponseCreate(msgspec.Struct, kw_only=True, forbid_unknown_fields=True):
     truncation: Literal["auto", "disabled"] | None = None
     user: str | None = None
     conversation: str | dict[str, Any] | None = None
+
+
+class InputTokensCreate(msgspec.Struct, kw_only=True, forbid_unknown_fields=True):
+    """Body of ``POST /v1/responses/input_tokens``: the context-building fields of a response.
+
+    ``model`` defaults to the first served model.
+    """
+
+    model: Annotated[str, Meta(min_length=1)] | None = None
+    input: str | list[dict[str, Any]] | None = None
+    instructions: str | None = None
+    reasoning: ReasoningParam | None = None
+    previous_response_id: str | None = None
+    conversation: str | dict[str, Any] | None = None
+    text: TextParam | None = None
+    tools: list[dict[str, Any]] | None = None
+    tool_choice: str | dict[str, Any] | None = None
+    parallel_tool_calls: bool | None = None
+    truncation: Literal["auto", "disabled"] | None = None
 
 
 class ConversationCreate(msgspec.Struct, kw_only=True, forbid_unknown_fields=True):

@@ -47,7 +47,7 @@ from textgen.inputs import (
     normalize_tools,
 )
 from textgen.prompts import PromptService
-from textgen.schemas import ResponseCreate
+from textgen.schemas import InputTokensCreate, ResponseCreate
 from textgen.settings import Settings
 from textgen.store import Store, new_id
 
@@ -161,7 +161,16 @@ class ResponseService:
         entry = {"role": item["role"], "text": "\n".join(texts)}
         return {**entry, "images": images} if images else entry
 
-    async def prepare(self, body: ResponseCreate, project: str) -> Turn:
+    async def count_input_tokens(self, body: InputTokensCreate, project: str) -> dict[str, Any]:
+        """The input tokens a response with these fields would use (its context, no generation)."""
+        model = body.model or next(iter(self.registry)).info.id
+        fields = {f: getattr(body, f) for f in body.__struct_fields__ if f != "model"}
+        if fields["input"] is None:
+            fields["input"] = []
+        turn = await self.prepare(ResponseCreate(model=model, store=False, **fields), project, counting=True)
+        return {"object": "response.input_tokens", "input_tokens": turn.input_tokens}
+
+    async def prepare(self, body: ResponseCreate, project: str, *, counting: bool = False) -> Turn:
         """Validate ``body`` and build its context in ``project``; raises :class:`APIError` on any problem.
 
         Every id the request names (previous response, prompt, files) is looked up
@@ -240,7 +249,8 @@ class ResponseService:
         max_output = body.max_output_tokens or min(self.settings.default_max_output_tokens,
                                                    info.max_output_tokens)
         lead = [{"role": "system", "text": instructions}] if instructions else []
-        history, input_tokens = self._fit(backend, lead, history, entries, max_output, body.truncation)
+        history, input_tokens = self._fit(backend, lead, history, entries, 0 if counting else max_output,
+                                          body.truncation)
         context = [ChatMessage(e["role"], e["text"], tuple(e.get("images", ())))
                    for e in (*lead, *history, *entries)]
         request = GenerationRequest(
