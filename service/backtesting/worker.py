@@ -78,7 +78,7 @@ def run_job(job: BacktestJob) -> dict[str, Any]:
         initial_capital=job.initial_capital,
         fees=job.fees,
         slippage=job.slippage,
-        max_position_size=job.max_position_size,
+        size=job.max_position_size,  # the stored fraction of equity (size_type percent)
         benchmark=job.benchmark,
     )
     equity = np.asarray(res.equity, dtype=np.float64)
