@@ -259,7 +259,7 @@ def match_group_nb(
         s = loc[sym[ii]]
         d = day[ii]
         if kind[ii] == DIVIDEND:
-            dividends[ii] = muldiv_nb(qty[ii], price[ii], SCALE)
+            dividends[ii] = muldiv_nb(qty[ii], price[ii], SCALE) - fee[ii]  # net, as the cash
         elif kind[ii] == BUY:
             q_rem = qty[ii]
             b_rem = muldiv_nb(qty[ii], price[ii], SCALE) + fee[ii]

@@ -222,6 +222,11 @@ def _encode(
             i = int(np.argmax(bad_v))
             need = "> 0" if strict else ">= 0"
             raise ValueError(f"{_label(df, i)}: {name} must be {need}, got {df[name].iloc[i]!r}")
+    net = (qty / SCALE) * (price / SCALE) - fee / SCALE
+    bad_d = (kind_i == _k.DIVIDEND) & (net < -0.5 / SCALE)
+    if bad_d.any():
+        i = int(np.argmax(bad_d))
+        raise ValueError(f"{_label(df, i)}: fees of a dividend must not exceed quantity x price")
     lot_ref = np.full(n, -1, dtype=np.int64)  # a sell without one relieves FIFO under "specific"
     lot_names = [""] * n
     if "lot_id" in df.columns:
@@ -449,8 +454,9 @@ def match_lots(
 
     Notes
     -----
-    A buy's basis is ``quantity x price + fees``; a sell's proceeds are
-    ``quantity x price - fees``, spread over the lots it relieves in
+    A buy's basis is ``quantity x price + fees``; a dividend's amount is
+    ``quantity x price - fees`` (the cash received; fees above the gross
+    amount raise); a sell's proceeds are ``quantity x price - fees``, spread over the lots it relieves in
     proportion to quantity. A partial lot sale takes ``basis x sold / held``.
     All of it is exact int64 fixed point at 1e-8 with half-up rounding of each
     product and split (see :mod:`quantcore._kernels.tax`); a loss is a wash sale

@@ -8,8 +8,8 @@ days an asset did not trade):
 * value :math:`V_t = \\sum_i q_{t,i} p_{t,i}`;
 * inflows :math:`B_t`: the cost of the day's buys (quantity x price + fees), invested
   at the start of the day;
-* outflows :math:`W_t`: the day's sale proceeds (quantity x price - fees) and
-  dividends, withdrawn at the end of the day;
+* outflows :math:`W_t`: the day's sale proceeds and dividends (quantity x price -
+  fees, the cash received, as the tax figures count them), withdrawn at the end of the day;
 * daily return :math:`r_t = (V_t + W_t) / (V_{t-1} + B_t) - 1` (undefined, NaN,
   when :math:`V_{t-1} + B_t \\le 0`: no capital at work).
 
@@ -85,7 +85,7 @@ def value_history(rows: Sequence[LedgerRow], prices: ClosePanel) -> ValueHistory
         np.add.at(delta, (idx[sell], j[sell]), -qty[sell])
         np.add.at(inflow, idx[buy], amount[buy] + fees[buy])
         np.add.at(outflow, idx[sell], amount[sell] - fees[sell])
-        np.add.at(outflow, idx[div], amount[div])
+        np.add.at(outflow, idx[div], amount[div] - fees[div])
     # row n collects what is dated after the calendar: ignored
     holdings = np.cumsum(delta[:n], axis=0)
     held = np.abs(holdings) > 1e-12

@@ -3,12 +3,12 @@
 from __future__ import annotations
 
 import datetime as dt
-from decimal import Decimal
 from typing import Annotated, Literal
 
 import msgspec
 
 from service.assets.schemas import AssetRef
+from service.transactions.schemas import DecimalInput
 
 __all__ = [
     "Ordering",
@@ -19,7 +19,15 @@ __all__ = [
     "PositionRead",
 ]
 
-Name = Annotated[str, msgspec.Meta(min_length=1, max_length=200)]
+#: Printable, not blank (no NUL or other control characters).
+Name = Annotated[
+    str,
+    msgspec.Meta(
+        min_length=1,
+        max_length=200,
+        pattern=r"\A[^\x00-\x1f\x7f]*[^\s\x00-\x1f\x7f][^\x00-\x1f\x7f]*\Z",
+    ),
+]
 Description = Annotated[str, msgspec.Meta(max_length=10_000)]
 Symbol = Annotated[str, msgspec.Meta(min_length=1, max_length=32)]
 Ordering = Literal["name", "-name", "created_at", "-created_at", "total_value", "-total_value"]
@@ -59,10 +67,10 @@ class PositionCreate(msgspec.Struct, kw_only=True, forbid_unknown_fields=True):
     """Records a ``buy`` in the ledger (fees 0 unless given)."""
 
     asset_symbol: Symbol
-    quantity: Decimal
-    purchase_price: Decimal
+    quantity: DecimalInput
+    purchase_price: DecimalInput
     purchase_date: dt.date
-    fees: Decimal = Decimal(0)
+    fees: DecimalInput = "0"
 
 
 class PositionRead(msgspec.Struct, kw_only=True):

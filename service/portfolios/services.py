@@ -20,7 +20,7 @@ from service.assets.market import MarketData
 from service.assets.schemas import AssetRef
 from service.db import Database
 from service.db.models import Asset, Portfolio, Position, utcnow
-from service.errors import NotFoundError
+from service.errors import NotFoundError, ValidationError
 from service.pagination import PageParams
 from service.portfolios import derive
 from service.portfolios.book import POSITION_ROWS, Book, BookCache, PortfolioRow
@@ -145,20 +145,30 @@ async def get_portfolio(
     raise NotFoundError(f"Portfolio {portfolio_id} not found.")
 
 
+async def _benchmark(s: AsyncSession, symbol: str) -> str:
+    """``symbol`` upper-cased when it is a known asset (a benchmark must have prices)."""
+    symbol = symbol.strip().upper()
+    if (await s.execute(select(Asset.id).where(Asset.symbol == symbol))).first() is None:
+        raise ValidationError(
+            "benchmark_symbol", "not_found", f"Unknown asset symbol {symbol!r} for a benchmark."
+        )
+    return symbol
+
+
 async def create_portfolio(
     db: Database, market: MarketData, user_id: int, data: PortfolioCreate
 ) -> PortfolioRead:
     now = utcnow()
-    p = Portfolio(
-        user_id=user_id,
-        name=data.name,
-        description=data.description,
-        benchmark_symbol=data.benchmark_symbol.upper(),
-        is_active=data.is_active,
-        created_at=now,
-        updated_at=now,
-    )
     async with db.write() as s:
+        p = Portfolio(
+            user_id=user_id,
+            name=data.name,
+            description=data.description,
+            benchmark_symbol=await _benchmark(s, data.benchmark_symbol),
+            is_active=data.is_active,
+            created_at=now,
+            updated_at=now,
+        )
         s.add(p)
     async with db.read() as s:
         return (await portfolio_reads(s, market, [p]))[0]
@@ -173,7 +183,7 @@ async def update_portfolio(
         if data.description is not None:
             p.description = data.description
         if data.benchmark_symbol is not None:
-            p.benchmark_symbol = data.benchmark_symbol.upper()
+            p.benchmark_symbol = await _benchmark(s, data.benchmark_symbol)
         if data.is_active is not None:
             p.is_active = data.is_active
         p.updated_at = utcnow()

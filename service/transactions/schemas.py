@@ -3,12 +3,22 @@
 from __future__ import annotations
 
 import datetime as dt
-from decimal import Decimal
 from typing import Annotated, Literal
 
 import msgspec
 
-__all__ = ["TransactionCreate", "TransactionRead", "TransactionType"]
+__all__ = ["DecimalInput", "TransactionCreate", "TransactionRead", "TransactionType"]
+
+#: A decimal as a JSON string of ASCII digits (optional sign, point, exponent), or a JSON
+#: number. Python's ``Decimal`` would also read ``"1_000"``, full-width digits and
+#: padding spaces; those are 400s naming the field.
+DecimalInput = (
+    Annotated[
+        str, msgspec.Meta(pattern=r"\A[+-]?(?:[0-9]+(?:\.[0-9]*)?|\.[0-9]+)(?:[eE][+-]?[0-9]+)?\Z")
+    ]
+    | int
+    | float
+)
 
 TransactionType = Literal["buy", "sell", "dividend"]
 
@@ -22,10 +32,10 @@ class TransactionCreate(msgspec.Struct, kw_only=True, forbid_unknown_fields=True
     portfolio: int
     asset_symbol: Annotated[str, msgspec.Meta(min_length=1, max_length=32)]
     transaction_type: TransactionType
-    quantity: Decimal
-    price: Decimal
+    quantity: DecimalInput
+    price: DecimalInput
     transaction_date: dt.date
-    fees: Decimal = Decimal(0)
+    fees: DecimalInput = "0"
     lot_id: int | None = None
 
 

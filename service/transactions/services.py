@@ -43,15 +43,26 @@ __all__ = [
 ]
 
 _MAX = Decimal("1e20")
+_EARLIEST = dt.date(1900, 1, 1)
 
 
-def check_amount(value: Decimal, field: str, *, positive: bool) -> Decimal:
+def check_amount(value: Decimal | str | float, field: str, *, positive: bool) -> Decimal:
     """A finite decimal with at most 8 fractional digits, > 0 (or >= 0).
+
+    ``value`` is a ``Decimal``, the text of one (as :data:`DecimalInput` admits it) or
+    a JSON number (a float is read by its shortest repr: ``0.1`` is ``Decimal("0.1")``).
 
     Raises:
         ValidationError: naming ``field`` (codes ``invalid``, ``max_decimal_places``,
             ``min_value``, ``max_value``).
     """
+    if isinstance(value, float):
+        value = repr(value)
+    if not isinstance(value, Decimal):
+        try:
+            value = Decimal(value)
+        except ArithmeticError:
+            raise ValidationError(field, "invalid", f"{field} must be a decimal number.") from None
     if not value.is_finite():
         raise ValidationError(field, "invalid", f"{field} must be a finite decimal number.")
     if value.as_tuple().exponent < -8 and value != quantize(value):  # type: ignore[operator]
@@ -75,9 +86,9 @@ class LedgerEntry:
         self,
         symbol: str,
         kind: str,
-        quantity: Decimal,
-        price: Decimal,
-        fees: Decimal,
+        quantity: Decimal | str | float,
+        price: Decimal | str | float,
+        fees: Decimal | str | float,
         date: dt.date,
         *,
         price_field: str = "price",
@@ -91,7 +102,16 @@ class LedgerEntry:
         self.fees = check_amount(fees, "fees", positive=False)
         if date > dt.datetime.now(dt.UTC).date() + dt.timedelta(days=1):
             raise ValidationError(date_field, "max_value", f"{date_field} cannot be in the future.")
+        if date < _EARLIEST:
+            raise ValidationError(
+                date_field, "min_value", f"{date_field} must be on or after {_EARLIEST}."
+            )
         self.date = date
+        if kind != "buy" and self.fees > self.quantity * self.price:
+            # a sale or a dividend never costs money: fees above the gross amount are a typo
+            raise ValidationError(
+                "fees", "max_value", f"fees of a {kind} cannot exceed quantity x {price_field}."
+            )
         if lot_id is not None and kind != "sell":
             raise ValidationError(
                 "lot_id", "invalid", "lot_id names the lot a sell relieves; only sells take one."
@@ -303,6 +323,8 @@ async def remove(db: Database, user_id: int, txn_id: int) -> None:
 
 
 def transaction_read(txn: Transaction, asset: Asset) -> TransactionRead:
+    """The wire shape; ``total_amount`` is money: the cash paid (buy: gross + fees) or
+    received (sell, dividend: gross - fees, never negative), rounded to cents."""
     gross = txn.quantity * txn.price
     total = gross + txn.fees if txn.transaction_type == "buy" else gross - txn.fees
     return TransactionRead(
@@ -314,7 +336,7 @@ def transaction_read(txn: Transaction, asset: Asset) -> TransactionRead:
         quantity=fmt.quantity(txn.quantity),
         price=fmt.dec(txn.price),
         fees=fmt.dec(txn.fees),
-        total_amount=fmt.dec(quantize(total)),
+        total_amount=fmt.money(total) or "0.00",
         transaction_date=txn.transaction_date,
         lot_id=txn.lot_id,
         created_at=txn.created_at,

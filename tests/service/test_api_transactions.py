@@ -54,9 +54,11 @@ def test_create_fields_and_exact_decimals(api: Api) -> None:
     assert t["quantity"] == "0.12345678"
     assert t["price"] == "12345.6789"
     assert t["fees"] == "0.01"
-    assert Decimal(t["total_amount"]) == (
-        Decimal("0.12345678") * Decimal("12345.6789") + Decimal("0.01")
-    ).quantize(Q8, ROUND_HALF_EVEN)
+    assert t["total_amount"] == str(  # money: rounded to cents
+        (Decimal("0.12345678") * Decimal("12345.6789") + Decimal("0.01")).quantize(
+            Decimal("0.01"), ROUND_HALF_EVEN
+        )
+    )
     assert (t["portfolio"], t["asset_symbol"], t["transaction_type"], t["transaction_date"]) == (
         pid,
         "SPY",

@@ -16,20 +16,21 @@ import sys
 import threading
 import time
 from collections.abc import Iterator
-from decimal import ROUND_HALF_EVEN, Decimal
 from pathlib import Path
 
 import httpx
+import pandas as pd
 import pytest
 from sqlalchemy import select
 
+from quantcore import tax
+from quantcore.tax.lots import from_fixed
 from service.auth.services import create_token
 from service.db import Database
 from service.db.models import Position, Transaction
 from tests.service.conftest import _insert_user
 
 pytestmark = pytest.mark.slow
-Q8 = Decimal("1e-8")
 
 
 def _free_port() -> int:
@@ -188,22 +189,24 @@ def test_sigkill_mid_write_load(server: Server, database_url: str) -> None:
     txns, positions = asyncio.run(_ledger(database_url, pid))
     ids = {t.id for t in txns}
     assert set(acknowledged) <= ids  # every acknowledged write survived
-    qty = basis = Decimal(0)
-    for t in txns:  # replay the ledger (average cost) and compare with the derived position
-        if t.transaction_type == "buy":
-            qty, basis = (
-                qty + t.quantity,
-                (basis + t.quantity * t.price + t.fees).quantize(Q8, ROUND_HALF_EVEN),
-            )
-        else:
-            assert t.quantity <= qty  # no oversell ever committed
-            rest = qty - t.quantity
-            basis = (basis * rest / qty).quantize(Q8, ROUND_HALF_EVEN) if rest else Decimal(0)
-            qty = rest
-    if qty == 0:
+    # the ledger relieves (no oversell ever committed) and the position is its open lots
+    # (quantcore.tax, FIFO), rows in the service's day order: buys, then sells by amounts
+    rank = {"dividend": 0, "buy": 1, "sell": 2}
+    rows = sorted(
+        (t.transaction_date, rank[t.transaction_type], t.price, t.quantity, t.fees, t.id)
+        for t in txns
+    )
+    kinds = {v: k for k, v in rank.items()}
+    table = pd.DataFrame(
+        [("SPY", d, kinds[k], q, p, f) for d, k, p, q, f, _ in rows],
+        columns=["symbol", "date", "type", "quantity", "price", "fees"],
+    )
+    _, qty_fixed, basis_fixed = tax.match_lots(table).position_totals()
+    if qty_fixed.size == 0:
         assert positions == []
     else:
-        assert [(p.quantity, p.cost_basis) for p in positions] == [(qty, basis)]
+        want = (from_fixed(int(qty_fixed[0])), from_fixed(int(basis_fixed[0])))
+        assert [(p.quantity, p.cost_basis) for p in positions] == [want]
     r = httpx.get(f"{server.url}/api/portfolios/{pid}/", headers=h)
     assert r.status_code == 200 and r.json()["position_count"] == len(positions)
     # the restarted server keeps accepting writes

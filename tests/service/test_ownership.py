@@ -26,6 +26,8 @@ PROTECTED: list[tuple[str, str, dict | None]] = [
     ("GET", "/api/transactions/", None),
     ("POST", "/api/transactions/", None),  # body built per case
     ("GET", "/api/transactions/{t}/", None),
+    ("PUT", "/api/transactions/{t}/", None),  # body built per case
+    ("DELETE", "/api/transactions/{t}/", None),
     ("DELETE", "/api/auth/token/", None),
     ("POST", "/api/auth/logout/", None),
     ("GET", "/api/auth/me/", None),
@@ -82,7 +84,7 @@ def _request(
     api: Api, method: str, path: str, body: dict | None, ids: dict, headers: dict[str, str]
 ):
     url = path.format(**ids)
-    if method == "POST" and path == "/api/transactions/":
+    if path.startswith("/api/transactions/") and method in ("POST", "PUT"):
         body = {
             "portfolio": ids["p"],
             "asset_symbol": "SPY",
@@ -115,6 +117,8 @@ def test_other_users_ids(api: Api) -> None:
         ("GET", "/api/portfolios/{p}/positions/"): 404,
         ("POST", "/api/portfolios/{p}/positions/"): 404,
         ("GET", "/api/transactions/{t}/"): 404,
+        ("PUT", "/api/transactions/{t}/"): 404,
+        ("DELETE", "/api/transactions/{t}/"): 404,
         ("DELETE", "/api/auth/api-keys/{k}/"): 404,
         ("POST", "/api/transactions/"): 400,
     }
