@@ -28,6 +28,7 @@ from textgen.openapi import openapi_config
 from textgen.prompts import PromptService
 from textgen.ratelimit import make_limiter
 from textgen.runs import Runner
+from textgen.sealing import Sealer, load_key
 from textgen.service import ResponseService
 from textgen.settings import Settings
 from textgen.store import Store
@@ -72,7 +73,8 @@ def create_app(settings: Settings | None = None, *, backends: Iterable[Backend] 
     files = FileService(store, settings.files_dir, settings.max_file_bytes)
     prompts = PromptService(store)
     conversations = ConversationService(store)
-    responses = ResponseService(store, files, prompts, registry, settings, conversations)
+    sealer = Sealer(load_key(settings.secret_key, settings.data_dir))
+    responses = ResponseService(store, files, prompts, registry, settings, conversations, sealer)
     runner = Runner(responses, store)
     services = Services(responses, runner, prompts, files, registry, conversations)
     limiter = make_limiter(settings.rate_limit_per_minute, settings.redis_url)

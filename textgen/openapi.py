@@ -45,7 +45,7 @@ def body_operation(kind: type[msgspec.Struct]) -> type[Operation]:
     class WithBody(Operation):
         def __post_init__(self) -> None:
             self.request_body = RequestBody(
-                content={"application/json": OpenAPIMediaType(schema=schema)},  # type: ignore[arg-type]
+                content={"application/json": OpenAPIMediaType(schema=schema)},
                 required=True,
             )
 

@@ -81,6 +81,7 @@ class ResponseCreate(msgspec.Struct, kw_only=True, forbid_unknown_fields=True):
     truncation: Literal["auto", "disabled"] | None = None
     user: str | None = None
     conversation: str | dict[str, Any] | None = None
+    include: list[str] | None = None
 
 
 class InputTokensCreate(msgspec.Struct, kw_only=True, forbid_unknown_fields=True):

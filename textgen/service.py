@@ -48,6 +48,7 @@ from textgen.inputs import (
 )
 from textgen.prompts import PromptService
 from textgen.schemas import InputTokensCreate, ResponseCreate
+from textgen.sealing import Sealer
 from textgen.settings import Settings
 from textgen.store import Store, new_id
 
@@ -55,6 +56,7 @@ __all__ = ["ResponseService", "Turn"]
 
 log = logging.getLogger("textgen")
 _MESSAGE_OVERHEAD = 3  # tokens of role framing per context entry
+_INCLUDABLE = frozenset({"reasoning.encrypted_content"})
 
 
 @dataclass(slots=True)
@@ -108,9 +110,10 @@ class ResponseService:
 
     def __init__(
         self, store: Store, files: FileService, prompts: PromptService, registry: Registry, settings: Settings,
-        conversations: ConversationService,
+        conversations: ConversationService, sealer: Sealer,
     ) -> None:
         self.conversations = conversations
+        self.sealer = sealer
         self.store = store
         self.files = files
         self.prompts = prompts
@@ -126,6 +129,14 @@ class ResponseService:
         A reasoning item gives none: reasoning is not carried into the next turn's context.
         """
         if item["type"] == "reasoning":
+            if item.get("encrypted_content") is not None:
+                try:
+                    sealed = self.sealer.open(item["encrypted_content"])
+                except ValueError as exc:
+                    raise bad_request(f"The encrypted_content of reasoning item {item['id']!r} could not be "
+                                      f"read: {exc}.", param=f"{param}.encrypted_content",
+                                      code="invalid_encrypted_content") from exc
+                item["content"] = item["content"] or sealed["content"]
             return None
         if item["type"] == "function_call":
             call_ids.add(item["call_id"])
@@ -191,6 +202,11 @@ class ResponseService:
         tool_choice, choice = normalize_tool_choice(body.tool_choice, specs)
         text_format, constraint = normalize_text_format(body.text.format if body.text else None)
 
+        for i, value in enumerate(body.include or ()):
+            if value not in _INCLUDABLE:
+                raise bad_request(f"Unsupported include value {value!r}; this server supports "
+                                  f"{', '.join(sorted(_INCLUDABLE))}.", param=f"include[{i}]",
+                                  code="unsupported_value")
         if body.background and not body.store:
             raise bad_request("Background mode requires 'store': true.", param="background",
                               code="invalid_value")
@@ -357,6 +373,8 @@ class ResponseService:
             item["status"] = status
             if item["type"] == "reasoning":
                 item["content"] = [{"type": "reasoning_text", "text": text}]
+                if "reasoning.encrypted_content" in (turn.body.include or ()):
+                    item["encrypted_content"] = self.sealer.seal({"content": item["content"]})
                 return [
                     event("response.reasoning_text.done", item_id=item["id"], output_index=index,
                           content_index=0, text=text),

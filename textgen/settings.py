@@ -21,6 +21,8 @@ class Settings(msgspec.Struct, kw_only=True, frozen=True):
         max_file_bytes: Upload size limit; larger uploads get a 413.
         api_keys: Extra accepted keys besides those created with ``keys create``.
         rate_limit_per_minute: Requests per project per minute (0 disables).
+        secret_key: Fernet key sealing ``reasoning.encrypted_content``; empty keeps
+            one in ``<data_dir>/secret.key``. Instances of one deployment share it.
         redis_url: ``redis://...`` shares the rate-limit counters of every instance;
             empty counts in process memory.
         default_max_output_tokens: Used when a request gives no ``max_output_tokens``.
@@ -36,6 +38,7 @@ class Settings(msgspec.Struct, kw_only=True, frozen=True):
     api_keys: tuple[str, ...] = ()
     rate_limit_per_minute: int = 600
     redis_url: str = ""
+    secret_key: str = ""
     default_max_output_tokens: int = 256
     host: str = "127.0.0.1"
     port: int = 8001

@@ -5,10 +5,17 @@ from __future__ import annotations
 import asyncio
 from collections.abc import AsyncIterator
 
-from textgen.backends.base import Delta, Finish, GenerationRequest, ModelInfo, TextDelta
+from textgen.backends.base import (
+    Delta,
+    Finish,
+    GenerationRequest,
+    ModelInfo,
+    ReasoningDelta,
+    TextDelta,
+)
 from textgen.backends.tokenizer import count_tokens
 
-__all__ = ["BrokenBackend", "EchoBackend", "SlowBackend"]
+__all__ = ["BrokenBackend", "EchoBackend", "SlowBackend", "ThinkingBackend"]
 
 
 class EchoBackend:
@@ -49,3 +56,14 @@ class SlowBackend(EchoBackend):
             await asyncio.sleep(0.02)
             yield TextDelta(f" word{i}")
         yield Finish("length", request.max_output_tokens)
+
+
+class ThinkingBackend(EchoBackend):
+    """Reasons first (a reasoning item), then answers with its context like the echo backend."""
+
+    info = ModelInfo(id="thinking-test", context_window=4096, max_output_tokens=4096)
+
+    async def generate(self, request: GenerationRequest) -> AsyncIterator[Delta]:
+        yield ReasoningDelta("private chain of thought")
+        async for delta in super().generate(request):
+            yield delta
