@@ -4,7 +4,7 @@ VENV ?= .venv
 PY := $(VENV)/bin/python
 STAMP := $(VENV)/.installed-stamp
 
-.PHONY: docs notebooks install test test-fast bench bench-ci serve lint typecheck clean clean-numba-cache
+.PHONY: browser docs notebooks install test test-fast bench bench-ci serve lint typecheck clean clean-numba-cache
 
 # (Re)install whenever pyproject.toml changes.
 $(STAMP): pyproject.toml
@@ -15,7 +15,11 @@ $(STAMP): pyproject.toml
 
 install: $(STAMP)
 
-test: $(STAMP)
+# Headless Chromium (Debian's) for tests/service/test_swagger_browser.py.
+browser:
+	command -v chromium >/dev/null 2>&1 || (apt-get update -q && apt-get install -y -q chromium chromium-driver)
+
+test: $(STAMP) browser
 	$(PY) -m pytest
 
 test-fast: $(STAMP)

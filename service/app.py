@@ -21,7 +21,7 @@ from litestar.config.cors import CORSConfig
 from litestar.datastructures import State
 from litestar.di import Provide
 from litestar.openapi import OpenAPIConfig
-from litestar.openapi.plugins import ScalarRenderPlugin, SwaggerRenderPlugin
+from litestar.openapi.plugins import ScalarRenderPlugin
 from litestar.openapi.spec import Components, SecurityScheme
 from litestar.types import ControllerRouterHandler
 
@@ -39,6 +39,7 @@ from service.errors import exception_handlers
 from service.health import health, ready
 from service.marketdata.provider import MarketDataProvider
 from service.middleware import RequestMiddleware
+from service.openapi_ui import swagger_assets_router, swagger_plugin
 from service.portfolios.book import BookCache
 from service.portfolios.controllers import PortfolioController
 from service.ratelimit import MemoryRateLimiter, RateLimiter, RedisRateLimiter
@@ -139,7 +140,7 @@ def create_app(
         else None
     )
     app = Litestar(
-        route_handlers=[health, ready, api],
+        route_handlers=[health, ready, api, swagger_assets_router()],
         state=State({"resources": resources}),
         dependencies={
             "db": Provide(provide_db),
@@ -169,7 +170,7 @@ def _openapi() -> OpenAPIConfig:
         version="0.1.0",
         description="Portfolios, transactions, assets and market data over quantcore. See docs/service.md.",
         path="/schema",
-        render_plugins=[SwaggerRenderPlugin(path="/swagger"), ScalarRenderPlugin(path="/scalar")],
+        render_plugins=[swagger_plugin("/swagger"), ScalarRenderPlugin(path="/scalar")],
         components=Components(
             security_schemes={
                 "TokenAuth": SecurityScheme(
