@@ -81,8 +81,9 @@ def first_at_or_below_nb(
 @njit(cache=True)
 def _row(
     o: np.ndarray, h: np.ndarray, lo: np.ndarray, x: np.ndarray, nxt_e: np.ndarray,
-    nxt_x: np.ndarray, ext_l: np.ndarray, ext_h: np.ndarray, pre: np.ndarray,
-    ext: np.ndarray, idx: np.ndarray, mr: np.ndarray, first: int, sl: float, tp: float,
+    nxt_x: np.ndarray, slot: np.ndarray, hit_sl: np.ndarray, hit_tp: np.ndarray, a_sl: int,
+    a_tp: int, pre: np.ndarray, ext: np.ndarray, idx: np.ndarray, mr: np.ndarray, first: int,
+    sl: float, tp: float,
     time_stop: float, fees: float, size: float, init_cash: float, slippage: float,
     periods_per_year: float, out: np.ndarray, acc: np.ndarray,
 ) -> None:  # fmt: skip
@@ -116,11 +117,11 @@ def _row(
         if time_stop == time_stop and t + time_stop < end:
             end = t + int(time_stop)
         last = min(end, n - 1)
-        hit = last + 1
+        hit = n
         if sl == sl:
-            hit = first_at_or_below_nb(lo, ext_l, 1, 1.0, t + 1, last, p * (1.0 - sl))
-        if tp == tp and hit > t + 1:
-            hit = min(hit, first_at_or_below_nb(h, ext_h, 0, -1.0, t + 1, hit - 1, p * (1.0 + tp)))
+            hit = hit_sl[slot[t], a_sl]
+        if tp == tp:
+            hit = min(hit, hit_tp[slot[t], a_tp])
         if hit <= last:
             price, _ = stop_price_nb(1, p, p, o[hit], h[hit], lo[hit], sl, tp, np.nan)
             u = hit
@@ -187,21 +188,62 @@ def stop_grid_nb(
     memory O(n log n + m).
     """
     m = sl.shape[0]
+    n = x.shape[0]
     out = np.empty((m, N_STATS))
     nxt_e = next_signal_nb(entries, exits)
     nxt_x = next_signal_nb(exits, entries)
-    ext_l = extrema_table_nb(lo)
-    ext_h = extrema_table_nb(h)
     pre = return_prefix_nb(x, first)
     ext = extrema_table_nb(x)
     idx, mr = price_tree_nb(x, first)
+    # the first stop bar of every (entry bar, distinct level), shared by the rows
+    slot = np.full(n + 1, -1, dtype=np.int64)
+    bars = np.empty(n, dtype=np.int64)
+    n_e = 0
+    t = nxt_e[first]
+    while t < n:
+        slot[t] = n_e
+        bars[n_e] = t
+        n_e += 1
+        t = nxt_e[t + 1]
+    sl_levels, a_sl = _levels(sl)
+    tp_levels, a_tp = _levels(tp)
+    hit_sl = _hits(lo, extrema_table_nb(lo), 1, 1.0, bars[:n_e], x, sl_levels, -1.0)
+    hit_tp = _hits(h, extrema_table_nb(h), 0, -1.0, bars[:n_e], x, tp_levels, 1.0)
     lanes = min(m, 64)
     for lane in prange(lanes):
         acc = np.empty(8)
         for c in range(lane, m, lanes):
             _row(
-                o, h, lo, x, nxt_e, nxt_x, ext_l, ext_h, pre, ext, idx, mr, first, sl[c], tp[c],
-                time_stop[c], fees[c], size[c], init_cash, slippage, periods_per_year, out[c],
-                acc,
+                o, h, lo, x, nxt_e, nxt_x, slot, hit_sl, hit_tp, a_sl[c], a_tp[c], pre, ext,
+                idx, mr, first, sl[c], tp[c], time_stop[c], fees[c], size[c], init_cash,
+                slippage, periods_per_year, out[c], acc,
             )  # fmt: skip
+    return out
+
+
+@njit(cache=True)
+def _levels(stop: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Distinct finite values of ``stop`` and each row's index among them (0 when off)."""
+    finite = stop[stop == stop]
+    levels = np.unique(finite) if finite.size else np.zeros(1)
+    where = np.zeros(stop.shape[0], dtype=np.int64)
+    for c in range(stop.shape[0]):
+        if stop[c] == stop[c]:
+            where[c] = np.searchsorted(levels, stop[c])
+    return levels, where
+
+
+@njit(cache=True, parallel=True)
+def _hits(
+    y: np.ndarray, ext: np.ndarray, which: int, sign: float, bars: np.ndarray, x: np.ndarray,
+    levels: np.ndarray, direction: float,
+) -> np.ndarray:  # fmt: skip
+    """``[i, a]``: first bar after entry ``bars[i]`` reaching ``x * (1 + direction * levels[a])``."""
+    n = y.shape[0]
+    out = np.empty((bars.shape[0], levels.shape[0]), dtype=np.int64)
+    for i in prange(bars.shape[0]):
+        t = bars[i]
+        for a in range(levels.shape[0]):
+            level = x[t] * (1.0 + direction * levels[a])
+            out[i, a] = first_at_or_below_nb(y, ext, which, sign, t + 1, n - 1, level)
     return out
