@@ -13,7 +13,7 @@ from service.assets.market import MarketData
 from service.auth.guards import requires_user
 from service.auth.identity import Identity
 from service.backtesting import services
-from service.backtesting.params import OPTIONAL, strategy_types
+from service.backtesting.params import required_parameters, strategy_types
 from service.backtesting.schemas import (
     BacktestCreate,
     BacktestDetail,
@@ -44,9 +44,7 @@ class BacktestingController(Controller):
     @get("/strategy-types/", summary="Registered strategy types and their parameters")
     async def list_types(self) -> list[StrategyTypeRead]:
         return [
-            StrategyTypeRead(
-                strategy_type=k, parameters=v, required=[p for p in v if p not in OPTIONAL]
-            )
+            StrategyTypeRead(strategy_type=k, parameters=v, required=required_parameters(k))
             for k, v in strategy_types().items()
         ]
 

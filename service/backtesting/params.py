@@ -16,7 +16,15 @@ from typing import Any
 from quantcore.backtest import STRATEGIES
 from service.errors import ValidationError
 
-__all__ = ["MAX_WINDOW", "OPTIONAL", "check_parameters", "check_strategy_type", "strategy_types"]
+__all__ = [
+    "MAX_WINDOW",
+    "OPTIONAL",
+    "REBALANCE",
+    "check_parameters",
+    "check_strategy_type",
+    "required_parameters",
+    "strategy_types",
+]
 
 #: Parameters that keep the registry default when omitted at creation.
 OPTIONAL = frozenset({"ma_type"})
@@ -24,19 +32,33 @@ OPTIONAL = frozenset({"ma_type"})
 MAX_WINDOW = 10_000
 _WINDOWS = frozenset({"short_window", "long_window", "window", "lookback"})
 _BOUND = re.compile(r"must be (>=|>) ")
+#: Target weights (``quantcore.backtest.rebalance``) beside the signal strategies; all
+#: its parameters are optional: equal weights, monthly, no drift threshold.
+REBALANCE = "rebalance"
+_REBALANCE_DEFAULTS: dict[str, Any] = {"weights": None, "every": "M", "threshold": None}
+_PERIODS = ("D", "W", "M", "Q", "Y")
 
 
 def strategy_types() -> dict[str, dict[str, Any]]:
     """Each registered type with its parameters' defaults."""
-    return {name: dict(s.defaults) for name, s in STRATEGIES.items()}
+    types = {name: dict(s.defaults) for name, s in STRATEGIES.items()}
+    types[REBALANCE] = dict(_REBALANCE_DEFAULTS)
+    return types
+
+
+def required_parameters(strategy_type: str) -> list[str]:
+    """The parameters a stored strategy of this type must name."""
+    if strategy_type == REBALANCE:
+        return []
+    return [p for p in STRATEGIES[strategy_type].defaults if p not in OPTIONAL]
 
 
 def check_strategy_type(value: str, field: str = "strategy_type") -> str:
-    if value not in STRATEGIES:
+    if value not in STRATEGIES and value != REBALANCE:
         raise ValidationError(
             field,
             "invalid_choice",
-            f"{field} must be one of {', '.join(STRATEGIES)}; got {value!r}.",
+            f"{field} must be one of {', '.join([*STRATEGIES, REBALANCE])}; got {value!r}.",
         )
     return value
 
@@ -57,14 +79,22 @@ def _code(message: str, value: Any) -> str:
 
 
 def check_parameters(
-    strategy_type: str, parameters: Mapping[str, Any], *, fill_defaults: bool = False
+    strategy_type: str,
+    parameters: Mapping[str, Any],
+    *,
+    fill_defaults: bool = False,
+    symbols: list[str] | None = None,
 ) -> dict[str, Any]:
     """Validate ``parameters`` for ``strategy_type``; returns them with defaults filled in.
+
+    ``symbols`` (the strategy's assets) are the keys ``rebalance`` weights may use.
 
     Raises:
         ValidationError: on ``parameters.<name>`` (see the module notes).
     """
-    spec = STRATEGIES[check_strategy_type(strategy_type)]
+    if check_strategy_type(strategy_type) == REBALANCE:
+        return _check_rebalance(parameters, symbols)
+    spec = STRATEGIES[strategy_type]
     for name in parameters:
         if name not in spec.defaults:
             allowed = ", ".join(spec.defaults) or "none"
@@ -99,4 +129,82 @@ def check_parameters(
                 "min_value",
                 f"parameters.{hi} must be greater than parameters.{lo} ({merged[lo]!r}); got {merged[hi]!r}.",
             )
+    return merged
+
+
+def _number(value: Any, field: str) -> float:
+    if isinstance(value, bool) or not isinstance(value, (int, float)) or value != value:
+        raise ValidationError(field, "invalid", f"{field} must be a number.")
+    if value in (float("inf"), float("-inf")):
+        raise ValidationError(field, "invalid", f"{field} must be finite.")
+    return float(value)
+
+
+def _check_rebalance(parameters: Mapping[str, Any], symbols: list[str] | None) -> dict[str, Any]:
+    """``weights`` (symbol to weight >= 0, sum <= 1; null: equal weights), ``every``
+    (``D``/``W``/``M``/``Q``/``Y`` or a bar count; null: only the first bar) and
+    ``threshold`` (drift in [0, 1]; null: none)."""
+    for name in parameters:
+        if name not in _REBALANCE_DEFAULTS:
+            raise ValidationError(
+                f"parameters.{name}",
+                "unknown_field",
+                f"rebalance has no parameter {name!r} (allowed: weights, every, threshold).",
+            )
+    merged = {**_REBALANCE_DEFAULTS, **parameters}
+    weights = merged["weights"]
+    if weights is not None:
+        if not isinstance(weights, Mapping):
+            raise ValidationError(
+                "parameters.weights", "invalid", "parameters.weights must be an object."
+            )
+        if not weights:
+            raise ValidationError(
+                "parameters.weights", "min_length", "parameters.weights must name an asset."
+            )
+        clean: dict[str, float] = {}
+        for key, value in weights.items():
+            sym = str(key).strip().upper()
+            field = f"parameters.weights.{key}"
+            if symbols is not None and sym not in symbols:
+                raise ValidationError(
+                    field, "invalid_choice", f"{field}: {sym} is not one of asset_symbols."
+                )
+            w = _number(value, field)
+            if w < 0:
+                raise ValidationError(field, "min_value", f"{field} must be >= 0.")
+            clean[sym] = w
+        if sum(clean.values()) > 1.0 + 1e-9:
+            raise ValidationError(
+                "parameters.weights", "max_value", "parameters.weights must sum to at most 1."
+            )
+        merged["weights"] = clean
+    every = merged["every"]
+    if isinstance(every, str):
+        if every.upper() not in _PERIODS:
+            raise ValidationError(
+                "parameters.every",
+                "invalid_choice",
+                f"parameters.every must be one of {', '.join(_PERIODS)} or a bar count.",
+            )
+        merged["every"] = every.upper()
+    elif every is not None:
+        if isinstance(every, bool) or not isinstance(every, int):
+            raise ValidationError(
+                "parameters.every", "invalid", "parameters.every must be a period or a bar count."
+            )
+        if not 1 <= every <= MAX_WINDOW:
+            code = "min_value" if every < 1 else "max_value"
+            raise ValidationError(
+                "parameters.every", code, f"parameters.every must be in [1, {MAX_WINDOW}]."
+            )
+    threshold = merged["threshold"]
+    if threshold is not None:
+        t = _number(threshold, "parameters.threshold")
+        if not 0.0 <= t <= 1.0:
+            code = "min_value" if t < 0 else "max_value"
+            raise ValidationError(
+                "parameters.threshold", code, "parameters.threshold must be in [0, 1]."
+            )
+        merged["threshold"] = t
     return merged

@@ -124,7 +124,9 @@ async def _owned_strategy(session: AsyncSession, user_id: int, strategy_id: int)
 async def create_strategy(
     db: Database, market: MarketData, user_id: int, data: StrategyCreate
 ) -> StrategyRead:
-    params = check_parameters(data.strategy_type, data.parameters)
+    params = check_parameters(
+        data.strategy_type, data.parameters, symbols=[a.strip().upper() for a in data.asset_symbols]
+    )
     now = utcnow()
     row = Strategy(
         user_id=user_id, name=data.name, strategy_type=data.strategy_type, description=data.description,
@@ -167,7 +169,8 @@ async def update_strategy(
             else row.strategy_type
         )
         params = data.parameters if data.parameters is not None else dict(row.parameters)
-        row.parameters = check_parameters(kind, params)
+        assets = data.asset_symbols if data.asset_symbols is not None else row.asset_symbols
+        row.parameters = check_parameters(kind, params, symbols=[a.strip().upper() for a in assets])
         row.strategy_type = kind
         if data.name is not None:
             row.name = data.name
@@ -424,7 +427,10 @@ async def quick_backtest(
     The run happens first; one write transaction then stores the strategy and the
     backtest with its outcome (``completed`` or ``failed``).
     """
-    params = check_parameters(data.strategy_type, data.parameters, fill_defaults=True)
+    params = check_parameters(
+        data.strategy_type, data.parameters, fill_defaults=True,
+        symbols=[a.strip().upper() for a in data.asset_symbols],
+    )  # fmt: skip
     symbols = _symbols(market, data.asset_symbols)
     name = data.name or f"Quick {data.strategy_type} {', '.join(symbols)}"
     now = utcnow()

@@ -59,7 +59,8 @@ class BacktestJob:
 
 
 def run_job(job: BacktestJob) -> dict[str, Any]:
-    """Run one backtest with :func:`quantcore.backtest.run_strategy` (in a worker).
+    """Run one backtest with :func:`quantcore.backtest.run_strategy` (in a worker), or
+    :func:`quantcore.backtest.rebalance` for the ``rebalance`` type.
 
     Returns:
         ``metrics`` (floats by :data:`quantcore.backtest.METRIC_NAMES`), ``equity``
@@ -67,20 +68,28 @@ def run_job(job: BacktestJob) -> dict[str, Any]:
     """
     import pandas as pd
 
-    from quantcore.backtest import METRIC_NAMES, run_strategy
+    from quantcore.backtest import METRIC_NAMES, rebalance, run_strategy
 
     index = pd.DatetimeIndex(job.days.astype("datetime64[D]"))
     prices = pd.DataFrame(job.close, index=index, columns=list(job.symbols))
-    res = run_strategy(
-        prices if len(job.symbols) > 1 else prices.iloc[:, 0],
-        job.strategy_type,
-        **job.parameters,
-        initial_capital=job.initial_capital,
-        fees=job.fees,
-        slippage=job.slippage,
-        size=job.max_position_size,  # the stored fraction of equity (size_type percent)
-        benchmark=job.benchmark,
-    )
+    if job.strategy_type == "rebalance":  # target weights; max_position_size does not apply
+        p = job.parameters
+        res = rebalance(
+            prices, p.get("weights") or {s: 1.0 / len(job.symbols) for s in job.symbols},
+            every=p.get("every"), threshold=p.get("threshold"), fees=job.fees,
+            slippage=job.slippage, initial_capital=job.initial_capital, benchmark=job.benchmark,
+        )  # fmt: skip
+    else:
+        res = run_strategy(
+            prices if len(job.symbols) > 1 else prices.iloc[:, 0],
+            job.strategy_type,
+            **job.parameters,
+            initial_capital=job.initial_capital,
+            fees=job.fees,
+            slippage=job.slippage,
+            size=job.max_position_size,  # the stored fraction of equity (size_type percent)
+            benchmark=job.benchmark,
+        )
     equity = np.asarray(res.equity, dtype=np.float64)
     t = res.trades
     trades = [
@@ -100,7 +109,11 @@ def run_job(job: BacktestJob) -> dict[str, Any]:
         for i in range(t.size)
     ]
     return {
-        "metrics": {name: float(getattr(res, name)) for name in METRIC_NAMES},
+        # NaN (no closed trade, a rebalance's win rate) is stored as null: JSON has no NaN
+        "metrics": {
+            name: float(v) if np.isfinite(v := getattr(res, name)) else None
+            for name in METRIC_NAMES
+        },
         "equity": equity.tolist(),
         "trades": trades,
     }

@@ -157,7 +157,7 @@ def test_strategy_crud(api: Api) -> None:
         t["strategy_type"]: t
         for t in api.client.get("/api/backtesting/strategy-types/", headers=h).json()
     }
-    assert set(types) == set(qc.backtest.STRATEGIES)
+    assert set(types) == set(qc.backtest.STRATEGIES) | {"rebalance"}  # target weights
     assert types["moving_average"]["required"] == ["short_window", "long_window"]
 
 
