@@ -94,8 +94,13 @@ def test_stored_strategy_equal_weights_and_threshold(api: Api) -> None:
     assert s["parameters"] == {"weights": None, "every": None, "threshold": 0.05}
     b = api.client.post(
         "/api/backtesting/backtests/",
-        json={"strategy": s["id"], "name": "b", "start_date": "2020-01-01",
-              "end_date": "2023-12-31", "transaction_costs": "0.002"},  # fmt: skip
+        json={
+            "strategy": s["id"],
+            "name": "b",
+            "start_date": "2020-01-01",
+            "end_date": "2023-12-31",
+            "transaction_costs": "0.002",
+        },
         headers=h,
     ).json()
     run = api.client.post(f"/api/backtesting/backtests/{b['id']}/run/", headers=h).json()
