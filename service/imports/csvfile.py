@@ -74,14 +74,14 @@ def parse_csv(data: bytes, *, mapping: CsvMapping | None = None, preset: str | N
     header_line = 0
     try:
         for record in reader:
-            names = {c.strip() for c in record}
+            names = {c.strip().lower() for c in record}
             if layout is None:
                 found = detect_preset(record)
                 if found is not None:
                     layout = PRESETS[found]
                 elif "date" in names:
                     layout = generic_layout()
-            if layout is not None and names & set(layout.headers["date"]):
+            if layout is not None and names & {h.lower() for h in layout.headers["date"]}:
                 header, header_line = record, reader.line_num
                 break
     except csv.Error as exc:
@@ -93,11 +93,12 @@ def parse_csv(data: bytes, *, mapping: CsvMapping | None = None, preset: str | N
 
 
 def _columns(layout: Layout, header: list[str]) -> tuple[dict[str, int], list[int], RowError | None]:
-    index = {h.strip(): i for i, h in enumerate(header)}
+    # headers match case-insensitively: "Date" and "date" are the same column
+    index = {h.strip().lower(): i for i, h in enumerate(header)}
     cols: dict[str, int] = {}
     fee_cols: list[int] = []
     for name, candidates in layout.headers.items():
-        present = [index[c] for c in candidates if c in index]
+        present = [index[c.lower()] for c in candidates if c.lower() in index]
         if name == "fees":
             fee_cols = present
         elif present:

@@ -8,10 +8,13 @@ the headers those brokers' history downloads write (docs/service.md).
 from __future__ import annotations
 
 import datetime as dt
+import random
 import re
 from decimal import Decimal
 
+import hypothesis.strategies as st
 import pytest
+from hypothesis import given, settings
 
 from service.imports import (
     CsvMapping,
@@ -362,12 +365,13 @@ def test_generic_mapping_with_types_dates_decimal_comma_and_an_id_column() -> No
     ]
 
 
-def test_generic_default_columns_are_the_field_names() -> None:
-    data = b"date,type,symbol,quantity,price,fees\n2025-01-02,deposit,,,5000,\n2025-01-03,BUY,msft,2,400.5,0.5\n"
+@pytest.mark.parametrize("header", ["date,type,symbol,quantity,price,fees", "Date,Type,Symbol,Quantity,Price,Fees"])
+def test_generic_default_columns_are_the_field_names(header: str) -> None:
+    data = f"{header}\n2025-01-02,deposit,,,5000,\n2025-01-03,BUY,msft,2,400.5,0.5\n".encode()
     rows = parse_csv(data).rows
-    assert [(r.type, r.symbol, r.quantity, r.price, r.fees) for r in rows] == [
-        ("deposit", None, D(1), D(5000), D(0)),
-        ("buy", "MSFT", D(2), D("400.5"), D("0.5")),
+    assert [(r.line, r.type, r.symbol, r.quantity, r.price, r.fees) for r in rows] == [
+        (2, "deposit", None, D(1), D(5000), D(0)),
+        (3, "buy", "MSFT", D(2), D("400.5"), D("0.5")),
     ]
 
 
@@ -423,3 +427,26 @@ def test_decode_mapping_rejects_unknown_keys_and_bad_json() -> None:
         decode_mapping("{")
     with pytest.raises(ValueError, match="format must be"):
         parse_statement(b"", "qif")  # type: ignore[arg-type]
+
+
+@settings(max_examples=60, deadline=None)
+@given(
+    picks=st.lists(st.integers(0, 5), min_size=1, max_size=30),
+    order=st.randoms(use_true_random=False),
+)
+def test_csv_keys_do_not_depend_on_row_order(picks: list[int], order: random.Random) -> None:
+    # the same rows exported sorted another way (repeats included) give the same keys,
+    # so importing the second export after the first adds nothing
+    pool = [f"2025-01-0{1 + i % 3},buy,S{i % 2},{1 + i},10.5" for i in range(6)]
+    lines = [pool[i] for i in picks]
+    shuffled = list(lines)
+    order.shuffle(shuffled)
+
+    def keys(rows: list[str]) -> list[str]:
+        result = parse_csv(("date,type,symbol,quantity,price\n" + "\n".join(rows) + "\n").encode())
+        assert result.errors == []
+        return sorted(r.source_id for r in result.rows)
+
+    first = keys(lines)
+    assert len(set(first)) == len(lines)
+    assert first == keys(shuffled)
