@@ -72,7 +72,7 @@ def _expected(
         initial_capital=capital,
         fees=fees,
         slippage=slippage,
-        max_position_size=size,
+        size=size,
         benchmark=bench.to_numpy(),
     ), prices.index
 
