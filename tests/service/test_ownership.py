@@ -34,6 +34,10 @@ PROTECTED: list[tuple[str, str, dict | None]] = [
     ("GET", "/api/auth/api-keys/", None),
     ("POST", "/api/auth/api-keys/", {"name": "k"}),
     ("DELETE", "/api/auth/api-keys/{k}/", None),
+    # another user's token id: tests/service/test_security_auth.py
+    ("GET", "/api/auth/tokens/", None),
+    ("DELETE", "/api/auth/tokens/{k}/", None),
+    ("POST", "/api/auth/password/", {"current_password": "x", "new_password": "y"}),
 ]
 PUBLIC: list[tuple[str, str]] = [
     ("POST", "/api/auth/token/"),
