@@ -1,13 +1,16 @@
-"""Prices for the service: the market-data provider, plus imported Parquet history.
+"""Prices for the service: imported Parquet history first, then the market-data provider.
 
-Assets created by ``import-prices`` are not known to the provider; their bars come
-from the :class:`~service.marketdata.store.PriceStore` and their quote is the last
-daily close against the one before it.
+A symbol with daily bars in the :class:`~service.marketdata.store.PriceStore`
+(``import-prices``) is priced from them only, whether or not the provider knows it:
+real bars replace the simulated series for quotes, price history, analytics and
+backtests. Its quote is the last daily close against the one before it; an interval
+it has no bars for is :class:`IntervalUnavailable` (a 400 naming ``interval``).
 """
 
 from __future__ import annotations
 
 import datetime as dt
+from pathlib import Path
 from typing import Any
 
 import numpy as np
@@ -15,7 +18,11 @@ import pandas as pd
 
 from service.marketdata.provider import Interval, MarketDataProvider, Quote
 
-__all__ = ["MarketData"]
+__all__ = ["IntervalUnavailable", "MarketData"]
+
+
+class IntervalUnavailable(KeyError):
+    """The symbol's bars are imported, and none are stored at the asked interval."""
 
 
 class MarketData:
@@ -29,13 +36,34 @@ class MarketData:
     def __init__(self, provider: MarketDataProvider, store: Any | None = None) -> None:
         self.provider = provider
         self.store = store
+        self._imported_stamp: int | None = None
+        self._imported: frozenset[str] = frozenset()
+
+    def imported(self, symbol: str) -> bool:
+        """Whether ``symbol`` has imported daily bars (they then win over the provider).
+
+        The stored symbols are listed again only when the store's daily folder changed
+        (its mtime: a file added or removed), so the hot paths pay one ``stat``.
+        """
+        root = getattr(self.store, "root", None)
+        if root is None:
+            return False
+        try:
+            stamp = (Path(root) / "1d").stat().st_mtime_ns
+        except OSError:
+            return False
+        if stamp != self._imported_stamp:
+            self._imported = frozenset(self.store.symbols("1d"))  # type: ignore[union-attr]
+            self._imported_stamp = stamp
+        return symbol in self._imported
 
     def quote(self, symbol: str) -> Quote | None:
         """The latest quote, ``None`` when no source knows the symbol."""
-        try:
-            return self.provider.quote(symbol)
-        except KeyError:
-            pass
+        if not self.imported(symbol):
+            try:
+                return self.provider.quote(symbol)
+            except KeyError:
+                pass
         bars = self._stored(symbol, "1d", None, None)
         if bars is None or bars.empty:
             return None
@@ -58,8 +86,9 @@ class MarketData:
         Uses the provider's batch ``quotes(symbols)`` when it has one (the simulated
         market does: one clock read and one lock for the lot).
         """
+        live = [s for s in symbols if not self.imported(s)]
         batch = getattr(self.provider, "quotes", None)
-        out: dict[str, Quote] = dict(batch(symbols)) if batch is not None else {}
+        out: dict[str, Quote] = dict(batch(live)) if batch is not None else {}
         for symbol in symbols:
             if symbol not in out and (quote := self.quote(symbol)) is not None:
                 out[symbol] = quote
@@ -68,7 +97,16 @@ class MarketData:
     def history(
         self, symbol: str, start: dt.date, end: dt.date, interval: Interval = "1d"
     ) -> pd.DataFrame:
-        """Bars from ``start`` to ``end`` inclusive (``KeyError`` when no source has the symbol)."""
+        """Bars from ``start`` to ``end`` inclusive (``KeyError`` when no source has the symbol).
+
+        Raises:
+            IntervalUnavailable: imported bars, none at ``interval``.
+        """
+        if self.imported(symbol):
+            bars = self._stored(symbol, interval, start, end)
+            if bars is None:
+                raise IntervalUnavailable(symbol)
+            return bars
         try:
             return self.provider.history(symbol, start, end, interval)
         except KeyError:

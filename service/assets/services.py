@@ -12,7 +12,7 @@ from sqlalchemy.ext.asyncio import AsyncSession
 
 from service import formatting as fmt
 from service.assets.directory import AssetDirectory, AssetRow
-from service.assets.market import MarketData
+from service.assets.market import IntervalUnavailable, MarketData
 from service.assets.schemas import (
     AssetRead,
     BulkPrice,
@@ -103,7 +103,8 @@ def price_history(
     """The last ``days`` trading days of bars (``days`` counts daily bars, also for 1h/5m).
 
     Raises:
-        ValidationError: ``days`` above :data:`MAX_DAYS` for the interval.
+        ValidationError: ``days`` above :data:`MAX_DAYS` for the interval; ``interval``
+            ``unavailable`` for an intraday interval of an asset with imported daily bars only.
     """
     if days > MAX_DAYS[interval]:
         raise ValidationError(
@@ -118,7 +119,14 @@ def price_history(
         bars, intraday = daily, False
     else:
         start = daily.index[0].date()
-        bars, intraday = market.history(asset.symbol, start, today, interval), True
+        try:
+            bars, intraday = market.history(asset.symbol, start, today, interval), True
+        except IntervalUnavailable:
+            raise ValidationError(
+                "interval",
+                "unavailable",
+                f"{asset.symbol} has imported daily bars only; use interval=1d.",
+            ) from None
     o, h, lo, c = (bars[k].to_numpy(dtype=np.float64) for k in ("open", "high", "low", "close"))
     vol = bars["volume"].to_numpy(dtype=np.int64)
     stamps = [
@@ -161,25 +169,33 @@ async def bulk_prices(
     return BulkPricesRead(prices=prices)
 
 
-async def upsert_imported_asset(db: Database, result: ImportResult) -> Asset:
-    """Create or update the asset row of an ``import-prices`` result (``data_source="import"``)."""
+async def upsert_imported_asset(db: Database, result: ImportResult) -> tuple[Asset, bool]:
+    """Attach an ``import-prices`` result to its asset; ``(asset, created)``.
+
+    A new symbol becomes an asset (``data_source="import"``, named by its ticker unless
+    a name is given). An existing asset keeps its name, type, sector and source unless
+    the import gives them: its imported bars replace the provider's series
+    (:class:`~service.assets.market.MarketData`).
+    """
     async with db.write() as s:
         asset = (
             await s.execute(select(Asset).where(Asset.symbol == result.symbol))
         ).scalar_one_or_none()
+        created = asset is None
         if asset is None:
             asset = Asset(
                 symbol=result.symbol,
-                name=result.name,
-                asset_type=result.asset_type,
-                sector=result.sector,
+                name=result.name or result.symbol,
+                asset_type=result.asset_type or "stock",
+                sector=result.sector or "",
+                data_source="import",
             )
             s.add(asset)
         else:
-            asset.name, asset.asset_type, asset.sector = (
-                result.name,
-                result.asset_type,
-                result.sector,
-            )
-        asset.data_source = "import"
-    return asset
+            if result.name is not None:
+                asset.name = result.name
+            if result.asset_type is not None:
+                asset.asset_type = result.asset_type
+            if result.sector is not None:
+                asset.sector = result.sector
+    return asset, created

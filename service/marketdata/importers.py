@@ -82,9 +82,11 @@ class ImportResult:
 
     Attributes:
         symbol: The asset's ticker.
-        name: Display name for the asset record.
-        asset_type: ``stock``, ``etf``, ``bond`` or ``crypto``.
-        sector: Sector for the asset record.
+        name: Display name for the asset record; ``None``: not given (a new asset is
+            named by its ticker, an existing one keeps its name).
+        asset_type: ``stock``, ``etf``, ``bond`` or ``crypto``; ``None``: not given
+            (new: ``stock``; existing: kept).
+        sector: Sector for the asset record; ``None``: not given (new: ``""``; kept).
         interval: Bar interval stored.
         rows: Rows read from the file.
         first: First bar (a date for daily bars, a UTC datetime otherwise).
@@ -95,9 +97,9 @@ class ImportResult:
     """
 
     symbol: str
-    name: str
-    asset_type: AssetType
-    sector: str
+    name: str | None
+    asset_type: AssetType | None
+    sector: str | None
     interval: Interval
     rows: int
     first: dt.date
@@ -116,8 +118,8 @@ def import_prices(
     path: str | os.PathLike[str],
     *,
     symbol: str | None = None,
-    asset_type: AssetType = "stock",
-    sector: str = "",
+    asset_type: AssetType | None = None,
+    sector: str | None = None,
     name: str | None = None,
     store: PriceStore,
     interval: Interval = "1d",
@@ -130,9 +132,10 @@ def import_prices(
     Args:
         path: CSV or Parquet file.
         symbol: Ticker; default: the file name without extension (``aapl.csv`` -> ``AAPL``).
-        asset_type: ``stock``, ``etf``, ``bond`` or ``crypto``.
-        sector: Sector of the asset.
-        name: Display name; default: the symbol.
+        asset_type: ``stock``, ``etf``, ``bond`` or ``crypto``; default: keep an
+            existing asset's, ``stock`` for a new one.
+        sector: Sector of the asset; default: keep (new: ``""``).
+        name: Display name; default: keep (new: the symbol).
         store: Where the bars go.
         interval: ``1d`` (dates) or ``1h``/``5m`` (timestamps; naive ones are UTC).
 
@@ -143,7 +146,7 @@ def import_prices(
         PriceImportError: The file or an option is invalid; nothing was written.
     """
     source = Path(path)
-    if asset_type not in get_args(AssetType):
+    if asset_type is not None and asset_type not in get_args(AssetType):
         raise PriceImportError(
             f"asset_type must be one of {', '.join(get_args(AssetType))}, got {asset_type!r}",
             path=source,
@@ -165,9 +168,9 @@ def import_prices(
     first, last = stamps[0].to_pydatetime(), stamps[-1].to_pydatetime()
     return ImportResult(
         symbol=ticker,
-        name=(name or "").strip() or ticker,
+        name=(name or "").strip() or None,
         asset_type=asset_type,
-        sector=sector.strip(),
+        sector=None if sector is None else sector.strip(),
         interval=interval,
         rows=len(bars),
         first=first.date() if interval == "1d" else first,

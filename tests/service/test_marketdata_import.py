@@ -53,8 +53,8 @@ def test_imports_a_real_yahoo_csv(tmp_path: Path, store: PriceStore, goog: pd.Da
     result = import_prices(tmp_path / "goog.csv", store=store, sector="Technology", name="Alphabet")
     assert isinstance(result, ImportResult)
     assert (result.symbol, result.name, result.asset_type, result.sector) == (
-        "GOOG", "Alphabet", "stock", "Technology",
-    )  # fmt: skip
+        "GOOG", "Alphabet", None, "Technology",
+    )  # fmt: skip  # asset_type not given: kept for an existing asset, stock for a new one
     assert (result.rows, result.stored_rows, result.created, result.action) == (
         len(goog), len(goog), True, "created",
     )  # fmt: skip
