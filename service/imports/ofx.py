@@ -190,7 +190,7 @@ class _Reader:
         self.rows: list[ImportRow] = []
         self.errors: list[RowError] = []
         self.duplicates: list[int] = []
-        self.seen: set[str] = set()
+        self.seen: dict[str, tuple[ET.Element, int]] = {}
 
     def error(self, line: int, field: str, code: str, message: str) -> None:
         self.errors.append(RowError(line=line, field=field, code=code, message=message))
@@ -204,9 +204,14 @@ class _Reader:
             self.error(line, "FITID", "required", f"{tag} without a FITID")
             return
         if fitid in self.seen:
-            self.duplicates.append(line)
+            first, first_line = self.seen[fitid]
+            if ET.tostring(first) != ET.tostring(elem):
+                # the same id on another transaction: one of them would be lost
+                self.error(line, "FITID", "invalid", f"FITID {fitid} of line {first_line} names another transaction")
+            else:
+                self.duplicates.append(line)
             return
-        self.seen.add(fitid)
+        self.seen[fitid] = (elem, line)
         if tag in _UNSUPPORTED:
             self.error(line, tag, "unsupported", f"{tag}: {_UNSUPPORTED[tag]}")
             return

@@ -200,6 +200,12 @@ def test_ofx_same_file_twice_gives_the_same_keys_and_duplicate_fitids_are_droppe
     assert [r.source_id for r in result.rows] == ["D1", "B1", "S1"]
     assert result.duplicates == [FIRST_LINE["v2"] + 3, FIRST_LINE["v2"] + 4]
     assert result.errors == []
+    # one FITID on two different transactions is an error, not a duplicate
+    other = TRANSACTIONS[1].replace("<UNITS>10</UNITS>", "<UNITS>11</UNITS>")
+    result = parse_ofx(ofx_v2([TRANSACTIONS[1], other]))
+    assert result.duplicates == []
+    assert [(e.line, e.field, e.code) for e in result.errors] == [(FIRST_LINE["v2"] + 1, "FITID", "invalid")]
+    assert f"of line {FIRST_LINE['v2']}" in result.errors[0].message
 
 
 def test_ofx_bad_transactions_are_all_reported_with_their_lines() -> None:
