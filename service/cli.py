@@ -172,8 +172,8 @@ def cmd_import_prices(args: argparse.Namespace, settings: Settings) -> int:
                     name=args.name,
                     store=store,
                 )
-                await upsert_imported_asset(db, result)
-                verb = "created" if result.created else "updated"
+                _, created = await upsert_imported_asset(db, result)
+                verb = "new asset" if created else "attached to the existing asset"
                 print(f"{result.symbol}: {result.rows} rows {result.first}..{result.last} ({verb})")
         finally:
             await db.dispose()
@@ -211,9 +211,14 @@ def _parser() -> argparse.ArgumentParser:
     imp = sub.add_parser("import-prices", help="import OHLCV from CSV (Yahoo style) or Parquet")
     imp.add_argument("files", nargs="+")
     imp.add_argument("--symbol", default=None, help="ticker (default: file name)")
-    imp.add_argument("--asset-type", default="stock", choices=["stock", "etf", "bond", "crypto"])
-    imp.add_argument("--sector", default="")
-    imp.add_argument("--name", default=None)
+    imp.add_argument(
+        "--asset-type",
+        default=None,
+        choices=["stock", "etf", "bond", "crypto"],
+        help="default: kept for an existing asset, stock for a new one",
+    )
+    imp.add_argument("--sector", default=None, help="default: kept (new asset: empty)")
+    imp.add_argument("--name", default=None, help="default: kept (new asset: the ticker)")
     imp.set_defaults(func=cmd_import_prices)
     return parser
 
