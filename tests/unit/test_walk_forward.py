@@ -99,3 +99,25 @@ def test_bad_arguments(close: pd.Series, kwargs: dict, match: str) -> None:
 def test_one_asset_only(close: pd.Series) -> None:
     with pytest.raises(ValueError, match="one asset"):
         walk_forward(pd.concat([close, close], axis=1), "moving_average", GRID, train=500, test=250)
+
+
+def _breakout(c: pd.Series, window: int) -> tuple[np.ndarray, np.ndarray]:
+    """Buy above the previous ``window``-day high, sell below its low (causal)."""
+    return (
+        (c > c.rolling(window).max().shift(1)).to_numpy(),
+        (c < c.rolling(window).min().shift(1)).to_numpy(),
+    )
+
+
+def test_user_function_strategy(close: pd.Series) -> None:
+    grid = {"window": [10, 20, 50]}
+    out = walk_forward(close, _breakout, grid, train=500, test=250, **COSTS)
+    capital = 100_000.0
+    for i, row in out.windows.iterrows():
+        table = sweep(close.iloc[250 * i : 250 * i + 500], _breakout, grid, **COSTS)
+        assert row["window"] == table.loc[table["sharpe_ratio"].idxmax(), "window"]
+        e, x = _breakout(close, int(row["window"]))
+        lo, hi = 500 + 250 * i, 750 + 250 * i
+        res = run(close.iloc[lo:hi], e[lo:hi], x[lo:hi], initial_capital=capital, **COSTS)
+        np.testing.assert_allclose(out.equity.iloc[lo - 500 : hi - 500], res.equity, rtol=1e-12)
+        capital = float(res.equity.iloc[-1])
