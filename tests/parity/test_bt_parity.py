@@ -3,7 +3,7 @@
 Mapping: ``every="M"`` is ``bt.algos.RunMonthly()`` (the first bar, then the first
 bar of each month); a fixed mapping is ``WeighSpecified``, equal weights are
 ``WeighEqually``; ``fees=f`` is ``commissions=lambda q, p: abs(q) * p * f``;
-``integer_shares=False`` is ``integer_positions=False``; slippage ``s`` is the
+``integer_shares`` is ``integer_positions``; slippage ``s`` is the
 commission ``|q| p ((1 + s)(1 + f) - 1)`` on buys and ``|q| p (1 - (1 - s)(1 - f))``
 on sells (the same cash for the same units). bt prepends a day holding the
 initial capital (dropped here), and ``RunMonthly`` never runs on the last bar, so
@@ -27,7 +27,9 @@ def panel(close_panel: pd.DataFrame) -> pd.DataFrame:
     return close_panel.dropna().loc[:"2013-02-28"]
 
 
-def _bt_run(panel: pd.DataFrame, weigh: object, fees: float, slippage: float) -> object:
+def _bt_run(
+    panel: pd.DataFrame, weigh: object, fees: float, slippage: float, integer: bool = False
+) -> object:
     def commission(q: float, p: float) -> float:
         rate = (1 + slippage) * (1 + fees) - 1 if q > 0 else 1 - (1 - slippage) * (1 - fees)
         return abs(q) * p * rate
@@ -37,7 +39,7 @@ def _bt_run(panel: pd.DataFrame, weigh: object, fees: float, slippage: float) ->
     )
     test = bt.Backtest(
         strategy, panel, initial_capital=100_000.0, commissions=commission,
-        integer_positions=False, progress_bar=False,
+        integer_positions=integer, progress_bar=False,
     )  # fmt: skip
     bt.run(test)
     return test.strategy
@@ -76,3 +78,13 @@ def test_monthly_rebalance_equals_bt(
     n_months = panel.index.to_period("M").nunique()
     assert ours.total_trades >= n_months
     assert ours.total_return == pytest.approx(their_equity.iloc[-1] / 100_000.0 - 1, rel=1e-9)
+
+
+@pytest.mark.parametrize("fees", [0.0, 0.001])
+def test_whole_shares_equal_bt(panel: pd.DataFrame, fees: float) -> None:
+    # bt floors buys and sells whole units so that the cash raised covers the sale
+    theirs = _bt_run(panel, bt.algos.WeighEqually(), fees, 0.0, integer=True)
+    ours = rebalance(panel, np.full(3, 1 / 3), every="M", fees=fees, integer_shares=True)
+    their_pos = theirs.positions.iloc[1:].reindex(columns=panel.columns, fill_value=0.0)
+    np.testing.assert_array_equal(ours.positions.to_numpy(), their_pos.to_numpy())
+    np.testing.assert_allclose(ours.equity.to_numpy(), theirs.values.iloc[1:].to_numpy(), rtol=1e-9)
