@@ -14,9 +14,11 @@ from collections.abc import Mapping
 from typing import Any
 
 from quantcore.backtest import STRATEGIES
+from quantcore.backtest.engine import EngineOptions
 from service.errors import ValidationError
 
 __all__ = [
+    "ENGINE_PARAMETERS",
     "MAX_WINDOW",
     "OPTIONAL",
     "REBALANCE",
@@ -28,6 +30,18 @@ __all__ = [
 
 #: Parameters that keep the registry default when omitted at creation.
 OPTIONAL = frozenset({"ma_type"})
+#: Engine options a signal strategy's ``parameters`` may carry beside its own
+#: (stops and sizing; ``size`` overrides ``max_position_size``), all optional.
+ENGINE_PARAMETERS = (
+    "sl_stop",
+    "tp_stop",
+    "trail_stop",
+    "time_stop",
+    "size_type",
+    "size",
+    "leverage",
+    "borrow_rate",
+)
 #: Upper bound of window parameters (40 years of daily bars).
 MAX_WINDOW = 10_000
 _WINDOWS = frozenset({"short_window", "long_window", "window", "lookback"})
@@ -95,9 +109,11 @@ def check_parameters(
     if check_strategy_type(strategy_type) == REBALANCE:
         return _check_rebalance(parameters, symbols)
     spec = STRATEGIES[strategy_type]
+    engine = _check_engine({k: v for k, v in parameters.items() if k in ENGINE_PARAMETERS})
+    parameters = {k: v for k, v in parameters.items() if k not in ENGINE_PARAMETERS}
     for name in parameters:
         if name not in spec.defaults:
-            allowed = ", ".join(spec.defaults) or "none"
+            allowed = ", ".join([*spec.defaults, *ENGINE_PARAMETERS])
             raise ValidationError(
                 f"parameters.{name}",
                 "unknown_field",
@@ -129,7 +145,45 @@ def check_parameters(
                 "min_value",
                 f"parameters.{hi} must be greater than parameters.{lo} ({merged[lo]!r}); got {merged[hi]!r}.",
             )
-    return merged
+    return {**merged, **engine}
+
+
+def _check_engine(options: dict[str, Any]) -> dict[str, Any]:
+    """Stops and sizing given in ``parameters``, checked by the engine's own rules.
+
+    ``size_type`` other than ``percent`` needs ``size``; the error names the option
+    (``parameters.<name>``), code ``invalid`` for a wrong type or choice, else
+    ``min_value``/``max_value`` by the side of the bound.
+    """
+    for name, value in options.items():
+        if name == "size_type":
+            continue
+        if value is not None and (isinstance(value, bool) or not isinstance(value, (int, float))):
+            raise ValidationError(
+                f"parameters.{name}", "invalid", f"parameters.{name} must be a number."
+            )
+        if name == "time_stop" and isinstance(value, float):
+            if not value.is_integer():
+                raise ValidationError(
+                    "parameters.time_stop",
+                    "invalid",
+                    "parameters.time_stop must be a whole number of bars.",
+                )
+            options[name] = int(value)
+    try:
+        EngineOptions(**options)
+    except ValueError as exc:
+        message = str(exc)
+        name = next((n for n in ENGINE_PARAMETERS if message.startswith(n)), "size")
+        if name == "size" and "required" in message:
+            code = "required"
+        elif name == "size_type":
+            code = "invalid_choice"
+        else:
+            value = options.get(name)
+            code = "min_value" if isinstance(value, (int, float)) and value <= 0 else "max_value"
+        raise ValidationError(f"parameters.{name}", code, f"parameters.{message}") from None
+    return options
 
 
 def _number(value: Any, field: str) -> float:

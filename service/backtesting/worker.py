@@ -87,7 +87,7 @@ def run_job(job: BacktestJob) -> dict[str, Any]:
             initial_capital=job.initial_capital,
             fees=job.fees,
             slippage=job.slippage,
-            size=job.max_position_size,  # the stored fraction of equity (size_type percent)
+            **_engine_size(job),
             benchmark=job.benchmark,
         )
     equity = np.asarray(res.equity, dtype=np.float64)
@@ -117,6 +117,14 @@ def run_job(job: BacktestJob) -> dict[str, Any]:
         "equity": equity.tolist(),
         "trades": trades,
     }
+
+
+def _engine_size(job: BacktestJob) -> dict[str, float]:
+    """``max_position_size`` as the engine's percent ``size``, unless ``parameters`` size it."""
+    p = job.parameters
+    if "size" in p or p.get("size_type", "percent") != "percent":
+        return {}
+    return {"size": job.max_position_size}
 
 
 def _exit_with_parent(parent: int) -> None:
