@@ -53,7 +53,7 @@ class PortfolioTotals(NamedTuple):
 
 
 @njit(cache=True)
-def _mark_nb(quantity, cost_basis, price, change):  # type: ignore[no-untyped-def]
+def _mark_nb(quantity, cost_basis, price, change, new_quantity, new_cost):  # type: ignore[no-untyped-def]
     n = quantity.shape[0]
     value = np.empty(n)
     gain = np.empty(n)
@@ -64,7 +64,11 @@ def _mark_nb(quantity, cost_basis, price, change):  # type: ignore[no-untyped-de
         value[i] = v
         gain[i] = v - cost_basis[i]
         pct[i] = (v - cost_basis[i]) / cost_basis[i] * 100.0 if cost_basis[i] > 0.0 else np.nan
-        daily[i] = quantity[i] * change[i]
+        # shares bought since the previous close earn price - cost, the rest the change
+        fresh = min(new_quantity[i], quantity[i])
+        daily[i] = (quantity[i] - fresh) * change[i]
+        if fresh > 0.0:
+            daily[i] += fresh * price[i] - new_cost[i]
     return value, gain, pct, daily
 
 
@@ -94,7 +98,14 @@ def _same_length(arrays: dict[str, np.ndarray]) -> None:
         raise ValueError(f"position columns must have the same length, got {lengths}")
 
 
-def mark_positions(quantity: Any, cost_basis: Any, price: Any, change: Any) -> PositionMarks:
+def mark_positions(
+    quantity: Any,
+    cost_basis: Any,
+    price: Any,
+    change: Any,
+    new_quantity: Any = None,
+    new_cost: Any = None,
+) -> PositionMarks:
     """Mark positions to market.
 
     Parameters
@@ -107,6 +118,10 @@ def mark_positions(quantity: Any, cost_basis: Any, price: Any, change: Any) -> P
         Last price of each position's asset; ``NaN`` when unknown.
     change : array_like
         Price change since the previous close; ``NaN`` when unknown.
+    new_quantity, new_cost : array_like, optional
+        Shares of each position bought since the previous close, and what they
+        cost (fees included); zeros when omitted. They were not held at the close,
+        so they add ``value - cost`` to the daily change, not ``quantity x change``.
 
     Returns
     -------
@@ -127,7 +142,9 @@ def mark_positions(quantity: Any, cost_basis: Any, price: Any, change: Any) -> P
 
         V_i = q_i p_i, \\qquad G_i = V_i - C_i, \\qquad
         G^{\\%}_i = 100\\, G_i / C_i \\ (C_i > 0,\\ \\text{else NaN}), \\qquad
-        D_i = q_i \\Delta_i
+        D_i = (q_i - n_i) \\Delta_i + (n_i p_i - c_i)
+
+    with :math:`n_i \\le q_i` shares bought since the previous close at cost :math:`c_i`.
 
     Examples
     --------
@@ -138,13 +155,22 @@ def mark_positions(quantity: Any, cost_basis: Any, price: Any, change: Any) -> P
     (array([100.,  nan]), array([11.11111111,         nan]))
     >>> m.daily_change
     array([15., nan])
+
+    Bought today, 4 of 10 shares at 99 (fees 1): they add 4 x 100 - 397, not 4 x 1.5:
+
+    >>> mark_positions([10.0], [1297.0], [100.0], [1.5], [4.0], [397.0]).daily_change
+    array([12.])
     """
     q, _ = as_float64_1d(quantity, "quantity")
     c, _ = as_float64_1d(cost_basis, "cost_basis")
     p, _ = as_float64_1d(price, "price")
     d, _ = as_float64_1d(change, "change")
-    _same_length({"quantity": q, "cost_basis": c, "price": p, "change": d})
-    return PositionMarks(*_mark_nb(q, c, p, d))
+    nq = np.zeros_like(q) if new_quantity is None else as_float64_1d(new_quantity, "new_quantity")[0]
+    nc = np.zeros_like(q) if new_cost is None else as_float64_1d(new_cost, "new_cost")[0]
+    _same_length(
+        {"quantity": q, "cost_basis": c, "price": p, "change": d, "new_quantity": nq, "new_cost": nc}
+    )
+    return PositionMarks(*_mark_nb(q, c, p, d, nq, nc))
 
 
 def portfolio_totals(group: Any, n_groups: int, marks: PositionMarks) -> PortfolioTotals:

@@ -8,10 +8,15 @@ triggers on every portfolio or position write, from any process). A request read
 that one integer; only when it moved are the rows read again, in the same
 snapshot. The valuation is kept too, keyed by the quotes it used, so it is
 recomputed only when a price or the ledger changed.
+
+Daily change counts what was held at the previous close: the book also keeps the
+buys of the last week, and shares bought on or after a quote's day add
+``value - cost`` instead of ``quantity x change`` (:func:`quantcore.portfolio.mark_positions`).
 """
 
 from __future__ import annotations
 
+import datetime as dt
 import functools
 from collections import OrderedDict
 from collections.abc import Sequence
@@ -25,10 +30,19 @@ from quantcore.portfolio import PortfolioTotals, mark_positions, portfolio_total
 from service import formatting as fmt
 from service.assets.market import MarketData
 from service.db import Database
-from service.db.models import Asset, LedgerVersion, Portfolio, Position
+from service.db.models import Asset, LedgerVersion, Portfolio, Position, Transaction
 from service.portfolios.schemas import PortfolioRead
 
-__all__ = ["POSITION_ROWS", "Book", "BookCache", "PortfolioRow", "load_book", "read_model"]
+__all__ = [
+    "POSITION_ROWS",
+    "RECENT_BUYS",
+    "Book",
+    "BookCache",
+    "PortfolioRow",
+    "load_book",
+    "read_model",
+    "recent_since",
+]
 
 _P = Portfolio.__table__.c
 _POS = Position.__table__.c
@@ -58,6 +72,29 @@ POSITION_ROWS = select(
 _USER_POSITIONS = POSITION_ROWS.join(Portfolio.__table__, _P.id == _POS.portfolio_id).where(
     _P.user_id == bindparam("user_id")
 )
+_T = Transaction.__table__.c
+#: ``(portfolio_id, symbol, date, quantity, price, fees)`` of buys dated on or after
+#: ``since``: add a ``where`` on the portfolios.
+RECENT_BUYS = (
+    select(
+        _T.portfolio_id,
+        _ASSET.symbol,
+        _T.transaction_date,
+        cast(_T.quantity, Float),
+        cast(_T.price, Float),
+        cast(_T.fees, Float),
+    )
+    .join_from(Transaction.__table__, Asset.__table__, _ASSET.id == _T.asset_id)
+    .where(_T.transaction_type == "buy", _T.transaction_date >= bindparam("since"))
+)
+_USER_RECENT = RECENT_BUYS.join(Portfolio.__table__, _P.id == _T.portfolio_id).where(
+    _P.user_id == bindparam("user_id")
+)
+
+
+def recent_since() -> dt.date:
+    """The first day whose buys a book keeps (a quote's previous close is within a week)."""
+    return dt.datetime.now(dt.UTC).date() - dt.timedelta(days=7)
 
 
 @dataclass(slots=True)
@@ -71,17 +108,30 @@ class Book:
     cost_basis: np.ndarray
     symbols: tuple[str, ...]  # distinct, sorted
     symbol_of: np.ndarray  # per position: index into ``symbols``
+    #: recent buys ``(position index, day ordinal, quantity, cost)``
+    recent: tuple[tuple[int, int, float, float], ...] = ()
     _valued: tuple[tuple[float, ...], list[PortfolioRead]] | None = field(default=None)
 
     @classmethod
     def from_rows(
-        cls, version: int, portfolios: Sequence[PortfolioRow], positions: Sequence[Any]
+        cls,
+        version: int,
+        portfolios: Sequence[PortfolioRow],
+        positions: Sequence[Any],
+        recent: Sequence[Any] = (),
     ) -> Book:
-        """From portfolio rows and position rows ``(portfolio_id, quantity, cost_basis, symbol)``."""
+        """From portfolio rows, position rows ``(portfolio_id, quantity, cost_basis, symbol)``
+        and recent buys ``(portfolio_id, symbol, date, quantity, price, fees)``."""
         index = {row[0]: i for i, row in enumerate(portfolios)}
         pid, qty, cost, symbol = zip(*positions, strict=True) if positions else ((), (), (), ())
         symbols = tuple(sorted(set(symbol)))
         where = {s: i for i, s in enumerate(symbols)}
+        at = {(p, s): i for i, (p, s) in enumerate(zip(pid, symbol, strict=True))}
+        kept = tuple(
+            (at[(p, s)], day.toordinal(), q, q * price + fees)
+            for p, s, day, q, price, fees in recent
+            if (p, s) in at
+        )
         return cls(
             version=version,
             portfolios=tuple(portfolios),
@@ -90,24 +140,35 @@ class Book:
             cost_basis=np.array(cost, np.float64),
             symbols=symbols,
             symbol_of=np.fromiter(map(where.__getitem__, symbol), np.intp, len(symbol)),
+            recent=kept,
         )
 
     def quotes(self, market: MarketData) -> tuple[float, ...]:
-        """``(price, change)`` of each symbol, flattened (NaN when no quote)."""
+        """``(price, change, day ordinal)`` of each symbol, flattened (NaN when no quote)."""
         found = market.quotes(list(self.symbols))
         nan = float("nan")
         out: list[float] = []
         for s in self.symbols:
             q = found.get(s)
-            out += (q.price, q.change) if q is not None else (nan, nan)
+            out += (
+                (q.price, q.change, float(q.timestamp.date().toordinal()))
+                if q is not None
+                else (nan, nan, nan)
+            )
         return tuple(out)
 
     def totals(self, quotes: tuple[float, ...], n: int) -> PortfolioTotals:
         """Per-portfolio totals at ``quotes`` (vectorized: :mod:`quantcore.portfolio`)."""
-        pairs = np.array(quotes, np.float64).reshape(-1, 2)
-        price = pairs[self.symbol_of, 0]
-        change = pairs[self.symbol_of, 1]
-        marks = mark_positions(self.quantity, self.cost_basis, price, change)
+        triples = np.array(quotes, np.float64).reshape(-1, 3)
+        price = triples[self.symbol_of, 0]
+        change = triples[self.symbol_of, 1]
+        new_qty = np.zeros(self.quantity.shape[0])
+        new_cost = np.zeros(self.quantity.shape[0])
+        for i, day, q, cost in self.recent:  # bought on or after the quote's day
+            if day >= triples[self.symbol_of[i], 2]:
+                new_qty[i] += q
+                new_cost[i] += cost
+        marks = mark_positions(self.quantity, self.cost_basis, price, change, new_qty, new_cost)
         return portfolio_totals(self.group, n, marks)
 
     def reads(self, market: MarketData) -> list[PortfolioRead]:
@@ -148,7 +209,8 @@ def load_book(conn: Connection, user_id: int) -> Book:
     version = conn.execute(_VERSION, params).scalar_one_or_none()
     portfolios = [tuple(r) for r in conn.execute(_USER_PORTFOLIOS, params)]
     positions = conn.execute(_USER_POSITIONS, params).all()
-    return Book.from_rows(-1 if version is None else version, portfolios, positions)
+    recent = conn.execute(_USER_RECENT, {**params, "since": recent_since()}).all()
+    return Book.from_rows(-1 if version is None else version, portfolios, positions, recent)
 
 
 class BookCache:

@@ -19,11 +19,18 @@ from service import formatting as fmt
 from service.assets.market import MarketData
 from service.assets.schemas import AssetRef
 from service.db import Database
-from service.db.models import Asset, Portfolio, Position, utcnow
+from service.db.models import Asset, Portfolio, Position, Transaction, utcnow
 from service.errors import NotFoundError, ValidationError
 from service.pagination import PageParams
 from service.portfolios import derive
-from service.portfolios.book import POSITION_ROWS, Book, BookCache, PortfolioRow
+from service.portfolios.book import (
+    POSITION_ROWS,
+    RECENT_BUYS,
+    Book,
+    BookCache,
+    PortfolioRow,
+    recent_since,
+)
 from service.portfolios.schemas import PortfolioCreate, PortfolioRead, PortfolioUpdate, PositionRead
 
 __all__ = [
@@ -81,6 +88,9 @@ def _prices(market: MarketData, symbols: Sequence[str]) -> tuple[np.ndarray, np.
 
 #: ``(portfolio_id, quantity, cost_basis, symbol)`` of every position of some portfolios.
 _POSITIONS = POSITION_ROWS.where(Position.portfolio_id.in_(bindparam("ids", expanding=True)))
+_RECENT = RECENT_BUYS.where(
+    Transaction.__table__.c.portfolio_id.in_(bindparam("ids", expanding=True))
+)
 
 
 def _row(p: Portfolio) -> PortfolioRow:
@@ -100,10 +110,13 @@ async def portfolio_reads(
 ) -> list[PortfolioRead]:
     """Valued read models of ``portfolios`` (one positions query, one vectorized valuation)."""
     rows: Sequence[Any] = []
+    recent: Sequence[Any] = []
     if portfolios:
         conn = await session.connection()
-        rows = (await conn.execute(_POSITIONS, {"ids": [p.id for p in portfolios]})).all()
-    return Book.from_rows(-1, [_row(p) for p in portfolios], rows).reads(market)
+        ids = {"ids": [p.id for p in portfolios]}
+        rows = (await conn.execute(_POSITIONS, ids)).all()
+        recent = (await conn.execute(_RECENT, {**ids, "since": recent_since()})).all()
+    return Book.from_rows(-1, [_row(p) for p in portfolios], rows, recent).reads(market)
 
 
 _SORT_KEYS: dict[str, Callable[[PortfolioRead], Any]] = {
