@@ -10,7 +10,7 @@ STAMP := $(VENV)/.installed-stamp
 $(STAMP): pyproject.toml
 	test -x $(PY) || $(PYTHON) -m venv $(VENV)
 	$(PY) -m pip install --quiet --upgrade pip
-	$(PY) -m pip install --quiet -e '.[service,textgen,local,distributed,plot,dev]'
+	$(PY) -m pip install --quiet -e '.[service,textgen,llama,local,distributed,plot,dev]'
 	touch $(STAMP)
 
 install: $(STAMP)

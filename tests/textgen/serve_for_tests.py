@@ -1,4 +1,4 @@
-"""Runs the app under uvicorn with the built-in model plus the test backends.
+"""Runs the app under uvicorn with the n-gram test double plus the test backends.
 
 Usage: ``python serve_for_tests.py PORT DATA_DIR API_KEY`` (started by ``conftest.py``).
 """
@@ -14,7 +14,8 @@ sys.path.insert(0, str(Path(__file__).parent))
 
 from fake_backends import BrokenBackend, EchoBackend
 
-from textgen.app import create_app, default_backends
+from textgen.app import create_app
+from textgen.backends.builtin import NgramBackend
 from textgen.settings import Settings
 
 MAX_FILE_BYTES = 100_000
@@ -23,5 +24,5 @@ if __name__ == "__main__":
     port, data_dir, key = int(sys.argv[1]), sys.argv[2], sys.argv[3]
     settings = Settings(data_dir=data_dir, api_keys=(key,), max_file_bytes=MAX_FILE_BYTES,
                         rate_limit_per_minute=0)
-    app = create_app(settings, backends=[*default_backends(), EchoBackend(), BrokenBackend()])
+    app = create_app(settings, backends=[NgramBackend(), EchoBackend(), BrokenBackend()])
     uvicorn.run(app, host="127.0.0.1", port=port, log_level="warning")

@@ -90,7 +90,8 @@ def front(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
                 f"context_window = {window}\nmax_output_tokens = 2048\n\n")
 
     (front_dir / "models.toml").write_text(
-        proxy("proxy-echo-2026-11-01", "echo-test") + proxy("proxy-ngram-2026-11-01", "textgen-ngram", 8192)
+        "builtin = false\nngram = true\n\n"  # the n-gram test double stands in for a local model
+        + proxy("proxy-echo-2026-11-01", "echo-test") + proxy("proxy-ngram-2026-11-01", "textgen-ngram", 8192)
         + proxy("proxy-broken-2026-11-01", "broken-test") + proxy("proxy-missing-2026-11-01", "no-such-model")
         + proxy("proxy-badkey-2026-11-01", "echo-test", key_env="QC_WRONG_KEY")
         + '[aliases]\n"proxy-echo" = "proxy-echo-2026-11-01"\n')

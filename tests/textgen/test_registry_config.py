@@ -12,7 +12,7 @@ import pytest
 from textgen.app import create_app, default_backends
 from textgen.backends.builtin import NGRAM_INFO
 from textgen.backends.openai_compatible import OpenAICompatibleBackend
-from textgen.backends.registry_config import ConfigError, load_backends
+from textgen.backends.registry_config import DEFAULT_MODEL_ID, ConfigError, load_backends
 from textgen.settings import Settings
 
 UPSTREAM = '''
@@ -31,7 +31,7 @@ def _write(tmp_path: Path, text: str) -> Path:
 
 
 def test_models_aliases_and_defaults(tmp_path: Path) -> None:
-    path = _write(tmp_path, UPSTREAM + '''
+    path = _write(tmp_path, "builtin = false\nngram = true\n" + UPSTREAM + '''
 max_output_tokens = 4096
 owned_by = "acme"
 accepts_images = true
@@ -66,8 +66,8 @@ def test_settings_and_app_wiring(tmp_path: Path) -> None:
     path = _write(tmp_path, UPSTREAM)
     settings = Settings.from_env({"TEXTGEN_MODELS": str(path), "TEXTGEN_DATA_DIR": str(tmp_path)})
     assert settings.models == str(path)
-    assert [b.info.id for b in default_backends(settings)] == [NGRAM_INFO.id, "up-2026-01-15"]
-    assert [b.info.id for b in default_backends(Settings(data_dir=str(tmp_path)))] == [NGRAM_INFO.id]
+    assert [b.info.id for b in default_backends(settings)] == [DEFAULT_MODEL_ID, "up-2026-01-15"]
+    assert [b.info.id for b in default_backends(Settings(data_dir=str(tmp_path)))] == [DEFAULT_MODEL_ID]
     bad = _write(tmp_path, UPSTREAM + "contxt = 3\n")
     with pytest.raises(ConfigError, match="up-2026-01-15"):
         create_app(Settings(models=str(bad), data_dir=str(tmp_path)))
@@ -79,7 +79,7 @@ def test_settings_and_app_wiring(tmp_path: Path) -> None:
     (UPSTREAM.replace("32768", "0"), "[models.'up-2026-01-15']: context_window must be positive"),
     (UPSTREAM + "max_output_tokens = 40000\n", "[models.'up-2026-01-15']: max_output_tokens must be in"),
     (UPSTREAM.replace('"openai_compatible"', '"vllm"'),
-     "[models.'up-2026-01-15']: backend must be 'transformers' or 'openai_compatible', got 'vllm'"),
+     "[models.'up-2026-01-15']: backend must be one of 'llama_cpp', 'transformers', 'openai_compatible', got 'vllm'"),
     (UPSTREAM.replace("http://", "ftp://"), "[models.'up-2026-01-15']: base_url must start with http://"),
     (UPSTREAM + 'endpoint = "completions"\n', "[models.'up-2026-01-15']: Invalid enum value 'completions' - at `$.endpoint`"),
     (UPSTREAM + 'created = "last week"\n', "[models.'up-2026-01-15']: Invalid isoformat string"),
@@ -90,9 +90,9 @@ def test_settings_and_app_wiring(tmp_path: Path) -> None:
     ('[models."local-2026-01-01"]\nbackend = "transformers"\npath = "/no/such/dir"\ncontext_window = 10\n',
      "[models.'local-2026-01-01']: path '/no/such/dir' is not a directory"),
     (UPSTREAM + '[aliases]\n"up" = "up-2026-01-16"\n',
-     "[aliases] 'up' points to 'up-2026-01-16', which is not a model of this file or the built-in model"),
-    (UPSTREAM + '[aliases]\n"textgen-ngram" = "up-2026-01-15"\n',
-     "[aliases] 'textgen-ngram' is already a model id or alias"),
+     "[aliases] 'up' points to 'up-2026-01-16', which is not a model of this file or a built-in model"),
+    (UPSTREAM + '[aliases]\n"smollm2-135m-instruct" = "up-2026-01-15"\n',
+     "[aliases] 'smollm2-135m-instruct' is already a model id or alias"),
     ("builtin = false\n", "no models"),
     ("builtin = 1\n", "Expected `bool`, got `int` - at `$.builtin`"),
     ("[models\n", "not valid TOML"),

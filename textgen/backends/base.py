@@ -30,6 +30,7 @@ __all__ = [
     "Registry",
     "RequestRejected",
     "TextDelta",
+    "chat_turns",
 ]
 
 Role = Literal["system", "developer", "user", "assistant", "tool"]
@@ -234,6 +235,34 @@ class ReasoningSplitter:
         if text:
             self._answered = self._answered or not self.inside
             out.append(ReasoningDelta(text) if self.inside else TextDelta(text))
+
+
+def chat_turns(messages: Sequence[ChatMessage], *, system_role: bool = True) -> list[dict[str, str]]:
+    """The context as chat-template turns ``{role, content}``.
+
+    ``developer`` becomes ``system``; tool results become user turns
+    ``Tool result: ...``; consecutive turns of one role are merged (many templates
+    require alternation). With ``system_role=False`` (a template that rejects the
+    system role) system text is folded into the next user turn.
+    """
+    turns: list[dict[str, str]] = []
+    pending: list[str] = []
+    for m in messages:
+        role = {"developer": "system", "tool": "user"}.get(m.role, m.role)
+        text = f"Tool result:\n{m.text}" if m.role == "tool" else m.text
+        if role == "system" and not system_role:
+            pending.append(text)
+            continue
+        if pending and role == "user":
+            text = "\n\n".join([*pending, text])
+            pending = []
+        if turns and turns[-1]["role"] == role:
+            turns[-1]["content"] += "\n\n" + text
+        else:
+            turns.append({"role": role, "content": text})
+    if pending:
+        turns.append({"role": "user", "content": "\n\n".join(pending)})
+    return turns
 
 
 @runtime_checkable

@@ -29,7 +29,7 @@ def common_prefix(a: Sequence[int], b: Sequence[int]) -> int:
 
 def cached_ids(llama: Any) -> Sequence[int]:
     """The tokens whose key/value state a context holds (evaluated, in order)."""
-    return llama.input_ids[: llama.n_tokens]  # type: ignore[no-any-return]
+    return llama.input_ids[: llama.n_tokens]
 
 
 class ContextPool:

