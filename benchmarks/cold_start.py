@@ -6,7 +6,8 @@
 Each function is timed in a fresh subprocess, twice: first with an empty
 ``NUMBA_CACHE_DIR`` (cold: type inference + LLVM compile, then written to the
 cache), then again in a new process with that cache (warm start: load from
-disk). The import of quantcore is excluded; the call runs on a 252 x 4 panel.
+disk). The import of quantcore is excluded; the call runs on a 252 x 4 panel
+(``r``: returns, ``b``: a benchmark column, ``p``: prices).
 Nothing is asserted: the machines are shared and noisy.
 """
 
@@ -40,16 +41,22 @@ CALLS: dict[str, str] = {
     "metrics.tail_ratio": "qc.metrics.tail_ratio(r)",
     "metrics.summary": "qc.metrics.summary(r)",
     "metrics.summary(benchmark)": "qc.metrics.summary(r, b)",
+    "indicators.sma": "qc.indicators.sma(p, 20)",
+    "indicators.rsi": "qc.indicators.rsi(p, 14)",
+    "indicators.macd": "qc.indicators.macd(p)",
+    "indicators.bollinger_bands": "qc.indicators.bollinger_bands(p, 20)",
+    "indicators.atr": "qc.indicators.atr(p * 1.01, p * 0.99, p, 14)",
 }
 
 _PROBE = """
 import json, sys, time
 import numpy as np
 import quantcore as qc
-import quantcore.returns, quantcore.risk, quantcore.drawdown, quantcore.metrics
+import quantcore.returns, quantcore.risk, quantcore.drawdown, quantcore.metrics, quantcore.indicators
 rng = np.random.default_rng(0)
 r = np.asfortranarray(rng.normal(0.0004, 0.01, (252, 4)))
 b = r[:, 0].copy()
+p = 100.0 * np.cumprod(1.0 + r, axis=0)
 t0 = time.perf_counter()
 eval(sys.argv[1])
 print(json.dumps(time.perf_counter() - t0))

@@ -15,7 +15,7 @@ import pandas as pd
 
 from quantcore._kernels import indicators as _hlc
 from quantcore._kernels import indicators_range as _rng
-from quantcore._kernels.indicators_base import prepared
+from quantcore._parallel import run
 from quantcore._typing import Float64Array2D
 from quantcore._validation import Wrapper, as_float64_2d, check_int
 
@@ -116,7 +116,7 @@ def atr(high: T, low: T, close: T, window: int = 14) -> T:
     w = _window(window)
     (h, lo, c), wrapper = _bars(("high", "low", "close"), (high, low, close))
     out = _empty(c)
-    prepared(_hlc.atr_nb)(h, lo, c, w, out)
+    run(_hlc.atr_nb, h, lo, c, w, out)
     return wrapper.wrap(out)
 
 
@@ -178,7 +178,7 @@ def stochastic(
     sk = _window(smooth_k, "smooth_k")
     (h, lo, c), wrapper = _bars(("high", "low", "close"), (high, low, close))
     k, d = _empty(c), _empty(c)
-    prepared(_rng.stochastic_nb)(h, lo, c, kw, sk, dw, k, d)
+    run(_rng.stochastic_nb, h, lo, c, kw, sk, dw, k, d)
     return Stochastic(wrapper.wrap(k), wrapper.wrap(d))
 
 
@@ -221,7 +221,7 @@ def williams_r(high: T, low: T, close: T, window: int = 14) -> T:
     w = _window(window)
     (h, lo, c), wrapper = _bars(("high", "low", "close"), (high, low, close))
     out = _empty(c)
-    prepared(_rng.williams_r_nb)(h, lo, c, w, out)
+    run(_rng.williams_r_nb, h, lo, c, w, out)
     return wrapper.wrap(out)
 
 
@@ -268,7 +268,7 @@ def cci(high: T, low: T, close: T, window: int = 20) -> T:
     w = _window(window)
     (h, lo, c), wrapper = _bars(("high", "low", "close"), (high, low, close))
     out = _empty(c)
-    prepared(_rng.cci_nb)(h, lo, c, w, out)
+    run(_rng.cci_nb, h, lo, c, w, out)
     return wrapper.wrap(out)
 
 
@@ -322,7 +322,7 @@ def adx(high: T, low: T, close: T, window: int = 14) -> T:
     w = _window(window)
     (h, lo, c), wrapper = _bars(("high", "low", "close"), (high, low, close))
     out = _empty(c)
-    prepared(_hlc.adx_nb)(h, lo, c, w, out)
+    run(_hlc.adx_nb, h, lo, c, w, out)
     return wrapper.wrap(out)
 
 
@@ -365,7 +365,7 @@ def obv(close: T, volume: T) -> T:
     """
     (c, v), wrapper = _bars(("close", "volume"), (close, volume))
     out = _empty(c)
-    prepared(_hlc.obv_nb)(c, v, out)
+    run(_hlc.obv_nb, c, v, out)
     return wrapper.wrap(out)
 
 
@@ -411,5 +411,5 @@ def vwap(high: T, low: T, close: T, volume: T) -> T:
     names = ("high", "low", "close", "volume")
     (h, lo, c, v), wrapper = _bars(names, (high, low, close, volume))
     out = _empty(c)
-    prepared(_hlc.vwap_nb)(h, lo, c, v, out)
+    run(_hlc.vwap_nb, h, lo, c, v, out)
     return wrapper.wrap(out)

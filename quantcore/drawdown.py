@@ -12,10 +12,10 @@ from typing import Any
 import numpy as np
 
 from quantcore._kernels.drawdown import drawdown_periods_nb, drawdown_series_nb, max_drawdown_nb
+from quantcore._parallel import run
 from quantcore._records import drawdown_dt
 from quantcore._typing import ArrayOrFrame
 from quantcore._validation import as_float64_2d
-from quantcore.returns import _run
 
 __all__ = ["drawdown_periods", "drawdown_series", "max_drawdown"]
 
@@ -50,7 +50,7 @@ def drawdown_series(returns: ArrayOrFrame) -> Any:
     array([ 0. , -0.5,  0. ])
     """
     x, w = as_float64_2d(returns, "returns")
-    return w.wrap(_run(drawdown_series_nb, x))
+    return w.wrap(run(drawdown_series_nb, x))
 
 
 def max_drawdown(returns: ArrayOrFrame) -> Any:
@@ -79,7 +79,7 @@ def max_drawdown(returns: ArrayOrFrame) -> Any:
     -0.5
     """
     x, w = as_float64_2d(returns, "returns", order="K")
-    return w.wrap_reduced(_run(max_drawdown_nb, x))
+    return w.wrap_reduced(run(max_drawdown_nb, x))
 
 
 def drawdown_periods(returns: ArrayOrFrame) -> np.ndarray:
@@ -124,7 +124,7 @@ def drawdown_periods(returns: ArrayOrFrame) -> np.ndarray:
     [-0.5, -0.1]
     """
     x, _ = as_float64_2d(returns, "returns")
-    ints, depth = _run(drawdown_periods_nb, x)
+    ints, depth = run(drawdown_periods_nb, x)
     out = np.empty(ints.shape[0], dtype=drawdown_dt)
     out["column"] = ints[:, 0]
     out["peak"] = ints[:, 1]

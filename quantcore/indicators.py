@@ -47,7 +47,7 @@ from quantcore._indicators_bars import (
     williams_r,
 )
 from quantcore._kernels import indicators_ma as _ma
-from quantcore._kernels.indicators_base import prepared
+from quantcore._parallel import run
 from quantcore._typing import Float64Array2D
 from quantcore._validation import as_float64_2d, check_int, check_positive
 
@@ -137,7 +137,7 @@ def sma(close: T, window: int) -> T:
     w = _window(window)
     x, wrapper = as_float64_2d(close, "close")
     out = _empty(x)
-    prepared(_ma.sma_nb)(x, w, out)
+    run(_ma.sma_nb, x, w, out)
     return wrapper.wrap(out)
 
 
@@ -183,7 +183,7 @@ def ema(close: T, window: int) -> T:
     w = _window(window)
     x, wrapper = as_float64_2d(close, "close")
     out = _empty(x)
-    prepared(_ma.ema_nb)(x, w, out)
+    run(_ma.ema_nb, x, w, out)
     return wrapper.wrap(out)
 
 
@@ -223,7 +223,7 @@ def wma(close: T, window: int) -> T:
     w = _window(window)
     x, wrapper = as_float64_2d(close, "close")
     out = _empty(x)
-    prepared(_ma.wma_nb)(x, w, out)
+    run(_ma.wma_nb, x, w, out)
     return wrapper.wrap(out)
 
 
@@ -275,7 +275,7 @@ def rsi(close: T, window: int = 14) -> T:
     w = _window(window)
     x, wrapper = as_float64_2d(close, "close")
     out = _empty(x)
-    prepared(_ma.rsi_nb)(x, w, out)
+    run(_ma.rsi_nb, x, w, out)
     return wrapper.wrap(out)
 
 
@@ -336,7 +336,7 @@ def macd(close: T, fast: int = 12, slow: int = 26, signal: int = 9) -> MACDResul
         raise ValueError(f"fast must be smaller than slow, got fast={f} and slow={s}")
     x, wrapper = as_float64_2d(close, "close")
     line, sig, hist = _empty(x), _empty(x), _empty(x)
-    prepared(_ma.macd_nb)(x, f, s, g, line, sig, hist)
+    run(_ma.macd_nb, x, f, s, g, line, sig, hist)
     return MACDResult(wrapper.wrap(line), wrapper.wrap(sig), wrapper.wrap(hist))
 
 
@@ -392,7 +392,7 @@ def bollinger_bands(close: T, window: int = 20, num_std: float = 2.0) -> Bolling
     k = check_positive(num_std, "num_std", allow_zero=True)
     x, wrapper = as_float64_2d(close, "close")
     upper, middle, lower = _empty(x), _empty(x), _empty(x)
-    prepared(_ma.bollinger_nb)(x, w, k, upper, middle, lower)
+    run(_ma.bollinger_nb, x, w, k, upper, middle, lower)
     return BollingerBands(wrapper.wrap(upper), wrapper.wrap(middle), wrapper.wrap(lower))
 
 
@@ -434,5 +434,5 @@ def roc(close: T, window: int) -> T:
     w = _window(window)
     x, wrapper = as_float64_2d(close, "close")
     out = _empty(x)
-    prepared(_ma.roc_nb)(x, w, out)
+    run(_ma.roc_nb, x, w, out)
     return wrapper.wrap(out)

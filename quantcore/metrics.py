@@ -26,10 +26,11 @@ from quantcore._kernels.metrics import (
     tail_ratio_nb,
 )
 from quantcore._kernels.risk import active_risk_nb
+from quantcore._parallel import run
 from quantcore._typing import ArrayOrFrame
 from quantcore._validation import as_float64_2d, check_positive
 from quantcore.overfitting import deflated_sharpe_ratio, probability_of_backtest_overfitting
-from quantcore.returns import _finite, _run
+from quantcore.returns import _finite
 from quantcore.risk import _level_tail, _with_benchmark
 
 __all__ = [
@@ -99,7 +100,7 @@ def sharpe_ratio(
     x, w = as_float64_2d(returns, "returns", order="K")
     rf = _finite(risk_free, "risk_free")
     ppy = check_positive(periods_per_year, "periods_per_year")
-    return w.wrap_reduced(_run(sharpe_ratio_nb, x, rf, ppy))
+    return w.wrap_reduced(run(sharpe_ratio_nb, x, rf, ppy))
 
 
 def sortino_ratio(
@@ -143,7 +144,7 @@ def sortino_ratio(
     x, w = as_float64_2d(returns, "returns", order="K")
     req = _finite(required_return, "required_return")
     ppy = check_positive(periods_per_year, "periods_per_year")
-    return w.wrap_reduced(_run(sortino_ratio_nb, x, req, ppy))
+    return w.wrap_reduced(run(sortino_ratio_nb, x, req, ppy))
 
 
 def calmar_ratio(returns: ArrayOrFrame, *, periods_per_year: float = 252) -> Any:
@@ -176,7 +177,7 @@ def calmar_ratio(returns: ArrayOrFrame, *, periods_per_year: float = 252) -> Any
     """
     x, w = as_float64_2d(returns, "returns")
     ppy = check_positive(periods_per_year, "periods_per_year")
-    return w.wrap_reduced(_run(calmar_ratio_nb, x, ppy))
+    return w.wrap_reduced(run(calmar_ratio_nb, x, ppy))
 
 
 def omega_ratio(
@@ -232,7 +233,7 @@ def omega_ratio(
     x, w = as_float64_2d(returns, "returns")
     rf = _finite(risk_free, "risk_free")
     ppy = check_positive(periods_per_year, "periods_per_year")
-    return w.wrap_reduced(_run(omega_ratio_nb, x, rf + _omega_threshold(required_return, ppy)))
+    return w.wrap_reduced(run(omega_ratio_nb, x, rf + _omega_threshold(required_return, ppy)))
 
 
 def information_ratio(
@@ -270,7 +271,7 @@ def information_ratio(
     """
     x, b, w = _with_benchmark(returns, benchmark)
     ppy = check_positive(periods_per_year, "periods_per_year")
-    return w.wrap_reduced(_run(active_risk_nb, x, b, ppy, 1)[1])
+    return w.wrap_reduced(run(active_risk_nb, x, b, ppy, 1)[1])
 
 
 def stability_of_timeseries(returns: ArrayOrFrame) -> Any:
@@ -303,7 +304,7 @@ def stability_of_timeseries(returns: ArrayOrFrame) -> Any:
     1.0
     """
     x, w = as_float64_2d(returns, "returns")
-    return w.wrap_reduced(_run(stability_nb, x))
+    return w.wrap_reduced(run(stability_nb, x))
 
 
 def tail_ratio(returns: ArrayOrFrame) -> Any:
@@ -333,7 +334,7 @@ def tail_ratio(returns: ArrayOrFrame) -> Any:
     2.176470588235
     """
     x, w = as_float64_2d(returns, "returns")
-    return w.wrap_reduced(_run(tail_ratio_nb, x))
+    return w.wrap_reduced(run(tail_ratio_nb, x))
 
 
 def summary(
@@ -423,7 +424,7 @@ def summary(
     _, q, cutoff, zt = _level_tail(level)
     threshold = _omega_threshold(req, ppy)
     want = np.array([name in chosen for name in names], dtype=np.bool_)
-    out = _run(summary_nb, x, b, rf, req, threshold, ppy, q, cutoff, zt, want)
+    out = run(summary_nb, x, b, rf, req, threshold, ppy, q, cutoff, zt, want)
     rows = [names.index(name) for name in chosen]
     table = out[rows]
     if w.is_1d:

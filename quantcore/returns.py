@@ -13,10 +13,8 @@ valid value gives NaN.
 from __future__ import annotations
 
 import math
-from collections.abc import Callable
-from typing import Any, TypeVar
+from typing import Any
 
-import numba
 import numpy as np
 import pandas as pd
 
@@ -29,6 +27,7 @@ from quantcore._kernels.returns import (
     time_weighted_return_nb,
     total_return_nb,
 )
+from quantcore._parallel import run
 from quantcore._typing import ArrayOrFrame
 from quantcore._validation import as_float64_2d, check_positive
 
@@ -41,25 +40,6 @@ __all__ = [
     "time_weighted_return",
     "total_return",
 ]
-
-
-T = TypeVar("T")
-
-#: Below this many input values a parallel kernel runs on the calling thread only:
-#: waking the worker threads costs 10-200 us, more than the work itself.
-_PARALLEL_MIN_SIZE = 65_536
-
-
-def _run(kernel: Callable[..., T], x: np.ndarray, *args: Any) -> T:
-    """Call a ``prange`` kernel on ``x``, single-threaded when ``x`` is small."""
-    if x.size >= _PARALLEL_MIN_SIZE:
-        return kernel(x, *args)
-    previous = numba.get_num_threads()
-    numba.set_num_threads(1)
-    try:
-        return kernel(x, *args)
-    finally:
-        numba.set_num_threads(previous)
 
 
 def _finite(value: Any, name: str) -> float:
@@ -101,7 +81,7 @@ def simple_returns(prices: ArrayOrFrame) -> Any:
     array([ nan,  0.1, -0.1])
     """
     x, w = as_float64_2d(prices, "prices")
-    return w.wrap(_run(simple_returns_nb, x))
+    return w.wrap(run(simple_returns_nb, x))
 
 
 def log_returns(prices: ArrayOrFrame) -> Any:
@@ -129,7 +109,7 @@ def log_returns(prices: ArrayOrFrame) -> Any:
     array([nan,  1.])
     """
     x, w = as_float64_2d(prices, "prices")
-    return w.wrap(_run(log_returns_nb, x))
+    return w.wrap(run(log_returns_nb, x))
 
 
 def cumulative_returns(returns: ArrayOrFrame) -> Any:
@@ -159,7 +139,7 @@ def cumulative_returns(returns: ArrayOrFrame) -> Any:
     array([ 0.1 , -0.01, -0.01])
     """
     x, w = as_float64_2d(returns, "returns")
-    return w.wrap(_run(cumulative_returns_nb, x))
+    return w.wrap(run(cumulative_returns_nb, x))
 
 
 def total_return(returns: ArrayOrFrame) -> Any:
@@ -188,7 +168,7 @@ def total_return(returns: ArrayOrFrame) -> Any:
     -0.01
     """
     x, w = as_float64_2d(returns, "returns", order="K")
-    return w.wrap_reduced(_run(total_return_nb, x))
+    return w.wrap_reduced(run(total_return_nb, x))
 
 
 def annualized_return(returns: ArrayOrFrame, *, periods_per_year: float = 252) -> Any:
@@ -227,7 +207,7 @@ def annualized_return(returns: ArrayOrFrame, *, periods_per_year: float = 252) -
     """
     x, w = as_float64_2d(returns, "returns", order="K")
     ppy = check_positive(periods_per_year, "periods_per_year")
-    return w.wrap_reduced(_run(annualized_return_nb, x, ppy))
+    return w.wrap_reduced(run(annualized_return_nb, x, ppy))
 
 
 def time_weighted_return(values: ArrayOrFrame, cash_flows: ArrayOrFrame) -> Any:
@@ -275,7 +255,7 @@ def time_weighted_return(values: ArrayOrFrame, cash_flows: ArrayOrFrame) -> Any:
     f, _ = as_float64_2d(cash_flows, "cash_flows")
     if f.shape != v.shape:
         raise ValueError(f"cash_flows must have the shape of values {v.shape}, got {f.shape}")
-    return w.wrap_reduced(_run(time_weighted_return_nb, v, f))
+    return w.wrap_reduced(run(time_weighted_return_nb, v, f))
 
 
 def money_weighted_return(dates: Any, cash_flows: ArrayOrFrame, final_value: Any) -> Any:
@@ -351,7 +331,7 @@ def money_weighted_return(dates: Any, cash_flows: ArrayOrFrame, final_value: Any
         raise ValueError(f"final_value must have 1 or {k} values, got {fv.shape[0]}")
     if not np.all(np.isfinite(fv)):
         raise ValueError("final_value must be finite")
-    out = _run(money_weighted_return_nb, tau, f, fv)
+    out = run(money_weighted_return_nb, tau, f, fv, shape=f.shape)
     bad = np.flatnonzero(np.isnan(out))
     if bad.size:
         where = "" if w.is_1d else f" (column {bad[0]})"

@@ -24,9 +24,10 @@ from quantcore._kernels.risk import (
     value_at_risk_es_nb,
     volatility_nb,
 )
+from quantcore._parallel import run
 from quantcore._typing import ArrayOrFrame, Float64Array2D
 from quantcore._validation import Wrapper, as_float64_2d, check_int, check_level, check_positive
-from quantcore.returns import _finite, _run
+from quantcore.returns import _finite
 
 __all__ = [
     "alpha",
@@ -121,7 +122,7 @@ def volatility(
     x, w = as_float64_2d(returns, "returns", order="K")
     ppy = check_positive(periods_per_year, "periods_per_year")
     dd = check_int(ddof, "ddof", minimum=0)
-    return w.wrap_reduced(_run(volatility_nb, x, ppy, dd))
+    return w.wrap_reduced(run(volatility_nb, x, ppy, dd))
 
 
 def _var_es(returns: Any, level: Any, method: Any, which: int) -> Any:
@@ -130,8 +131,8 @@ def _var_es(returns: Any, level: Any, method: Any, which: int) -> Any:
     if method not in _METHODS:
         raise ValueError(f"method must be one of {', '.join(_METHODS)}; got {method!r}")
     if method == "historical":
-        return w.wrap_reduced(_run(value_at_risk_es_nb, x, q, cutoff, zt)[which])
-    mean, sd, skew, kurt = _run(moments_nb, x)
+        return w.wrap_reduced(run(value_at_risk_es_nb, x, q, cutoff, zt)[which])
+    mean, sd, skew, kurt = run(moments_nb, x)
     alpha = 1.0 - lv
     z = float(ndtri(alpha))
     phi = np.exp(-0.5 * z * z) / np.sqrt(2.0 * np.pi)
@@ -279,7 +280,7 @@ def beta(returns: ArrayOrFrame, benchmark: ArrayOrFrame) -> Any:
     2.0
     """
     x, b, w = _with_benchmark(returns, benchmark, "K")
-    return w.wrap_reduced(_run(beta_alpha_nb, x, b, 0.0, 252.0)[0])
+    return w.wrap_reduced(run(beta_alpha_nb, x, b, 0.0, 252.0)[0])
 
 
 def alpha(
@@ -321,7 +322,7 @@ def alpha(
     x, b, w = _with_benchmark(returns, benchmark, "K")
     rf = _finite(risk_free, "risk_free")
     ppy = check_positive(periods_per_year, "periods_per_year")
-    return w.wrap_reduced(_run(beta_alpha_nb, x, b, rf, ppy)[1])
+    return w.wrap_reduced(run(beta_alpha_nb, x, b, rf, ppy)[1])
 
 
 def correlation(returns: ArrayOrFrame, benchmark: ArrayOrFrame) -> Any:
@@ -351,7 +352,7 @@ def correlation(returns: ArrayOrFrame, benchmark: ArrayOrFrame) -> Any:
     -1.0
     """
     x, b, w = _with_benchmark(returns, benchmark)
-    return w.wrap_reduced(_run(correlation_nb, x, b))
+    return w.wrap_reduced(run(correlation_nb, x, b))
 
 
 def downside_deviation(
@@ -388,7 +389,7 @@ def downside_deviation(
     x, w = as_float64_2d(returns, "returns", order="K")
     req = _finite(required_return, "required_return")
     ppy = check_positive(periods_per_year, "periods_per_year")
-    return w.wrap_reduced(_run(downside_deviation_nb, x, req, ppy))
+    return w.wrap_reduced(run(downside_deviation_nb, x, req, ppy))
 
 
 def tracking_error(
@@ -429,4 +430,4 @@ def tracking_error(
     x, b, w = _with_benchmark(returns, benchmark)
     ppy = check_positive(periods_per_year, "periods_per_year")
     dd = check_int(ddof, "ddof", minimum=0)
-    return w.wrap_reduced(_run(active_risk_nb, x, b, ppy, dd)[0])
+    return w.wrap_reduced(run(active_risk_nb, x, b, ppy, dd)[0])

@@ -23,7 +23,6 @@ from quantcore._kernels.indicators_base import (
     first_valid_all_1d_nb,
     nan_head_1d_nb,
     panel_kernel,
-    serial_nb,
     true_range_nb,
 )
 from quantcore._typing import Float64Array1D, Float64Array2D
@@ -96,24 +95,14 @@ def atr_nb(
     check_shape_nb(high, n, k)
     check_shape_nb(low, n, k)
     check_output_nb(out, n, k)
-    if serial_nb(n, k):
-        for j in range(k):
-            _atr_into(
-                column_nb(high, j),
-                column_nb(low, j),
-                column_nb(close, j),
-                window,
-                column_nb(out, j),
-            )
-    else:
-        for j in prange(k):
-            _atr_into(
-                column_nb(high, j),
-                column_nb(low, j),
-                column_nb(close, j),
-                window,
-                column_nb(out, j),
-            )
+    for j in prange(k):
+        _atr_into(
+            column_nb(high, j),
+            column_nb(low, j),
+            column_nb(close, j),
+            window,
+            column_nb(out, j),
+        )
 
 
 # --- ADX -------------------------------------------------------------------------
@@ -226,24 +215,14 @@ def adx_nb(
     check_shape_nb(high, n, k)
     check_shape_nb(low, n, k)
     check_output_nb(out, n, k)
-    if serial_nb(n, k):
-        for j in range(k):
-            _adx_into(
-                column_nb(high, j),
-                column_nb(low, j),
-                column_nb(close, j),
-                window,
-                column_nb(out, j),
-            )
-    else:
-        for j in prange(k):
-            _adx_into(
-                column_nb(high, j),
-                column_nb(low, j),
-                column_nb(close, j),
-                window,
-                column_nb(out, j),
-            )
+    for j in prange(k):
+        _adx_into(
+            column_nb(high, j),
+            column_nb(low, j),
+            column_nb(close, j),
+            window,
+            column_nb(out, j),
+        )
 
 
 # --- volume: OBV and VWAP ----------------------------------------------------------
@@ -290,12 +269,8 @@ def obv_nb(close: Float64Array2D, volume: Float64Array2D, out: Float64Array2D) -
     n, k = close.shape
     check_shape_nb(volume, n, k)
     check_output_nb(out, n, k)
-    if serial_nb(n, k):
-        for j in range(k):
-            _obv_into(column_nb(close, j), column_nb(volume, j), column_nb(out, j))
-    else:
-        for j in prange(k):
-            _obv_into(column_nb(close, j), column_nb(volume, j), column_nb(out, j))
+    for j in prange(k):
+        _obv_into(column_nb(close, j), column_nb(volume, j), column_nb(out, j))
 
 
 @njit(cache=True, fastmath=CONTRACT)
@@ -342,21 +317,11 @@ def vwap_nb(
     check_shape_nb(low, n, k)
     check_shape_nb(volume, n, k)
     check_output_nb(out, n, k)
-    if serial_nb(n, k):
-        for j in range(k):
-            _vwap_into(
-                column_nb(high, j),
-                column_nb(low, j),
-                column_nb(close, j),
-                column_nb(volume, j),
-                column_nb(out, j),
-            )
-    else:
-        for j in prange(k):
-            _vwap_into(
-                column_nb(high, j),
-                column_nb(low, j),
-                column_nb(close, j),
-                column_nb(volume, j),
-                column_nb(out, j),
-            )
+    for j in prange(k):
+        _vwap_into(
+            column_nb(high, j),
+            column_nb(low, j),
+            column_nb(close, j),
+            column_nb(volume, j),
+            column_nb(out, j),
+        )

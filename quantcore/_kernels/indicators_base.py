@@ -11,7 +11,8 @@ Every indicator has three layers:
   code; compiled lazily for the caller's types);
 * ``<name>_nb(x, ..., out)``: a 2-D panel (axis 0 time, axis 1 assets) written
   into caller-allocated outputs, ``prange`` over the columns. Call it through
-  :func:`prepared`: it is compiled once, on first use, for one explicit
+  :func:`quantcore._parallel.run`, which runs small panels and single series on
+  the calling thread; it is compiled once, on first use, for one explicit
   signature of layout ``A`` (read-only input allowed), so a single series
   passed as an ``(n, 1)`` column, a Fortran-ordered panel and pandas' read-only
   arrays share one machine-code specialization, cached on disk by
@@ -42,6 +43,7 @@ import numpy as np
 from numba import njit, types
 from numba.core.typing import Signature
 
+from quantcore._parallel import register_signature
 from quantcore._typing import Float64Array1D, Float64Array2D
 
 __all__ = [
@@ -50,7 +52,6 @@ __all__ = [
     "IN2",
     "INT",
     "OUT2",
-    "SERIAL_CELLS",
     "SIG_HLC_W",
     "SIG_W",
     "TA_EPSILON",
@@ -61,8 +62,6 @@ __all__ = [
     "first_valid_all_1d_nb",
     "nan_head_1d_nb",
     "panel_kernel",
-    "prepared",
-    "serial_nb",
     "true_range_nb",
 ]
 
@@ -77,11 +76,6 @@ TA_EPSILON = 1e-8
 #: their digits to cancellation in the running sums and are recomputed exactly.
 CANCELLED = 1e-9
 
-#: Panels with fewer cells than this, and single series, run in the calling
-#: thread: waking the thread pool costs more than it saves, and a spinning
-#: OpenMP worker slows the one doing the work on a busy machine.
-SERIAL_CELLS = 1 << 16
-
 #: Kernel argument types: any layout, read-only inputs accepted without a copy.
 IN2 = types.Array(types.float64, 2, "A", readonly=True)
 OUT2 = types.Array(types.float64, 2, "A")
@@ -90,45 +84,21 @@ SIG_W = types.void(IN2, INT, OUT2)
 SIG_HLC_W = types.void(IN2, IN2, IN2, INT, OUT2)
 
 
-_PENDING: dict[Any, Signature] = {}
-
-
 def panel_kernel(signature: Signature) -> Callable[[Callable[..., None]], Any]:
     """``@njit(cache=True, parallel=True)`` for a panel kernel with one explicit signature.
 
-    The signature is compiled (or loaded from numba's on-disk cache) by
-    :func:`prepared` the first time the kernel is used, not at import, so that
-    ``import quantcore.indicators`` stays cheap and each indicator pays only for
-    itself.
+    The signature is compiled (or loaded from numba's on-disk cache) the first
+    time the kernel goes through :func:`quantcore._parallel.run`, not at import,
+    so that ``import quantcore.indicators`` stays cheap and each indicator pays
+    only for itself.
     """
 
     def decorate(fn: Callable[..., None]) -> Any:
         dispatcher = njit(cache=True, parallel=True, fastmath=CONTRACT)(fn)
-        _PENDING[dispatcher] = signature
+        register_signature(dispatcher, signature)
         return dispatcher
 
     return decorate
-
-
-def prepared(kernel: Any) -> Any:
-    """The panel kernel, compiled for its one signature, with further compilation disabled.
-
-    Numba would otherwise compile one specialization per argument layout (a single
-    series is a C-ordered ``(n, 1)`` array, a panel is Fortran-ordered, pandas
-    hands out read-only arrays); with compilation disabled they are all converted
-    to the layout-``A``, read-only-input signature and run the same machine code.
-    """
-    signature = _PENDING.pop(kernel, None)
-    if signature is not None:
-        kernel.compile(signature)
-        kernel.disable_compile()
-    return kernel
-
-
-@njit(cache=True, fastmath=CONTRACT)
-def serial_nb(n: int, k: int) -> bool:
-    """Whether an ``(n, k)`` panel is computed column by column in the calling thread."""
-    return k == 1 or n * k < SERIAL_CELLS
 
 
 @njit(cache=True, fastmath=CONTRACT)

@@ -22,7 +22,6 @@ from quantcore._kernels.indicators_base import (
     first_valid_1d_nb,
     nan_head_1d_nb,
     panel_kernel,
-    serial_nb,
 )
 from quantcore._typing import Float64Array1D, Float64Array2D
 
@@ -85,12 +84,8 @@ def sma_nb(x: Float64Array2D, window: int, out: Float64Array2D) -> None:
     """Simple moving average of every column of ``x``, written into ``out``."""
     n, k = x.shape
     check_output_nb(out, n, k)
-    if serial_nb(n, k):
-        for j in range(k):
-            _sma_into(column_nb(x, j), window, column_nb(out, j))
-    else:
-        for j in prange(k):
-            _sma_into(column_nb(x, j), window, column_nb(out, j))
+    for j in prange(k):
+        _sma_into(column_nb(x, j), window, column_nb(out, j))
 
 
 # --- EMA -------------------------------------------------------------------------
@@ -129,12 +124,8 @@ def ema_nb(x: Float64Array2D, window: int, out: Float64Array2D) -> None:
     """SMA-seeded exponential moving average (``alpha = 2 / (window + 1)``) of every column."""
     n, k = x.shape
     check_output_nb(out, n, k)
-    if serial_nb(n, k):
-        for j in range(k):
-            _ema_into(column_nb(x, j), window, column_nb(out, j))
-    else:
-        for j in prange(k):
-            _ema_into(column_nb(x, j), window, column_nb(out, j))
+    for j in prange(k):
+        _ema_into(column_nb(x, j), window, column_nb(out, j))
 
 
 # --- WMA -------------------------------------------------------------------------
@@ -183,12 +174,8 @@ def wma_nb(x: Float64Array2D, window: int, out: Float64Array2D) -> None:
     """Linearly weighted moving average of every column."""
     n, k = x.shape
     check_output_nb(out, n, k)
-    if serial_nb(n, k):
-        for j in range(k):
-            _wma_into(column_nb(x, j), window, column_nb(out, j))
-    else:
-        for j in prange(k):
-            _wma_into(column_nb(x, j), window, column_nb(out, j))
+    for j in prange(k):
+        _wma_into(column_nb(x, j), window, column_nb(out, j))
 
 
 # --- RSI -------------------------------------------------------------------------
@@ -252,12 +239,8 @@ def rsi_nb(x: Float64Array2D, window: int, out: Float64Array2D) -> None:
     """Relative strength index (Wilder) of every column."""
     n, k = x.shape
     check_output_nb(out, n, k)
-    if serial_nb(n, k):
-        for j in range(k):
-            _rsi_into(column_nb(x, j), window, column_nb(out, j))
-    else:
-        for j in prange(k):
-            _rsi_into(column_nb(x, j), window, column_nb(out, j))
+    for j in prange(k):
+        _rsi_into(column_nb(x, j), window, column_nb(out, j))
 
 
 # --- MACD ------------------------------------------------------------------------
@@ -350,28 +333,16 @@ def macd_nb(
     check_output_nb(macd, n, k)
     check_output_nb(sig, n, k)
     check_output_nb(hist, n, k)
-    if serial_nb(n, k):
-        for j in range(k):
-            _macd_into(
-                column_nb(x, j),
-                fast,
-                slow,
-                signal,
-                column_nb(macd, j),
-                column_nb(sig, j),
-                column_nb(hist, j),
-            )
-    else:
-        for j in prange(k):
-            _macd_into(
-                column_nb(x, j),
-                fast,
-                slow,
-                signal,
-                column_nb(macd, j),
-                column_nb(sig, j),
-                column_nb(hist, j),
-            )
+    for j in prange(k):
+        _macd_into(
+            column_nb(x, j),
+            fast,
+            slow,
+            signal,
+            column_nb(macd, j),
+            column_nb(sig, j),
+            column_nb(hist, j),
+        )
 
 
 # --- Bollinger bands -------------------------------------------------------------
@@ -455,26 +426,15 @@ def bollinger_nb(
     check_output_nb(upper, n, k)
     check_output_nb(middle, n, k)
     check_output_nb(lower, n, k)
-    if serial_nb(n, k):
-        for j in range(k):
-            _bollinger_into(
-                column_nb(x, j),
-                window,
-                num_std,
-                column_nb(upper, j),
-                column_nb(middle, j),
-                column_nb(lower, j),
-            )
-    else:
-        for j in prange(k):
-            _bollinger_into(
-                column_nb(x, j),
-                window,
-                num_std,
-                column_nb(upper, j),
-                column_nb(middle, j),
-                column_nb(lower, j),
-            )
+    for j in prange(k):
+        _bollinger_into(
+            column_nb(x, j),
+            window,
+            num_std,
+            column_nb(upper, j),
+            column_nb(middle, j),
+            column_nb(lower, j),
+        )
 
 
 # --- ROC -------------------------------------------------------------------------
@@ -506,9 +466,5 @@ def roc_nb(x: Float64Array2D, window: int, out: Float64Array2D) -> None:
     """Rate of change (percent) of every column."""
     n, k = x.shape
     check_output_nb(out, n, k)
-    if serial_nb(n, k):
-        for j in range(k):
-            _roc_into(column_nb(x, j), window, column_nb(out, j))
-    else:
-        for j in prange(k):
-            _roc_into(column_nb(x, j), window, column_nb(out, j))
+    for j in prange(k):
+        _roc_into(column_nb(x, j), window, column_nb(out, j))

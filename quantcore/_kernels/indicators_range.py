@@ -21,7 +21,6 @@ from quantcore._kernels.indicators_base import (
     first_valid_all_1d_nb,
     nan_head_1d_nb,
     panel_kernel,
-    serial_nb,
 )
 from quantcore._kernels.indicators_ma import sma_from_1d_nb
 from quantcore._typing import Float64Array1D, Float64Array2D
@@ -171,34 +170,19 @@ def stochastic_nb(
     check_shape_nb(low, n, m)
     check_output_nb(k, n, m)
     check_output_nb(d, n, m)
-    if serial_nb(n, m):
-        for j in range(m):
-            fast_k = np.empty(n)
-            _stochastic_into(
-                column_nb(high, j),
-                column_nb(low, j),
-                column_nb(close, j),
-                k_window,
-                smooth_k,
-                d_window,
-                fast_k,
-                column_nb(k, j),
-                column_nb(d, j),
-            )
-    else:
-        for j in prange(m):
-            fast_k = np.empty(n)
-            _stochastic_into(
-                column_nb(high, j),
-                column_nb(low, j),
-                column_nb(close, j),
-                k_window,
-                smooth_k,
-                d_window,
-                fast_k,
-                column_nb(k, j),
-                column_nb(d, j),
-            )
+    for j in prange(m):
+        fast_k = np.empty(n)
+        _stochastic_into(
+            column_nb(high, j),
+            column_nb(low, j),
+            column_nb(close, j),
+            k_window,
+            smooth_k,
+            d_window,
+            fast_k,
+            column_nb(k, j),
+            column_nb(d, j),
+        )
 
 
 @njit(cache=True, fastmath=CONTRACT)
@@ -236,24 +220,14 @@ def williams_r_nb(
     check_shape_nb(high, n, k)
     check_shape_nb(low, n, k)
     check_output_nb(out, n, k)
-    if serial_nb(n, k):
-        for j in range(k):
-            _williams_r_into(
-                column_nb(high, j),
-                column_nb(low, j),
-                column_nb(close, j),
-                window,
-                column_nb(out, j),
-            )
-    else:
-        for j in prange(k):
-            _williams_r_into(
-                column_nb(high, j),
-                column_nb(low, j),
-                column_nb(close, j),
-                window,
-                column_nb(out, j),
-            )
+    for j in prange(k):
+        _williams_r_into(
+            column_nb(high, j),
+            column_nb(low, j),
+            column_nb(close, j),
+            window,
+            column_nb(out, j),
+        )
 
 
 # --- CCI -------------------------------------------------------------------------
@@ -321,23 +295,12 @@ def cci_nb(
     check_shape_nb(high, n, k)
     check_shape_nb(low, n, k)
     check_output_nb(out, n, k)
-    if serial_nb(n, k):
-        for j in range(k):
-            _cci_into(
-                column_nb(high, j),
-                column_nb(low, j),
-                column_nb(close, j),
-                window,
-                np.empty(window),
-                column_nb(out, j),
-            )
-    else:
-        for j in prange(k):
-            _cci_into(
-                column_nb(high, j),
-                column_nb(low, j),
-                column_nb(close, j),
-                window,
-                np.empty(window),
-                column_nb(out, j),
-            )
+    for j in prange(k):
+        _cci_into(
+            column_nb(high, j),
+            column_nb(low, j),
+            column_nb(close, j),
+            window,
+            np.empty(window),
+            column_nb(out, j),
+        )

@@ -67,22 +67,19 @@ def load_columns(x, j0, cols, compact):  # type: ignore[no-untyped-def]
     n, k = x.shape
     c = min(cols.shape[0], k - j0)
     counts = np.zeros(c, dtype=np.int64)
-    if not compact:
-        cols[:c, :] = x[:, j0 : j0 + c].T
-        counts[:] = n
-    elif row_major(x):
+    if row_major(x):
         for i in range(n):
             for j in range(c):
                 v = x[uintp(i), uintp(j0 + j)]
                 cols[uintp(j), uintp(counts[j])] = v
-                counts[j] += v == v  # written always, kept if valid
+                counts[j] += (not compact) or v == v  # written always, kept if valid
     else:
         for j in range(c):
             m = 0
             for i in range(n):
                 v = x[uintp(i), uintp(j0 + j)]
                 cols[uintp(j), uintp(m)] = v
-                m += v == v
+                m += (not compact) or v == v
             counts[j] = m
     return c, counts
 

@@ -19,6 +19,7 @@ from quantcore._kernels import indicators as hlc_kernels
 from quantcore._kernels import indicators_base as base_kernels
 from quantcore._kernels import indicators_ma as ma_kernels
 from quantcore._kernels import indicators_range as range_kernels
+from quantcore._parallel import PARALLEL_MIN_CELLS, run
 
 Call = Callable[[Any, Any, Any, Any], Any]
 
@@ -161,10 +162,23 @@ def test_panel_in_c_order_equals_fortran_order(rng: np.random.Generator) -> None
             np.testing.assert_array_equal(a, b)
 
 
-def test_large_panel_takes_the_parallel_path(rng: np.random.Generator) -> None:
+def test_large_panel_takes_the_parallel_path(
+    rng: np.random.Generator, monkeypatch: pytest.MonkeyPatch
+) -> None:
     _, _, c, _ = _bars(rng, 400, 200)
-    assert not base_kernels.serial_nb(*c.shape)
+    assert c.size >= PARALLEL_MIN_CELLS
+    threads: list[int] = []
+    kernel = ma_kernels.rsi_nb
+
+    def spy(*args: object) -> None:
+        threads.append(numba.get_num_threads())
+        kernel(*args)
+
+    default = numba.get_num_threads()
+    monkeypatch.setattr(ma_kernels, "rsi_nb", spy)
     out = qi.rsi(c, 14)
+    qi.rsi(c[:, :3], 14)  # a small panel: the calling thread only
+    assert threads == [default, 1]
     for j in (0, 117, 199):
         np.testing.assert_array_equal(out[:, j], qi.rsi(c[:, j], 14))
 
@@ -351,13 +365,12 @@ def test_one_series_kernels_equal_the_public_functions(rng: np.random.Generator)
 
 def test_panel_kernels_check_their_outputs() -> None:
     x = np.asfortranarray(np.ones((10, 3)))
-    sma_nb = base_kernels.prepared(ma_kernels.sma_nb)
     with pytest.raises(ValueError, match="contiguous columns"):
-        sma_nb(x, 2, np.empty((10, 3), order="C"))
+        run(ma_kernels.sma_nb, x, 2, np.empty((10, 3), order="C"))
     with pytest.raises(ValueError, match="same shape"):
-        sma_nb(x, 2, np.empty((10, 2), order="F"))
+        run(ma_kernels.sma_nb, x, 2, np.empty((10, 2), order="F"))
     with pytest.raises(ValueError, match="same shape"):
-        base_kernels.prepared(hlc_kernels.atr_nb)(x, x[:5], x, 2, np.empty((10, 3), order="F"))
+        run(hlc_kernels.atr_nb, x, x[:5], x, 2, np.empty((10, 3), order="F"))
 
 
 def test_one_specialization_per_panel_kernel(rng: np.random.Generator) -> None:
