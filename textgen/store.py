@@ -58,7 +58,7 @@ responses = sa.Table(
     sa.Column("id", sa.String(64), primary_key=True),
     sa.Column("created_at", sa.BigInteger, nullable=False),
     sa.Column("body", sa.Text, nullable=False),
-    sa.Column("input_items", sa.Text, nullable=False, server_default="[]"),  # unused since textgen_items
+    sa.Column("input_items", sa.Text, nullable=False, server_default="[]"),  # older releases; now textgen_items
     sa.Column("project", sa.String(200), nullable=False, server_default=DEFAULT_PROJECT),
     sa.Column("status", sa.String(20), nullable=False, server_default="completed"),
     sa.Column("previous_id", sa.String(64), nullable=True),
@@ -302,7 +302,7 @@ class Store:
             await conn.execute(
                 responses.insert().values(
                     id=body["id"], project=project, created_at=int(body["created_at"]), body=_dumps(body),
-                    status=body["status"], previous_id=previous_id, entries="[]",
+                    status=body["status"], previous_id=previous_id, entries="[]", input_items="[]",
                 )
             )
             await _add_items(conn, body["id"], project, input_items, 0, is_output=False)
@@ -341,7 +341,8 @@ class Store:
             row = (await conn.execute(query)).first()
             if row is None:
                 return None
-            input_items = [_loads(r.item) for r in (await conn.execute(inputs)).all()]
+            # rows of an older release kept their input items in the response row itself
+            input_items = [_loads(r.item) for r in (await conn.execute(inputs)).all()] or _loads(row.input_items)
         return StoredResponse(_loads(row.body), input_items, _loads(row.entries), row.status, row.previous_id)
 
     async def find_item(self, item_id: str, project: str) -> dict[str, Any] | None:

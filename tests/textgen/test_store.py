@@ -54,7 +54,9 @@ def test_responses_round_trip(database_url: str) -> None:
         assert got is not None and got.body == final and got.input_items == [{"id": "msg_1"}]
         assert got.entries == [{"role": "user", "text": "hi"}] and got.status == "completed"
         assert not await store.delete_response(rid, "p2")
+        assert await store.find_item("msg_1", "p1") == {"id": "msg_1"} and await store.find_item("msg_1", "p2") is None
         assert await store.delete_response(rid, "p1")
+        assert await store.find_item("msg_1", "p1") is None  # deleting a response removes its text
         assert await store.get_response(rid, "p1") is None
         assert not await store.delete_response(rid, "p1")
 
@@ -231,3 +233,34 @@ def test_a_failed_save_is_reported_not_hidden(tmp_path: Path, monkeypatch: pytes
         assert kinds[-2:] == ["error", "response.failed"] and "response.completed" not in kinds
         unstored = client.post("/v1/responses", json={"model": "textgen-ngram", "input": "x", "store": False})
         assert unstored.status_code == 200
+
+
+def test_tables_of_an_older_release_are_brought_up_to_date(tmp_path: Path) -> None:
+    url = f"sqlite+aiosqlite:///{tmp_path / 'old.db'}"
+
+    async def main() -> None:
+        store = Store(url)
+        try:
+            async with store.engine.begin() as conn:  # the previous release's tables, with a row each
+                await conn.execute(sa.text("CREATE TABLE textgen_api_keys (id VARCHAR(64) PRIMARY KEY, "
+                                           "name VARCHAR(200) NOT NULL, key_hash VARCHAR(64) NOT NULL UNIQUE, "
+                                           "created_at BIGINT NOT NULL)"))
+                await conn.execute(sa.text("CREATE TABLE textgen_responses (id VARCHAR(64) PRIMARY KEY, "
+                                           "created_at BIGINT NOT NULL, body TEXT NOT NULL, "
+                                           "input_items TEXT NOT NULL, conversation TEXT NOT NULL)"))
+                await conn.execute(sa.text("INSERT INTO textgen_api_keys VALUES ('key_old', 'old', :h, 1)"),
+                                   {"h": hash_key("old-key")})
+                await conn.execute(sa.text("INSERT INTO textgen_responses VALUES "
+                                           "('resp_old', 1, '{\"id\": \"resp_old\"}', '[{\"id\": \"msg_old\"}]', '[]')"))
+            await store.create_schema()
+            assert await store.key_project(hash_key("old-key")) == "default"
+            old = await store.get_response("resp_old", "default")
+            assert old is not None and old.status == "completed" and old.entries == []
+            assert old.input_items == [{"id": "msg_old"}]
+            rid = new_id("resp_")
+            await store.create_response("default", {"id": rid, "created_at": 2, "status": "in_progress"}, [], None)
+            assert await store.get_response(rid, "default") is not None
+        finally:
+            await store.dispose()
+
+    asyncio.run(main())
