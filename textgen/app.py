@@ -41,19 +41,16 @@ _FORM_OVERHEAD = 64 * 1024  # multipart framing around an upload of the maximum 
 def default_backends(settings: Settings | None = None) -> list[Backend]:
     """The models served when none are injected.
 
-    The built-in n-gram model, plus the models of the ``TEXTGEN_MODELS`` registry
-    file when ``settings.models`` names one (which may also disable the built-in).
+    The default model (SmolLM2-135M-Instruct through llama.cpp), plus the models
+    of the ``TEXTGEN_MODELS`` registry file when ``settings.models`` names one
+    (which may also disable the default model).
 
     Raises:
-        ValueError: The registry file is invalid; the message names the entry.
+        ValueError: The registry file is invalid or a model cannot load; the message names the entry.
     """
-    if settings is not None and settings.models:
-        from textgen.backends.registry_config import load_backends
+    from textgen.backends.registry_config import load_backends
 
-        return load_backends(settings.models)
-    from textgen.backends.builtin import NgramBackend
-
-    return [NgramBackend()]
+    return load_backends(settings.models if settings is not None and settings.models else None)
 
 
 def create_app(settings: Settings | None = None, *, backends: Iterable[Backend] | None = None) -> Litestar:
