@@ -26,6 +26,7 @@ from service.backtesting.schemas import (
     StrategyRead,
     StrategyTypeRead,
     StrategyUpdate,
+    TradeRead,
 )
 from service.db import Database
 from service.pagination import Page, PageParams, provide_page_params
@@ -128,6 +129,18 @@ class BacktestingController(Controller):
     ) -> BacktestDetail:
         async with db.read() as s:
             return await services.get_backtest(s, request.user.id, backtest_id)
+
+    @get("/backtests/{backtest_id:int}/trades/", summary="List a backtest's trades, paginated")
+    async def list_trades(
+        self,
+        request: Req,
+        backtest_id: FromPath[int],
+        db: NamedDependency[Database],
+        paging: NamedDependency[PageParams],
+    ) -> Page[TradeRead]:
+        async with db.read() as s:
+            items, count = await services.list_trades(s, request.user.id, backtest_id, paging)
+        return Page.build(request, items, count, paging)
 
     @post("/backtests/{backtest_id:int}/run/", summary="Run a backtest (no body)", status_code=200)
     async def run_backtest(

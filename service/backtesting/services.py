@@ -55,6 +55,7 @@ __all__ = [
     "get_strategy",
     "list_backtests",
     "list_strategies",
+    "list_trades",
     "quick_backtest",
     "run_backtest",
     "update_strategy",
@@ -238,8 +239,15 @@ def _detail(b: Backtest) -> BacktestDetail:
         EquityPoint(date=d, equity=fmt.money(float(e)) or "0.00")
         for d, e in zip(days, stored.get("equity", []), strict=True)
     ]
+    trades = _trade_reads(stored.get("trades", []), days)
+    fields = {f: getattr(base, f) for f in base.__struct_fields__}
+    return BacktestDetail(**fields, equity_curve=curve, trades=trades)
+
+
+def _trade_reads(stored: list[dict[str, Any]], days: list[dt.date]) -> list[TradeRead]:
+    """Stored trade dicts (bar indices) as :class:`TradeRead` (dates, decimal strings)."""
     trades = []
-    for t in stored.get("trades", []):
+    for t in stored:
         closed = t["exit_idx"] >= 0
         trades.append(
             TradeRead(
@@ -256,8 +264,17 @@ def _detail(b: Backtest) -> BacktestDetail:
                 return_=frac(t["return"]),
             )
         )
-    fields = {f: getattr(base, f) for f in base.__struct_fields__}
-    return BacktestDetail(**fields, equity_curve=curve, trades=trades)
+    return trades
+
+
+async def list_trades(
+    session: AsyncSession, user_id: int, backtest_id: int, paging: PageParams
+) -> tuple[list[TradeRead], int]:
+    """One page of a backtest's trades, in the order the engine recorded them."""
+    stored = (await _owned_backtest(session, user_id, backtest_id)).result or {}
+    rows = stored.get("trades", [])
+    days = [dt.date.fromisoformat(d) for d in stored.get("dates", [])]
+    return _trade_reads(rows[paging.offset : paging.offset + paging.limit], days), len(rows)
 
 
 async def _owned_backtest(session: AsyncSession, user_id: int, backtest_id: int) -> Backtest:

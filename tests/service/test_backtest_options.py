@@ -77,3 +77,23 @@ def test_bad_engine_parameters_are_400_naming_the_field(
     r = api.client.post(URL, json=_body({**MA_PARAMS, **extra}), headers=h)
     assert r.status_code == 400, r.text
     assert r.json()["details"] == {"field": field, "code": code}
+
+
+def test_trades_are_paginated(api: Api) -> None:
+    _, h = api.user()
+    body = _body({**MA_PARAMS, "sl_stop": 0.02})
+    q = api.client.post(URL, json=body, headers=h).json()
+    assert q["status"] == "completed", q
+    detail = api.client.get(f"/api/backtesting/backtests/{q['backtest_id']}/", headers=h).json()
+    assert len(detail["equity_curve"]) > 1000 and len(detail["trades"]) > 4
+    url = f"/api/backtesting/backtests/{q['backtest_id']}/trades/"
+    first = api.client.get(url, params={"limit": 3}, headers=h).json()
+    assert first["count"] == len(detail["trades"]) and first["previous"] is None
+    assert first["results"] == detail["trades"][:3] and first["next"] is not None
+    rest = api.client.get(url, params={"limit": 3, "offset": 3}, headers=h).json()
+    assert rest["results"] == detail["trades"][3:6]
+    assert api.client.get(url, params={"limit": 0}, headers=h).status_code == 400
+    missing = api.client.get("/api/backtesting/backtests/999999/trades/", headers=h)
+    assert missing.status_code == 404
+    _, other = api.user()
+    assert api.client.get(url, headers=other).status_code == 404
