@@ -82,6 +82,7 @@ class ResponseCreate(msgspec.Struct, kw_only=True, forbid_unknown_fields=True):
     user: str | None = None
     conversation: str | dict[str, Any] | None = None
     include: list[str] | None = None
+    top_logprobs: Annotated[int, Meta(ge=0, le=20)] | None = None
 
 
 class InputTokensCreate(msgspec.Struct, kw_only=True, forbid_unknown_fields=True):

@@ -207,6 +207,9 @@ class ResponseService:
                 raise bad_request(f"Unsupported include value {value!r}; this server supports "
                                   f"{', '.join(sorted(_INCLUDABLE))}.", param=f"include[{i}]",
                                   code="unsupported_value")
+        if body.top_logprobs:  # a known parameter no backend can serve yet: say so, do not ignore it
+            raise bad_request("Token log-probabilities are not available from this server's models; omit "
+                              "'top_logprobs' or set it to 0.", param="top_logprobs", code="unsupported_value")
         if body.background and not body.store:
             raise bad_request("Background mode requires 'store': true.", param="background",
                               code="invalid_value")

@@ -67,3 +67,14 @@ def test_unsupported_include_names_it(sdk: openai.OpenAI) -> None:
                                                                "message.output_text.logprobs"])
     assert refused.value.body["param"] == "include[1]"  # type: ignore[index]
     assert refused.value.body["code"] == "unsupported_value"  # type: ignore[index]
+
+
+def test_top_logprobs_is_known_but_unsupported(sdk: openai.OpenAI) -> None:
+    assert sdk.responses.create(model=MODEL, input="x", top_logprobs=0).top_logprobs == 0
+    with pytest.raises(openai.BadRequestError) as refused:
+        sdk.responses.create(model=MODEL, input="x", top_logprobs=3)
+    assert refused.value.body["param"] == "top_logprobs"  # type: ignore[index]
+    assert refused.value.body["code"] == "unsupported_value"  # type: ignore[index]
+    with pytest.raises(openai.BadRequestError) as out_of_range:
+        sdk.responses.create(model=MODEL, input="x", top_logprobs=21)
+    assert out_of_range.value.body["param"] == "top_logprobs"  # type: ignore[index]
