@@ -22,6 +22,7 @@ quantities are all the check needs.
 from __future__ import annotations
 
 import datetime as dt
+from collections import OrderedDict
 from collections.abc import Sequence
 from dataclasses import dataclass
 from decimal import Decimal
@@ -99,13 +100,15 @@ def first_shortfall(rows: Sequence[LotRow]) -> Shortfall | None:
     >>> short.row.lot_id, short.held
     (1, Decimal('2'))
     """
-    lots: dict[int, Decimal] = {}  # buy id -> shares left, in buy order
+    # buy id -> shares left, in buy order; emptied lots leave, so a sell looks at few
+    lots: OrderedDict[int, Decimal] = OrderedDict()
+    total = Decimal(0)  # shares left in all lots
     for row in rows:
         if row.kind == "buy":
             lots[row.id if row.id is not None else -1] = row.quantity
+            total += row.quantity
             continue
         if row.kind == "dividend":
-            total = sum(lots.values(), Decimal(0))
             if total < row.quantity:
                 return Shortfall(row, total)
             continue
@@ -113,18 +116,24 @@ def first_shortfall(rows: Sequence[LotRow]) -> Shortfall | None:
             left = lots.get(row.lot_id, Decimal(0))
             if left < row.quantity:
                 return Shortfall(row, left)
-            lots[row.lot_id] = left - row.quantity
+            if left == row.quantity:
+                lots.pop(row.lot_id, None)
+            else:
+                lots[row.lot_id] = left - row.quantity
+            total -= row.quantity
             continue
-        total = sum(lots.values(), Decimal(0))
         if total < row.quantity:
             return Shortfall(row, total)
+        total -= row.quantity
         need = row.quantity
-        for lot, left in lots.items():  # first in, first out
+        while need > 0:  # first in, first out
+            lot, left = next(iter(lots.items()))
             take = min(left, need)
-            lots[lot] = left - take
             need -= take
-            if need == 0:
-                break
+            if take == left:
+                del lots[lot]
+            else:
+                lots[lot] = left - take
     return None
 
 

@@ -70,8 +70,8 @@ def twin(panel: ClosePanel, rows: list[LedgerRow]) -> tuple[list[float], list[fl
             elif r.kind == "sell":
                 held[r.symbol] -= r.quantity
                 outflow += r.quantity * r.price - r.fees
-            else:
-                outflow += r.quantity * r.price
+            else:  # a dividend: the cash received, net of fees
+                outflow += r.quantity * r.price - r.fees
         value = sum(
             q * panel.close[t, j] for j, (s, q) in enumerate(held.items()) if abs(q) > 1e-12
         )
