@@ -219,6 +219,7 @@ def validation_from_message(message: str, key: str | None = None) -> ValidationE
 
 
 _INT64 = range(-(2**63), 2**63)
+_INT32 = range(-(2**31), 2**31)
 _DIGITS = re.compile(r"^[+-]?\d+$")
 
 
@@ -245,11 +246,11 @@ def malformed_body(body: bytes) -> ValidationError | None:
 _DECIMAL_LIMIT = Decimal(10) ** 20
 
 
-def _too_large(value: Any) -> bool:
+def _too_large(value: Any, ints: range) -> bool:
     if isinstance(value, bool):
         return False
     if isinstance(value, int):
-        return value not in _INT64
+        return value not in ints
     if isinstance(value, (str, float)):
         try:
             number = Decimal(value.strip() if isinstance(value, str) else repr(value))
@@ -259,9 +260,9 @@ def _too_large(value: Any) -> bool:
     return False
 
 
-def _big_int_path(value: Any, path: str = "") -> str | None:
+def _big_int_path(value: Any, ints: range, path: str = "") -> str | None:
     """The msgspec-style path of the first number in ``value`` too large to store."""
-    if _too_large(value):
+    if _too_large(value, ints):
         return path or "body"
     if isinstance(value, dict):
         items: Any = ((f"{path}.{k}" if path else str(k), v) for k, v in value.items())
@@ -270,26 +271,30 @@ def _big_int_path(value: Any, path: str = "") -> str | None:
     else:
         return None
     for sub_path, item in items:
-        found = _big_int_path(item, sub_path)
+        found = _big_int_path(item, ints, sub_path)
         if found is not None:
             return found
     return None
 
 
 def out_of_range(request: Request[Any, Any, Any]) -> ApiError | None:
-    """The error a client should see when a number it sent overflowed (``None``: none did)."""
-    for name, value in request.path_params.items():
-        if isinstance(value, int) and value not in _INT64:
-            return NotFoundError(f"No {name.removesuffix('_id')} has the id {value}.")
-    for name, value in request.query_params.multi_items():
-        if _DIGITS.match(value) and int(value) not in _INT64:
-            return _out_of_range_error(name)
-    body = _body(request)
-    if body:
-        try:
-            field = _big_int_path(msgspec.json.decode(body))
-        except (msgspec.DecodeError, UnicodeDecodeError, RecursionError):
-            field = None
+    """The error a client should see when a number it sent overflowed (``None``: none did).
+
+    Ids are BIGINT in some tables and INTEGER (32-bit on PostgreSQL) in others: the
+    culprit is the first number beyond 64 bits, else the first beyond 32 bits.
+    """
+    try:
+        document = msgspec.json.decode(body) if (body := _body(request)) else None
+    except (msgspec.DecodeError, UnicodeDecodeError, RecursionError):
+        document = None
+    for ints in (_INT64, _INT32):
+        for name, value in request.path_params.items():
+            if isinstance(value, int) and value not in ints:
+                return NotFoundError(f"No {name.removesuffix('_id')} has the id {value}.")
+        for name, text in request.query_params.multi_items():
+            if _DIGITS.match(text) and int(text) not in ints:
+                return _out_of_range_error(name)
+        field = _big_int_path(document, ints) if document is not None else None
         if field is not None:
             return _out_of_range_error(field)
     return None

@@ -50,6 +50,7 @@ def _signed_in(api: Api) -> tuple[int, str]:
     _, headers = api.user("fuzz")
     client = api.client
     r = client.post("/api/portfolios/", headers=headers, json={"name": "fuzz"})
+    assert r.status_code == 201, r.text
     pid = r.json()["id"]
     buy = {
         "portfolio": pid,
