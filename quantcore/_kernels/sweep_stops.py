@@ -119,11 +119,12 @@ def _row(
         last = min(end, n - 1)
         hit = n
         if sl == sl:
-            hit = hit_sl[slot[t], a_sl]
+            hit = int(hit_sl[slot[t], a_sl])
         if tp == tp:
-            hit = min(hit, hit_tp[slot[t], a_tp])
+            hit = min(hit, int(hit_tp[slot[t], a_tp]))
         if hit <= last:
-            price, _ = stop_price_nb(1, p, p, o[hit], h[hit], lo[hit], sl, tp, np.nan)
+            oh, hh, lh = float(o[hit]), float(h[hit]), float(lo[hit])
+            price, _ = stop_price_nb(1, p, p, oh, hh, lh, sl, tp, np.nan)
             u = hit
             slip = 0.0
         elif end < n:
