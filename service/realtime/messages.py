@@ -48,8 +48,9 @@ __all__ = [
 ]
 
 Symbol = Annotated[str, msgspec.Meta(min_length=1, max_length=32)]
-#: Ids are SQL BIGINTs: a larger number names no portfolio and is refused on decoding.
-PortfolioId = Annotated[int, msgspec.Meta(ge=1, le=2**63 - 1)]
+#: Portfolio ids are SQL INTEGERs (32-bit on PostgreSQL): a larger number names no
+#: portfolio and is refused on decoding (``invalid_message``), never sent to the database.
+PortfolioId = Annotated[int, msgspec.Meta(ge=1, le=2**31 - 1)]
 
 
 class _In(msgspec.Struct, tag_field="type", kw_only=True, forbid_unknown_fields=True):

@@ -166,3 +166,13 @@ def test_field_paths_use_one_style(api: Api) -> None:
     )
     body = _shape(r, 400)
     assert body["details"]["field"] == "asset_symbols[1]", body
+
+
+@pytest.mark.parametrize("big", [2**31, BIG, 10**30])
+def test_websocket_portfolio_ids_too_large_are_refused_on_decoding(big: int) -> None:
+    from service.realtime.messages import MessageError, decode
+
+    for kind in ("subscribe_portfolio", "unsubscribe_portfolio"):
+        with pytest.raises(MessageError) as exc:
+            decode(f'{{"type": "{kind}", "portfolio_id": {big}}}')
+        assert exc.value.code == "invalid_message"
