@@ -221,7 +221,14 @@ async def summary(
 async def calculate(
     db: Database, user_id: int, year: int, portfolio_id: int | None, reprocess: bool
 ) -> TaxCalculationRead:
-    """The stored summary for (year, portfolio), computed and stored when absent or ``reprocess``."""
+    """The summary of (year, portfolio), stored; never stale.
+
+    The figures are computed from the ledger on every call; the stored record is
+    returned as it is (``reprocessed`` false, same ``id`` and ``calculated_at``) only
+    while they equal it, else (or with ``reprocess``) it is rewritten. Records of a
+    deleted portfolio go with it (foreign key ``ON DELETE CASCADE``); the all-portfolio
+    record is recomputed without it.
+    """
     check_year(year)
     async with db.write() as s:
         if portfolio_id is not None:
@@ -235,13 +242,13 @@ async def calculate(
         record = (
             await s.execute(select(TaxRecord).where(*where).order_by(TaxRecord.id.desc()).limit(1))
         ).scalar_one_or_none()
-        if record is not None and not reprocess:
-            return TaxCalculationRead(
-                id=record.id, tax_year=year, portfolio_id=portfolio_id, reprocessed=False,
-                calculated_at=record.created_at, summary=msgspec.convert(record.summary, TaxSummaryRead),
-            )  # fmt: skip
         result = await summary(s, user_id, year, portfolio_id)
         payload = msgspec.to_builtins(result)
+        if record is not None and not reprocess and record.summary == payload:
+            return TaxCalculationRead(
+                id=record.id, tax_year=year, portfolio_id=portfolio_id, reprocessed=False,
+                calculated_at=record.created_at, summary=result,
+            )  # fmt: skip
         if record is None:
             record = TaxRecord(user_id=user_id, portfolio_id=portfolio_id, tax_year=year)
             s.add(record)

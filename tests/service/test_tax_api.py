@@ -343,20 +343,32 @@ def test_calculate_stores_and_reprocesses(api: Api) -> None:
         "transaction_date": "2025-08-01",
     }
     assert api.client.post("/api/transactions/", json=extra, headers=h).status_code == 201
-    stale = api.client.post(
+    # never stale: the ledger changed, so the stored figures are recomputed
+    fresh = api.client.post(
         "/api/tax/analytics/calculate/", json={"year": 2025, "portfolio_id": a}, headers=h
     ).json()
-    assert stale["summary"] == c1["summary"]
-    fresh = api.client.post(
-        "/api/tax/analytics/calculate/",
-        json={"year": 2025, "portfolio_id": a, "reprocess": True},
-        headers=h,
-    ).json()
     assert fresh["reprocessed"] is True and fresh["summary"] != c1["summary"]
+    assert fresh["id"] == c1["id"]  # the record is rewritten, not duplicated
     live = api.client.get(
         f"/api/tax/analytics/summary/?year=2025&portfolio_id={a}", headers=h
     ).json()
     assert fresh["summary"] == live
+    forced = api.client.post(
+        "/api/tax/analytics/calculate/",
+        json={"year": 2025, "portfolio_id": a, "reprocess": True},
+        headers=h,
+    ).json()
+    assert forced["reprocessed"] is True and forced["summary"] == live
+    # the all-portfolio record drops a deleted portfolio
+    b = _portfolio(api, h, LEDGER_A).pid
+    both = api.client.post("/api/tax/analytics/calculate/", json={"year": 2025}, headers=h).json()
+    assert api.client.delete(f"/api/portfolios/{b}/", headers=h).status_code == 204
+    after = api.client.post("/api/tax/analytics/calculate/", json={"year": 2025}, headers=h).json()
+    assert after["summary"] != both["summary"] and after["reprocessed"] is True
+    assert (
+        after["summary"]
+        == api.client.get("/api/tax/analytics/summary/?year=2025", headers=h).json()
+    )
     _, other = api.user()
     r = api.client.post(
         "/api/tax/analytics/calculate/", json={"year": 2025, "portfolio_id": a}, headers=other
