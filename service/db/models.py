@@ -186,7 +186,9 @@ class Transaction(Base):
 
 
 class Position(Base):
-    """Derived from the ledger: open quantity and cost basis (average-cost method)."""
+    """A cache of the ledger: the open lots' quantity and cost basis under the portfolio's
+    lot method, wash-sale adjustments included (re-derived by ``service.portfolios.derive``
+    in every ledger write)."""
 
     __tablename__ = "positions"
     __table_args__ = (UniqueConstraint("portfolio_id", "asset_id"),)
