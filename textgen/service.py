@@ -36,6 +36,7 @@ from textgen.backends.base import (
     Registry,
     RequestRejected,
     TextDelta,
+    TokenLogprob,
 )
 from textgen.conversations import ConversationService, conversation_id_of
 from textgen.errors import bad_request, not_found
@@ -56,7 +57,8 @@ __all__ = ["ResponseService", "Turn"]
 
 log = logging.getLogger("textgen")
 _MESSAGE_OVERHEAD = 3  # tokens of role framing per context entry
-_INCLUDABLE = frozenset({"reasoning.encrypted_content"})
+_LOGPROBS = "message.output_text.logprobs"
+_INCLUDABLE = frozenset({"reasoning.encrypted_content", _LOGPROBS})
 
 
 @dataclass(slots=True)
@@ -90,6 +92,12 @@ def _usage(input_tokens: int, finish: Finish) -> dict[str, Any]:
         "output_tokens_details": {"reasoning_tokens": finish.reasoning_tokens},
         "total_tokens": input_tokens + finish.output_tokens,
     }
+
+
+def _logprob(value: TokenLogprob) -> dict[str, Any]:
+    """OpenAI's logprob object (``bytes`` are the token's UTF-8 bytes)."""
+    return {"token": value.token, "logprob": value.logprob, "bytes": list(value.token.encode()),
+            "top_logprobs": [{"token": t, "logprob": lp, "bytes": list(t.encode())} for t, lp in value.top]}
 
 
 def _output_entries(output: list[dict[str, Any]]) -> list[dict[str, Any]]:
@@ -207,9 +215,12 @@ class ResponseService:
                 raise bad_request(f"Unsupported include value {value!r}; this server supports "
                                   f"{', '.join(sorted(_INCLUDABLE))}.", param=f"include[{i}]",
                                   code="unsupported_value")
-        if body.top_logprobs:  # a known parameter no backend can serve yet: say so, do not ignore it
-            raise bad_request("Token log-probabilities are not available from this server's models; omit "
-                              "'top_logprobs' or set it to 0.", param="top_logprobs", code="unsupported_value")
+            if value == _LOGPROBS and not info.logprobs:
+                raise bad_request(f"The model {info.id!r} does not report token log-probabilities.",
+                                  param=f"include[{i}]", code="unsupported_value")
+        if body.top_logprobs and not info.logprobs:  # never silently ignored
+            raise bad_request(f"The model {info.id!r} does not report token log-probabilities.",
+                              param="top_logprobs", code="unsupported_value")
         if body.background and not body.store:
             raise bad_request("Background mode requires 'store': true.", param="background",
                               code="invalid_value")
@@ -277,6 +288,8 @@ class ResponseService:
             temperature=1.0 if body.temperature is None else body.temperature,
             top_p=1.0 if body.top_p is None else body.top_p, seed=body.seed,
             constraint=constraint, tools=specs, tool_choice=choice,
+            logprobs=_LOGPROBS in (body.include or ()) or bool(body.top_logprobs),
+            top_logprobs=body.top_logprobs or 0,
         )
         try:
             backend.validate(request)
@@ -335,7 +348,8 @@ class ResponseService:
             },
             "safety_identifier": None, "service_tier": "default", "store": body.store,
             "temperature": turn.request.temperature, "text": turn.echo["text"],
-            "tool_choice": turn.echo["tool_choice"], "tools": turn.echo["tools"], "top_logprobs": 0,
+            "tool_choice": turn.echo["tool_choice"], "tools": turn.echo["tools"],
+            "top_logprobs": body.top_logprobs or 0,
             "top_p": turn.request.top_p, "truncation": body.truncation or "disabled", "usage": usage,
             "user": body.user, "metadata": body.metadata or {},
             "conversation": {"id": turn.conversation_id} if turn.conversation_id else None,
@@ -368,6 +382,7 @@ class ResponseService:
         output = turn.output
         item: dict[str, Any] | None = None
         chunks: list[str] = []
+        logprobs: list[dict[str, Any]] = []  # of the open message's text
         finish = Finish("stop", 0)
 
         def close(status: str) -> list[dict[str, Any]]:
@@ -384,11 +399,11 @@ class ResponseService:
                     event("response.output_item.done", output_index=index, item=item),
                 ]
             if item["type"] == "message":
-                part = {"type": "output_text", "text": text, "annotations": [], "logprobs": []}
+                part = {"type": "output_text", "text": text, "annotations": [], "logprobs": list(logprobs)}
                 item["content"] = [part]
                 return [
                     event("response.output_text.done", item_id=item["id"], output_index=index,
-                          content_index=0, text=text, logprobs=[]),
+                          content_index=0, text=text, logprobs=list(logprobs)),
                     event("response.content_part.done", item_id=item["id"], output_index=index,
                           content_index=0, part=part),
                     event("response.output_item.done", output_index=index, item=item),
@@ -413,7 +428,7 @@ class ResponseService:
                 if opens_message or opens_reasoning or isinstance(delta, FunctionCallStart):
                     for done in close("completed") if item is not None else ():
                         yield done
-                    chunks = []
+                    chunks, logprobs = [], []
                     if isinstance(delta, FunctionCallStart):
                         item = {"id": new_id("fc_"), "type": "function_call", "status": "in_progress",
                                 "call_id": new_id("call_"), "name": delta.name, "arguments": ""}
@@ -431,8 +446,10 @@ class ResponseService:
                                     part={"type": "output_text", "text": "", "annotations": [], "logprobs": []})
                 if isinstance(delta, TextDelta) and item is not None:
                     chunks.append(delta.text)
+                    fresh = [_logprob(lp) for lp in delta.logprobs]
+                    logprobs += fresh
                     yield event("response.output_text.delta", item_id=item["id"], output_index=len(output) - 1,
-                                content_index=0, delta=delta.text, logprobs=[])
+                                content_index=0, delta=delta.text, logprobs=fresh)
                 elif isinstance(delta, ReasoningDelta) and item is not None:
                     chunks.append(delta.text)
                     yield event("response.reasoning_text.delta", item_id=item["id"], output_index=len(output) - 1,

@@ -30,6 +30,7 @@ __all__ = [
     "Registry",
     "RequestRejected",
     "TextDelta",
+    "TokenLogprob",
     "chat_turns",
 ]
 
@@ -71,6 +72,8 @@ class ModelInfo:
         owned_by: Shown by ``GET /v1/models``.
         created: Unix time of the snapshot.
         accepts_images: ``False`` for a text-only model: an ``input_image`` is a 400.
+        logprobs: ``True`` when its text deltas carry :class:`TokenLogprob` values
+            (``include: ["message.output_text.logprobs"]`` is a 400 otherwise).
     """
 
     id: str
@@ -80,6 +83,7 @@ class ModelInfo:
     created: int = 0
     aliases: tuple[str, ...] = ()
     accepts_images: bool = True
+    logprobs: bool = False  # whether its TextDeltas carry token log-probabilities
 
 
 @dataclass(frozen=True, slots=True)
@@ -127,6 +131,8 @@ class GenerationRequest:
         constraint: When set, the text output must be JSON valid against it.
         tools: Function tools offered to the model.
         tool_choice: ``"auto"``, ``"none"``, ``"required"`` or a function name.
+        logprobs: Report each text token's log-probability (backends with ``info.logprobs``).
+        top_logprobs: How many most likely alternatives to report with each token (0-20).
     """
 
     messages: Sequence[ChatMessage]
@@ -137,13 +143,25 @@ class GenerationRequest:
     constraint: JsonConstraint | None = None
     tools: Sequence[FunctionSpec] = field(default_factory=tuple)
     tool_choice: str = "auto"
+    logprobs: bool = False
+    top_logprobs: int = 0
+
+
+@dataclass(frozen=True, slots=True)
+class TokenLogprob:
+    """One generated token, its natural-log probability, and the most likely alternatives."""
+
+    token: str
+    logprob: float
+    top: tuple[tuple[str, float], ...] = ()
 
 
 @dataclass(frozen=True, slots=True)
 class TextDelta:
-    """More text of the assistant message."""
+    """More text of the assistant message (with its tokens' log-probabilities when asked for)."""
 
     text: str
+    logprobs: tuple[TokenLogprob, ...] = ()
 
 
 @dataclass(frozen=True, slots=True)

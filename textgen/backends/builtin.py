@@ -36,6 +36,7 @@ from textgen.backends.base import (
     ModelInfo,
     RequestRejected,
     TextDelta,
+    TokenLogprob,
 )
 from textgen.backends.constrained import CompiledSchema, SchemaError, compile_schema, generate
 from textgen.backends.ngram import KneserNeyModel, sample_index
@@ -49,6 +50,7 @@ NGRAM_INFO = ModelInfo(
     aliases=("textgen-ngram",),
     context_window=8192,
     max_output_tokens=2048,
+    logprobs=True,
     owned_by="quantcore",
     created=1795305600,  # 2026-11-22T00:00:00Z
 )
@@ -70,12 +72,25 @@ class _Sampler:
         self.top_p = request.top_p
         self.cache = backend.cache_distribution(request.messages)
 
-    def next_id(self, u: int, v: int, allowed: np.ndarray, extra: np.ndarray | None = None) -> int:
+    def weights(self, u: int, v: int, extra: np.ndarray | None = None) -> np.ndarray:
+        """The next token's unnormalised weights: Kneser-Ney times the prompt cache boost."""
         p = self.model.distribution(u, v)
         cache = self.cache if extra is None else extra
-        if cache is not None:
-            p = p * (1.0 + _CACHE_BOOST * cache)
-        return sample_index(p, self.rng, temperature=self.temperature, top_p=self.top_p, allowed=allowed)
+        return p if cache is None else p * (1.0 + _CACHE_BOOST * cache)
+
+    def next_id(self, u: int, v: int, allowed: np.ndarray, extra: np.ndarray | None = None) -> int:
+        return sample_index(self.weights(u, v, extra), self.rng, temperature=self.temperature, top_p=self.top_p,
+                            allowed=allowed)
+
+    def logprob(self, u: int, v: int, allowed: np.ndarray, w: int, top: int, text: str) -> TokenLogprob:
+        """Log-probability of ``w``, emitted as ``text``, (and of the ``top`` likeliest words) in the
+        model's distribution over the allowed tokens, before temperature and top_p reshape it."""
+        p = np.where(allowed, self.weights(u, v), 0.0)
+        with np.errstate(divide="ignore"):
+            logp = np.log(p / p.sum())
+        best = np.argsort(-logp, kind="stable")[:top] if top else ()
+        vocab = self.model.vocab
+        return TokenLogprob(text, float(logp[w]), tuple((vocab[i], float(logp[i])) for i in best))
 
     def phrase(
         self, hint: str, rng: np.random.Generator, min_chars: int, max_chars: int | None
@@ -229,7 +244,7 @@ class NgramBackend:
             async for delta in self._json(schema, sampler, budget, TextDelta):
                 yield delta
         else:
-            async for delta in self._text(sampler, budget):
+            async for delta in self._text(sampler, budget, request):
                 yield delta
 
     async def _json(
@@ -250,7 +265,7 @@ class NgramBackend:
             await asyncio.sleep(0)
         yield Finish("stop", used)
 
-    async def _text(self, sampler: _Sampler, budget: int) -> AsyncIterator[Delta]:
+    async def _text(self, sampler: _Sampler, budget: int, request: GenerationRequest) -> AsyncIterator[Delta]:
         model = self.model
         u = v = model.bos
         previous: str | None = None
@@ -261,7 +276,9 @@ class NgramBackend:
                 yield Finish("stop", used)
                 return
             token = model.vocab[w]
-            yield TextDelta(join_piece(previous, token))
+            piece = join_piece(previous, token)
+            logprobs = (sampler.logprob(u, v, allowed, w, request.top_logprobs, piece),) if request.logprobs else ()
+            yield TextDelta(piece, logprobs)
             previous, u, v = token, v, w
             await asyncio.sleep(0)
         yield Finish("length", budget)
