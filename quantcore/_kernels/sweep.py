@@ -36,7 +36,9 @@ __all__ = [
     "OPT_TP",
     "OPT_TRAIL",
     "fast_path_applies_nb",
+    "flat_next_nb",
     "ma_table_nb",
+    "signal_row_nb",
     "sweep_general_nb",
     "sweep_ma_fast_nb",
     "sweep_nb",
@@ -144,6 +146,43 @@ def sweep_general_nb(
     return out
 
 
+@njit(cache=True)
+def flat_next_nb(entries: np.ndarray, exits: np.ndarray, both: bool) -> np.ndarray:
+    """``out[t]``: the next bar ``>= t`` whose signals a flat book acts on (``n`` if none).
+
+    An entry alone; with ``both`` (reversing), either signal alone. Length n + 1.
+    """
+    n = entries.shape[0]
+    nxt = np.empty(n + 1, dtype=np.int64)
+    nxt[n] = n
+    for t in range(n - 1, -1, -1):
+        acts = entries[t] != exits[t] if both else entries[t] and not exits[t]
+        nxt[t] = t if acts else nxt[t + 1]
+    return nxt
+
+
+@njit(cache=True)
+def signal_row_nb(
+    o: np.ndarray, h: np.ndarray, lo: np.ndarray, x: np.ndarray, fill: np.ndarray,
+    use_open: bool, entries: np.ndarray, exits: np.ndarray, nxt: np.ndarray, opt: np.ndarray,
+    init_cash: float, slippage: float, size_type: int, leverage: float, borrow_bar: float,
+    direction: int, integer_shares: bool, periods_per_year: float, out: np.ndarray,
+) -> None:  # fmt: skip
+    """One asset's signals under one option row: :func:`asset_bar_nb` on the bars that
+    matter (a flat stretch jumps to ``nxt``: its equity is constant), metrics into ``out``."""
+    n = x.shape[0]
+    pos, run = new_run_nb(init_cash)
+    t = nxt[0]
+    while t < n:
+        asset_bar_nb(
+            pos, run, t, o[t], h[t], lo[t], x[t], fill[t], entries[t], exits[t], use_open,
+            direction, opt[OPT_SL], opt[OPT_TP], opt[OPT_TRAIL], opt[OPT_TIME], opt[OPT_FEES],
+            slippage, size_type, opt[OPT_SIZE], leverage, borrow_bar, integer_shares,
+        )  # fmt: skip
+        t = t + 1 if pos[0] != 0.0 else nxt[t + 1]
+    finish_run_nb(pos, run, init_cash, n, periods_per_year, out)
+
+
 @njit(cache=True, parallel=True)
 def sweep_signals_nb(
     open_: np.ndarray,
@@ -168,36 +207,23 @@ def sweep_signals_nb(
     ``entries`` and ``exits`` are (n, k) signals acted on at each bar (shifted one
     bar for next-open fills); ``opts`` is (m, N_OPT). Row ``c * k + j`` of the
     (m * k, N_STATS) result is option row ``c`` on column ``j``, each column on its
-    own capital. A flat stretch is skipped to the next entry signal (its equity
-    is constant: no return, no drawdown), so a row costs the bars in a position.
+    own capital (:func:`signal_row_nb`), so a row costs the bars in a position.
     """
     m = opts.shape[0]
     n, k = close.shape
     out = np.empty((m * k, N_STATS))
     fill = open_ if use_open else close
-    # next bar >= t with a signal a flat book acts on (an entry alone; either, reversing)
-    both = direction == DIRECTION_BOTH
     nxt = np.empty((n + 1, k), dtype=np.int64)
     for j in range(k):
-        nxt[n, j] = n
-        for t in range(n - 1, -1, -1):
-            acts = entries[t, j] != exits[t, j] if both else entries[t, j] and not exits[t, j]
-            nxt[t, j] = t if acts else nxt[t + 1, j]
+        nxt[:, j] = flat_next_nb(entries[:, j], exits[:, j], direction == DIRECTION_BOTH)
     for task in prange(m * k):
         c = task // k
         j = task % k
-        opt = opts[c]
-        pos, run = new_run_nb(init_cash)
-        t = nxt[0, j]
-        while t < n:
-            asset_bar_nb(
-                pos, run, t, open_[t, j], high[t, j], low[t, j], close[t, j], fill[t, j],
-                entries[t, j], exits[t, j], use_open, direction, opt[OPT_SL], opt[OPT_TP],
-                opt[OPT_TRAIL], opt[OPT_TIME], opt[OPT_FEES], slippage, size_type,
-                opt[OPT_SIZE], leverage, borrow_bar, integer_shares,
-            )  # fmt: skip
-            t = t + 1 if pos[0] != 0.0 else nxt[t + 1, j]
-        finish_run_nb(pos, run, init_cash, n, periods_per_year, out[task])
+        signal_row_nb(
+            open_[:, j], high[:, j], low[:, j], close[:, j], fill[:, j], use_open,
+            entries[:, j], exits[:, j], nxt[:, j], opts[c], init_cash, slippage, size_type,
+            leverage, borrow_bar, direction, integer_shares, periods_per_year, out[task],
+        )  # fmt: skip
     return out
 
 

@@ -284,7 +284,7 @@ def _user_combos(grid: Mapping[str, Any]) -> tuple[list[dict[str, Any]], dict[st
 
 
 def _signal_sets(
-    strategy: Any, data: PriceData, closes: Any, grid: Mapping[str, Any]
+    strategy: Any, data: PriceData, closes: Any, grid: Mapping[str, Any], labels_only: bool
 ) -> tuple[list[tuple[np.ndarray, np.ndarray]] | Grid, dict[str, np.ndarray], int]:
     """Signals per strategy combination: a :class:`Grid` for a built-in (fused
     kernels make them), else the user function's ``(entries, exits)`` per combination."""
@@ -293,9 +293,13 @@ def _signal_sets(
         return g, g.labels, len(g)
     if not callable(strategy):
         raise ValueError(f"strategy must be a built-in name or a function, got {strategy!r}")
+    combos, labels = _user_combos(grid)
+    if labels_only:  # the fused kernel computes the signals
+        return [], labels, len(combos)
+    if _jitted(strategy):  # numba takes arrays, not pandas
+        closes = data.close[:, 0] if data.close.shape[1] == 1 else data.close
     from quantcore.backtest.engine import _as_signal
 
-    combos, labels = _user_combos(grid)
     n, k = data.close.shape
     sets = []
     for params in combos:
@@ -308,6 +312,40 @@ def _signal_sets(
         shape = (n, max(k, width)) if k == 1 else (n, k)
         sets.append((_as_signal(e, "entries", shape), _as_signal(x, "exits", shape)))
     return sets, labels, len(combos)
+
+
+def _jitted(strategy: Any) -> bool:
+    """Whether ``strategy`` is a numba ``@njit`` function (a CPU dispatcher)."""
+    from numba.core.registry import CPUDispatcher
+
+    return isinstance(strategy, CPUDispatcher)
+
+
+def _fused_user(
+    f: Any, data: PriceData, grid: Mapping[str, Any], table: np.ndarray, opts: EngineOptions
+) -> np.ndarray:
+    """A jitted strategy's rows from :func:`~quantcore._kernels.sweep_user.fused_kernel`."""
+    from quantcore._kernels.sweep_user import fused_kernel
+
+    combos, _ = _user_combos(grid)
+    names = tuple(grid)
+    try:
+        params = np.array([[float(c[n]) for n in names] for c in combos], dtype=np.float64)
+    except (TypeError, ValueError):
+        raise ValueError("a jitted strategy's parameters must be numbers") from None
+    params = params.reshape(len(combos), len(names))
+    kernel = fused_kernel(names)
+    o, h, lo, close = _arrays(data, opts)
+    init, slip, size_type, lev, borrow, direction, integer, ppy = _kernel_scalars(opts)
+    k = close.shape[1]
+    out = np.empty((params.shape[0] * table.shape[0] * k, len(SWEEP_METRICS)))
+    for j in range(k):
+        cols = [np.ascontiguousarray(a[:, j]) for a in (o, h, lo, close)]
+        out[j::k] = kernel(
+            f, *cols, opts.fill == "next_open", params, table, init, slip, size_type, lev,
+            borrow, direction, integer, ppy,
+        )  # fmt: skip
+    return out
 
 
 def _combine(
@@ -419,7 +457,8 @@ def sweep(
 
     parts = _price_parts(prices)
     data = load_prices(parts, opts.fill, allow_gaps=False, intrabar=options.intrabar)
-    sets, s_labels, m_s = _signal_sets(strategy, data, _closes(parts), strategy_grid)
+    fused = _jitted(strategy) and group == "column" and client is None
+    sets, s_labels, m_s = _signal_sets(strategy, data, _closes(parts), strategy_grid, fused)
     m_o = len(options)
     labels = _combine(s_labels, m_s, options.labels, m_o)
     w = data.wrapper
@@ -429,6 +468,9 @@ def sweep(
         assets = [w.name]
     else:
         assets = list(range(data.close.shape[1]))
+    if fused:
+        out = _fused_user(strategy, data, strategy_grid, options.table, opts)
+        return _frame(labels, m_s * m_o, assets, out)
     if isinstance(sets, Grid):
         code = get_strategy(strategy).code
         if client is None and m_o > 1:
