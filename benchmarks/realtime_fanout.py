@@ -92,6 +92,8 @@ def _start(data_dir: Path) -> tuple[subprocess.Popen[bytes], int, str]:
         "QC_RATE_LIMIT_REALTIME": "100000/minute",
         "QC_RATE_LIMIT_ANONYMOUS": "1000000/hour",
         "QC_REALTIME_TICK_SECONDS": "3600",
+        # every subscriber connects from 127.0.0.1: lift the per-IP connection cap
+        "QC_REALTIME_MAX_CONNECTIONS_PER_IP": "100000",
     }
     proc = subprocess.Popen(
         [sys.executable, "-m", "service", "serve", "--port", str(port), "--log-level", "warning"],
