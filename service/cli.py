@@ -10,7 +10,7 @@ import sys
 from collections.abc import Sequence
 from pathlib import Path
 
-from sqlalchemy import select
+from sqlalchemy import func, select
 
 from service.db import Database, migrate
 from service.db.models import User
@@ -129,9 +129,13 @@ def cmd_token(args: argparse.Namespace, settings: Settings) -> int:
         try:
             async with db.read() as s:
                 uid = (
-                    await s.execute(select(User.id).where(User.username == args.name))
+                    await s.execute(
+                        select(User.id).where(
+                            func.lower(User.username) == args.name.strip().lower()
+                        )
+                    )
                 ).scalar_one_or_none()
-            return None if uid is None else await create_token(db, uid)
+            return None if uid is None else await create_token(db, uid, settings.token_ttl)
         finally:
             await db.dispose()
 

@@ -268,3 +268,45 @@ def test_usernames_are_trimmed_and_case_insensitive(api: Api) -> None:
         with pytest.raises(ValidationError) as exc:
             api.call(create_user, api.db, bad, PASSWORD)
         assert exc.value.field == "username"
+
+
+def test_cli_token_honours_ttl_and_case_insensitive_names(
+    tmp_path: Any, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    import asyncio
+    import io
+
+    from sqlalchemy import select
+
+    from service.__main__ import main
+    from service.auth.identity import digest
+    from service.db import Database
+    from service.db.models import AuthToken
+    from service.settings import Settings
+
+    monkeypatch.setenv("QC_DATA_DIR", str(tmp_path))
+    monkeypatch.delenv("QC_DATABASE_URL", raising=False)
+    monkeypatch.setenv("QC_TOKEN_TTL", "600")
+    assert main(["migrate"]) == 0
+    monkeypatch.setattr("sys.stdin", io.StringIO("long enough password\n"))
+    assert main(["createuser", " Dave ", "--password-stdin"]) == 0
+    capsys.readouterr()
+    assert main(["token", "DAVE"]) == 0
+    token = capsys.readouterr().out.strip()
+    assert token.startswith("qct_")
+
+    async def expiry() -> dt.datetime | None:
+        db = Database(Settings.from_env().database)
+        try:
+            async with db.read() as s:
+                return (
+                    await s.execute(
+                        select(AuthToken.expires_at).where(AuthToken.key_hash == digest(token))
+                    )
+                ).scalar_one()
+        finally:
+            await db.dispose()
+
+    expires = asyncio.run(expiry())
+    assert expires is not None
+    assert dt.timedelta(seconds=590) < expires - dt.datetime.now(dt.UTC) <= dt.timedelta(minutes=10)
