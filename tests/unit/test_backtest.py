@@ -214,5 +214,6 @@ def test_public_surface() -> None:
 
     assert set(bt.__all__) == {
         "METRIC_NAMES", "STRATEGIES", "SWEEP_METRICS", "BacktestResult", "run", "run_strategy", "strategies", "sweep",
-    } | {"combinatorial_purged_splits", "purged_kfold"} & set(bt.__all__)  # fmt: skip
+        "combinatorial_purged_splits", "purged_kfold", "rebalance", "walk_forward", "WalkForwardResult",
+    }  # fmt: skip
     assert all(hasattr(bt, name) for name in bt.__all__)
