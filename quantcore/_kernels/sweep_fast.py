@@ -1,6 +1,6 @@
 """Fast path of the moving-average sweep: crossings scanned, trades accounted in O(log n).
 
-A long-only, all-in (``max_position_size >= 1``), fractional-share backtest filled
+A long-only, all-in (percent ``size >= 1``), fractional-share backtest filled
 at the close is worth ``c + q * p_t`` while in a position, where the cash residue
 ``c`` left by the entry is a few ulps of the equity: equity is proportional to the
 price. So a trade's interior bars need no simulation. With per-asset
