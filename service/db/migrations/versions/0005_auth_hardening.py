@@ -1,7 +1,7 @@
 """auth hardening: token expiry, API-key scopes, case-insensitive usernames
 
-Revision ID: 0006
-Revises: 0005 when present, else 0004
+Revision ID: 0005
+Revises: 0004
 Create Date: 2026-11-23 21:30:00
 
 Columns are added with ``op.add_column`` (no table rebuild on SQLite, so the
@@ -12,17 +12,13 @@ users already exist (merge or rename them first).
 
 from __future__ import annotations
 
-from pathlib import Path
-
 import sqlalchemy as sa
 from alembic import op
 
 from service.db.types import UTCDateTime
 
-revision = "0006"
-# 0005 (ledger rules) is written beside this one: chain onto it once it exists, so the
-# history keeps exactly one head whichever lands first.
-down_revision = "0005" if any(Path(__file__).parent.glob("0005_*.py")) else "0004"
+revision = "0005"
+down_revision = "0004"
 branch_labels = None
 depends_on = None
 
