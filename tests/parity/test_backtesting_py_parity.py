@@ -9,8 +9,8 @@ commission=0.002, finalize_trades=True)``, default cash 10,000):
   ``direction="both"`` (entries go long, exits go short, reversing).
 * Market orders fill at the next bar's open: ``fill="next_open"``.
 * A full-equity order buys ``int(cash / (open * (1 + commission)))`` units after
-  the reversal's close: our ``min(max_position_size * equity, cash)`` budget with
-  ``max_position_size=1`` and ``integer_shares=True``, and ``fees=commission``
+  the reversal's close: our ``min(size * equity, cash)`` budget with the default
+  ``size_type="percent"``, ``size=1`` and ``integer_shares=True``, and ``fees=commission``
   charged on entry and exit value (backtesting.py charges ``size * price * c`` at
   open and at close and nets both out of the trade's PnL, as we do).
 * ``finalize_trades=True`` closes the last trade at the last bar's open; we mark
@@ -105,3 +105,61 @@ def test_smacross_signals_match_crossover(goog: pd.DataFrame) -> None:
     down[1:] = (fast[:-1] > slow[:-1]) & (fast[1:] < slow[1:])
     np.testing.assert_array_equal(e.to_numpy(), up)
     np.testing.assert_array_equal(x.to_numpy(), down)
+
+
+def _sltp(sl: float, tp: float) -> type:
+    """Long-only SmaCross with a bracket: ``buy(sl=close (1 - sl), tp=close (1 + tp))``."""
+    from backtesting import Strategy
+    from backtesting.lib import crossover
+    from backtesting.test import SMA
+
+    class SmaCrossBracket(Strategy):
+        def init(self) -> None:
+            self.fast = self.I(SMA, self.data.Close, 10)
+            self.slow = self.I(SMA, self.data.Close, 20)
+
+        def next(self) -> None:
+            close = self.data.Close[-1]
+            if crossover(self.fast, self.slow) and not self.position:
+                self.buy(sl=close * (1 - sl), tp=close * (1 + tp))
+            elif crossover(self.slow, self.fast):
+                self.position.close()
+
+    return SmaCrossBracket
+
+
+@pytest.mark.parametrize(("sl", "tp"), [(0.03, 0.06), (0.05, 0.15), (0.02, 0.03)])
+def test_stop_loss_and_take_profit_equal_backtesting_py(
+    goog: pd.DataFrame, sl: float, tp: float
+) -> None:
+    """Where the semantics match: ``trade_on_close=True`` fills the entry at the signal
+    bar's close, so the bracket's levels are fractions of our order price and its
+    contingent orders are first checked on the next bar, as ours; a stop-market SL and
+    a limit TP fill at the level or at a gapping open, as ours."""
+    import warnings
+
+    from backtesting import Backtest
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        stats = Backtest(
+            goog, _sltp(sl, tp), commission=COMMISSION, trade_on_close=True, finalize_trades=True
+        ).run()
+    theirs = stats._trades
+    ours = run_strategy(
+        goog, "moving_average", short_window=10, long_window=20, fees=COMMISSION,
+        integer_shares=True, initial_capital=10_000.0, sl_stop=sl, tp_stop=tp,
+    )  # fmt: skip
+    tr = ours.trades
+    closed = tr["status"] == TRADE_CLOSED
+    assert len(tr) == len(theirs) > 20
+    n = int(closed.sum())
+    for a, b in [("EntryBar", "entry_idx"), ("ExitBar", "exit_idx"), ("Size", "size")]:
+        np.testing.assert_array_equal(theirs[a].to_numpy()[:n], tr[b][closed], err_msg=a)
+    for a, b in [("EntryPrice", "entry_price"), ("ExitPrice", "exit_price"), ("PnL", "pnl")]:
+        np.testing.assert_allclose(theirs[a].to_numpy()[:n], tr[b][closed], rtol=1e-9, err_msg=a)
+    # the bracket fired: exits at a level, not at a signal bar's close
+    close = goog["Close"].to_numpy()
+    assert (tr["exit_price"][closed] != close[tr["exit_idx"][closed]]).sum() >= 3
+    if n == len(tr):
+        np.testing.assert_allclose(ours.equity.iloc[-1], stats["Equity Final [$]"], rtol=1e-9)
