@@ -29,7 +29,7 @@ class Settings(msgspec.Struct, kw_only=True, frozen=True):
         host: Bind address of ``python -m textgen serve``.
         port: Port of ``python -m textgen serve``.
         models: Path of the model registry TOML (``TEXTGEN_MODELS``; see
-            :mod:`textgen.backends.registry_config`); empty serves the built-in model only.
+            :mod:`textgen.backends.registry_config`); empty serves the default model only.
     """
 
     database_url: str = ""
