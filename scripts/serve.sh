@@ -15,5 +15,5 @@ fi
 
 trap 'kill 0' EXIT INT TERM
 "$PY" -m textgen serve --host 127.0.0.1 --port "$TEXTGEN_PORT" &
-echo "Responses API on http://127.0.0.1:$TEXTGEN_PORT/v1   demo key: $(cat "$key_file")"
+echo "Responses API on http://127.0.0.1:$TEXTGEN_PORT/v1   demo key: $(cat "$key_file")   model: smollm2-135m-instruct (or TEXTGEN_MODELS)"
 "$PY" -m service serve --host 127.0.0.1 --port 8000
