@@ -6,9 +6,9 @@ never by the request that started it:
 - a stored response gets its row when it is created (``queued`` in background
   mode, else ``in_progress``) and is settled ``completed``, ``incomplete``,
   ``failed`` or ``cancelled`` before its terminal event is sent;
-- its streaming events are written to the store in small batches, so
-  ``GET /v1/responses/{id}?stream=true&starting_after=N`` on any instance
-  replays them and then follows the live ones (by polling the store);
+- a background response's streaming events are written to the store in small
+  batches, so ``GET /v1/responses/{id}?stream=true&starting_after=N`` on any
+  instance replays them and then follows the live ones (by polling the store);
 - a cancel marks the row ``cancelled``; the generating instance (this one or
   another one on the same database) notices it at its next poll and stops;
 - a foreground stream whose client disconnects keeps running to the end and is
@@ -112,7 +112,7 @@ class Runner:
 
         async def flush() -> None:
             nonlocal flushed
-            if stored and pending:
+            if stored and turn.body.background and pending:  # only background streams can be replayed
                 batch = pending[:]
                 pending.clear()
                 await self.store.add_events(turn.id, batch)
@@ -152,7 +152,8 @@ class Runner:
                 await self.service.conversations.append(turn.conversation_id, turn.project,
                                                         [*turn.input_items, *final["output"]])
             if turn.body.store:
-                await self.store.add_events(turn.id, pending)
+                if turn.body.background:
+                    await self.store.add_events(turn.id, pending)
                 pending.clear()
                 await self.store.settle_response(final, entries)
             return event
