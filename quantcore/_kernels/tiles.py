@@ -53,7 +53,9 @@ def load_tile(x, i0, j0, tile):  # type: ignore[no-untyped-def]
     n, k = x.shape
     r = min(TILE_ROWS, n - i0)
     c = min(TILE_COLS, k - j0)
-    tile[:r, :c] = x[i0 : i0 + r, j0 : j0 + c]
+    for j in range(c):  # down the columns of a column-major x
+        for i in range(r):
+            tile[uintp(i), uintp(j)] = x[uintp(i0 + i), uintp(j0 + j)]
     return r, c
 
 
