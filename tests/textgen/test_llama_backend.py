@@ -33,6 +33,7 @@ from textgen.backends.base import (
     TextDelta,
 )
 from textgen.backends.llama_cpp import LlamaCppBackend, Sampling
+from textgen.backends.llama_cpp_pool import cached_ids, common_prefix
 from textgen.backends.registry_config import (
     DEFAULT_MODEL_ALIAS,
     DEFAULT_MODEL_ID,
@@ -262,7 +263,7 @@ def test_generation_runs_off_the_event_loop_and_cancel_frees_the_context(
 
     monkeypatch.setattr(backend, "_run", spy)
     request = ask("Write a long story about a dragon.", max_output_tokens=400)
-    prompt_tokens = len(backend.tokenize_prompt(backend.render(request.messages)))
+    ids = backend.tokenize_prompt(backend.render(request.messages))
 
     async def main() -> int:
         stream = backend.generate(request)
@@ -271,10 +272,11 @@ def test_generation_runs_off_the_event_loop_and_cancel_frees_the_context(
         await stream.aclose()  # type: ignore[attr-defined]
         while backend.pool.free < len(backend.pool.contexts):
             await asyncio.sleep(0.01)  # the worker hands its context back when it sees the stop
-        return max(int(c.n_tokens) for c in backend.pool.contexts)
+        (used,) = [c for c in backend.pool.contexts if common_prefix(cached_ids(c), ids) == len(ids)]
+        return int(used.n_tokens)
 
     evaluated = asyncio.run(main())
     assert threads and all(name.startswith("llama-") for name in threads)
-    assert evaluated < prompt_tokens + 20  # stopped within a few tokens, not after 400
+    assert evaluated < len(ids) + 20  # stopped within a few tokens, not after 400
     finish = collect(backend, ask("Say hello.", max_output_tokens=4))[-1]  # the context serves the next request
     assert isinstance(finish, Finish)
