@@ -7,25 +7,35 @@ Nothing is added or subtracted incrementally: every write that can change lots (
 transaction created, edited or deleted, a lot method changed, a portfolio deleted)
 calls :func:`sync_positions` in its write transaction, which re-derives the touched
 assets' positions of all the user's portfolios (a purchase in one portfolio can wash
-a loss, and so move basis, in another) and rewrites the rows that differ. The rows
-stay, so readers (the per-user book, :mod:`service.portfolios.book`) keep their one
-integer version check; ``tests/service/test_ledger_positions.py`` proves the table
-equals the derivation for random ledgers entered in any order.
+a loss, and so move basis, in another) and rewrites the rows that differ.
+
+Only the touched assets are derived: the wash-sale rule joins a loss only to
+purchases of the same symbol (the service has no substantially-identical groups
+across symbols), so one symbol's lots depend on that symbol's rows alone and the
+per-symbol derivation equals the whole-ledger one
+(``tests/service/test_ledger_write_path.py`` checks it on random ledgers). A
+transaction write reads the symbol's rows once (:func:`read_ledger`), checks them
+with the change applied and derives the positions from the same rows with the
+written row in place (:meth:`SymbolLedger.changed`).
+
+The rows stay, so readers (the per-user book, :mod:`service.portfolios.book`) keep
+their one integer version check; ``tests/service/test_ledger_positions.py`` proves
+the table equals the derivation for random ledgers entered in any order.
 """
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Collection
-from decimal import Decimal
 
 from sqlalchemy import delete, select
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from quantcore.tax.lots import from_fixed
-from service.db.models import Asset, LedgerVersion, Portfolio, Position, utcnow
-from service.tax.ledger import load_ledger, split_symbol
+from service.db.models import Asset, LedgerVersion, Portfolio, Position, Transaction, utcnow
+from service.tax.ledger import LedgerRow, ledger_rows, match_rows, split_symbol
 
-__all__ = ["derived_positions", "lock_user_ledger", "sync_positions"]
+__all__ = ["SymbolLedger", "lock_user_ledger", "read_ledger", "row_of", "sync_positions"]
 
 
 async def lock_user_ledger(s: AsyncSession, user_id: int) -> None:
@@ -39,54 +49,96 @@ async def lock_user_ledger(s: AsyncSession, user_id: int) -> None:
     )
 
 
-async def derived_positions(
-    s: AsyncSession, user_id: int, asset_ids: Collection[int] | None = None
-) -> dict[tuple[int, int], tuple[Decimal, Decimal]]:
-    """``(portfolio_id, asset_id) -> (quantity, cost_basis)`` of the open lots, exact.
+@dataclasses.dataclass(frozen=True, slots=True)
+class SymbolLedger:
+    """The user's ledger rows of some assets (``None``: all) in all their portfolios."""
 
-    Only positions still held; ``asset_ids`` limits the assets (``None``: all).
-    """
-    ledger = await load_ledger(s, user_id, None, asset_ids=asset_ids)
-    if ledger is None or not ledger.symbols:
-        return {}
-    sym, qty, basis = ledger.position_totals()
-    names = [split_symbol(ledger.symbols[i]) for i in sym]
-    bare = {symbol for _, symbol in names}
-    found = await s.execute(select(Asset.symbol, Asset.id).where(Asset.symbol.in_(bare)))
-    ids = dict(found.tuples().all())
-    return {
-        (pid, ids[symbol]): (from_fixed(int(q)), from_fixed(int(b)))
-        for (pid, symbol), q, b in zip(names, qty, basis, strict=True)
-    }
+    methods: dict[int, str]  # portfolio id -> lot method
+    asset_ids: frozenset[int] | None
+    rows: list[LedgerRow]
+
+    def changed(self, *, drop: int | None = None, add: LedgerRow | None = None) -> SymbolLedger:
+        """The same ledger without row ``drop`` and with ``add`` (a row just written)."""
+        rows = [r for r in self.rows if r[0] != drop]
+        if add is not None:
+            rows.append(add)
+        return dataclasses.replace(self, rows=rows)
+
+
+async def read_ledger(
+    s: AsyncSession, user_id: int, asset_ids: Collection[int] | None
+) -> SymbolLedger:
+    """One read of the user's rows of ``asset_ids`` (``None``: every asset)."""
+    query = select(Portfolio.id, Portfolio.lot_method).where(Portfolio.user_id == user_id)
+    methods: dict[int, str] = dict((await s.execute(query)).tuples().all())
+    rows = await ledger_rows(s, list(methods), asset_ids) if methods else []
+    return SymbolLedger(methods, None if asset_ids is None else frozenset(asset_ids), rows)
+
+
+def row_of(txn: Transaction, symbol: str) -> LedgerRow:
+    """A transaction just written, as :func:`read_ledger` would read it."""
+    return (
+        txn.id, txn.portfolio_id, symbol, txn.transaction_date, txn.transaction_type,
+        txn.quantity, txn.price, txn.fees, txn.lot_id,
+    )  # fmt: skip
 
 
 async def sync_positions(
-    s: AsyncSession, user_id: int, asset_ids: Collection[int] | None = None
-) -> None:
+    s: AsyncSession,
+    user_id: int,
+    asset_ids: Collection[int] | None = None,
+    *,
+    ledger: SymbolLedger | None = None,
+) -> dict[tuple[int, int], Position]:
     """Rewrite the user's position rows of ``asset_ids`` (``None``: all) that differ from the ledger.
+
+    ``ledger``: the rows of exactly those assets as they now are (a write passes the
+    rows it read and checked, changed); read here when not given.
+    Returns the positions held after the sync, by ``(portfolio_id, asset_id)``.
 
     Raises:
         ValidationError: ``lot_method`` ``invalid`` when the ledger cannot be relieved
             (the write checks prevent it; this is the last guard).
     """
-    want = await derived_positions(s, user_id, asset_ids)
+    if ledger is None:
+        ledger = await read_ledger(s, user_id, asset_ids)
+    want: dict[tuple[int, str], tuple[int, int]] = {}
+    if ledger.rows:
+        lots = match_rows(ledger.rows, ledger.methods)
+        for i, q, b in zip(*lots.position_totals(), strict=True):
+            want[split_symbol(lots.symbols[i])] = (int(q), int(b))
     query = (
-        select(Position)
+        select(Position, Asset.symbol)
         .join(Portfolio, Portfolio.id == Position.portfolio_id)
+        .join(Asset, Asset.id == Position.asset_id)
         .where(Portfolio.user_id == user_id)
     )
     if asset_ids is not None:
         query = query.where(Position.asset_id.in_(list(asset_ids)))
     now = utcnow()
     stale: list[int] = []
-    for pos in (await s.execute(query)).scalars():
-        new = want.pop((pos.portfolio_id, pos.asset_id), None)
+    held: dict[tuple[int, int], Position] = {}
+    for pos, symbol in (await s.execute(query)).tuples():
+        new = want.pop((pos.portfolio_id, symbol), None)
         if new is None:
             stale.append(pos.id)
-        elif (pos.quantity, pos.cost_basis) != new:
-            pos.quantity, pos.cost_basis, pos.updated_at = new[0], new[1], now
+            continue
+        quantity, basis = from_fixed(new[0]), from_fixed(new[1])
+        if (pos.quantity, pos.cost_basis) != (quantity, basis):
+            pos.quantity, pos.cost_basis, pos.updated_at = quantity, basis, now
+        held[pos.portfolio_id, pos.asset_id] = pos
     if stale:
         await s.execute(delete(Position).where(Position.id.in_(stale)))
-    for (pid, aid), (q, b) in want.items():
-        s.add(Position(portfolio_id=pid, asset_id=aid, quantity=q, cost_basis=b, updated_at=now))
+    if want:
+        names = {symbol for _, symbol in want}
+        found = await s.execute(select(Asset.symbol, Asset.id).where(Asset.symbol.in_(names)))
+        ids = dict(found.tuples().all())
+        for (pid, symbol), (q, b) in want.items():
+            pos = Position(
+                portfolio_id=pid, asset_id=ids[symbol], quantity=from_fixed(q),
+                cost_basis=from_fixed(b), updated_at=now,
+            )  # fmt: skip
+            s.add(pos)
+            held[pid, pos.asset_id] = pos
     await s.flush()
+    return held

@@ -19,7 +19,9 @@ sell can name.
 from __future__ import annotations
 
 import dataclasses
-from collections.abc import Collection
+import datetime as dt
+from collections.abc import Collection, Iterable, Mapping
+from decimal import Decimal
 from typing import cast
 
 import pandas as pd
@@ -31,7 +33,7 @@ from service.db.models import Asset, Portfolio, Transaction
 from service.errors import ValidationError
 from service.transactions.lots import ledger_key
 
-__all__ = ["display", "load_ledger", "split_symbol"]
+__all__ = ["LedgerRow", "display", "ledger_rows", "load_ledger", "match_rows", "split_symbol"]
 
 
 def split_symbol(name: str) -> tuple[int, str]:
@@ -43,6 +45,64 @@ def split_symbol(name: str) -> tuple[int, str]:
 def display(ledger: LotLedger) -> LotLedger:
     """The ledger with bare symbols (for reports: ``"100 sh. AAPL"``)."""
     return dataclasses.replace(ledger, symbols=tuple(split_symbol(s)[1] for s in ledger.symbols))
+
+
+#: A ledger row as :func:`ledger_rows` reads it:
+#: ``(id, portfolio_id, symbol, date, type, quantity, price, fees, lot_id)``.
+LedgerRow = tuple[int, int, str, dt.date, str, Decimal, Decimal, Decimal, "int | None"]
+
+
+async def ledger_rows(
+    session: AsyncSession, portfolio_ids: Collection[int], asset_ids: Collection[int] | None
+) -> list[LedgerRow]:
+    """The rows of ``portfolio_ids`` (of ``asset_ids``; ``None``: all assets), any order."""
+    query = (
+        select(
+            Transaction.id,
+            Transaction.portfolio_id,
+            Asset.symbol,
+            Transaction.transaction_date,
+            Transaction.transaction_type,
+            Transaction.quantity,
+            Transaction.price,
+            Transaction.fees,
+            Transaction.lot_id,
+        )
+        .join(Asset, Asset.id == Transaction.asset_id)
+        .where(Transaction.portfolio_id.in_(list(portfolio_ids)))
+    )
+    if asset_ids is not None:
+        query = query.where(Transaction.asset_id.in_(list(asset_ids)))
+    return list((await session.execute(query)).tuples())
+
+
+def match_rows(rows: Iterable[LedgerRow], methods: Mapping[int, str]) -> LotLedger:
+    """One :func:`quantcore.tax.match_lots` call over ``rows`` (any order, any portfolios of
+    one user; ``methods``: each portfolio's lot method), symbols named ``"<pid>:<symbol>"``.
+
+    Raises:
+        ValidationError: ``lot_method`` ``invalid`` when ``quantcore`` cannot relieve the lots.
+    """
+    ordered = sorted(rows, key=lambda r: ledger_key(r[3], r[4], r[6], r[5], r[7], r[0]))
+    records = []
+    bare: dict[str, str] = {}
+    by_symbol: dict[str, LotMethod] = {}
+    for tid, pid, sym, day, kind, qty, price, fees, lot in ordered:
+        name = f"{pid}:{sym}"
+        if name not in bare:
+            bare[name] = sym
+            by_symbol[name] = cast(LotMethod, methods[pid])  # a Literal column
+        lot_name = str(tid) if kind == "buy" else (str(lot) if lot is not None else None)
+        records.append((name, day, kind, qty, price, fees, lot_name))
+    table = pd.DataFrame.from_records(
+        records, columns=["symbol", "date", "type", "quantity", "price", "fees", "lot_id"]
+    )
+    try:
+        return match_lots(table, method=by_symbol, substantially_identical=bare)
+    except ValueError as exc:
+        raise ValidationError(
+            "lot_method", "invalid", f"The ledger cannot be matched: {exc}"
+        ) from None
 
 
 async def load_ledger(
@@ -68,46 +128,7 @@ async def load_ledger(
     methods: dict[int, str] = dict((await session.execute(query)).tuples().all())
     if not methods or (portfolio_id is not None and portfolio_id not in methods):
         return None
-    query_rows = (
-        select(
-            Transaction.id,
-            Transaction.portfolio_id,
-            Asset.symbol,
-            Transaction.transaction_date,
-            Transaction.transaction_type,
-            Transaction.quantity,
-            Transaction.price,
-            Transaction.fees,
-            Transaction.lot_id,
-        )
-        .join(Asset, Asset.id == Transaction.asset_id)
-        .where(Transaction.portfolio_id.in_(list(methods)))
-    )
-    if asset_ids is not None:
-        query_rows = query_rows.where(Transaction.asset_id.in_(list(asset_ids)))
-    rows = sorted(
-        (await session.execute(query_rows)).tuples(),
-        key=lambda r: ledger_key(r[3], r[4], r[6], r[5], r[7], r[0]),
-    )
-    records = []
-    bare: dict[str, str] = {}
-    by_symbol: dict[str, LotMethod] = {}
-    for tid, pid, sym, day, kind, qty, price, fees, lot in rows:
-        name = f"{pid}:{sym}"
-        if name not in bare:
-            bare[name] = sym
-            by_symbol[name] = cast(LotMethod, methods[pid])  # a Literal column
-        lot_name = str(tid) if kind == "buy" else (str(lot) if lot is not None else None)
-        records.append((name, day, kind, qty, price, fees, lot_name))
-    table = pd.DataFrame.from_records(
-        records, columns=["symbol", "date", "type", "quantity", "price", "fees", "lot_id"]
-    )
-    try:
-        ledger = match_lots(table, method=by_symbol, substantially_identical=bare)
-    except ValueError as exc:
-        raise ValidationError(
-            "lot_method", "invalid", f"The ledger cannot be matched: {exc}"
-        ) from None
+    ledger = match_rows(await ledger_rows(session, list(methods), asset_ids), methods)
     if portfolio_id is None:
         return ledger
-    return ledger.only({name for name in bare if split_symbol(name)[0] == portfolio_id})
+    return ledger.only({name for name in ledger.symbols if split_symbol(name)[0] == portfolio_id})

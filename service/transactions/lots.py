@@ -23,7 +23,7 @@ from __future__ import annotations
 
 import datetime as dt
 from collections import OrderedDict
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from decimal import Decimal
 
@@ -171,41 +171,29 @@ async def named_lot(
     return buy
 
 
-async def check_ledger(
-    s: AsyncSession,
-    portfolio_id: int,
-    asset_id: int,
+def check_ledger(
+    rows: Iterable[LotRow],
     *,
     add: LotRow | None = None,
     drop: int | None = None,
     action: str = "This change",
 ) -> None:
-    """Refuse a write that would leave the (portfolio, asset) ledger unrelievable.
+    """Refuse a write that would leave a (portfolio, asset) ledger unrelievable.
 
-    ``add`` is the row written (``id`` None for a new row; an edited row keeps its id),
-    ``drop`` the id of a row removed (an edit drops the old version and adds the new).
-    Call it inside the write transaction, after the portfolio lock, before writing.
+    ``rows`` are that ledger's rows as read in the write transaction (after the
+    portfolio lock, before writing), in any order; ``add`` is the row written (``id``
+    None for a new row; an edited row keeps its id), ``drop`` the id of a row removed
+    (an edit drops the old version and adds the new).
 
     Raises:
         ValidationError: ``quantity`` ``insufficient_quantity``: with ``held`` (shares
             the written row could take: of its lot, or of all lots) and ``lot_id``, or
             with the ``transaction_id`` of another row the change would leave short.
     """
-    result = await s.execute(
-        select(
-            Transaction.id,
-            Transaction.transaction_type,
-            Transaction.quantity,
-            Transaction.transaction_date,
-            Transaction.lot_id,
-            Transaction.price,
-            Transaction.fees,
-        ).where(Transaction.portfolio_id == portfolio_id, Transaction.asset_id == asset_id)
-    )
-    rows = [LotRow(*r) for r in result.tuples() if r[0] != drop]
+    kept = [r for r in rows if r.id != drop]
     if add is not None:
-        rows.append(add)
-    short = first_shortfall(sorted(rows, key=_key))
+        kept.append(add)
+    short = first_shortfall(sorted(kept, key=_key))
     if short is None:
         return
     row = short.row

@@ -4,7 +4,8 @@ A write (create, edit, delete) locks the portfolio (``SELECT ... FOR UPDATE`` on
 PostgreSQL; the SQLite write transaction is ``BEGIN IMMEDIATE``) and the user's
 ledger, checks the symbol's whole ledger with the change applied
 (:func:`service.transactions.lots.check_ledger`), writes the row and re-derives the
-positions from the ledger (:mod:`service.portfolios.derive`), all in one transaction:
+positions of that symbol from the same rows, read once (:mod:`service.portfolios.derive`),
+all in one transaction:
 two concurrent writes can never both spend the same shares, and a crash leaves
 either everything or nothing.
 
@@ -143,14 +144,13 @@ async def _asset(s: AsyncSession, symbol: str) -> Asset:
     return asset
 
 
-async def _position(s: AsyncSession, portfolio_id: int, asset_id: int) -> Position | None:
-    return (
-        await s.execute(
-            select(Position).where(
-                Position.portfolio_id == portfolio_id, Position.asset_id == asset_id
-            )
-        )
-    ).scalar_one_or_none()
+def _lot_rows(ledger: derive.SymbolLedger, portfolio_id: int, symbol: str) -> list[lots.LotRow]:
+    """The rows of one (portfolio, asset) of ``ledger``, as the check reads them."""
+    return [
+        lots.LotRow(tid, kind, qty, day, lot, price, fees)
+        for tid, pid, sym, day, kind, qty, price, fees, lot in ledger.rows
+        if pid == portfolio_id and sym == symbol
+    ]
 
 
 def _row(entry: LedgerEntry, row_id: int | None) -> lots.LotRow:
@@ -186,10 +186,9 @@ async def record(
         asset = await _asset(s, entry.symbol)
         if entry.lot_id is not None:
             await lots.named_lot(s, user_id, portfolio.id, asset.id, entry.lot_id, entry.date)
-        await lots.check_ledger(
-            s,
-            portfolio.id,
-            asset.id,
+        ledger = await derive.read_ledger(s, user_id, [asset.id])
+        lots.check_ledger(
+            _lot_rows(ledger, portfolio.id, asset.symbol),
             add=_row(entry, None),
             action=f"Recording this {entry.kind} on {entry.date}",
         )
@@ -208,9 +207,10 @@ async def record(
         s.add(txn)
         portfolio.updated_at = now
         await s.flush()
-        await derive.sync_positions(s, user_id, [asset.id])
-        position = await _position(s, portfolio.id, asset.id)
-    return txn, asset, position
+        held = await derive.sync_positions(
+            s, user_id, [asset.id], ledger=ledger.changed(add=derive.row_of(txn, asset.symbol))
+        )
+    return txn, asset, held.get((portfolio.id, asset.id))
 
 
 async def _owned_txn(s: AsyncSession, user_id: int, txn_id: int) -> Transaction:
@@ -270,14 +270,21 @@ async def update(
             )  # fmt: skip
         action = f"Changing transaction {txn.id}"
         new_row = _row(entry, txn.id)
-        if (portfolio.id, asset.id) == (txn.portfolio_id, txn.asset_id):
-            await lots.check_ledger(
-                s, portfolio.id, asset.id, add=new_row, drop=txn.id, action=action
-            )
-        else:
-            await lots.check_ledger(s, txn.portfolio_id, txn.asset_id, drop=txn.id, action=action)
-            await lots.check_ledger(s, portfolio.id, asset.id, add=new_row, action=action)
         touched = {txn.asset_id, asset.id}
+        ledger = await derive.read_ledger(s, user_id, touched)
+        old_symbol = next(r[2] for r in ledger.rows if r[0] == txn.id)
+        if (portfolio.id, asset.id) == (txn.portfolio_id, txn.asset_id):
+            lots.check_ledger(
+                _lot_rows(ledger, portfolio.id, asset.symbol),
+                add=new_row, drop=txn.id, action=action,
+            )  # fmt: skip
+        else:
+            lots.check_ledger(
+                _lot_rows(ledger, txn.portfolio_id, old_symbol), drop=txn.id, action=action
+            )
+            lots.check_ledger(
+                _lot_rows(ledger, portfolio.id, asset.symbol), add=new_row, action=action
+            )
         now = utcnow()
         txn.portfolio_id = portfolio.id
         txn.asset_id = asset.id
@@ -289,7 +296,10 @@ async def update(
         txn.lot_id = entry.lot_id
         old_portfolio.updated_at = portfolio.updated_at = now
         await s.flush()
-        await derive.sync_positions(s, user_id, touched)
+        await derive.sync_positions(
+            s, user_id, touched,
+            ledger=ledger.changed(drop=txn.id, add=derive.row_of(txn, asset.symbol)),
+        )  # fmt: skip
     return txn, asset
 
 
@@ -311,15 +321,18 @@ async def remove(db: Database, user_id: int, txn_id: int) -> None:
                 f"Transaction {txn.id} is the lot of sell(s) {users}; delete or change those first.",
                 transaction_ids=users,
             )  # fmt: skip
-        await lots.check_ledger(
-            s, txn.portfolio_id, txn.asset_id, drop=txn.id,
+        asset_id = txn.asset_id
+        ledger = await derive.read_ledger(s, user_id, [asset_id])
+        symbol = next(r[2] for r in ledger.rows if r[0] == txn.id)
+        lots.check_ledger(
+            _lot_rows(ledger, txn.portfolio_id, symbol), drop=txn.id,
             action=f"Deleting transaction {txn.id}",
         )  # fmt: skip
-        asset_id = txn.asset_id
+        dropped = txn.id
         await s.delete(txn)
         portfolio.updated_at = utcnow()
         await s.flush()
-        await derive.sync_positions(s, user_id, [asset_id])
+        await derive.sync_positions(s, user_id, [asset_id], ledger=ledger.changed(drop=dropped))
 
 
 def transaction_read(txn: Transaction, asset: Asset) -> TransactionRead:
