@@ -68,9 +68,18 @@ class EngineOptions:
     direction: str = "long"
     integer_shares: bool = False
     periods_per_year: float = 252.0
+    max_position_size: float | None = None
 
     def __post_init__(self) -> None:
         check_positive(self.initial_capital, "initial_capital")
+        if self.max_position_size is not None:
+            # The original name of the percent size: kept so that existing code runs unchanged.
+            mps = check_positive(self.max_position_size, "max_position_size")
+            if mps > 1.0:
+                raise ValueError(f"max_position_size must be in (0, 1], got {mps!r}")
+            if self.size_type != "percent" or (self.size is not None and self.size != mps):
+                raise ValueError("max_position_size is the percent size: give it or size, not both")
+            object.__setattr__(self, "size", mps)
         for name in ("fees", "slippage"):
             v = check_positive(getattr(self, name), name, allow_zero=True)
             if v >= 1.0:
@@ -359,6 +368,7 @@ def run(
     integer_shares: bool = False,
     benchmark: Any = None,
     periods_per_year: float = 252,
+    max_position_size: float | None = None,
 ) -> BacktestResult:
     """Backtest entry and exit signals on one or several assets sharing one cash pool.
 
@@ -407,6 +417,8 @@ def run(
         Benchmark prices on the same bars, for ``benchmark_return``, ``alpha``, ``beta``.
     periods_per_year : float, default 252
         Bars per year, for the annualized metrics.
+    max_position_size : float, optional
+        The earlier name of the ``"percent"`` size, in (0, 1]; same as ``size``.
 
     Returns
     -------
@@ -442,6 +454,7 @@ def run(
     opts = EngineOptions(
         initial_capital, fees, slippage, size_type, size, leverage, borrow_rate, sl_stop,
         tp_stop, trail_stop, time_stop, fill, direction, integer_shares, periods_per_year,
+        max_position_size,
     )  # fmt: skip
     data = load_prices(prices, opts.fill, intrabar=opts.has_stops)
     shape = data.close.shape
