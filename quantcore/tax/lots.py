@@ -25,6 +25,7 @@ _METHODS = {"fifo": _k.FIFO, "lifo": _k.LIFO, "hifo": _k.HIFO, "specific": _k.SP
 _KINDS = {"buy": _k.BUY, "sell": _k.SELL, "dividend": _k.DIVIDEND}
 _REQUIRED = ("symbol", "date", "type", "quantity", "price")
 _MAX_FIXED = 9.2e10  # |value| limit so that value * 1e8 fits in int64
+_MAX_DECIMAL = Decimal(int(_MAX_FIXED))
 _EPOCH = np.datetime64("1970-01-01", "D")
 
 
@@ -87,8 +88,8 @@ def _fixed_column(df: pd.DataFrame, name: str, *, default: float | None = None) 
                 out[i] = 0
                 continue
             try:
-                d = Decimal(str(v))
-                if not d.is_finite() or abs(d) >= Decimal(int(_MAX_FIXED)):
+                d = v if type(v) is Decimal else Decimal(str(v))
+                if not d.is_finite() or abs(d) >= _MAX_DECIMAL:
                     raise InvalidOperation
             except (InvalidOperation, ValueError):
                 raise ValueError(f"{_label(df, i)}: {name} must be a finite number, got {v!r}") from None
@@ -503,7 +504,9 @@ def match_lots(
     n_groups = int(enc.groups.max()) + 1 if enc.groups.size else 0
     order = np.argsort(enc.groups, kind="stable")
     group_start = np.searchsorted(enc.groups[order], np.arange(n_groups + 1)).astype(np.int64)
-    realized, open_lots, divs, status = _k.match_lots_nb(
+    # one group (e.g. one symbol) has nothing to spread over threads: skip waking the pool
+    kernel = _k.match_lots_nb if n_groups > 1 else _k.match_lots_seq_nb
+    realized, open_lots, divs, status = kernel(
         enc.sym, enc.day, enc.kind, enc.qty, enc.price, enc.fee, enc.lot_ref,
         enc.groups, group_start, order.astype(np.int64), _method_codes(enc.methods), bool(wash_sales),
         WASH_SALE_WINDOW_DAYS,
