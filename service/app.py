@@ -148,7 +148,7 @@ def create_app(
             "market": Provide(provide_market),
             "resources": Provide(provide_resources),
         },
-        exception_handlers=exception_handlers,  # type: ignore[arg-type]
+        exception_handlers=exception_handlers,
         lifespan=[lifespan],
         openapi_config=_openapi(),
         cors_config=cors,

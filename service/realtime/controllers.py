@@ -25,7 +25,7 @@ __all__ = ["RealtimeController", "request_scheme"]
 
 
 def _realtime(request: Request[Any, Any, Any]) -> Realtime:
-    return request.app.state.realtime  # type: ignore[no-any-return]
+    return request.app.state.realtime
 
 
 def request_scheme(
