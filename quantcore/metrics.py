@@ -40,6 +40,7 @@ __all__ = [
     "information_ratio",
     "omega_ratio",
     "probability_of_backtest_overfitting",
+    "rolling_sharpe",
     "sharpe_ratio",
     "sortino_ratio",
     "stability_of_timeseries",
@@ -431,3 +432,6 @@ def summary(
         return pd.Series(table[:, 0], index=pd.Index(chosen), name=w.name)
     columns = w.columns if w.columns is not None else pd.RangeIndex(x.shape[1])
     return pd.DataFrame(table, index=pd.Index(chosen), columns=columns)
+
+
+from quantcore.rolling import rolling_sharpe  # noqa: E402

@@ -35,6 +35,8 @@ __all__ = [
     "correlation",
     "downside_deviation",
     "expected_shortfall",
+    "rolling_beta",
+    "rolling_volatility",
     "tracking_error",
     "value_at_risk",
     "volatility",
@@ -431,3 +433,6 @@ def tracking_error(
     ppy = check_positive(periods_per_year, "periods_per_year")
     dd = check_int(ddof, "ddof", minimum=0)
     return w.wrap_reduced(run(active_risk_nb, x, b, ppy, dd)[0])
+
+
+from quantcore.rolling import rolling_beta, rolling_volatility  # noqa: E402

@@ -19,13 +19,13 @@ CONTRACT: dict[str, set[str]] = {
     },
     "risk": {
         "volatility", "value_at_risk", "expected_shortfall", "beta", "alpha",
-        "correlation", "downside_deviation", "tracking_error",
+        "correlation", "downside_deviation", "tracking_error", "rolling_volatility", "rolling_beta",
     },
     "drawdown": {"drawdown_series", "max_drawdown", "drawdown_periods"},
     "metrics": {
         "sharpe_ratio", "sortino_ratio", "calmar_ratio", "omega_ratio", "information_ratio",
         "stability_of_timeseries", "tail_ratio", "summary",
-        "probability_of_backtest_overfitting", "deflated_sharpe_ratio",
+        "probability_of_backtest_overfitting", "deflated_sharpe_ratio", "rolling_sharpe",
     },
     "indicators": {
         "sma", "ema", "wma", "rsi", "macd", "bollinger_bands", "atr", "stochastic", "obv",

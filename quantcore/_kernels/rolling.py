@@ -1,0 +1,208 @@
+"""Rolling-window kernels: volatility, Sharpe ratio and beta over a sliding window.
+
+Each kernel walks the rows of a block of columns and keeps per-column running
+moments, updated Welford-style as a row enters and the row ``window`` back
+leaves. The block is ``TILE_COLS`` columns wide for a C-ordered panel (so each
+row of the block is one contiguous read) and one column for a Fortran-ordered
+one (a contiguous column); the arithmetic per column is the same in both, so
+the results are bit-identical. Rounding drift of the add/remove updates is
+bounded by restarting the moments from scratch every ``window`` rows.
+
+A window holding a NaN or an infinity gives NaN. A window of equal values has
+exactly zero dispersion (tracked as a run of equal values, so a rounding
+residue of the updates cannot turn into a huge ratio).
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+from numba import njit, prange
+
+from quantcore._kernels.risk import _TINY_VARIANCE
+from quantcore._kernels.tiles import TILE_COLS, row_major
+
+__all__ = ["rolling_beta_nb", "rolling_moments_nb"]
+
+#: ``rolling_moments_nb`` modes.
+VOLATILITY = 0
+SHARPE = 1
+
+
+@njit(cache=True)
+def _block_width(x):  # type: ignore[no-untyped-def]
+    return TILE_COLS if row_major(x) else 1
+
+
+@njit(cache=True)
+def _is_restart(t, window):  # type: ignore[no-untyped-def]
+    """Rows where the moments are rebuilt from the whole window instead of updated."""
+    return (t - (window - 1)) % window == 0
+
+
+@njit(cache=True, parallel=True)
+def rolling_moments_nb(x, window, shift, ppy, ddof, mode):  # type: ignore[no-untyped-def]
+    """Rolling volatility (``mode`` 0) or Sharpe ratio (``mode`` 1) of each column.
+
+    ``shift`` is subtracted from every value first (the per-period risk-free
+    rate of the Sharpe ratio). Rows before ``window - 1`` are NaN.
+    """
+    n, k = x.shape
+    out = np.empty((n, k))
+    bw = _block_width(x)
+    blocks = (k + bw - 1) // bw
+    scale = math.sqrt(ppy)
+    for blk in prange(blocks):
+        j0 = blk * bw
+        j1 = min(k, j0 + bw)
+        c = j1 - j0
+        cnt = np.zeros(c)
+        mean = np.zeros(c)
+        m2 = np.zeros(c)
+        bad = np.zeros(c, dtype=np.int64)
+        run = np.zeros(c, dtype=np.int64)
+        prev = np.full(c, np.nan)
+        for t in range(n):
+            for jj in range(c):
+                v = x[t, j0 + jj]
+                run[jj] = run[jj] + 1 if v == prev[jj] else 1
+                prev[jj] = v
+            if t < window - 1:
+                for jj in range(c):
+                    out[t, j0 + jj] = np.nan
+                continue
+            if _is_restart(t, window):
+                cnt[:] = 0.0
+                mean[:] = 0.0
+                m2[:] = 0.0
+                bad[:] = 0
+                for s in range(t - window + 1, t + 1):
+                    for jj in range(c):
+                        v = x[s, j0 + jj] - shift
+                        if not np.isfinite(v):
+                            bad[jj] += 1
+                        else:
+                            cnt[jj] += 1.0
+                            d = v - mean[jj]
+                            mean[jj] += d / cnt[jj]
+                            m2[jj] += d * (v - mean[jj])
+            else:
+                for jj in range(c):
+                    v = x[t - window, j0 + jj] - shift
+                    if not np.isfinite(v):
+                        bad[jj] -= 1
+                    elif cnt[jj] <= 1.0:
+                        cnt[jj] = 0.0
+                        mean[jj] = 0.0
+                        m2[jj] = 0.0
+                    else:
+                        cnt[jj] -= 1.0
+                        d = v - mean[jj]
+                        mean[jj] -= d / cnt[jj]
+                        m2[jj] -= d * (v - mean[jj])
+                    v = x[t, j0 + jj] - shift
+                    if not np.isfinite(v):
+                        bad[jj] += 1
+                    else:
+                        cnt[jj] += 1.0
+                        d = v - mean[jj]
+                        mean[jj] += d / cnt[jj]
+                        m2[jj] += d * (v - mean[jj])
+            for jj in range(c):
+                if bad[jj] > 0:
+                    out[t, j0 + jj] = np.nan
+                    continue
+                ss = 0.0 if run[jj] >= window else max(m2[jj], 0.0)
+                if mode == VOLATILITY:
+                    out[t, j0 + jj] = math.sqrt(ss / (window - ddof)) * scale
+                elif ss == 0.0:
+                    out[t, j0 + jj] = np.nan
+                else:
+                    out[t, j0 + jj] = mean[jj] / math.sqrt(ss / (window - 1)) * scale
+    return out
+
+
+@njit(cache=True, parallel=True)
+def rolling_beta_nb(x, b, window):  # type: ignore[no-untyped-def]
+    """Rolling OLS slope of each column of ``x`` on ``b`` (one column or one per column).
+
+    Rows before ``window - 1`` are NaN; so is a window whose benchmark variance
+    (ddof 0) is below empyrical's 1e-30.
+    """
+    n, k = x.shape
+    shared = b.shape[1] == 1
+    out = np.empty((n, k))
+    bw = _block_width(x)
+    blocks = (k + bw - 1) // bw
+    for blk in prange(blocks):
+        j0 = blk * bw
+        j1 = min(k, j0 + bw)
+        c = j1 - j0
+        cnt = np.zeros(c)
+        mx = np.zeros(c)
+        mb = np.zeros(c)
+        mbb = np.zeros(c)
+        cxb = np.zeros(c)
+        bad = np.zeros(c, dtype=np.int64)
+        run = np.zeros(c, dtype=np.int64)
+        prev = np.full(c, np.nan)
+        for t in range(n):
+            for jj in range(c):
+                v = b[t, 0 if shared else j0 + jj]
+                run[jj] = run[jj] + 1 if v == prev[jj] else 1
+                prev[jj] = v
+            if t < window - 1:
+                for jj in range(c):
+                    out[t, j0 + jj] = np.nan
+                continue
+            if _is_restart(t, window):
+                cnt[:] = 0.0
+                mx[:] = 0.0
+                mb[:] = 0.0
+                mbb[:] = 0.0
+                cxb[:] = 0.0
+                bad[:] = 0
+                first = t - window + 1
+            else:
+                first = t
+                for jj in range(c):
+                    u = x[t - window, j0 + jj]
+                    v = b[t - window, 0 if shared else j0 + jj]
+                    if not (np.isfinite(u) and np.isfinite(v)):
+                        bad[jj] -= 1
+                    elif cnt[jj] <= 1.0:
+                        cnt[jj] = 0.0
+                        mx[jj] = 0.0
+                        mb[jj] = 0.0
+                        mbb[jj] = 0.0
+                        cxb[jj] = 0.0
+                    else:
+                        cnt[jj] -= 1.0
+                        dx = u - mx[jj]
+                        db = v - mb[jj]
+                        mx[jj] -= dx / cnt[jj]
+                        mb[jj] -= db / cnt[jj]
+                        cxb[jj] -= (u - mx[jj]) * db
+                        mbb[jj] -= (v - mb[jj]) * db
+            for s in range(first, t + 1):
+                for jj in range(c):
+                    u = x[s, j0 + jj]
+                    v = b[s, 0 if shared else j0 + jj]
+                    if not (np.isfinite(u) and np.isfinite(v)):
+                        bad[jj] += 1
+                    else:
+                        cnt[jj] += 1.0
+                        dx = u - mx[jj]
+                        mx[jj] += dx / cnt[jj]
+                        db = v - mb[jj]
+                        mb[jj] += db / cnt[jj]
+                        cxb[jj] += dx * (v - mb[jj])
+                        mbb[jj] += db * (v - mb[jj])
+            for jj in range(c):
+                vb = 0.0 if run[jj] >= window else max(mbb[jj], 0.0)
+                if bad[jj] > 0 or vb / window < _TINY_VARIANCE:
+                    out[t, j0 + jj] = np.nan
+                else:
+                    out[t, j0 + jj] = cxb[jj] / vb
+    return out
