@@ -4,7 +4,8 @@
 
 1. One transaction written into a portfolio that already holds 5,000 ledger rows,
    SQLite under a temporary directory, through ``service.transactions.services.record``
-   (lock, whole-symbol ledger check, insert, positions re-derived from the ledger):
+   (lock, one read of the symbol's rows in all the user's portfolios, whole-symbol
+   ledger check, insert, that symbol's positions re-derived from the same rows):
    p50 and p90 of 60 writes (buys and sells alternating, dated after the ledger).
 2. Positions of a 100,000-row ledger re-derived by ``quantcore.portfolio.ledger_positions``
    (the engine of the tax lots: FIFO, wash sales) beside the old incremental path
