@@ -6,7 +6,11 @@ leaves. The block is ``TILE_COLS`` columns wide for a C-ordered panel (so each
 row of the block is one contiguous read) and one column for a Fortran-ordered
 one (a contiguous column); the arithmetic per column is the same in both, so
 the results are bit-identical. Rounding drift of the add/remove updates is
-bounded by restarting the moments from scratch every ``window`` rows.
+bounded by rebuilding the moments from the whole window every ``window``
+rows, and at once for a column whose sum of squares falls below
+:data:`DRIFT_DROP` times its peak since the last rebuild (removing a large
+value leaves an absolute error of about ``eps * peak``, which would be a
+large relative error of a small variance).
 
 A window holding a NaN or an infinity gives NaN. A window of equal values has
 exactly zero dispersion (tracked as a run of equal values, so a rounding
@@ -25,6 +29,9 @@ from quantcore._kernels.tiles import TILE_COLS, row_major
 
 __all__ = ["rolling_beta_nb", "rolling_moments_nb"]
 
+#: A column's moments are rebuilt when its sum of squares drops below this fraction of its peak.
+DRIFT_DROP = 2.0**-4
+
 #: ``rolling_moments_nb`` modes.
 VOLATILITY = 0
 SHARPE = 1
@@ -39,6 +46,46 @@ def _block_width(x):  # type: ignore[no-untyped-def]
 def _is_restart(t, window):  # type: ignore[no-untyped-def]
     """Rows where the moments are rebuilt from the whole window instead of updated."""
     return (t - (window - 1)) % window == 0
+
+
+@njit(cache=True)
+def _moments_of(x, j, t, window, shift):  # type: ignore[no-untyped-def]
+    """Count, mean and sum of squared deviations of the valid values of window ``t`` of column ``j``."""
+    cnt = 0.0
+    mean = 0.0
+    m2 = 0.0
+    for s in range(t - window + 1, t + 1):
+        v = x[s, j] - shift
+        if np.isfinite(v):
+            cnt += 1.0
+            d = v - mean
+            mean += d / cnt
+            m2 += d * (v - mean)
+    return cnt, mean, m2
+
+
+@njit(cache=True)
+def _comoments_of(x, b, j, jb, t, window):  # type: ignore[no-untyped-def]
+    """Count, means and co-moments of the valid pairs of window ``t`` of ``x[:, j]``, ``b[:, jb]``."""
+    cnt = 0.0
+    mx = 0.0
+    mb = 0.0
+    mxx = 0.0
+    mbb = 0.0
+    cxb = 0.0
+    for s in range(t - window + 1, t + 1):
+        u = x[s, j]
+        v = b[s, jb]
+        if np.isfinite(u) and np.isfinite(v):
+            cnt += 1.0
+            dx = u - mx
+            mx += dx / cnt
+            db = v - mb
+            mb += db / cnt
+            mxx += dx * (u - mx)
+            cxb += dx * (v - mb)
+            mbb += db * (v - mb)
+    return cnt, mx, mb, mxx, mbb, cxb
 
 
 @njit(cache=True, parallel=True)
@@ -60,6 +107,7 @@ def rolling_moments_nb(x, window, shift, ppy, ddof, mode):  # type: ignore[no-un
         cnt = np.zeros(c)
         mean = np.zeros(c)
         m2 = np.zeros(c)
+        peak = np.zeros(c)
         bad = np.zeros(c, dtype=np.int64)
         run = np.zeros(c, dtype=np.int64)
         prev = np.full(c, np.nan)
@@ -76,6 +124,7 @@ def rolling_moments_nb(x, window, shift, ppy, ddof, mode):  # type: ignore[no-un
                 cnt[:] = 0.0
                 mean[:] = 0.0
                 m2[:] = 0.0
+                peak[:] = 0.0
                 bad[:] = 0
                 for s in range(t - window + 1, t + 1):
                     for jj in range(c):
@@ -110,6 +159,10 @@ def rolling_moments_nb(x, window, shift, ppy, ddof, mode):  # type: ignore[no-un
                         mean[jj] += d / cnt[jj]
                         m2[jj] += d * (v - mean[jj])
             for jj in range(c):
+                if bad[jj] == 0 and run[jj] < window and m2[jj] < DRIFT_DROP * peak[jj]:
+                    cnt[jj], mean[jj], m2[jj] = _moments_of(x, j0 + jj, t, window, shift)
+                    peak[jj] = m2[jj]
+                peak[jj] = max(peak[jj], m2[jj])
                 if bad[jj] > 0:
                     out[t, j0 + jj] = np.nan
                     continue
@@ -142,8 +195,11 @@ def rolling_beta_nb(x, b, window):  # type: ignore[no-untyped-def]
         cnt = np.zeros(c)
         mx = np.zeros(c)
         mb = np.zeros(c)
+        mxx = np.zeros(c)
         mbb = np.zeros(c)
         cxb = np.zeros(c)
+        peak_x = np.zeros(c)
+        peak_b = np.zeros(c)
         bad = np.zeros(c, dtype=np.int64)
         run = np.zeros(c, dtype=np.int64)
         prev = np.full(c, np.nan)
@@ -160,8 +216,11 @@ def rolling_beta_nb(x, b, window):  # type: ignore[no-untyped-def]
                 cnt[:] = 0.0
                 mx[:] = 0.0
                 mb[:] = 0.0
+                mxx[:] = 0.0
                 mbb[:] = 0.0
                 cxb[:] = 0.0
+                peak_x[:] = 0.0
+                peak_b[:] = 0.0
                 bad[:] = 0
                 first = t - window + 1
             else:
@@ -175,6 +234,7 @@ def rolling_beta_nb(x, b, window):  # type: ignore[no-untyped-def]
                         cnt[jj] = 0.0
                         mx[jj] = 0.0
                         mb[jj] = 0.0
+                        mxx[jj] = 0.0
                         mbb[jj] = 0.0
                         cxb[jj] = 0.0
                     else:
@@ -183,6 +243,7 @@ def rolling_beta_nb(x, b, window):  # type: ignore[no-untyped-def]
                         db = v - mb[jj]
                         mx[jj] -= dx / cnt[jj]
                         mb[jj] -= db / cnt[jj]
+                        mxx[jj] -= (u - mx[jj]) * dx
                         cxb[jj] -= (u - mx[jj]) * db
                         mbb[jj] -= (v - mb[jj]) * db
             for s in range(first, t + 1):
@@ -197,9 +258,19 @@ def rolling_beta_nb(x, b, window):  # type: ignore[no-untyped-def]
                         mx[jj] += dx / cnt[jj]
                         db = v - mb[jj]
                         mb[jj] += db / cnt[jj]
+                        mxx[jj] += dx * (u - mx[jj])
                         cxb[jj] += dx * (v - mb[jj])
                         mbb[jj] += db * (v - mb[jj])
             for jj in range(c):
+                drifted = mxx[jj] < DRIFT_DROP * peak_x[jj] or mbb[jj] < DRIFT_DROP * peak_b[jj]
+                if bad[jj] == 0 and run[jj] < window and drifted:
+                    cnt[jj], mx[jj], mb[jj], mxx[jj], mbb[jj], cxb[jj] = _comoments_of(
+                        x, b, j0 + jj, 0 if shared else j0 + jj, t, window
+                    )
+                    peak_x[jj] = mxx[jj]
+                    peak_b[jj] = mbb[jj]
+                peak_x[jj] = max(peak_x[jj], mxx[jj])
+                peak_b[jj] = max(peak_b[jj], mbb[jj])
                 vb = 0.0 if run[jj] >= window else max(mbb[jj], 0.0)
                 if bad[jj] > 0 or vb / window < _TINY_VARIANCE:
                     out[t, j0 + jj] = np.nan
