@@ -202,4 +202,6 @@ def test_c_and_f_order_bit_identical_serial_and_parallel(k: int) -> None:
         assert np.array_equal(a1, a2, equal_nan=True)
     assert np.array_equal(rolling_beta(c, b, 17), rolling_beta(f, b, 17), equal_nan=True)
     # a column of a panel gives what the column alone gives
-    assert np.array_equal(rolling_volatility(c, 17)[:, -1], rolling_volatility(r[:, -1], 17), equal_nan=True)
+    assert np.array_equal(
+        rolling_volatility(c, 17)[:, -1], rolling_volatility(r[:, -1], 17), equal_nan=True
+    )
