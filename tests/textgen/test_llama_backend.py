@@ -125,6 +125,32 @@ def test_temperature_zero_is_plain_greedy_decoding(backend: LlamaCppBackend) -> 
                                         max_output_tokens=24, seed=99))) == expected
 
 
+def test_logprobs_are_the_models_own_distribution(backend: LlamaCppBackend) -> None:
+    """Each token's log-probability equals log-softmax of llama.cpp's raw logits at its position
+    (an independent context with ``logits_all``); at temperature 0 the token is the likeliest."""
+    request = ask("Name three colours.", max_output_tokens=12, logprobs=True, top_logprobs=3)
+    deltas = collect(backend, request)
+    finish = deltas[-1]
+    assert isinstance(finish, Finish)
+    logprobs = [lp for d in deltas if isinstance(d, TextDelta) for lp in d.logprobs]
+    assert len(logprobs) == finish.output_tokens > 0
+    assert "".join(lp.token for lp in logprobs) == text_of(deltas)
+    assert backend.info.logprobs
+
+    reference = llama_cpp.Llama(model_path=backend.path, n_ctx=512, logits_all=True, verbose=False)
+    reference.eval(backend.tokenize_prompt(backend.render(request.messages)))
+    for lp in logprobs:
+        logits = np.asarray(reference.scores[reference.n_tokens - 1], dtype=np.float64)
+        expected = logits - logits.max() - np.log(np.exp(logits - logits.max()).sum())
+        token = int(np.argmax(logits))
+        assert lp.logprob == pytest.approx(expected[token], abs=1e-3)
+        assert len(lp.top) == 3 and lp.top[0] == (lp.token, lp.logprob)
+        assert [t[1] for t in lp.top] == sorted((t[1] for t in lp.top), reverse=True)
+        reference.eval([token])
+    plain = collect(backend, ask("Name three colours.", max_output_tokens=4))
+    assert all(d.logprobs == () for d in plain if isinstance(d, TextDelta))  # only when asked for
+
+
 def test_seed_makes_sampling_reproducible(backend: LlamaCppBackend) -> None:
     def run(seed: int) -> str:
         return text_of(collect(backend, ask("Tell me about the sea.", temperature=1.0, top_p=0.95, seed=seed)))

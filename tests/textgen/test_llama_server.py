@@ -132,3 +132,13 @@ def test_a_repeated_prefix_reports_cached_tokens(client: openai.OpenAI) -> None:
     assert first.usage is not None and second.usage is not None
     assert second.usage.input_tokens_details.cached_tokens > 200  # the instructions' ~300 tokens
     assert second.usage.input_tokens_details.cached_tokens < second.usage.input_tokens
+
+
+def test_logprobs_on_the_default_model(client: openai.OpenAI) -> None:
+    r = client.responses.create(model=DEFAULT_MODEL_ALIAS, input="Name a colour.", temperature=0, top_logprobs=2,
+                                include=["message.output_text.logprobs"], max_output_tokens=8)
+    part = r.output[0].content[0]  # type: ignore[union-attr]
+    assert r.usage is not None and len(part.logprobs) == r.usage.output_tokens > 0  # type: ignore[union-attr]
+    assert "".join(lp.token for lp in part.logprobs) == part.text  # type: ignore[union-attr]
+    for lp in part.logprobs:  # type: ignore[union-attr]
+        assert lp.logprob <= 0 and lp.top_logprobs[0].logprob == lp.logprob  # greedy: the likeliest token

@@ -26,11 +26,12 @@ import secrets
 import threading
 from collections.abc import AsyncIterator, Iterator, Mapping, Sequence
 from concurrent.futures import ThreadPoolExecutor
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any, Literal
 
 import jsonschema
 import llama_cpp
+import numpy as np
 from llama_cpp.llama_chat_format import Jinja2ChatFormatter
 from llama_cpp.llama_grammar import LlamaGrammar, json_schema_to_gbnf
 
@@ -46,6 +47,7 @@ from textgen.backends.base import (
     ModelInfo,
     RequestRejected,
     TextDelta,
+    TokenLogprob,
     chat_turns,
 )
 from textgen.backends.constrained import SchemaError, compile_schema
@@ -144,6 +146,13 @@ class _Run:
     produced: int = 0
     reason: Literal["stop", "length"] = "stop"
     cached: int = 0
+    logprobs: list[TokenLogprob] = field(default_factory=list)  # of tokens not yet emitted
+
+    def text(self, piece: str) -> TextDelta:
+        """A text delta carrying the log-probabilities of the tokens that made it."""
+        delta = TextDelta(piece, tuple(self.logprobs))
+        self.logprobs.clear()
+        return delta
 
 
 class LlamaCppBackend:
@@ -171,7 +180,7 @@ class LlamaCppBackend:
         n_gpu_layers: int = 0, n_batch: int = 512, n_contexts: int = 1, chat_template: str | None = None,
         sampling: Sampling = Sampling(),
     ) -> None:
-        self._info = info
+        self._info = replace(info, logprobs=True)
         self.sampling = sampling
         self.path = path
         contexts = [llama_cpp.Llama(model_path=path, n_ctx=info.context_window, n_threads=n_threads,
@@ -293,12 +302,33 @@ class LlamaCppBackend:
         """The output as text, each piece complete UTF-8 characters."""
         decoder = codecs.getincrementaldecoder("utf-8")("replace")
         for token in self._tokens(llama, ids, request, schema, run, stop):
+            if request.logprobs:
+                run.logprobs.append(self._logprob(llama, token, request.top_logprobs))
             piece = decoder.decode(llama.detokenize([token]))
             if piece:
                 yield piece
         tail = decoder.decode(b"", final=True)
         if tail:
             yield tail
+
+    @staticmethod
+    def _logprob(llama: Any, token: int, top: int) -> TokenLogprob:
+        """``token``'s natural-log probability (and the ``top`` likeliest tokens') in the model's own
+        distribution, before temperature, top_p and a grammar reshape it.
+
+        While the generator is suspended on ``token``, the context's last logits are the ones it
+        was sampled from.
+        """
+        n_vocab = llama.n_vocab()
+        logits = np.ctypeslib.as_array(llama._ctx.get_logits_ith(-1), shape=(n_vocab,)).astype(np.float64)
+        shifted = logits - logits.max()
+        logp = shifted - np.log(np.exp(shifted).sum())
+        best = np.argsort(-logp, kind="stable")[:top] if top else ()
+
+        def text(i: int) -> str:
+            return bytes(llama.detokenize([int(i)])).decode("utf-8", "replace")
+
+        return TokenLogprob(text(token), float(logp[token]), tuple((text(i), float(logp[i])) for i in best))
 
     @staticmethod
     def _checked(text: str, schema: Mapping[str, Any], what: str) -> Any:
@@ -317,7 +347,7 @@ class LlamaCppBackend:
             chunks = []
             for piece in self._pieces(llama, plan.ids, request, plan.schema, run, stop):
                 chunks.append(piece)
-                yield TextDelta(piece)
+                yield run.text(piece)
             if plan.schema is not None and run.reason == "stop" and not stop.is_set():
                 self._checked("".join(chunks), plan.schema, "output")
         elif plan.mode == "named":
@@ -342,28 +372,28 @@ class LlamaCppBackend:
             for piece in self._pieces(llama, plan.ids, request, None, run, stop):
                 text += piece
                 if not probing:
-                    yield TextDelta(piece)
+                    yield run.text(piece)
                     continue
                 head = text.lstrip()
                 if head.startswith(TOOL_CALL_OPEN):
                     break
                 if not TOOL_CALL_OPEN.startswith(head):
                     probing = False
-                    yield TextDelta(text)
+                    yield run.text(text)
             else:
                 if probing and text:
-                    yield TextDelta(text)  # a short answer that looked like the start of a call
+                    yield run.text(text)  # a short answer that looked like the start of a call
                 return
             if run.produced >= run.budget:
                 run.reason = "length"
-                yield TextDelta(text)
+                yield run.text(text)
                 return
             text = text[: text.index(TOOL_CALL_OPEN) + len(TOOL_CALL_OPEN)]
         schema = _call_schema(plan.tools)
         ids = self.tokenize_prompt(plan.prompt + text)
         call = "".join(self._pieces(llama, ids, request, schema, run, stop))
         if run.reason == "length" or stop.is_set():
-            yield TextDelta(text + call)  # cut off before the call was complete
+            yield run.text(text + call)  # cut off before the call was complete
             return
         value = self._checked(call, schema, "function call")
         yield FunctionCallStart(value["name"])
