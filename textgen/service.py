@@ -39,7 +39,7 @@ from textgen.backends.base import (
     TokenLogprob,
 )
 from textgen.conversations import ConversationService, conversation_id_of
-from textgen.errors import bad_request, not_found
+from textgen.errors import APIError, bad_request, not_found
 from textgen.files import FileService, inline_text
 from textgen.inputs import (
     normalize_input,
@@ -297,6 +297,10 @@ class ResponseService:
             about_schema = exc.param is not None and exc.param.endswith(("schema", "parameters"))
             raise bad_request(str(exc), param=exc.param,
                               code="invalid_schema" if about_schema else "unsupported_value") from exc
+        except BackendError as exc:  # the backend's exact context-window count, before any output
+            if not counting:  # counting input tokens reserves no room for an output
+                raise APIError(exc.status, str(exc), param="input" if exc.status == 400 else None,
+                               code=exc.code) from exc
         echo = {
             "instructions": instructions, "prompt": prompt_echo, "tools": tools, "tool_choice": tool_choice,
             "text": {"format": text_format, "verbosity": body.text.verbosity if body.text and

@@ -272,8 +272,12 @@ def test_a_repeated_prefix_is_served_from_the_cache(backend: LlamaCppBackend) ->
 
 def test_the_context_window_counts_the_template(backend: LlamaCppBackend) -> None:
     words = " ".join(["harbor"] * 8000)
+    request = GenerationRequest([ChatMessage("user", words)], 256)
+    with pytest.raises(BackendError) as refused:  # before any output: a 400, never an error event
+        backend.validate(request)
+    assert refused.value.status == 400 and refused.value.code == "context_length_exceeded"
     with pytest.raises(BackendError) as info:
-        collect(backend, GenerationRequest([ChatMessage("user", words)], 256))
+        collect(backend, request)
     assert info.value.status == 400 and info.value.code == "context_length_exceeded"
 
 

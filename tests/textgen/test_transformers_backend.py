@@ -256,6 +256,9 @@ def test_templated_prompt_beyond_the_window_is_a_400(models: dict[str, Any]) -> 
         "{% for m in messages %}### Speaker: {{ m['role'] }} ###\n{{ m['content'] }}\n{% endfor %}"
         "### Speaker: assistant ###\n")
     assert len(small.prompt_ids(small.render(request.messages))) + 8 > window
+    with pytest.raises(BackendError) as refused:  # before any output: a 400, never an error event
+        small.validate(request)
+    assert refused.value.status == 400 and refused.value.code == "context_length_exceeded"
     with pytest.raises(BackendError) as info:
         _run(small, request)
     assert info.value.status == 400 and info.value.code == "context_length_exceeded"

@@ -264,12 +264,14 @@ class LlamaCppBackend:
 
     # --- validation -------------------------------------------------------------------
     def validate(self, request: GenerationRequest) -> None:
-        """Reject schemas the grammar cannot enforce (the message names the keyword)."""
+        """Reject schemas the grammar cannot enforce (the message names the keyword), and a
+        templated prompt that leaves no room for ``max_output_tokens`` (BackendError, 400)."""
         if request.constraint is not None:
             _check_schema(request.constraint.schema, request.constraint.strict, "text.format.schema")
         if request.tool_choice != "none":
             for tool in request.tools:
                 _check_schema(tool.parameters or _EMPTY_OBJECT, False, "tools.parameters")
+        self._plan(request)
 
     # --- generation -------------------------------------------------------------------
     def _tokens(self, llama: Any, ids: list[int], request: GenerationRequest, schema: Mapping[str, Any] | None,

@@ -248,13 +248,27 @@ class TransformersBackend:
             return request.tools[0]
         return next(t for t in request.tools if t.name == request.tool_choice)
 
+    def _checked_prompt(self, request: GenerationRequest) -> tuple[str, list[int]]:
+        """The templated prompt and its ids; BackendError (400) when no room is left for the output."""
+        prompt = self.render(request.messages)
+        ids = self.prompt_ids(prompt)
+        if len(ids) + request.max_output_tokens > self.info.context_window:
+            raise BackendError(  # the chat template's tokens can exceed the server's per-message estimate
+                f"This model's maximum context length is {self.info.context_window} tokens. However, you "
+                f"requested {len(ids) + request.max_output_tokens} tokens ({len(ids)} in the input, "
+                f"{request.max_output_tokens} for the output). Shorten the input or lower max_output_tokens.",
+                400, "context_length_exceeded")
+        return prompt, ids
+
     def validate(self, request: GenerationRequest) -> None:
-        """Reject schemas lm-format-enforcer cannot enforce and ambiguous tool choices."""
+        """Reject schemas lm-format-enforcer cannot enforce, ambiguous tool choices, and a templated
+        prompt that leaves no room for ``max_output_tokens`` (BackendError, 400)."""
         if request.constraint is not None:
             self._parser(request.constraint.schema, "text.format.schema")
         tool = self._tool(request)
         if tool is not None:
             self._parser(tool.parameters or _EMPTY_OBJECT, "tools.parameters")
+        self._checked_prompt(request)
 
     # --- generation -------------------------------------------------------------------
     def _enforcer(self, schema: Any) -> TokenEnforcer:
@@ -292,14 +306,7 @@ class TransformersBackend:
 
     def _run(self, request: GenerationRequest, stop: threading.Event) -> Iterator[Delta]:
         """The synchronous generation loop (worker thread)."""
-        prompt = self.render(request.messages)
-        ids = self.prompt_ids(prompt)
-        if len(ids) + request.max_output_tokens > self.info.context_window:
-            raise BackendError(  # the chat template's tokens can exceed the server's per-message estimate
-                f"This model's maximum context length is {self.info.context_window} tokens. However, you "
-                f"requested {len(ids) + request.max_output_tokens} tokens ({len(ids)} in the input, "
-                f"{request.max_output_tokens} for the output). Shorten the input or lower max_output_tokens.",
-                400, "context_length_exceeded")
+        prompt, ids = self._checked_prompt(request)
         hit = self.prompt_cache.lookup(ids)
         cached, state = (hit.length, hit.state) if hit is not None else (0, None)
         logits, state = self._forward(ids[cached:], state)
