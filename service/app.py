@@ -64,9 +64,9 @@ CORE_ROUTERS: list[ControllerRouterHandler] = [
 #: Feature routers added by later issues (analytics, backtesting, tax, realtime):
 #: append ``service.<feature>.controllers.<X>Controller`` here.
 FEATURE_ROUTERS: list[ControllerRouterHandler] = [
-    AnalyticsController,  # issue 6
-    BacktestingController,  # issue 6
-    TaxController,  # issue 6
+    AnalyticsController,
+    BacktestingController,
+    TaxController,
 ]
 
 

@@ -1,1 +1,1 @@
-"""Portfolio analytics (issue 6): value history, metrics, performance, allocation, risk, technicals."""
+"""Portfolio analytics: value history, metrics, performance, allocation, risk, technicals."""

@@ -1,1 +1,1 @@
-"""Strategies and backtests (issue 6) on ``quantcore.backtest``."""
+"""Strategies and backtests on ``quantcore.backtest``."""
