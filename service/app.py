@@ -61,7 +61,7 @@ CORE_ROUTERS: list[ControllerRouterHandler] = [
     AssetController,
 ]
 
-#: Feature routers added by later issues (analytics, backtesting, tax, realtime):
+#: Feature routers (analytics, backtesting, tax, realtime):
 #: append ``service.<feature>.controllers.<X>Controller`` here.
 FEATURE_ROUTERS: list[ControllerRouterHandler] = [
     AnalyticsController,

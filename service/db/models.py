@@ -201,7 +201,7 @@ class Position(Base):
 
 
 class Strategy(Base):
-    """Owned by the backtesting feature (issue 6)."""
+    """Owned by the backtesting feature."""
 
     __tablename__ = "strategies"
     id: Mapped[int] = mapped_column(primary_key=True)
@@ -218,7 +218,7 @@ class Strategy(Base):
 
 
 class Backtest(Base):
-    """Owned by the backtesting feature (issue 6). ``result``: metrics, equity curve, trades."""
+    """Owned by the backtesting feature. ``result``: metrics, equity curve, trades."""
 
     __tablename__ = "backtests"
     id: Mapped[int] = mapped_column(primary_key=True)
@@ -241,7 +241,7 @@ class Backtest(Base):
 
 
 class UserTaxSettings(Base):
-    """Owned by the tax feature (issue 6): per-user rates, as fractions."""
+    """Owned by the tax feature: per-user rates, as fractions."""
 
     __tablename__ = "user_tax_settings"
     user_id: Mapped[int] = mapped_column(_user_fk(), primary_key=True)
@@ -255,7 +255,7 @@ class UserTaxSettings(Base):
 
 
 class TaxRecord(Base):
-    """Owned by the tax feature (issue 6): a stored calculation for (user, portfolio, year)."""
+    """Owned by the tax feature: a stored calculation for (user, portfolio, year)."""
 
     __tablename__ = "tax_records"
     id: Mapped[int] = mapped_column(primary_key=True)
@@ -269,7 +269,7 @@ class TaxRecord(Base):
 
 
 class TaxReport(Base):
-    """Owned by the tax feature (issue 6): a generated report and its content."""
+    """Owned by the tax feature: a generated report and its content."""
 
     __tablename__ = "tax_reports"
     id: Mapped[int] = mapped_column(primary_key=True)

@@ -1,1 +1,1 @@
-"""Tax figures, loss harvesting and reports (issue 6) on ``quantcore.tax``."""
+"""Tax figures, loss harvesting and reports on ``quantcore.tax``."""

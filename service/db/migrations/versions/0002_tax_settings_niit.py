@@ -1,4 +1,4 @@
-"""tax settings: NIIT flag and capital-loss limit (issue 6)
+"""tax settings: NIIT flag and capital-loss limit
 
 Revision ID: 0002
 Revises: 0001

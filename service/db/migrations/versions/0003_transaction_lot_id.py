@@ -1,4 +1,4 @@
-"""transactions.lot_id: the buy whose lot a sell relieves (issue 6)
+"""transactions.lot_id: the buy whose lot a sell relieves
 
 Revision ID: 0003
 Revises: 0002
