@@ -53,17 +53,31 @@ def price_update(quote: Quote) -> PriceUpdate:
 
 
 def tick(market: MarketData, symbols: Sequence[str], now: dt.datetime) -> list[Quote]:
-    """Advance the provider to ``now`` for ``symbols``.
+    """Advance the market to ``now`` for ``symbols``.
 
-    Symbols the provider does not know (imported price files) get their stored
-    latest quote; symbols nobody knows are left out.
+    A symbol with imported daily bars (``import-prices``, even onto a symbol of the
+    simulated universe) is quoted from its real series only: its quote is its last
+    imported bar (:meth:`MarketData.quote`) and the provider never ticks it, so the
+    feed follows the imported series and publishes no simulated move. The other
+    symbols tick in the provider; those it does not know get their stored latest
+    quote, and symbols nobody knows are left out.
     """
+    quotes: list[Quote] = []
+    live: list[str] = []
+    for symbol in symbols:
+        if market.imported(symbol):
+            quote = market.quote(symbol)
+            if quote is not None:
+                quotes.append(quote)
+        else:
+            live.append(symbol)
+    if not live:
+        return quotes
     try:
-        return list(market.provider.tick(list(symbols), now))
+        return quotes + list(market.provider.tick(live, now))
     except KeyError:
         pass
-    quotes: list[Quote] = []
-    for symbol in symbols:
+    for symbol in live:
         try:
             quotes.extend(market.provider.tick([symbol], now))
         except KeyError:
