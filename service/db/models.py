@@ -166,7 +166,10 @@ class Transaction(Base):
     """
 
     __tablename__ = "transactions"
-    __table_args__ = (Index("ix_transactions_portfolio_date", "portfolio_id", "transaction_date"),)
+    __table_args__ = (
+        Index("ix_transactions_portfolio_date", "portfolio_id", "transaction_date"),
+        Index("uq_transactions_portfolio_source", "portfolio_id", "source_id", unique=True),
+    )
     id: Mapped[int] = mapped_column(primary_key=True)
     portfolio_id: Mapped[int] = mapped_column(ForeignKey("portfolios.id", ondelete="CASCADE"))
     asset_id: Mapped[int] = mapped_column(ForeignKey("assets.id", ondelete="RESTRICT"), index=True)
@@ -183,6 +186,8 @@ class Transaction(Base):
         index=True,
         default=None,
     )
+    # where an imported row came from (OFX FITID, hash of a CSV row); NULL when typed
+    source_id: Mapped[str | None] = mapped_column(String(128), default=None)
 
 
 class Position(Base):
