@@ -9,6 +9,7 @@ from pathlib import Path
 import pytest
 import sqlalchemy as sa
 from litestar.testing import TestClient
+from sqlalchemy.exc import IntegrityError
 
 from textgen.app import create_app
 from textgen.backends.builtin import NgramBackend
@@ -262,5 +263,91 @@ def test_tables_of_an_older_release_are_brought_up_to_date(tmp_path: Path) -> No
             assert await store.get_response(rid, "default") is not None
         finally:
             await store.dispose()
+
+    asyncio.run(main())
+
+
+@pytest.fixture(params=["sqlite", pytest.param("postgres", marks=pytest.mark.postgres)])
+def blank_database_url(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[str]:
+    """An empty database of its own (a new PostgreSQL database, dropped afterwards)."""
+    if request.param == "sqlite":
+        yield f"sqlite+aiosqlite:///{tmp_path / 'old.db'}"
+        return
+    import asyncpg
+
+    postgres_url = str(request.getfixturevalue("postgres_url"))
+    admin, name = postgres_url.replace("postgresql+asyncpg://", "postgresql://"), f"textgen_old_{new_id('')[:12]}"
+
+    async def admin_sql(sql: str) -> None:
+        conn = await asyncpg.connect(admin)
+        try:
+            await conn.execute(sql)
+        finally:
+            await conn.close()
+
+    asyncio.run(admin_sql(f'CREATE DATABASE "{name}"'))
+    try:
+        yield postgres_url.rsplit("/", 1)[0] + f"/{name}"
+    finally:
+        asyncio.run(admin_sql(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)'))
+
+
+# The prompt tables as the first release created them: a prompt name was unique across the whole server.
+_FIRST_RELEASE_PROMPTS = [
+    "CREATE TABLE textgen_prompts (id VARCHAR(64) NOT NULL, name VARCHAR(200), current_version INTEGER NOT NULL, "
+    "created_at BIGINT NOT NULL, PRIMARY KEY (id), UNIQUE (name))",
+    "CREATE TABLE textgen_prompt_versions (prompt_id VARCHAR(64) NOT NULL, version INTEGER NOT NULL, "
+    "template TEXT NOT NULL, instructions TEXT, created_at BIGINT NOT NULL, PRIMARY KEY (prompt_id, version), "
+    "FOREIGN KEY(prompt_id) REFERENCES textgen_prompts (id))",
+    "INSERT INTO textgen_prompts VALUES ('pmpt_old', 'greeting', 2, 1)",
+    "INSERT INTO textgen_prompts VALUES ('pmpt_old2', 'farewell', 1, 2)",
+    "INSERT INTO textgen_prompt_versions VALUES ('pmpt_old', 1, '\"hello {{x}}\"', NULL, 1)",
+    "INSERT INTO textgen_prompt_versions VALUES ('pmpt_old', 2, '\"hi {{x}}\"', 'be brief', 3)",
+    "INSERT INTO textgen_prompt_versions VALUES ('pmpt_old2', 1, '\"bye\"', NULL, 2)",
+]
+
+
+def test_global_prompt_names_of_an_older_release_become_per_project(blank_database_url: str) -> None:
+    async def main() -> None:
+        store, rival = Store(blank_database_url), Store(blank_database_url)
+        try:
+            async with store.engine.begin() as conn:
+                for sql in _FIRST_RELEASE_PROMPTS:
+                    await conn.execute(sa.text(sql))
+            async with store.engine.connect() as conn:  # the old database refuses a second "greeting"
+                with pytest.raises(IntegrityError):
+                    await conn.execute(sa.text("INSERT INTO textgen_prompts VALUES ('pmpt_x', 'greeting', 1, 4)"))
+            await asyncio.gather(store.create_schema(), rival.create_schema())  # two instances start at once
+            await store.create_schema()  # and a later start finds nothing to do
+
+            old = await store.get_prompt("default", "pmpt_old")  # rows and versions kept, in the default project
+            assert old is not None and (old.name, old.version, old.template, old.instructions) == (
+                "greeting", 2, "hi {{x}}", "be brief")
+            first = await store.get_prompt("default", "pmpt_old", 1)
+            assert first is not None and first.template == "hello {{x}}"
+            assert [p.id for p in await store.list_prompts("default")] == ["pmpt_old2", "pmpt_old"]
+
+            mine = await store.create_prompt("p1", "greeting", "mine", None)  # same name, other projects
+            theirs = await store.create_prompt("p2", "greeting", "theirs", None)
+            assert mine.id != theirs.id
+            with pytest.raises(Conflict):  # still unique within one project
+                await store.create_prompt("p1", "greeting", "again", None)
+            with pytest.raises(Conflict):
+                await store.create_prompt("default", "farewell", "again", None)
+            got = await store.get_prompt("p2", theirs.id)
+            assert got is not None and got.template == "theirs"
+            assert await store.get_prompt("p1", theirs.id) is None
+            assert await store.add_prompt_version("p1", mine.id, "mine v2", None) is not None
+
+            async with store.engine.connect() as conn:  # versions still need an existing prompt
+                with pytest.raises(IntegrityError):
+                    await conn.execute(sa.text("INSERT INTO textgen_prompt_versions VALUES ('pmpt_none', 1, '\"t\"', "
+                                               "NULL, 5)"))
+                await conn.rollback()
+                count = (await conn.execute(sa.text("SELECT count(*) FROM textgen_prompt_versions"))).scalar()
+            assert count == 3 + 2 + 1
+        finally:
+            await store.dispose()
+            await rival.dispose()
 
     asyncio.run(main())
