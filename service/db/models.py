@@ -173,7 +173,7 @@ class Transaction(Base):
     id: Mapped[int] = mapped_column(primary_key=True)
     portfolio_id: Mapped[int] = mapped_column(ForeignKey("portfolios.id", ondelete="CASCADE"))
     asset_id: Mapped[int] = mapped_column(ForeignKey("assets.id", ondelete="RESTRICT"), index=True)
-    transaction_type: Mapped[str] = mapped_column(String(16))
+    transaction_type: Mapped[str] = mapped_column(String(32))
     quantity: Mapped[Decimal] = mapped_column()
     price: Mapped[Decimal] = mapped_column()
     fees: Mapped[Decimal] = mapped_column()
@@ -188,6 +188,13 @@ class Transaction(Base):
     )
     # where an imported row came from (OFX FITID, hash of a CSV row); NULL when typed
     source_id: Mapped[str | None] = mapped_column(String(128), default=None)
+    # corporate actions (migration 0007): a split's multiplier or new shares per old share,
+    # the asset a spin-off or merger delivers (no FK: see the migration), the basis fraction
+    # a spin-off moves, cash in lieu (a total) or a merger's cash per old share
+    ratio: Mapped[Decimal | None] = mapped_column(default=None)
+    target_asset_id: Mapped[int | None] = mapped_column(Integer, default=None)
+    basis_allocation: Mapped[Decimal | None] = mapped_column(default=None)
+    cash: Mapped[Decimal | None] = mapped_column(default=None)
 
 
 class Position(Base):
