@@ -1,12 +1,17 @@
 """Fused sweep of a user's ``@njit`` strategy: its signals and the engine in one parallel kernel.
 
 ``f(close, **params) -> (entries, exits)`` is called inside the kernel once per
-parameter combination (by keyword; the values arrive as float64), then every option row runs on those signals with
+parameter combination, then every option row runs on those signals with
 :func:`~quantcore._kernels.sweep.signal_row_nb`, the bar step every sweep uses.
 No signal array leaves the kernel: memory is one signal pair per thread plus
-the result. The kernel takes a function as an argument, so numba compiles it once
-per user function and cannot cache it on disk; it is generated once per tuple
-of parameter names.
+the result.
+
+The kernel, :func:`fused_signals_nb`, is compiled once for every user function
+and cached on disk: it takes the strategy as a first-class function of one fixed
+type, ``(close, params) -> (entries, exits)`` on C-contiguous float64 and bool
+arrays (:data:`SIGNAL_FN`). :func:`signal_adapter` wraps a user function into
+that type (keyword call, signals converted to bool); only this small adapter is
+compiled per user function and parameter names.
 """
 
 from __future__ import annotations
@@ -15,27 +20,53 @@ from collections.abc import Callable
 from typing import Any
 
 import numpy as np
-from numba import njit, prange
+from numba import njit, prange, types
 
 from quantcore._kernels.backtest import N_STATS
 from quantcore._kernels.orders import DIRECTION_BOTH
 from quantcore._kernels.sweep import flat_next_nb, signal_row_nb
 
-__all__ = ["fused_kernel"]
+__all__ = ["SIGNAL_FN", "fused_signals_nb", "signal_adapter"]
 
-_TEMPLATE = """
-def fused(f, o, h, lo, x, use_open, params, opts, init_cash, slippage, size_type, leverage,
-          borrow_bar, direction, integer_shares, periods_per_year):
+_F1 = types.Array(types.float64, 1, "C")
+_F2 = types.Array(types.float64, 2, "C")
+_B1 = types.Array(types.bool_, 1, "C")
+#: The strategy argument of :func:`fused_signals_nb`: ``(close, params) -> (entries, exits)``.
+SIGNAL_FN = types.FunctionType(types.UniTuple(_B1, 2)(_F1, _F1))
+
+
+@njit(
+    _F2(
+        SIGNAL_FN, _F1, _F1, _F1, _F1, types.boolean, _F2, _F2, types.float64, types.float64,
+        types.int64, types.float64, types.float64, types.int64, types.boolean, types.float64,
+    ),
+    cache=True,
+    parallel=True,
+)  # fmt: skip
+def fused_signals_nb(
+    f: Any, o: np.ndarray, h: np.ndarray, lo: np.ndarray, x: np.ndarray, use_open: bool,
+    params: np.ndarray, opts: np.ndarray, init_cash: float, slippage: float, size_type: int,
+    leverage: float, borrow_bar: float, direction: int, integer_shares: bool,
+    periods_per_year: float,
+) -> np.ndarray:  # fmt: skip
+    """Metrics of a strategy's every parameter row under every option row, on one asset.
+
+    ``f`` is a :data:`SIGNAL_FN` (see :func:`signal_adapter`), ``o, h, lo, x`` the
+    asset's prices (contiguous), ``params`` (m_s, p) the strategy's parameter rows,
+    ``opts`` (m_o, N_OPT) and the scalar engine options those of
+    :func:`~quantcore._kernels.sweep.sweep_signals_nb`. Row ``s * m_o + c`` of the
+    result is parameter row ``s`` under option row ``c``; parallel over parameter rows.
+    """
     m_s = params.shape[0]
     m_o = opts.shape[0]
     n = x.shape[0]
     out = np.empty((m_s * m_o, N_STATS))
     fill = o if use_open else x
     for s in prange(m_s):
-        e0, x0 = f(x{args})
+        e0, x0 = f(x, params[s])
         e = np.zeros(n, dtype=np.bool_)
         xs = np.zeros(n, dtype=np.bool_)
-        if use_open:  # a signal at t acts at the open of t + 1
+        if use_open:  # a signal at t acts at the open of t + 1 (a length mismatch raises)
             e[1:] = e0[:-1]
             xs[1:] = x0[:-1]
         else:
@@ -43,32 +74,45 @@ def fused(f, o, h, lo, x, use_open, params, opts, init_cash, slippage, size_type
             xs[:] = x0
         nxt = flat_next_nb(e, xs, direction == DIRECTION_BOTH)
         for c in range(m_o):
-            signal_row_nb(o, h, lo, x, fill, use_open, e, xs, nxt, opts[c], init_cash, slippage,
-                          size_type, leverage, borrow_bar, direction, integer_shares,
-                          periods_per_year, out[s * m_o + c])
+            signal_row_nb(
+                o, h, lo, x, fill, use_open, e, xs, nxt, opts[c], init_cash, slippage, size_type,
+                leverage, borrow_bar, direction, integer_shares, periods_per_year,
+                out[s * m_o + c],
+            )  # fmt: skip
     return out
+
+
+@njit(cache=True)
+def as_signal_nb(a: np.ndarray) -> np.ndarray:
+    """A one-dimensional signal as a C-contiguous bool array (non-zero is True)."""
+    out = np.empty(a.shape[0], dtype=np.bool_)
+    for t in range(a.shape[0]):
+        out[t] = a[t] != 0
+    return out
+
+
+_TEMPLATE = """
+def adapt(x, p):
+    e, xs = f(x{args})
+    return as_signal_nb(e), as_signal_nb(xs)
 """
-_KERNELS: dict[tuple[str, ...], Callable[..., Any]] = {}
+_ADAPTERS: dict[tuple[Any, tuple[str, ...]], Callable[..., Any]] = {}
 
 
-def fused_kernel(names: tuple[str, ...]) -> Callable[..., Any]:
-    """The parallel kernel for strategies with these parameter names (built once each).
+def signal_adapter(f: Any, names: tuple[str, ...]) -> Callable[..., Any]:
+    """``f`` (an ``@njit`` strategy) as a :data:`SIGNAL_FN`: ``params[i]`` goes to ``names[i]``.
 
-    Its arguments: the user's jitted ``f``, one asset's ``o, h, lo, x`` (contiguous),
-    ``use_open``, ``params`` (m_s, len(names)), ``opts`` (m_o, N_OPT) and the scalar
-    engine options of :func:`~quantcore._kernels.sweep.sweep_signals_nb`; row
-    ``s * m_o + c`` of the result is combination ``s`` under option row ``c``.
+    Built and compiled once per function and tuple of names; the engine kernel is
+    not recompiled.
     """
-    kernel = _KERNELS.get(names)
-    if kernel is None:
+    key = (f, names)
+    adapter = _ADAPTERS.get(key)
+    if adapter is None:
         if not all(n.isidentifier() for n in names):
             raise ValueError(f"parameter names must be identifiers, got {names!r}")
-        args = "".join(f", {n}=params[s, {i}]" for i, n in enumerate(names))
-        scope: dict[str, Any] = {
-            "np": np, "prange": prange, "N_STATS": N_STATS, "DIRECTION_BOTH": DIRECTION_BOTH,
-            "flat_next_nb": flat_next_nb, "signal_row_nb": signal_row_nb,
-        }  # fmt: skip
+        args = "".join(f", {n}=p[{i}]" for i, n in enumerate(names))
+        scope: dict[str, Any] = {"f": f, "as_signal_nb": as_signal_nb}
         exec(_TEMPLATE.format(args=args), scope)  # a fixed template; only the arity varies
-        kernel = njit(parallel=True)(scope["fused"])
-        _KERNELS[names] = kernel
-    return kernel
+        adapter = njit(scope["adapt"])
+        _ADAPTERS[key] = adapter
+    return adapter

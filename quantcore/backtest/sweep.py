@@ -324,8 +324,8 @@ def _jitted(strategy: Any) -> bool:
 def _fused_user(
     f: Any, data: PriceData, grid: Mapping[str, Any], table: np.ndarray, opts: EngineOptions
 ) -> np.ndarray:
-    """A jitted strategy's rows from :func:`~quantcore._kernels.sweep_user.fused_kernel`."""
-    from quantcore._kernels.sweep_user import fused_kernel
+    """A jitted strategy's rows from :func:`~quantcore._kernels.sweep_user.fused_signals_nb`."""
+    from quantcore._kernels.sweep_user import fused_signals_nb, signal_adapter
 
     combos, _ = _user_combos(grid)
     names = tuple(grid)
@@ -333,17 +333,17 @@ def _fused_user(
         params = np.array([[float(c[n]) for n in names] for c in combos], dtype=np.float64)
     except (TypeError, ValueError):
         raise ValueError("a jitted strategy's parameters must be numbers") from None
-    params = params.reshape(len(combos), len(names))
-    kernel = fused_kernel(names)
+    params = np.ascontiguousarray(params.reshape(len(combos), len(names)))
+    adapter = signal_adapter(f, names)
     o, h, lo, close = _arrays(data, opts)
     init, slip, size_type, lev, borrow, direction, integer, ppy = _kernel_scalars(opts)
     k = close.shape[1]
     out = np.empty((params.shape[0] * table.shape[0] * k, len(SWEEP_METRICS)))
     for j in range(k):
-        cols = [np.ascontiguousarray(a[:, j]) for a in (o, h, lo, close)]
-        out[j::k] = kernel(
-            f, *cols, opts.fill == "next_open", params, table, init, slip, size_type, lev,
-            borrow, direction, integer, ppy,
+        cj = [np.array(a[:, j], dtype=np.float64) for a in (o, h, lo, close)]  # writable
+        out[j::k] = fused_signals_nb(
+            adapter, cj[0], cj[1], cj[2], cj[3], opts.fill == "next_open", params, np.ascontiguousarray(table), init,
+            slip, size_type, lev, borrow, direction, integer, ppy,
         )  # fmt: skip
     return out
 
