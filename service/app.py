@@ -37,6 +37,7 @@ from service.db import Database
 from service.demo import sync_assets
 from service.errors import exception_handlers
 from service.health import health, ready
+from service.imports.controllers import ImportController
 from service.marketdata.provider import MarketDataProvider
 from service.middleware import RequestMiddleware
 from service.openapi_ui import swagger_assets_router, swagger_plugin
@@ -67,6 +68,7 @@ FEATURE_ROUTERS: list[ControllerRouterHandler] = [
     AnalyticsController,
     BacktestingController,
     TaxController,
+    ImportController,
 ]
 
 

@@ -1,4 +1,5 @@
-"""The ``python -m service`` commands: serve, migrate, createuser, token, import-prices."""
+"""The ``python -m service`` commands: serve, migrate, createuser, token, import-prices,
+import-transactions."""
 
 from __future__ import annotations
 
@@ -190,6 +191,69 @@ def cmd_import_prices(args: argparse.Namespace, settings: Settings) -> int:
     return 0
 
 
+def cmd_import_transactions(args: argparse.Namespace, settings: Settings) -> int:
+    """Import a broker statement into a portfolio (as its owner); print the report as JSON."""
+    import msgspec
+
+    from service.db.models import Portfolio
+    from service.imports import decode_mapping
+    from service.imports.services import ImportOptions, guess_format, import_statement
+
+    path = Path(args.file)
+    try:
+        data = path.read_bytes()
+    except OSError as exc:
+        print(f"error: cannot read {path}: {exc.strerror}", file=sys.stderr)
+        return 1
+    fmt = args.format or guess_format(path.name, data)
+    if fmt is None:
+        print("error: --format ofx|csv is needed (the file name does not say)", file=sys.stderr)
+        return 2
+    try:
+        mapping = decode_mapping(Path(args.mapping[1:]).read_text() if args.mapping and
+                                 args.mapping.startswith("@") else args.mapping)  # fmt: skip
+    except (ValueError, OSError) as exc:
+        print(f"error: --mapping: {exc}", file=sys.stderr)
+        return 2
+    options = ImportOptions(
+        format=fmt, mapping=mapping, preset=args.preset, dry_run=args.dry_run,
+        create_assets=args.create_assets,
+    )  # fmt: skip
+
+    async def run() -> tuple[bytes, bool]:
+        db = _db(settings)
+        try:
+            await migrate(db)
+            async with db.read() as s:
+                owner = (
+                    await s.execute(select(Portfolio.user_id).where(Portfolio.id == args.portfolio))
+                ).scalar_one_or_none()
+            if owner is None:
+                raise NotFound(f"no portfolio {args.portfolio}")
+            report = await import_statement(db, owner, args.portfolio, data, options)
+            return msgspec.json.format(msgspec.json.encode(report), indent=2), bool(report.errors)
+        finally:
+            await db.dispose()
+
+    try:
+        out, failed = asyncio.run(run())
+    except NotFound as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return 1
+    except ApiError as exc:
+        print(f"error: {exc.message}", file=sys.stderr)
+        for e in exc.details.get("errors", []):
+            where = f"line {e['line']}" if e["line"] else "file"
+            print(f"  {where}: {e['field']}: {e['message']} ({e['code']})", file=sys.stderr)
+        return 1
+    print(out.decode())
+    return 1 if failed else 0  # a dry run that found errors
+
+
+class NotFound(Exception):
+    """No such portfolio (the CLI's own error)."""
+
+
 def _parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog="python -m service", description="quantcore finance service"
@@ -224,6 +288,29 @@ def _parser() -> argparse.ArgumentParser:
     imp.add_argument("--sector", default=None, help="default: kept (new asset: empty)")
     imp.add_argument("--name", default=None, help="default: kept (new asset: the ticker)")
     imp.set_defaults(func=cmd_import_prices)
+    txn = sub.add_parser(
+        "import-transactions",
+        help="import a broker statement (OFX/QFX or CSV) into a portfolio, all or nothing",
+    )
+    txn.add_argument("portfolio", type=int, metavar="PORTFOLIO_ID")
+    txn.add_argument("file", metavar="FILE")
+    txn.add_argument(
+        "--format", choices=["ofx", "csv"], default=None,
+        help="default: from the file name (.ofx/.qfx/.csv) or its content",
+    )  # fmt: skip
+    txn.add_argument(
+        "--mapping", default=None,
+        help="CSV column mapping as JSON, or @FILE holding it (see docs/service.md)",
+    )  # fmt: skip
+    txn.add_argument(
+        "--preset", choices=["schwab", "fidelity"], default=None,
+        help="CSV layout (default: detected from the header)",
+    )  # fmt: skip
+    txn.add_argument(
+        "--dry-run", action="store_true", help="report what would be added, write nothing"
+    )
+    txn.add_argument("--create-assets", action="store_true", help="add unknown symbols as assets")
+    txn.set_defaults(func=cmd_import_transactions)
     return parser
 
 

@@ -1,0 +1,97 @@
+"""``POST /api/portfolios/{id}/import/``: load a broker statement into a portfolio's ledger."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Annotated, Any
+
+from litestar import Controller, Request, post
+from litestar.datastructures import State, UploadFile
+from litestar.enums import RequestEncodingType
+from litestar.params import Body, FromPath
+
+from service.auth.guards import requires_user
+from service.auth.identity import Identity
+from service.errors import ValidationError
+from service.imports import decode_mapping
+from service.imports.schemas import ImportRead
+from service.imports.services import MAX_FILE_BYTES, ImportOptions, guess_format, import_statement
+from service.state import Resources
+
+__all__ = ["ImportController", "ImportForm"]
+
+Req = Request[Identity, Any, State]
+
+
+@dataclass
+class ImportForm:
+    """The multipart form of an import.
+
+    ``file``: the statement (OFX/QFX 1.x SGML or 2.x XML, or CSV). ``format``:
+    ``ofx`` or ``csv`` (default: from the file name, ``.ofx``/``.qfx``/``.csv``, or
+    OFX content). ``mapping``: CSV only, a JSON object (``columns``, ``types``,
+    ``date_format``, ``decimal_comma``, ``delimiter``, ``currency``). ``preset``:
+    CSV only, ``schwab`` or ``fidelity`` (default: detected from the header).
+    ``dry_run``: report without writing. ``create_assets``: add unknown symbols
+    as assets instead of refusing their rows.
+    """
+
+    file: UploadFile
+    format: str | None = None
+    mapping: str | None = None
+    preset: str | None = None
+    dry_run: bool = False
+    create_assets: bool = False
+
+
+class ImportController(Controller):
+    path = "/api/portfolios"
+    tags = ["imports"]  # noqa: RUF012
+    guards = [requires_user]  # noqa: RUF012
+
+    @post(
+        "/{portfolio_id:int}/import/",
+        summary="Import a broker statement (OFX/QFX or CSV) into the portfolio's ledger",
+        description=(
+            "All or nothing and idempotent: one database transaction; rows whose source id "
+            "(OFX FITID, or the hash of a CSV row) the portfolio already holds are skipped "
+            "(`skipped_duplicates`). Any bad line (an uncovered sale on the whole resulting "
+            "ledger, an unknown symbol without `create_assets`, a bad number or date, a split "
+            "or transfer) makes it a 400 `validation_error` whose `details.errors` lists every "
+            "problem with its line and field; nothing is written. Cash rows are `ignored` with "
+            "a reason. `dry_run` returns the same report without writing. Files up to "
+            f"{MAX_FILE_BYTES // (1024 * 1024)} MiB (413 `request_too_large` above)."
+        ),
+        status_code=200,
+        request_max_body_size=MAX_FILE_BYTES + 1024 * 1024,
+    )
+    async def import_statement(
+        self,
+        request: Req,
+        portfolio_id: FromPath[int],
+        data: Annotated[ImportForm, Body(media_type=RequestEncodingType.MULTI_PART)],
+        state: State,
+    ) -> ImportRead:
+        res: Resources = state.resources
+        content = await data.file.read()
+        fmt = data.format or guess_format(data.file.filename, content)
+        if fmt not in ("ofx", "csv"):
+            raise ValidationError(
+                "format", "invalid_choice" if data.format else "required",
+                "format must be 'ofx' or 'csv' (or a file named .ofx, .qfx or .csv).",
+            )  # fmt: skip
+        if fmt == "ofx" and (data.mapping or data.preset):
+            field = "mapping" if data.mapping else "preset"
+            raise ValidationError(field, "invalid", f"{field} applies to CSV files only.")
+        try:
+            mapping = decode_mapping(data.mapping)
+        except ValueError as exc:
+            raise ValidationError("mapping", "invalid", str(exc)) from None
+        options = ImportOptions(
+            format="ofx" if fmt == "ofx" else "csv",
+            mapping=mapping,
+            preset=data.preset or None,
+            dry_run=data.dry_run,
+            create_assets=data.create_assets,
+        )
+        return await import_statement(res.db, request.user.id, portfolio_id, content, options)
