@@ -4,12 +4,12 @@ from __future__ import annotations
 
 from collections.abc import AsyncIterator
 from dataclasses import dataclass
-from typing import Any, TypeVar
+from typing import Annotated, Any, TypeVar
 
 import msgspec
 from litestar import Controller, Request, delete, get, post
 from litestar.datastructures import State, UploadFile
-from litestar.params import FromPath, FromQuery
+from litestar.params import FromPath, FromQuery, QueryParameter
 from litestar.response import Response, Stream
 
 from textgen.auth import project_of
@@ -17,6 +17,7 @@ from textgen.backends.base import Registry
 from textgen.conversations import ConversationService
 from textgen.errors import bad_request, not_found, validation_error
 from textgen.files import FileService
+from textgen.includes import check_include
 from textgen.openapi import body_operation
 from textgen.prompts import PromptService, read_model
 from textgen.runs import Runner
@@ -37,6 +38,11 @@ from textgen.store import FileRecord
 __all__ = ["ConversationsController", "FilesController", "ModelsController", "PromptsController", "ResponsesController", "Services"]
 
 T = TypeVar("T")
+
+# ``include`` on reads, as repeated query parameters: ``include=...`` or the SDK's ``include[]=...``.
+_INCLUDE_DOC = "Optional item fields: message.output_text.logprobs, reasoning.encrypted_content."
+Include = Annotated[list[str] | None, QueryParameter(name="include", description=_INCLUDE_DOC)]
+IncludeBrackets = Annotated[list[str] | None, QueryParameter(name="include[]", description=_INCLUDE_DOC)]
 
 
 @dataclass(frozen=True, slots=True)
@@ -115,12 +121,15 @@ class ResponsesController(Controller):
         state: State,
         stream: FromQuery[bool] = False,
         starting_after: FromQuery[int] = -1,
+        include: Include = None,
+        include_brackets: IncludeBrackets = None,
     ) -> Any:
         """A stored response; ``stream=true`` replays its events after ``starting_after`` and follows."""
         services = _services(state)
+        included = check_include(include, include_brackets)
         if stream:
             return _sse(await services.runner.replay(response_id, project_of(request), starting_after))
-        return await services.responses.get(response_id, project_of(request))
+        return await services.responses.get(response_id, project_of(request), included)
 
     @post("/{response_id:str}/cancel", status_code=200)
     async def cancel(self, response_id: FromPath[str], request: Request[Any, Any, Any], state: State) -> Any:
@@ -142,13 +151,17 @@ class ResponsesController(Controller):
         after: FromQuery[str | None] = None,
         limit: FromQuery[int] = 20,
         order: FromQuery[str] = "desc",
+        include: Include = None,
+        include_brackets: IncludeBrackets = None,
     ) -> dict[str, Any]:
         """The input items of a response, paginated by ``after``/``limit``."""
         if not 1 <= limit <= 100:
             raise bad_request("'limit' must be between 1 and 100.", param="limit")
         if order not in ("asc", "desc"):
             raise bad_request("'order' must be 'asc' or 'desc'.", param="order")
-        return await _services(state).responses.input_items(response_id, project_of(request), after=after, limit=limit, order=order)
+        return await _services(state).responses.input_items(
+            response_id, project_of(request), after=after, limit=limit, order=order,
+            include=check_include(include, include_brackets))
 
 
 class ConversationsController(Controller):
@@ -190,23 +203,29 @@ class ConversationsController(Controller):
         after: FromQuery[str | None] = None,
         limit: FromQuery[int] = 20,
         order: FromQuery[str] = "desc",
+        include: Include = None,
+        include_brackets: IncludeBrackets = None,
     ) -> dict[str, Any]:
         """Items, latest first by default, paginated by ``after``/``limit``."""
-        return await _services(state).conversations.list_items(conversation_id, project_of(request),
-                                                                after=after, limit=limit, order=order)
+        return await _services(state).conversations.list_items(
+            conversation_id, project_of(request), after=after, limit=limit, order=order,
+            include=check_include(include, include_brackets))
 
     @post("/{conversation_id:str}/items", status_code=200, operation_class=body_operation(ConversationItemsCreate))
-    async def add_items(self, conversation_id: FromPath[str], request: Request[Any, Any, Any],
-                        state: State) -> dict[str, Any]:
+    async def add_items(self, conversation_id: FromPath[str], request: Request[Any, Any, Any], state: State,
+                        include: Include = None, include_brackets: IncludeBrackets = None) -> dict[str, Any]:
         """Append up to 20 items."""
+        included = check_include(include, include_brackets)
         body = await _decode(request, ConversationItemsCreate)
-        return await _services(state).conversations.add_items(conversation_id, project_of(request), body)
+        return await _services(state).conversations.add_items(conversation_id, project_of(request), body, included)
 
     @get("/{conversation_id:str}/items/{item_id:str}")
     async def retrieve_item(self, conversation_id: FromPath[str], item_id: FromPath[str],
-                            request: Request[Any, Any, Any], state: State) -> dict[str, Any]:
+                            request: Request[Any, Any, Any], state: State,
+                            include: Include = None, include_brackets: IncludeBrackets = None) -> dict[str, Any]:
         """One item."""
-        return await _services(state).conversations.get_item(conversation_id, item_id, project_of(request))
+        return await _services(state).conversations.get_item(conversation_id, item_id, project_of(request),
+                                                              check_include(include, include_brackets))
 
     @delete("/{conversation_id:str}/items/{item_id:str}", status_code=200)
     async def remove_item(self, conversation_id: FromPath[str], item_id: FromPath[str],

@@ -16,8 +16,10 @@ import msgspec
 import sqlalchemy as sa
 
 from textgen.errors import bad_request, not_found
+from textgen.includes import shape_item
 from textgen.inputs import normalize_input
 from textgen.schemas import ConversationCreate, ConversationItemsCreate, ConversationUpdate
+from textgen.sealing import Sealer
 from textgen.store import Store, metadata, new_id
 
 __all__ = ["ConversationService", "conversation_id_of"]
@@ -62,10 +64,18 @@ def _read(row: Any) -> dict[str, Any]:
 
 
 class ConversationService:
-    """Create, read, update and delete conversations and their items, within a project."""
+    """Create, read, update and delete conversations and their items, within a project.
 
-    def __init__(self, store: Store) -> None:
+    Items are stored as written; every read shapes them by the request's ``include``
+    (:func:`textgen.includes.shape_item`).
+    """
+
+    def __init__(self, store: Store, sealer: Sealer) -> None:
         self.store = store
+        self.sealer = sealer
+
+    def _shaped(self, items: Sequence[dict[str, Any]], include: frozenset[str]) -> list[dict[str, Any]]:
+        return [shape_item(item, include, self.sealer) for item in items]
 
     async def _row(self, conn: Any, conversation_id: str, project: str, *, lock: bool = False,
                    param: str = "conversation_id") -> Any:
@@ -131,12 +141,13 @@ class ConversationService:
         await conn.execute(conversations.update().where(conversations.c.id == conversation_id)
                            .values(next_position=row.next_position + len(items)))
 
-    async def add_items(self, conversation_id: str, project: str, body: ConversationItemsCreate) -> dict[str, Any]:
+    async def add_items(self, conversation_id: str, project: str, body: ConversationItemsCreate,
+                        include: frozenset[str] = frozenset()) -> dict[str, Any]:
         """Append items; answers with the list of the items added."""
         items = self._items(body.items, "items")
         async with self.store.engine.begin() as conn:
             await self._append(conn, conversation_id, project, items)
-        return _page(items, has_more=False)
+        return _page(self._shaped(items, include), has_more=False)
 
     async def append(self, conversation_id: str, project: str, items: Sequence[dict[str, Any]]) -> None:
         """Append a finished turn's input and output items (called when a response ends)."""
@@ -153,7 +164,7 @@ class ConversationService:
         return [msgspec.json.decode(r.item) for r in rows]
 
     async def list_items(self, conversation_id: str, project: str, *, after: str | None, limit: int,
-                         order: str) -> dict[str, Any]:
+                         order: str, include: frozenset[str] = frozenset()) -> dict[str, Any]:
         """One page of items (``order`` ``desc``, the default, puts the latest first)."""
         if not 1 <= limit <= 100:
             raise bad_request("'limit' must be between 1 and 100.", param="limit", code="invalid_value")
@@ -174,10 +185,11 @@ class ConversationService:
                 query = query.where(column > cursor if order == "asc" else column < cursor)
             query = query.order_by(column.asc() if order == "asc" else column.desc()).limit(limit + 1)
             rows = (await conn.execute(query)).all()
-        page = [msgspec.json.decode(r.item) for r in rows[:limit]]
+        page = self._shaped([msgspec.json.decode(r.item) for r in rows[:limit]], include)
         return _page(page, has_more=len(rows) > limit)
 
-    async def get_item(self, conversation_id: str, item_id: str, project: str) -> dict[str, Any]:
+    async def get_item(self, conversation_id: str, item_id: str, project: str,
+                       include: frozenset[str] = frozenset()) -> dict[str, Any]:
         """One item by id; 404 if unknown."""
         async with self.store.engine.connect() as conn:
             await self._row(conn, conversation_id, project)
@@ -186,8 +198,7 @@ class ConversationService:
                 conversation_items.c.item_id == item_id).order_by(conversation_items.c.position.desc()))).first()
         if row is None:
             raise not_found(f"Item with id {item_id!r} not found.", param="item_id", code="item_not_found")
-        item: dict[str, Any] = msgspec.json.decode(row.item)
-        return item
+        return shape_item(msgspec.json.decode(row.item), include, self.sealer)
 
     async def delete_item(self, conversation_id: str, item_id: str, project: str) -> dict[str, Any]:
         """Delete one item; answers with the conversation."""

@@ -41,6 +41,7 @@ from textgen.backends.base import (
 from textgen.conversations import ConversationService, conversation_id_of
 from textgen.errors import APIError, bad_request, not_found
 from textgen.files import FileService, inline_text
+from textgen.includes import ENCRYPTED_REASONING, INCLUDABLE, LOGPROBS, check_include, shape_item
 from textgen.inputs import (
     normalize_input,
     normalize_text_format,
@@ -57,8 +58,6 @@ __all__ = ["ResponseService", "Turn"]
 
 log = logging.getLogger("textgen")
 _MESSAGE_OVERHEAD = 3  # tokens of role framing per context entry
-_LOGPROBS = "message.output_text.logprobs"
-_INCLUDABLE = frozenset({"reasoning.encrypted_content", _LOGPROBS})
 
 
 @dataclass(slots=True)
@@ -211,11 +210,9 @@ class ResponseService:
         text_format, constraint = normalize_text_format(body.text.format if body.text else None)
 
         for i, value in enumerate(body.include or ()):
-            if value not in _INCLUDABLE:
-                raise bad_request(f"Unsupported include value {value!r}; this server supports "
-                                  f"{', '.join(sorted(_INCLUDABLE))}.", param=f"include[{i}]",
-                                  code="unsupported_value")
-            if value == _LOGPROBS and not info.logprobs:
+            if value not in INCLUDABLE:
+                check_include([value], param=f"include[{i}]")
+            if value == LOGPROBS and not info.logprobs:
                 raise bad_request(f"The model {info.id!r} does not report token log-probabilities.",
                                   param=f"include[{i}]", code="unsupported_value")
         if body.top_logprobs and not info.logprobs:  # never silently ignored
@@ -288,7 +285,7 @@ class ResponseService:
             temperature=1.0 if body.temperature is None else body.temperature,
             top_p=1.0 if body.top_p is None else body.top_p, seed=body.seed,
             constraint=constraint, tools=specs, tool_choice=choice,
-            logprobs=_LOGPROBS in (body.include or ()) or bool(body.top_logprobs),
+            logprobs=LOGPROBS in (body.include or ()) or bool(body.top_logprobs),
             top_logprobs=body.top_logprobs or 0,
         )
         try:
@@ -395,7 +392,7 @@ class ResponseService:
             item["status"] = status
             if item["type"] == "reasoning":
                 item["content"] = [{"type": "reasoning_text", "text": text}]
-                if "reasoning.encrypted_content" in (turn.body.include or ()):
+                if ENCRYPTED_REASONING in (turn.body.include or ()):
                     item["encrypted_content"] = self.sealer.seal({"content": item["content"]})
                 return [
                     event("response.reasoning_text.done", item_id=item["id"], output_index=index,
@@ -493,12 +490,19 @@ class ResponseService:
         return [*turn.entries, *_output_entries(output)]
 
     # --- reading ----------------------------------------------------------------------
-    async def get(self, response_id: str, project: str) -> dict[str, Any]:
-        """A stored response of ``project``; 404 if unknown, deleted or another project's."""
+    async def get(self, response_id: str, project: str, include: frozenset[str] = frozenset()) -> dict[str, Any]:
+        """A stored response of ``project``; 404 if unknown, deleted or another project's.
+
+        Its output is as created (with the create request's ``include``); ``include`` on the read
+        can add ``reasoning.encrypted_content`` (log-probabilities cannot be computed afterwards).
+        """
         stored = await self.store.get_response(response_id, project)
         if stored is None:
             raise not_found(f"Response with id {response_id!r} not found.", param="response_id")
-        return {**stored.body, "status": stored.status}
+        body = {**stored.body, "status": stored.status}
+        if ENCRYPTED_REASONING in include and body.get("output"):
+            body["output"] = [shape_item(o, include | {LOGPROBS}, self.sealer) for o in body["output"]]
+        return body
 
     async def delete(self, response_id: str, project: str) -> dict[str, Any]:
         """Delete a stored response with its text and events; 404 if unknown."""
@@ -507,9 +511,10 @@ class ResponseService:
         return {"id": response_id, "object": "response.deleted", "deleted": True}
 
     async def input_items(
-        self, response_id: str, project: str, *, after: str | None, limit: int, order: str
+        self, response_id: str, project: str, *, after: str | None, limit: int, order: str,
+        include: frozenset[str] = frozenset(),
     ) -> dict[str, Any]:
-        """One page of a response's input items (``order`` ``desc`` puts the latest first)."""
+        """One page of a response's input items (``order`` ``desc`` puts the latest first), shaped by ``include``."""
         stored = await self.store.get_response(response_id, project)
         if stored is None:
             raise not_found(f"Response with id {response_id!r} not found.", param="response_id")
@@ -519,7 +524,7 @@ class ResponseService:
             if after not in ids:
                 raise bad_request(f"Cursor 'after' {after!r} is not an item of this response.", param="after")
             items = items[ids.index(after) + 1 :]
-        page = items[:limit]
+        page = [shape_item(i, include, self.sealer) for i in items[:limit]]
         return {
             "object": "list", "data": page, "has_more": len(items) > limit,
             "first_id": page[0]["id"] if page else None, "last_id": page[-1]["id"] if page else None,
