@@ -18,15 +18,23 @@ __all__ = [
     "BUY",
     "DIVIDEND",
     "ERR_LOT_EXCEEDED",
+    "ERR_NOT_HELD",
+    "ERR_NO_FRACTION",
     "ERR_OVERSOLD",
+    "ERR_RATIO",
     "FIFO",
     "HIFO",
     "LIFO",
+    "MERGER",
     "OPEN_NF",
+    "RETURN_OF_CAPITAL",
     "R_NF",
     "R_ROW",
     "SELL",
     "SPECIFIC",
+    "SPIN_OFF",
+    "SPLIT",
+    "STOCK_DIVIDEND",
     "match_group_nb",
 ]
 
@@ -34,6 +42,13 @@ __all__ = [
 BUY = 0
 SELL = 1
 DIVIDEND = 2
+# corporate actions (IRS Publication 550, "Stock Splits", "Stock Dividends",
+# "Nondividend Distributions"; the issuer's Form 8937 gives ratio and basis allocation)
+SPLIT = 3  # every open lot's quantity x ratio, basis unchanged; cash in lieu sells the fraction
+STOCK_DIVIDEND = 4  # a nontaxable stock dividend: the same as a split
+RETURN_OF_CAPITAL = 5  # price per share reduces basis; beyond zero, a capital gain
+SPIN_OFF = 6  # new lots of the target: quantity x ratio, basis x allocation, dates kept
+MERGER = 7  # lots become the target's (quantity x ratio); the cash part is a sale
 # lot relief methods
 FIFO = 0
 LIFO = 1
@@ -43,6 +58,9 @@ AVERAGE = 4
 # error codes
 ERR_OVERSOLD = 1
 ERR_LOT_EXCEEDED = 2
+ERR_NOT_HELD = 3  # a corporate action on a symbol with no open lots
+ERR_NO_FRACTION = 4  # cash in lieu, but the split leaves no fractional share
+ERR_RATIO = 5  # a ratio that leaves a lot with no shares
 
 # lot table columns (L_SYM is the symbol's index inside its group)
 L_SYM = 0
@@ -51,7 +69,7 @@ L_PURCHASED = 2  # day of that buy
 L_ACQUIRED = 3  # day for the holding period (earlier after a wash sale)
 L_QTY = 4
 L_BASIS = 5
-L_USED = 6  # 1 once the shares replaced a wash-sale loss
+L_USED = 6  # 1 once the shares replaced a wash-sale loss; 2: never a replacement (spin-off, merger)
 L_ADJ = 7  # disallowed loss carried in the basis
 L_NEXT = 8  # the symbol's list of open lots, in relief order
 L_PREV = 9
@@ -79,7 +97,8 @@ P_LOSS = 2
 P_SALE = 3
 P_ACQUIRED = 4
 P_NEXT = 5
-P_NF = 6
+P_SYM = 6  # the sold symbol
+P_NF = 7
 
 
 @njit(cache=True, error_model="numpy")
@@ -137,6 +156,39 @@ def _insert_before(lots: np.ndarray, head: np.ndarray, s: int, k: int, at: int) 
 
 
 @njit(cache=True, error_model="numpy")
+def _insert_by_purchase(lots: np.ndarray, head: np.ndarray, tail: np.ndarray, s: int, k: int) -> None:
+    """Put lot ``k`` in symbol ``s``'s list before the first lot purchased after it."""
+    at = head[s]
+    while at != -1 and lots[at, L_PURCHASED] <= lots[k, L_PURCHASED]:
+        at = lots[at, L_NEXT]
+    if at == -1:
+        _append(lots, head, tail, s, k, L_NEXT, L_PREV)
+    else:
+        _insert_before(lots, head, s, k, at)
+
+
+@njit(cache=True, error_model="numpy")
+def _piece(
+    realized: np.ndarray, n_real: int, sym: int, lots: np.ndarray, k: int, row: int, d: int,
+    q: int, proceeds: int, basis: int,
+) -> np.ndarray:
+    """Append a realized piece of lot ``k`` (sold on day ``d`` by row ``row``)."""
+    realized = _grow(realized, n_real + 1)
+    realized[n_real, R_SYM] = sym
+    realized[n_real, R_ORIGIN] = lots[k, L_ORIGIN]
+    realized[n_real, R_ROW] = row
+    realized[n_real, R_PURCHASED] = lots[k, L_PURCHASED]
+    realized[n_real, R_ACQUIRED] = lots[k, L_ACQUIRED]
+    realized[n_real, R_SOLD] = d
+    realized[n_real, R_QTY] = q
+    realized[n_real, R_PROCEEDS] = proceeds
+    realized[n_real, R_BASIS] = basis
+    realized[n_real, R_DISALLOWED] = 0
+    realized[n_real, R_LONG] = 1 if is_long_term_nb(lots[k, L_ACQUIRED], d) else 0
+    return realized
+
+
+@njit(cache=True, error_model="numpy")
 def _unlink(lots: np.ndarray, head: np.ndarray, tail: np.ndarray, s: int, k: int, nxt: int, prv: int) -> None:
     p = lots[k, prv]
     nx = lots[k, nxt]
@@ -180,9 +232,14 @@ def match_group_nb(
     price: np.ndarray,
     fee: np.ndarray,
     lot_ref: np.ndarray,
+    ratio: np.ndarray,
+    cash: np.ndarray,
+    alloc: np.ndarray,
+    tgt: np.ndarray,
     loc: np.ndarray,
     g_syms: np.ndarray,
     method: np.ndarray,
+    wgroup: np.ndarray,
     wash: bool,
     window: int,
     dividends: np.ndarray,
@@ -200,13 +257,23 @@ def match_group_nb(
         The fields of those rows, in the same order (gathered, so that the
         matcher reads memory sequentially; see
         :func:`quantcore._kernels.tax_match.match_lots_nb`).
+    ratio, cash, alloc, tgt : ndarray of int64
+        Corporate actions (1e-8 units): the ratio (split multiplier, or new
+        shares per old share), cash (in lieu of a fraction, a total; or a
+        merger's cash per old share), the basis fraction a spin-off moves, and
+        the target symbol code of a spin-off or merger (-1 otherwise). A
+        merger's ``price`` is the target share's value, which splits the basis
+        between the cash and the shares when both are paid.
     loc : ndarray of int64
-        Index of each symbol inside its group.
+        Index of each symbol inside its group (the group holds every symbol
+        a spin-off or merger links, so it may span several wash-sale groups).
     g_syms : ndarray of int64
         The group's symbols, ascending (``g_syms[loc[s]] == s``).
     method : ndarray of int64
         Lot relief method of each symbol code (a sell uses its symbol's; a
         ``SPECIFIC`` sell without a lot, ``lot_ref < 0``, relieves ``FIFO``).
+    wgroup : ndarray of int64
+        Wash-sale group (substantially identical securities) of each symbol code.
     wash, window
         Apply the wash-sale rule, window in days.
     dividends, piece_count : ndarray of int64
@@ -258,6 +325,10 @@ def match_group_nb(
         i = rows[ii]
         s = loc[sym[ii]]
         d = day[ii]
+        wg = wgroup[sym[ii]]
+        r_first = n_real
+        sell_q = 0  # shares sold by this row (a sell, or the fraction a cash in lieu sells)
+        sell_p = 0
         if kind[ii] == DIVIDEND:
             dividends[ii] = muldiv_nb(qty[ii], price[ii], SCALE) - fee[ii]  # net, as the cash
         elif kind[ii] == BUY:
@@ -268,7 +339,7 @@ def match_group_nb(
                 prev = -1
                 while e != -1 and q_rem > 0:
                     nxt = pend[e, P_NEXT]
-                    if pend[e, P_SALE] + window >= d:
+                    if pend[e, P_SALE] + window >= d and wgroup[pend[e, P_SYM]] == wg:
                         take = min(q_rem, pend[e, P_QTY])
                         dis = muldiv_nb(pend[e, P_LOSS], take, pend[e, P_QTY])
                         own = b_rem if take == q_rem else muldiv_nb(b_rem, take, q_rem)
@@ -300,7 +371,122 @@ def match_group_nb(
                 n_lots += 1
                 pool_q[s] += q_rem
                 pool_b[s] += b_rem
-        else:  # SELL
+        elif kind[ii] == SELL:
+            sell_q = qty[ii]
+            sell_p = muldiv_nb(qty[ii], price[ii], SCALE) - fee[ii]
+        else:  # a corporate action on the open lots of symbol s
+            if head[s] == -1:
+                return n_real, 0, ERR_NOT_HELD, i
+            ca = kind[ii]
+            rt = ratio[ii]
+            if ca == SPLIT or ca == STOCK_DIVIDEND:
+                tot = 0
+                k = head[s]
+                while k != -1:
+                    nq = muldiv_nb(lots[k, L_QTY], rt, SCALE)
+                    if nq <= 0:
+                        return n_real, 0, ERR_RATIO, i
+                    lots[k, L_QTY] = nq
+                    tot += nq
+                    k = lots[k, L_NEXT]
+                pool_q[s] = tot
+                e = q_head
+                while e != -1:  # a loss sale's unreplaced shares, in the new units
+                    if pend[e, P_SYM] == sym[ii]:
+                        pend[e, P_QTY] = max(1, muldiv_nb(pend[e, P_QTY], rt, SCALE))
+                    e = pend[e, P_NEXT]
+                if cash[ii] > 0:  # cash in lieu: a sale of the fractional share
+                    sell_q = tot % SCALE
+                    if sell_q == 0:
+                        return n_real, 0, ERR_NO_FRACTION, i
+                    sell_p = cash[ii]
+            elif ca == RETURN_OF_CAPITAL:
+                k = head[s]
+                cut = 0
+                while k != -1:
+                    red = muldiv_nb(lots[k, L_QTY], price[ii], SCALE)
+                    b = lots[k, L_BASIS]
+                    if red <= b:
+                        lots[k, L_BASIS] = b - red
+                        cut += red
+                    else:  # beyond zero basis: a capital gain of the lot's holding period
+                        lots[k, L_BASIS] = 0
+                        cut += b
+                        realized = _piece(realized, n_real, sym[ii], lots, k, i, d, 0, red - b, 0)
+                        n_real += 1
+                    k = lots[k, L_NEXT]
+                pool_b[s] = max(0, pool_b[s] - cut)
+            else:  # SPIN_OFF or MERGER: new lots of the target keep the old dates
+                t = loc[tgt[ii]]
+                pooled = method[sym[ii]] == AVERAGE
+                moved_q = 0
+                moved_b = 0
+                k = head[s]
+                if ca == SPIN_OFF:
+                    f = alloc[ii]
+                    while k != -1:
+                        nq = muldiv_nb(lots[k, L_QTY], rt, SCALE)
+                        if nq <= 0:
+                            return n_real, 0, ERR_RATIO, i
+                        mb = muldiv_nb(lots[k, L_BASIS], f, SCALE)
+                        ma = muldiv_nb(lots[k, L_ADJ], f, SCALE)
+                        lots[k, L_BASIS] -= mb
+                        lots[k, L_ADJ] -= ma
+                        lots = _new_lot(
+                            lots, n_lots, t, lots[k, L_ORIGIN], lots[k, L_PURCHASED], lots[k, L_ACQUIRED],
+                            nq, mb, 2, ma,
+                        )
+                        _insert_by_purchase(lots, head, tail, t, n_lots)
+                        n_lots += 1
+                        moved_q += nq
+                        moved_b += mb
+                        k = lots[k, L_NEXT]
+                    if pooled:  # an average-cost pool moves by the fraction too
+                        moved_b = muldiv_nb(pool_b[s], f, SCALE)
+                    pool_b[s] -= moved_b
+                    pool_q[t] += moved_q
+                    pool_b[t] += moved_b
+                else:  # MERGER
+                    cps = cash[ii]
+                    per_share = muldiv_nb(rt, price[ii], SCALE) + cps  # consideration per old share
+                    q_all = pool_q[s]
+                    b_all = pool_b[s]
+                    while k != -1:
+                        nxt_k = lots[k, L_NEXT]
+                        lq = lots[k, L_QTY]
+                        b = lots[k, L_BASIS]
+                        if pooled:
+                            b = b_all if nxt_k == -1 else muldiv_nb(b_all, lq, q_all)
+                            q_all -= lq
+                            b_all -= b
+                        if cps > 0:  # the cash part is a sale of cps / per_share of the lot
+                            sq = lq if rt == 0 else muldiv_nb(lq, cps, per_share)
+                            sb = b if rt == 0 else muldiv_nb(b, cps, per_share)
+                            realized = _piece(
+                                realized, n_real, sym[ii], lots, k, i, d, sq, muldiv_nb(lq, cps, SCALE), sb,
+                            )
+                            n_real += 1
+                            b -= sb
+                        if rt > 0:
+                            nq = muldiv_nb(lq, rt, SCALE)
+                            if nq <= 0:
+                                return n_real, 0, ERR_RATIO, i
+                            lots = _new_lot(
+                                lots, n_lots, t, lots[k, L_ORIGIN], lots[k, L_PURCHASED], lots[k, L_ACQUIRED],
+                                nq, b, 2, lots[k, L_ADJ],
+                            )
+                            _insert_by_purchase(lots, head, tail, t, n_lots)
+                            n_lots += 1
+                            pool_q[t] += nq
+                            pool_b[t] += b
+                        k = nxt_k
+                    head[s] = -1  # the old shares are gone
+                    tail[s] = -1
+                    u_head[s] = -1
+                    u_tail[s] = -1
+                    pool_q[s] = 0
+                    pool_b[s] = 0
+        if sell_q > 0 or n_real > r_first:  # shares sold, or pieces realized by a corporate action
             m = method[sym[ii]]
             if m == SPECIFIC and lot_ref[ii] < 0:
                 m = FIFO  # no lot named: the earliest acquired shares (Treas. Reg. 1.1012-1(c)(1))
@@ -311,13 +497,12 @@ def match_group_nb(
                     if lots[k, L_ORIGIN] == lot_ref[ii]:
                         held += lots[k, L_QTY]
                     k = lots[k, L_NEXT]
-                if held < qty[ii]:
+                if held < sell_q:
                     return n_real, 0, ERR_LOT_EXCEEDED, i
-            elif pool_q[s] < qty[ii]:
+            elif pool_q[s] < sell_q:
                 return n_real, 0, ERR_OVERSOLD, i
-            q_left = qty[ii]
-            p_left = muldiv_nb(qty[ii], price[ii], SCALE) - fee[ii]
-            r_first = n_real
+            q_left = sell_q
+            p_left = sell_p
             while q_left > 0:
                 k = _pick_lot(lots, head, tail, s, m, lot_ref[ii])
                 lq = lots[k, L_QTY]
@@ -365,6 +550,8 @@ def match_group_nb(
                 need = realized[r, R_QTY]
                 nc = 0
                 for s2 in range(n_loc):
+                    if wgroup[g_syms[s2]] != wg:  # linked by a spin-off or merger only
+                        continue
                     seg = nc
                     k2 = u_tail[s2]  # walk back over the unused lots only
                     while k2 != -1 and lots[k2, L_PURCHASED] >= d - window:
@@ -423,6 +610,7 @@ def match_group_nb(
                     pend[n_pend, P_LOSS] = loss
                     pend[n_pend, P_SALE] = d
                     pend[n_pend, P_ACQUIRED] = acquired
+                    pend[n_pend, P_SYM] = sym[ii]
                     pend[n_pend, P_NEXT] = -1
                     if q_tail == -1:
                         q_head = n_pend
@@ -461,7 +649,7 @@ def match_group_nb(
             dst[j, 4] = lots[k, L_QTY]
             dst[j, 5] = b
             dst[j, 6] = lots[k, L_ADJ]
-            dst[j, 7] = lots[k, L_USED]
+            dst[j, 7] = 1 if lots[k, L_USED] == 1 else 0
             j += 1
             k = lots[k, L_NEXT]
     return n_real, n_open, 0, -1

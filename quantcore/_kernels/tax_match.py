@@ -20,6 +20,20 @@ from quantcore._kernels.tax_lots import OPEN_NF, R_NF, R_ROW, match_group_nb
 
 __all__ = ["match_lots_nb", "match_lots_seq_nb"]
 
+# rows of the per-transaction fields
+F_SYM = 0
+F_DAY = 1
+F_KIND = 2
+F_QTY = 3
+F_PRICE = 4
+F_FEE = 5
+F_REF = 6
+F_RATIO = 7
+F_CASH = 8
+F_ALLOC = 9
+F_TARGET = 10
+N_FIELDS = 11
+
 # columns of the per-group counts
 C_REAL = 0
 C_OPEN = 1
@@ -56,29 +70,29 @@ def _plan(
 
 
 @njit(cache=True, error_model="numpy")
-def _gather(
-    rows: np.ndarray, sym: np.ndarray, day: np.ndarray, kind: np.ndarray, qty: np.ndarray,
-    price: np.ndarray, fee: np.ndarray, lot_ref: np.ndarray,
-) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
-    """The transaction fields in group order: each group then reads its rows sequentially
-    instead of one cache line per field and row."""
-    return sym[rows], day[rows], kind[rows], qty[rows], price[rows], fee[rows], lot_ref[rows]
+def _gather(rows: np.ndarray, fields: np.ndarray) -> np.ndarray:
+    """The transaction fields (one per row of ``fields``) in group order: each group then
+    reads its rows sequentially instead of one cache line per field and row."""
+    out = np.empty_like(fields)
+    for f in range(fields.shape[0]):
+        out[f] = fields[f][rows]
+    return out
 
 
 @njit(cache=True, error_model="numpy")
 def _run_group(
-    g: int, rows: np.ndarray, row_start: np.ndarray, sym: np.ndarray, day: np.ndarray, kind: np.ndarray,
-    qty: np.ndarray, price: np.ndarray, fee: np.ndarray, lot_ref: np.ndarray, group_start: np.ndarray,
-    group_syms: np.ndarray, loc: np.ndarray, method: np.ndarray, wash: bool, window: int,
+    g: int, rows: np.ndarray, row_start: np.ndarray, f: np.ndarray, group_start: np.ndarray,
+    group_syms: np.ndarray, loc: np.ndarray, method: np.ndarray, wgroup: np.ndarray, wash: bool, window: int,
     dividends: np.ndarray, piece_count: np.ndarray, open_count: np.ndarray,
     buf: np.ndarray, buf_start: np.ndarray, counts: np.ndarray,
 ) -> None:
-    """Run group ``g`` on its rows (all per-row arrays in group order) into its slice of ``buf``."""
+    """Run group ``g`` on its rows (``f``: the per-row fields in group order) into its slice of ``buf``."""
     a = row_start[g]
     b = row_start[g + 1]
     n_real, n_open, err, row = match_group_nb(
-        rows[a:b], sym[a:b], day[a:b], kind[a:b], qty[a:b], price[a:b], fee[a:b], lot_ref[a:b], loc,
-        group_syms[group_start[g] : group_start[g + 1]], method, wash, window,
+        rows[a:b], f[F_SYM, a:b], f[F_DAY, a:b], f[F_KIND, a:b], f[F_QTY, a:b], f[F_PRICE, a:b],
+        f[F_FEE, a:b], f[F_REF, a:b], f[F_RATIO, a:b], f[F_CASH, a:b], f[F_ALLOC, a:b], f[F_TARGET, a:b],
+        loc, group_syms[group_start[g] : group_start[g + 1]], method, wgroup, wash, window,
         dividends[a:b], piece_count[a:b], open_count, buf[buf_start[g] : buf_start[g + 1]],
     )
     counts[g, C_REAL] = n_real
@@ -175,10 +189,15 @@ def match_lots_nb(
     price: np.ndarray,
     fee: np.ndarray,
     lot_ref: np.ndarray,
+    ratio: np.ndarray,
+    cash: np.ndarray,
+    alloc: np.ndarray,
+    target: np.ndarray,
     sym_group: np.ndarray,
     group_start: np.ndarray,
     group_syms: np.ndarray,
     method: np.ndarray,
+    wgroup: np.ndarray,
     wash: bool,
     window: int,
 ) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
@@ -193,13 +212,19 @@ def match_lots_nb(
         Quantity, price and fees in 1e-8 units.
     lot_ref : ndarray of int64
         For ``SPECIFIC`` sells, the row of the buy whose lot is sold; else -1.
+    ratio, cash, alloc, target : ndarray of int64
+        Corporate-action fields (see
+        :func:`~quantcore._kernels.tax_lots.match_group_nb`); 0 and -1 elsewhere.
     sym_group, group_start, group_syms : ndarray of int64
-        Group code of each symbol (substantially identical securities) and the
-        symbols of group ``g``, ascending, as
-        ``group_syms[group_start[g]:group_start[g + 1]]``.
+        Group code of each symbol and the symbols of group ``g``, ascending, as
+        ``group_syms[group_start[g]:group_start[g + 1]]``. A group holds the
+        substantially identical securities and every symbol a spin-off or
+        merger links to them.
     method : ndarray of int64
         Lot relief method of each symbol code: ``FIFO``, ``LIFO``, ``HIFO``,
         ``SPECIFIC`` (a sell with ``lot_ref < 0`` relieves ``FIFO``) or ``AVERAGE``.
+    wgroup : ndarray of int64
+        Wash-sale group of each symbol code (the substantially identical ones).
     wash : bool
         Apply the wash-sale rule.
     window : int
@@ -224,7 +249,19 @@ def match_lots_nb(
     """
     n_grp = group_start.shape[0] - 1
     row_start, rows, loc, cap_start = _plan(sym, sym_group, group_start, group_syms)
-    sym_g, day_g, kind_g, qty_g, price_g, fee_g, ref_g = _gather(rows, sym, day, kind, qty, price, fee, lot_ref)
+    fields = np.empty((N_FIELDS, sym.shape[0]), dtype=np.int64)
+    fields[F_SYM] = sym
+    fields[F_DAY] = day
+    fields[F_KIND] = kind
+    fields[F_QTY] = qty
+    fields[F_PRICE] = price
+    fields[F_FEE] = fee
+    fields[F_REF] = lot_ref
+    fields[F_RATIO] = ratio
+    fields[F_CASH] = cash
+    fields[F_ALLOC] = alloc
+    fields[F_TARGET] = target
+    fg = _gather(rows, fields)
     div_g = np.zeros(sym.shape[0], dtype=np.int64)
     piece_count_g = np.zeros(sym.shape[0], dtype=np.int64)
     open_count = np.zeros(sym_group.shape[0], dtype=np.int64)
@@ -232,15 +269,15 @@ def match_lots_nb(
     buf = np.empty((cap_start[n_grp], R_NF), dtype=np.int64)  # pages are touched only where written
     for g in prange(n_grp):
         _run_group(
-            g, rows, row_start, sym_g, day_g, kind_g, qty_g, price_g, fee_g, ref_g, group_start, group_syms,
-            loc, method, wash, window, div_g, piece_count_g, open_count, buf, cap_start, counts,
+            g, rows, row_start, fg, group_start, group_syms,
+            loc, method, wgroup, wash, window, div_g, piece_count_g, open_count, buf, cap_start, counts,
         )
     over, spill_start = _spill_plan(counts, cap_start)
     spill = np.empty((spill_start[n_grp], R_NF), dtype=np.int64)
     for j in prange(over.shape[0]):
         _run_group(
-            over[j], rows, row_start, sym_g, day_g, kind_g, qty_g, price_g, fee_g, ref_g, group_start,
-            group_syms, loc, method, wash, window, div_g, piece_count_g, open_count, spill, spill_start, counts,
+            over[j], rows, row_start, fg, group_start,
+            group_syms, loc, method, wgroup, wash, window, div_g, piece_count_g, open_count, spill, spill_start, counts,
         )
     realized, open_lots, status, piece_start, open_start = _outputs(counts, rows, piece_count_g, open_count)
     dividends = np.empty(sym.shape[0], dtype=np.int64)
@@ -260,17 +297,34 @@ def match_lots_seq_nb(
     price: np.ndarray,
     fee: np.ndarray,
     lot_ref: np.ndarray,
+    ratio: np.ndarray,
+    cash: np.ndarray,
+    alloc: np.ndarray,
+    target: np.ndarray,
     sym_group: np.ndarray,
     group_start: np.ndarray,
     group_syms: np.ndarray,
     method: np.ndarray,
+    wgroup: np.ndarray,
     wash: bool,
     window: int,
 ) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
     """:func:`match_lots_nb` on one thread, the groups one after the other (same results)."""
     n_grp = group_start.shape[0] - 1
     row_start, rows, loc, cap_start = _plan(sym, sym_group, group_start, group_syms)
-    sym_g, day_g, kind_g, qty_g, price_g, fee_g, ref_g = _gather(rows, sym, day, kind, qty, price, fee, lot_ref)
+    fields = np.empty((N_FIELDS, sym.shape[0]), dtype=np.int64)
+    fields[F_SYM] = sym
+    fields[F_DAY] = day
+    fields[F_KIND] = kind
+    fields[F_QTY] = qty
+    fields[F_PRICE] = price
+    fields[F_FEE] = fee
+    fields[F_REF] = lot_ref
+    fields[F_RATIO] = ratio
+    fields[F_CASH] = cash
+    fields[F_ALLOC] = alloc
+    fields[F_TARGET] = target
+    fg = _gather(rows, fields)
     div_g = np.zeros(sym.shape[0], dtype=np.int64)
     piece_count_g = np.zeros(sym.shape[0], dtype=np.int64)
     open_count = np.zeros(sym_group.shape[0], dtype=np.int64)
@@ -278,15 +332,15 @@ def match_lots_seq_nb(
     buf = np.empty((cap_start[n_grp], R_NF), dtype=np.int64)
     for g in range(n_grp):
         _run_group(
-            g, rows, row_start, sym_g, day_g, kind_g, qty_g, price_g, fee_g, ref_g, group_start, group_syms,
-            loc, method, wash, window, div_g, piece_count_g, open_count, buf, cap_start, counts,
+            g, rows, row_start, fg, group_start, group_syms,
+            loc, method, wgroup, wash, window, div_g, piece_count_g, open_count, buf, cap_start, counts,
         )
     over, spill_start = _spill_plan(counts, cap_start)
     spill = np.empty((spill_start[n_grp], R_NF), dtype=np.int64)
     for j in range(over.shape[0]):
         _run_group(
-            over[j], rows, row_start, sym_g, day_g, kind_g, qty_g, price_g, fee_g, ref_g, group_start,
-            group_syms, loc, method, wash, window, div_g, piece_count_g, open_count, spill, spill_start, counts,
+            over[j], rows, row_start, fg, group_start,
+            group_syms, loc, method, wgroup, wash, window, div_g, piece_count_g, open_count, spill, spill_start, counts,
         )
     realized, open_lots, status, piece_start, open_start = _outputs(counts, rows, piece_count_g, open_count)
     dividends = np.empty(sym.shape[0], dtype=np.int64)

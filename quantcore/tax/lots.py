@@ -6,7 +6,7 @@ import dataclasses
 from collections.abc import Collection, Mapping
 from dataclasses import dataclass
 from decimal import ROUND_HALF_UP, Decimal, InvalidOperation
-from typing import Literal
+from typing import Any, Literal
 
 import numpy as np
 import pandas as pd
@@ -15,14 +15,26 @@ from quantcore._kernels import tax as _k
 from quantcore._records import dividend_dt, lot_dt, realized_dt
 from quantcore.tax.wash_sales import WASH_SALE_WINDOW_DAYS, group_codes
 
-__all__ = ["SCALE", "LotLedger", "LotMethod", "as_ledger", "from_fixed", "match_lots", "to_cents"]
+__all__ = ["CORPORATE_ACTIONS", "SCALE", "LotLedger", "LotMethod", "as_ledger", "from_fixed", "match_lots", "to_cents"]
 
 LotMethod = Literal["fifo", "lifo", "hifo", "specific", "average"]
 
 #: Units per share and per dollar of the exact int64 fixed point used in records.
 SCALE = _k.SCALE
 _METHODS = {"fifo": _k.FIFO, "lifo": _k.LIFO, "hifo": _k.HIFO, "specific": _k.SPECIFIC, "average": _k.AVERAGE}
-_KINDS = {"buy": _k.BUY, "sell": _k.SELL, "dividend": _k.DIVIDEND}
+_KINDS = {
+    "buy": _k.BUY,
+    "sell": _k.SELL,
+    "dividend": _k.DIVIDEND,
+    "split": _k.SPLIT,
+    "stock_dividend": _k.STOCK_DIVIDEND,
+    "return_of_capital": _k.RETURN_OF_CAPITAL,
+    "spin_off": _k.SPIN_OFF,
+    "merger": _k.MERGER,
+}
+#: The ``type`` values of corporate actions (see :func:`match_lots`).
+CORPORATE_ACTIONS = ("split", "stock_dividend", "return_of_capital", "spin_off", "merger")
+_FIRST_CA = _k.SPLIT  # kinds >= this are corporate actions
 _REQUIRED = ("symbol", "date", "type", "quantity", "price")
 _MAX_FIXED = 9.2e10  # |value| limit so that value * 1e8 fits in int64
 _MAX_DECIMAL = Decimal(int(_MAX_FIXED))
@@ -74,8 +86,13 @@ def _date_sorted(df: pd.DataFrame, day: np.ndarray) -> tuple[pd.DataFrame, np.nd
     return out, day[order], order
 
 
-def _fixed_column(df: pd.DataFrame, name: str, *, default: float | None = None) -> np.ndarray:
-    """A column as exact int64 1e-8 units; NaN, infinities and |x| >= 9.2e10 raise."""
+def _fixed_column(
+    df: pd.DataFrame, name: str, *, default: float | None = None, missing_ok: np.ndarray | None = None
+) -> np.ndarray:
+    """A column as exact int64 1e-8 units; NaN, infinities and |x| >= 9.2e10 raise.
+
+    With ``default`` a missing column or value reads as 0; with ``missing_ok`` (a
+    boolean mask) a missing value reads as 0 on those rows only."""
     if name not in df.columns:
         if default is None:
             raise ValueError(f"transactions is missing the column {name!r}")
@@ -84,7 +101,7 @@ def _fixed_column(df: pd.DataFrame, name: str, *, default: float | None = None) 
     if col.dtype == object:  # Decimal or str: convert exactly
         out = np.empty(len(df), dtype=np.int64)
         for i, v in enumerate(col.to_numpy()):
-            if v is None and default is not None:
+            if (default is not None or (missing_ok is not None and missing_ok[i])) and _missing(v):
                 out[i] = 0
                 continue
             try:
@@ -101,11 +118,18 @@ def _fixed_column(df: pd.DataFrame, name: str, *, default: float | None = None) 
         raise ValueError(f"transactions column {name!r} must be numeric") from None
     if default is not None:
         values = np.where(np.isnan(values), default, values)
+    if missing_ok is not None:
+        values = np.where(np.isnan(values) & missing_ok, 0.0, values)
     bad = ~np.isfinite(values) | (np.abs(values) >= _MAX_FIXED)
     if bad.any():
         i = int(np.argmax(bad))
         raise ValueError(f"{_label(df, i)}: {name} must be a finite number, got {values[i]!r}")
     return np.rint(values * SCALE).astype(np.int64)
+
+
+def _missing(v: object) -> bool:
+    """None, NaN or NA (a cell left empty)."""
+    return v is None or v is pd.NA or (isinstance(v, float) and np.isnan(v))
 
 
 def _days(df: pd.DataFrame, name: str, fallback: np.ndarray | None = None) -> np.ndarray:
@@ -149,6 +173,11 @@ class _Encoded:
     lot_names: tuple[str, ...]
     groups: np.ndarray
     methods: tuple[str, ...]  # lot method of each symbol
+    ratio: np.ndarray
+    cash: np.ndarray
+    alloc: np.ndarray
+    target: np.ndarray  # target symbol code of a spin-off or merger, else -1
+    links: np.ndarray  # processing group of each symbol: wash-sale groups joined by spin-offs and mergers
     table: pd.DataFrame  # the rows in the order encoded (date-sorted)
     rows: np.ndarray | None  # the caller's row of each encoded row; None: same order
 
@@ -203,26 +232,48 @@ def _encode(
     bad = (sym_raw < 0) | (sym_names == "")[sym_raw]  # missing (code -1) or blank
     if bad.any():
         raise ValueError(f"{_label(df, int(np.argmax(bad)))}: symbol is empty")
-    name_codes, uniques = pd.factorize(sym_names[:-1], sort=True)  # distinct stripped names, sorted
-    codes = name_codes[sym_raw]
-    symbols = tuple(str(u) for u in uniques)
-    methods = _symbol_methods(symbols, method)
     type_codes, type_names = _factorize_stripped(df["type"])
     lookup = np.array([_KINDS.get(str(t).lower(), -1) for t in type_names[:-1]] + [-1], dtype=np.int64)
     kind_i = lookup[type_codes]  # a missing type has code -1: the appended -1
     if (kind_i < 0).any():
         i = int(np.argmax(kind_i < 0))
-        raise ValueError(f"{_label(df, i)}: type must be 'buy', 'sell' or 'dividend', got {df['type'].iloc[i]!r}")
+        raise ValueError(
+            f"{_label(df, i)}: type must be one of {sorted(_KINDS)}, got {df['type'].iloc[i]!r}"
+        )
+    is_ca = kind_i >= _FIRST_CA
+    linked = (kind_i == _k.SPIN_OFF) | (kind_i == _k.MERGER)
+    if "target_symbol" in df.columns and linked.any():
+        tgt_raw, tgt_names = _factorize_stripped(df["target_symbol"])
+        tgt_of_row = np.where(linked, tgt_raw, -1)
+    else:
+        tgt_raw, tgt_names = np.full(n, -1, np.int64), np.array([""], dtype=object)
+        tgt_of_row = tgt_raw
+    used_targets = np.unique(tgt_of_row[tgt_of_row >= 0])
+    all_names = np.append(sym_names[:-1], tgt_names[used_targets])
+    all_names = all_names[all_names != ""]
+    _, uniques = pd.factorize(all_names, sort=True)  # distinct stripped names, sorted
+    symbols = tuple(str(u) for u in uniques)
+    index = {name: c for c, name in enumerate(symbols)}
+    codes = np.array([index.get(str(x), -1) for x in sym_names[:-1]] + [-1], dtype=np.int64)[sym_raw]
+    methods = _symbol_methods(symbols, method)
     ex_day = _days(df, "ex_date", day) if "ex_date" in df.columns else day.copy()
-    qty = _fixed_column(df, "quantity")
-    price = _fixed_column(df, "price")
+    qty = _fixed_column(df, "quantity", missing_ok=is_ca)
+    price = _fixed_column(df, "price", missing_ok=is_ca)
     fee = _fixed_column(df, "fees", default=0.0)
+    ratio = _fixed_column(df, "ratio", default=0.0)
+    cash = _fixed_column(df, "cash", default=0.0)
+    alloc = _fixed_column(df, "basis_allocation", default=0.0)
     for name, arr, strict in (("quantity", qty, True), ("price", price, False), ("fees", fee, False)):
-        bad_v = arr <= 0 if strict else arr < 0
+        bad_v = (arr <= 0 if strict else arr < 0) & ~is_ca
         if bad_v.any():
             i = int(np.argmax(bad_v))
             need = "> 0" if strict else ">= 0"
             raise ValueError(f"{_label(df, i)}: {name} must be {need}, got {df[name].iloc[i]!r}")
+    target = np.full(n, -1, dtype=np.int64)
+    if is_ca.any():
+        tgt_codes = np.array([index.get(str(x), -1) for x in tgt_names[:-1]] + [-1], dtype=np.int64)
+        target = np.where(linked, tgt_codes[tgt_raw], -1)
+        _check_corporate_actions(df, kind_i, codes, target, price, fee, ratio, cash, alloc)
     net = (qty / SCALE) * (price / SCALE) - fee / SCALE
     bad_d = (kind_i == _k.DIVIDEND) & (net < -0.5 / SCALE)
     if bad_d.any():
@@ -248,10 +299,73 @@ def _encode(
                 if j is None:
                     raise ValueError(f"{_label(df, i)}: unknown lot_id {lid!r} for {symbols[codes[i]]}")
                 lot_ref[i] = j
+    groups = group_codes(symbols, substantially_identical)
     return _Encoded(
         symbols, codes.astype(np.int64), day, kind_i, qty, price, fee, ex_day, lot_ref,
-        tuple(lot_names), group_codes(symbols, substantially_identical), methods, df, rows,
+        tuple(lot_names), groups, methods, ratio, cash, alloc, target.astype(np.int64),
+        _linked_groups(groups, codes, target, linked), df, rows,
     )
+
+
+def _check_corporate_actions(
+    df: pd.DataFrame, kind: np.ndarray, sym: np.ndarray, target: np.ndarray,
+    price: np.ndarray, fee: np.ndarray, ratio: np.ndarray, cash: np.ndarray, alloc: np.ndarray,
+) -> None:
+    """Raise, naming the row and the column, on the first malformed corporate action."""
+    for i in np.flatnonzero(kind >= _FIRST_CA):
+        k = int(kind[i])
+        where = _label(df, int(i))
+
+        def bad(column: str, need: str) -> ValueError:
+            value = df[column].iloc[i] if column in df.columns else None  # noqa: B023 - used at once
+            return ValueError(f"{where}: {column} {need}, got {value!r}")  # noqa: B023
+
+        if fee[i] != 0:
+            raise bad("fees", "must be 0 on a corporate action")
+        if k in (_k.SPLIT, _k.STOCK_DIVIDEND):
+            if ratio[i] <= 0:
+                raise bad("ratio", "must be > 0 (the number of shares after per share before)")
+            if cash[i] < 0:
+                raise bad("cash", "(cash in lieu) must be >= 0")
+        elif k == _k.RETURN_OF_CAPITAL:
+            if price[i] <= 0:
+                raise bad("price", "(the distribution per share) must be > 0")
+        else:
+            if target[i] < 0:
+                raise bad("target_symbol", "is required")
+            if target[i] == sym[i]:
+                raise bad("target_symbol", "must differ from the symbol")
+            if k == _k.SPIN_OFF:
+                if ratio[i] <= 0:
+                    raise bad("ratio", "must be > 0 (new shares per old share)")
+                if not 0 <= alloc[i] <= SCALE:
+                    raise bad("basis_allocation", "must be between 0 and 1")
+            else:
+                if ratio[i] < 0 or cash[i] < 0 or (ratio[i] == 0 and cash[i] == 0):
+                    raise bad("ratio", "must be >= 0, with ratio or cash (per share) > 0")
+                if ratio[i] > 0 and cash[i] > 0 and price[i] <= 0:
+                    raise bad("price", "(the value of a new share) must be > 0 when cash and shares are paid")
+
+
+def _linked_groups(groups: np.ndarray, sym: np.ndarray, target: np.ndarray, linked: np.ndarray) -> np.ndarray:
+    """Processing group of each symbol: its wash-sale group, joined with the groups of the
+    symbols a spin-off or merger links it to (their lots cross from one to the other)."""
+    n_g = int(groups.max()) + 1 if groups.size else 0
+    parent = list(range(n_g))
+
+    def find(x: int) -> int:
+        while parent[x] != x:
+            parent[x] = parent[parent[x]]
+            x = parent[x]
+        return x
+
+    for i in np.flatnonzero(linked):
+        a, b = find(int(groups[sym[i]])), find(int(groups[target[i]]))
+        if a != b:
+            parent[max(a, b)] = min(a, b)
+    roots = np.array([find(int(g)) for g in groups], dtype=np.int64)
+    _, out = np.unique(roots, return_inverse=True)
+    return out.astype(np.int64)
 
 
 @dataclass(frozen=True)
@@ -501,27 +615,42 @@ def match_lots(
     """
     _check_method(method)
     enc = _encode(transactions, method, substantially_identical)
-    n_groups = int(enc.groups.max()) + 1 if enc.groups.size else 0
-    order = np.argsort(enc.groups, kind="stable")
-    group_start = np.searchsorted(enc.groups[order], np.arange(n_groups + 1)).astype(np.int64)
+    args = kernel_args(enc, wash_sales)
+    n_groups = args[-6].shape[0] - 1
     # one group (e.g. one symbol) has nothing to spread over threads: skip waking the pool
     kernel = _k.match_lots_nb if n_groups > 1 else _k.match_lots_seq_nb
-    realized, open_lots, divs, status = kernel(
-        enc.sym, enc.day, enc.kind, enc.qty, enc.price, enc.fee, enc.lot_ref,
-        enc.groups, group_start, order.astype(np.int64), _method_codes(enc.methods), bool(wash_sales),
-        WASH_SALE_WINDOW_DAYS,
-    )
+    realized, open_lots, divs, status = kernel(*args)
     if status[0] != 0:
         i = int(status[1])
         sym = enc.symbols[enc.sym[i]]
         table = enc.table
-        what = (
-            f"lot_id {str(table['lot_id'].iloc[i])!r} holds fewer shares than sold"
-            if status[0] == _k.ERR_LOT_EXCEEDED
-            else f"sells more {sym} than held"
-        )
+        code = int(status[0])
+        if code == _k.ERR_LOT_EXCEEDED:
+            what = f"lot_id {str(table['lot_id'].iloc[i])!r} holds fewer shares than sold"
+        elif code == _k.ERR_NOT_HELD:
+            what = f"{table['type'].iloc[i]} of {sym}, but no {sym} shares are held on that date"
+        elif code == _k.ERR_NO_FRACTION:
+            what = "cash in lieu of a fractional share, but the split leaves no fractional share"
+        elif code == _k.ERR_RATIO:
+            what = "ratio leaves a lot with no shares"
+        else:
+            what = f"sells more {sym} than held"
         raise ValueError(f"{_label(table, i)}: {what} ({sym}, {table['date'].iloc[i]})")
     return _build_ledger(enc, _ledger_method(enc.methods, method), realized, open_lots, divs)
+
+
+def kernel_args(enc: _Encoded, wash_sales: bool = True) -> tuple[Any, ...]:
+    """The arguments of :func:`quantcore._kernels.tax.match_lots_nb` for an encoded table."""
+    links = enc.links
+    n_groups = int(links.max()) + 1 if links.size else 0
+    order = np.argsort(links, kind="stable")
+    group_start = np.searchsorted(links[order], np.arange(n_groups + 1)).astype(np.int64)
+    return (
+        enc.sym, enc.day, enc.kind, enc.qty, enc.price, enc.fee, enc.lot_ref,
+        enc.ratio, enc.cash, enc.alloc, enc.target,
+        links, group_start, order.astype(np.int64), _method_codes(enc.methods), enc.groups,
+        bool(wash_sales), WASH_SALE_WINDOW_DAYS,
+    )
 
 
 def _method_codes(methods: tuple[str, ...]) -> np.ndarray:

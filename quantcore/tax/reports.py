@@ -186,7 +186,12 @@ def form_8949(
         sym, _, _, _, acquired, sold, qty, proceeds, basis, disallowed, long_term = rec
         p, b, a = to_cents(proceeds), to_cents(basis), to_cents(disallowed)
         row = Form8949Row(
-            description=f"{_quantity_text(qty)} sh. {ledger.symbols[sym]}",
+            # a piece of no shares: a return of capital beyond the basis (IRS Pub. 550)
+            description=(
+                f"{_quantity_text(qty)} sh. {ledger.symbols[sym]}"
+                if qty
+                else f"{ledger.symbols[sym]} nondividend distribution in excess of basis"
+            ),
             date_acquired=_date(acquired),
             date_sold=_date(sold),
             proceeds=p,

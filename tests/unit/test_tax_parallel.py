@@ -21,8 +21,7 @@ from quantcore._kernels import tax as k
 from quantcore._kernels.tax_lots import R_BASIS, R_DISALLOWED, R_PROCEEDS
 from quantcore._kernels.tax_match import _plan
 from quantcore.tax import match_lots
-from quantcore.tax.lots import _encode, _method_codes, from_fixed
-from quantcore.tax.wash_sales import WASH_SALE_WINDOW_DAYS
+from quantcore.tax.lots import _encode, from_fixed, kernel_args
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "reference"))
 from tax_reference import history_from_closes, reference_match_lots
@@ -45,14 +44,7 @@ def _frame(rows: list[dict]) -> pd.DataFrame:
 
 
 def _kernel_args(df: pd.DataFrame, method: str | dict[str, str], groups: dict[str, str] | None) -> tuple:
-    enc = _encode(df, method, groups)
-    n_groups = int(enc.groups.max()) + 1
-    order = np.argsort(enc.groups, kind="stable")
-    group_start = np.searchsorted(enc.groups[order], np.arange(n_groups + 1)).astype(np.int64)
-    return (
-        enc.sym, enc.day, enc.kind, enc.qty, enc.price, enc.fee, enc.lot_ref, enc.groups, group_start,
-        order.astype(np.int64), _method_codes(enc.methods), True, WASH_SALE_WINDOW_DAYS,
-    )
+    return kernel_args(_encode(df, method, groups), True)
 
 
 def _assert_same(args: tuple) -> tuple[np.ndarray, ...]:
@@ -106,7 +98,7 @@ def test_group_overflowing_its_slice_is_rerun_identically() -> None:
     df = _frame(rows)
     args = _kernel_args(df, "fifo", None)
     realized, open_lots, _, _ = _assert_same(args)
-    _, _, _, cap_start = _plan(args[0], args[7], args[8], args[9])
+    _, _, _, cap_start = _plan(args[0], args[11], args[12], args[13])
     assert realized.shape[0] + open_lots.shape[0] > cap_start[-1]  # so at least one group overflowed its slice
     ref = reference_match_lots(rows)
     got = [(from_fixed(r[R_PROCEEDS]), from_fixed(r[R_BASIS]), from_fixed(r[R_DISALLOWED])) for r in realized]
