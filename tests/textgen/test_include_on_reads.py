@@ -1,41 +1,22 @@
 """``include`` on reads: conversation items (list, retrieve, create), a response's input items and a
-stored response; the SDK with strict validation and raw HTTP, over the app in-process."""
+stored response; the SDK with strict validation and raw HTTP against the real test server."""
 
 from __future__ import annotations
 
-import sys
-from collections.abc import Iterator
-from pathlib import Path
 from typing import Any
 
+import httpx
 import openai
 import pytest
-from litestar.testing import TestClient
-
-from textgen.app import create_app
-from textgen.backends.builtin import NgramBackend
-from textgen.settings import Settings
-
-sys.path.insert(0, str(Path(__file__).parent))
-from fake_backends import ThinkingBackend
 
 THINKING, NGRAM = "thinking-test", "textgen-ngram"
 LOGPROBS, SEALED = "message.output_text.logprobs", "reasoning.encrypted_content"
 
 
 @pytest.fixture
-def http(tmp_path: Path) -> Iterator[TestClient]:  # type: ignore[type-arg]
-    app = create_app(Settings(data_dir=str(tmp_path), api_keys=("k",), rate_limit_per_minute=0),
-                     backends=[ThinkingBackend(), NgramBackend()])
-    with TestClient(app) as client:
-        client.headers["Authorization"] = "Bearer k"
-        yield client
-
-
-@pytest.fixture
-def sdk(http: TestClient) -> openai.OpenAI:  # type: ignore[type-arg]
-    return openai.OpenAI(base_url="http://testserver.local/v1", api_key="k", http_client=http, max_retries=0,
-                         _strict_response_validation=True)
+def sdk(client: openai.OpenAI) -> openai.OpenAI:
+    """The session's real server (uvicorn), through the SDK with strict validation."""
+    return client
 
 
 def _of(items: list[Any], kind: str) -> list[Any]:
@@ -95,10 +76,10 @@ def test_creating_items_answers_with_the_included_fields(sdk: openai.OpenAI) -> 
     assert plain.data[0].encrypted_content is None  # type: ignore[union-attr]
 
 
-def test_include_over_raw_http_and_unknown_values(http: TestClient, sdk: openai.OpenAI) -> None:  # type: ignore[type-arg]
+def test_include_over_raw_http_and_unknown_values(http: httpx.Client, sdk: openai.OpenAI) -> None:
     conv = sdk.conversations.create()
     response = sdk.responses.create(model=THINKING, input="hi", conversation=conv.id)
-    base = f"/v1/conversations/{conv.id}/items"
+    base = f"/conversations/{conv.id}/items"
     for query in (f"include={SEALED}", f"include[]={SEALED}", f"include={LOGPROBS}&include[]={SEALED}"):
         got = http.get(f"{base}?{query}")
         assert got.status_code == 200 and got.headers["content-type"].startswith("application/json")
@@ -107,7 +88,7 @@ def test_include_over_raw_http_and_unknown_values(http: TestClient, sdk: openai.
     assert next(i for i in http.get(base).json()["data"] if i["type"] == "reasoning")["encrypted_content"] is None
 
     item_id = http.get(base).json()["data"][0]["id"]
-    for url in (base, f"{base}/{item_id}", f"/v1/responses/{response.id}", f"/v1/responses/{response.id}/input_items"):
+    for url in (base, f"{base}/{item_id}", f"/responses/{response.id}", f"/responses/{response.id}/input_items"):
         refused = http.get(url, params={"include": "file_search_call.results"})
         assert refused.status_code == 400, url
         error = refused.json()["error"]
