@@ -123,6 +123,18 @@ def test_ownership_matrix(callers: tuple[Caller, Caller]) -> None:
         "DELETE conversation": b.delete(f"/conversations/{cid}"),
         "conversation": b.post("/responses", json={"model": MODEL, "input": "x", "conversation": cid}),
         "prompt.id": b.post("/responses", json={"model": MODEL, "prompt": {"id": pid, "variables": {"x": "1"}}}),
+        "input_tokens previous_response_id": b.post("/responses/input_tokens", json={
+            "model": MODEL, "input": "x", "previous_response_id": rid}),
+        "input_tokens conversation": b.post("/responses/input_tokens", json={
+            "model": MODEL, "input": "x", "conversation": cid}),
+        "input_tokens file_id": b.post("/responses/input_tokens", json={"model": MODEL, "input": [
+            {"role": "user", "content": [{"type": "input_file", "file_id": fid}]}]}),
+        "input_tokens item_reference": b.post("/responses/input_tokens", json={"model": MODEL, "input": [
+            {"type": "item_reference", "id": ids["item"]}]}),
+        "GET conversation items include": b.get(f"/conversations/{cid}/items",
+                                                params={"include": "reasoning.encrypted_content"}),
+        "GET input_items include": b.get(f"/responses/{rid}/input_items",
+                                         params={"include[]": "message.output_text.logprobs"}),
     }
     for route, reply in reads.items():
         error = _error(reply, 404)  # never 403, never data
@@ -133,6 +145,8 @@ def test_ownership_matrix(callers: tuple[Caller, Caller]) -> None:
     assert _error(reads["input_image.file_id"], 404)["param"] == "input[0].content[1].file_id"
     assert _error(reads["prompt.id"], 404)["param"] == "prompt.id"
     assert _error(reads["conversation"], 404)["param"] == "conversation"
+    assert _error(reads["input_tokens previous_response_id"], 404)["param"] == "previous_response_id"
+    assert _error(reads["input_tokens conversation"], 404)["param"] == "conversation"
     # lists show only the caller's project
     assert b.get("/files").json()["data"] == [] and b.get("/prompts").json()["data"] == []
     assert [f["id"] for f in a.get("/files").json()["data"]] == [fid]
