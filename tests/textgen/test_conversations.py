@@ -66,3 +66,16 @@ def test_conversation_request_errors(client: openai.OpenAI) -> None:
         client.conversations.items.create(conv.id, items=[{"role": "user", "content": "x"}] * 21)  # type: ignore[list-item]
     assert too_many.value.body["param"] == "items"  # type: ignore[index]
     assert client.conversations.items.list(conv.id).data == []
+
+
+def test_truncation_auto_drops_the_oldest_conversation_items(client: openai.OpenAI) -> None:
+    conv = client.conversations.create(items=[{"role": "user", "content": "word " * 2500},  # type: ignore[list-item]
+                                              {"role": "user", "content": "recent"}])  # echo-test's window is 4096
+    with pytest.raises(openai.BadRequestError) as refused:
+        client.responses.create(model="echo-test", input="hi", conversation=conv.id, max_output_tokens=2000)
+    assert refused.value.body["code"] == "context_length_exceeded"  # type: ignore[index]
+    kept = client.responses.create(model="echo-test", input="hi", conversation=conv.id, max_output_tokens=2000,
+                                   truncation="auto")
+    assert kept.output_text.splitlines() == ["user: recent", "user: hi"] and kept.truncation == "auto"
+    items = client.conversations.items.list(conv.id, order="asc").data
+    assert len(items) == 4  # the conversation itself keeps every item; only the context was cut
