@@ -89,7 +89,7 @@ class ConversationService:
 
     async def create(self, project: str, body: ConversationCreate) -> dict[str, Any]:
         """A new conversation, with its first items."""
-        items = self._items(body.items or [], "items")
+        items = await self._items(body.items or [], "items", project)
         conversation_id = new_id("conv_")
         async with self.store.engine.begin() as conn:
             await conn.execute(conversations.insert().values(
@@ -120,15 +120,19 @@ class ConversationService:
             await conn.execute(conversations.delete().where(conversations.c.id == conversation_id))
         return {"id": conversation_id, "object": "conversation.deleted", "deleted": True}
 
-    def _items(self, values: list[dict[str, Any]], param: str) -> list[dict[str, Any]]:
+    async def _items(self, values: list[dict[str, Any]], param: str, project: str) -> list[dict[str, Any]]:
+        """Normalised new items; an ``item_reference`` is replaced by the stored item it names."""
         if len(values) > _MAX_NEW_ITEMS:
             raise bad_request(f"At most {_MAX_NEW_ITEMS} items can be added at a time.", param=param,
                               code="invalid_value")
         items = normalize_input(values, prefix=param)
         for i, item in enumerate(items):
-            if item["type"] == "item_reference":
-                raise bad_request("An item_reference cannot be stored in a conversation; send the item.",
-                                  param=f"{param}[{i}]", code="invalid_value")
+            if item["type"] == "item_reference":  # any stored item of this project, by id
+                referenced = await self.store.find_item(item["id"], project)
+                if referenced is None:
+                    raise not_found(f"Item with id {item['id']!r} not found.", param=f"{param}[{i}].id",
+                                    code="item_not_found")
+                items[i] = referenced
         return items
 
     async def _append(self, conn: Any, conversation_id: str, project: str, items: Sequence[dict[str, Any]]) -> None:
@@ -144,7 +148,7 @@ class ConversationService:
     async def add_items(self, conversation_id: str, project: str, body: ConversationItemsCreate,
                         include: frozenset[str] = frozenset()) -> dict[str, Any]:
         """Append items; answers with the list of the items added."""
-        items = self._items(body.items, "items")
+        items = await self._items(body.items, "items", project)
         async with self.store.engine.begin() as conn:
             await self._append(conn, conversation_id, project, items)
         return _page(self._shaped(items, include), has_more=False)

@@ -79,3 +79,15 @@ def test_truncation_auto_drops_the_oldest_conversation_items(client: openai.Open
     assert kept.output_text.splitlines() == ["user: recent", "user: hi"] and kept.truncation == "auto"
     items = client.conversations.items.list(conv.id, order="asc").data
     assert len(items) == 4  # the conversation itself keeps every item; only the context was cut
+
+
+def test_item_references_add_the_stored_item(client: openai.OpenAI) -> None:
+    stored = client.responses.create(model="echo-test", input="remember the harbor")
+    conv = client.conversations.create(items=[{"type": "item_reference", "id": stored.output[0].id}])  # type: ignore[list-item]
+    added = client.conversations.items.create(conv.id, items=[{"type": "item_reference", "id": stored.output[0].id}])  # type: ignore[list-item]
+    assert added.data[0].id == stored.output[0].id and added.data[0].type == "message"
+    items = client.conversations.items.list(conv.id, order="asc").data
+    assert [i.content[0].text for i in items] == ["user: remember the harbor"] * 2  # type: ignore[union-attr]
+    with pytest.raises(openai.NotFoundError) as missing:
+        client.conversations.items.create(conv.id, items=[{"type": "item_reference", "id": "msg_none"}])  # type: ignore[list-item]
+    assert missing.value.body["param"] == "items[0].id" and missing.value.body["code"] == "item_not_found"  # type: ignore[index]

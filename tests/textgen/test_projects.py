@@ -131,6 +131,8 @@ def test_ownership_matrix(callers: tuple[Caller, Caller]) -> None:
             {"role": "user", "content": [{"type": "input_file", "file_id": fid}]}]}),
         "input_tokens item_reference": b.post("/responses/input_tokens", json={"model": MODEL, "input": [
             {"type": "item_reference", "id": ids["item"]}]}),
+        "conversation item_reference": b.post("/conversations", json={"items": [
+            {"type": "item_reference", "id": ids["item"]}]}),
         "GET conversation items include": b.get(f"/conversations/{cid}/items",
                                                 params={"include": "reasoning.encrypted_content"}),
         "GET input_items include": b.get(f"/responses/{rid}/input_items",
