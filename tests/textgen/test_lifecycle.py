@@ -114,9 +114,10 @@ def _dropped_stream_completes(http: httpx.Client) -> None:
 
 
 @pytest.mark.postgres
-def test_two_instances_share_background_work(spawn: Callable[..., str], fresh_postgres: str) -> None:
-    a = spawn("a", key=KEY, database_url=fresh_postgres)
-    b = spawn("b", key=KEY, database_url=fresh_postgres)
+def test_two_instances_share_background_work(spawn: Callable[..., str], fresh_postgres: str, redis_url: str) -> None:
+    shared = {"database_url": fresh_postgres, "redis_url": redis_url, "rate_limit_per_minute": "100000"}
+    a = spawn("a", key=KEY, **shared)  # one database and one Redis (the limit is counted there, never reached)
+    b = spawn("b", key=KEY, **shared)
     with _sdk(a) as sdk_a, _sdk(b) as sdk_b, _http(b) as http_b, _http(a) as http_a:
         _two_instances(sdk_a, sdk_b, http_a, http_b)
 
@@ -134,3 +135,4 @@ def _two_instances(sdk_a: openai.OpenAI, sdk_b: openai.OpenAI, http_a: httpx.Cli
     assert sdk_a.responses.retrieve(started.id).status == "cancelled"
     quick = sdk_b.responses.create(model="echo-test", input="on b", background=True)
     assert _wait(http_a, quick.id, lambda x: x["status"] == "completed")["status"] == "completed"
+    assert {h.get("/models").headers["x-ratelimit-limit-requests"] for h in (http_a, http_b)} == {"100000"}
