@@ -172,6 +172,8 @@ def test_backend_failure_while_streaming(client: openai.OpenAI) -> None:
     assert kinds[:3] == ["response.created", "response.in_progress", "response.output_item.added"]
     failed = events[-1].response  # type: ignore[union-attr]
     assert failed.status == "failed" and failed.error is not None and failed.error.code == "server_error"
+    stored = client.responses.retrieve(failed.id)  # the row created with the response ends failed
+    assert stored.status == "failed" and stored.error is not None and stored.error.code == "server_error"
 
 
 def test_validation_before_streaming(client: openai.OpenAI) -> None:
