@@ -1,13 +1,26 @@
-"""Reading a 50,000-transaction OFX investment statement: rows per second and peak memory.
+"""A 50,000-transaction OFX investment statement: parsed, then imported; rows/s and peak memory.
 
     python benchmarks/imports_ofx.py              # 50,000 transactions, OFX 2.x XML and 1.x SGML
     python benchmarks/imports_ofx.py --n 5000
+    python benchmarks/imports_ofx.py --database-url postgresql+asyncpg://127.0.0.1/test
 
 Each format is parsed in a fresh subprocess: once timed, once under
 ``tracemalloc`` (the parser's own peak allocation, the file's bytes excluded),
 and the child's peak resident set size after the timed run (``ru_maxrss``:
 interpreter, the generated file and the parse) is reported beside it. The statement mixes buys, sells, dividends and cash
 transactions over 100 securities. Reported, never asserted.
+
+Then the import service (``service.imports.services.import_statement``, what
+``POST /api/portfolios/{id}/import/`` and ``import-transactions`` call) loads a
+valid 50,000-transaction OFX 2.x statement into an empty portfolio of a fresh
+database (SQLite in a temporary directory unless ``--database-url`` names a
+PostgreSQL server, where a scratch database is created and dropped), in a fresh
+subprocess: the parser alone (the same file, for the ratio), a dry run, the import itself (parse, duplicate check against the
+portfolio's source ids, the whole-ledger check of every symbol, one multi-row
+insert, positions re-derived once; unknown tickers created as assets), and the
+same file again (every row a duplicate). Each is timed after a warm-up import of
+a few rows into another portfolio (numba's cached kernels loaded once per process);
+the child's peak RSS is read before the first import and after the last.
 """
 
 from __future__ import annotations
@@ -83,14 +96,169 @@ tracemalloc.stop()
 print(json.dumps({"rows": n, "bytes": len(data), "seconds": seconds, "peak_bytes": peak, "rss_bytes": rss}))
 """
 
+IMPORT_CHILD = r"""
+import asyncio, datetime as dt, json, resource, sys, tempfile, time, uuid
+
+from service.db import Database, migrate
+from service.db.models import Portfolio, User
+from service.imports import parse_statement
+from service.imports.services import ImportOptions, import_statement
+
+n, url = int(sys.argv[1]), sys.argv[2]
+
+def sec(k):
+    return f"<SECID><UNIQUEID>SEC{k:05d}</UNIQUEID><UNIQUEIDTYPE>CUSIP</UNIQUEIDTYPE></SECID>"
+
+FUND = "<SUBACCTSEC>CASH</SUBACCTSEC><SUBACCTFUND>CASH</SUBACCTFUND>"
+START = dt.date(1990, 1, 1)
+
+def tran(i):
+    # rounds of four on one day: buy 10, sell 5, dividend (from the security's second
+    # round on: shares held at the previous close), deposit; rounds cycle over 100 securities
+    r, kind = divmod(i, 4)
+    k = r % 100
+    day = (START + dt.timedelta(days=r)).strftime("%Y%m%d")
+    inv = f"<INVTRAN><FITID>T{i}</FITID><DTTRADE>{day}</DTTRADE></INVTRAN>"
+    if kind == 0:
+        return (f"<BUYSTOCK><INVBUY>{inv}{sec(k)}<UNITS>10</UNITS><UNITPRICE>{50 + i % 50}.25</UNITPRICE>"
+                f"<COMMISSION>1.00</COMMISSION><TOTAL>-1</TOTAL>{FUND}</INVBUY><BUYTYPE>BUY</BUYTYPE></BUYSTOCK>")
+    if kind == 1:
+        return (f"<SELLSTOCK><INVSELL>{inv}{sec(k)}<UNITS>-5</UNITS><UNITPRICE>{60 + i % 40}.50</UNITPRICE>"
+                f"<COMMISSION>1.00</COMMISSION><TOTAL>1</TOTAL>{FUND}</INVSELL><SELLTYPE>SELL</SELLTYPE></SELLSTOCK>")
+    if kind == 2 and r >= 100:
+        return f"<INCOME>{inv}{sec(k)}<INCOMETYPE>DIV</INCOMETYPE><TOTAL>{1 + i % 9}.10</TOTAL>{FUND}</INCOME>"
+    return (f"<INVBANKTRAN><STMTTRN><TRNTYPE>CREDIT</TRNTYPE><DTPOSTED>{day}</DTPOSTED><TRNAMT>1000.00</TRNAMT>"
+            f"<FITID>T{i}</FITID><NAME>Deposit</NAME></STMTTRN><SUBACCTFUND>CASH</SUBACCTFUND></INVBANKTRAN>")
+
+secinfo = "".join(
+    f"<STOCKINFO><SECINFO>{sec(k)}<SECNAME>Security {k}</SECNAME><TICKER>BX{k:03d}</TICKER></SECINFO></STOCKINFO>"
+    for k in range(100)
+)
+def statement(m):
+    return ("\n".join([
+    '<?xml version="1.0" encoding="UTF-8"?>',
+    '<?OFX OFXHEADER="200" VERSION="220" SECURITY="NONE" OLDFILEUID="NONE" NEWFILEUID="NONE"?>',
+    "<OFX><SIGNONMSGSRSV1><SONRS><STATUS><CODE>0</CODE><SEVERITY>INFO</SEVERITY></STATUS>"
+    "<DTSERVER>20250101</DTSERVER><LANGUAGE>ENG</LANGUAGE></SONRS></SIGNONMSGSRSV1>",
+    "<INVSTMTMSGSRSV1><INVSTMTTRNRS><TRNUID>1</TRNUID><STATUS><CODE>0</CODE><SEVERITY>INFO</SEVERITY></STATUS>",
+    "<INVSTMTRS><DTASOF>20250101</DTASOF><CURDEF>USD</CURDEF>"
+    "<INVACCTFROM><BROKERID>b.example</BROKERID><ACCTID>1</ACCTID></INVACCTFROM>",
+    "<INVTRANLIST><DTSTART>19900101</DTSTART><DTEND>20241231</DTEND>",
+    *(tran(i) for i in range(m)),
+    "</INVTRANLIST></INVSTMTRS></INVSTMTTRNRS></INVSTMTMSGSRSV1>",
+    f"<SECLISTMSGSRSV1><SECLIST>{secinfo}</SECLIST></SECLISTMSGSRSV1></OFX>",
+    ]) + "\n").encode()
+
+data = statement(n)
+
+
+async def admin(sql):
+    import asyncpg
+    conn = await asyncpg.connect(url.replace("postgresql+asyncpg://", "postgresql://"))
+    try:
+        await conn.execute(sql)
+    finally:
+        await conn.close()
+
+
+async def run(db_url):
+    db = Database(db_url)
+    out = {}
+    try:
+        await migrate(db)
+        async with db.write() as s:
+            user = User(username="bench", password_hash="x")
+            s.add(user)
+            await s.flush()
+            portfolio = Portfolio(user_id=user.id, name="imported")
+            warm = Portfolio(user_id=user.id, name="warm-up")
+            s.add_all([portfolio, warm])
+            await s.flush()
+            uid, pid, warm_id = user.id, portfolio.id, warm.id
+        # warm-up (numba's cached kernels loaded, SQL compiled): the first 8 rows elsewhere
+        await import_statement(db, uid, warm_id, statement(8), ImportOptions(format="ofx", create_assets=True))
+        out["rss_before"] = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024
+        t0 = time.perf_counter()
+        parse_statement(data, "ofx")  # the parser alone, beside the imports
+        out["parse"] = time.perf_counter() - t0
+        for label, dry in (("dry_run", True), ("import", False), ("again", False)):
+            opts = ImportOptions(format="ofx", dry_run=dry, create_assets=True)
+            t0 = time.perf_counter()
+            report = await import_statement(db, uid, pid, data, opts)
+            out[label] = time.perf_counter() - t0
+            out[label + "_added"] = report.added
+            out[label + "_skipped"] = report.skipped_duplicates
+        out["ignored"] = len(report.ignored)
+        out["rss_after"] = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024
+    finally:
+        await db.dispose()
+    return out
+
+if url == "sqlite":
+    with tempfile.TemporaryDirectory() as tmp:
+        res = asyncio.run(run(f"sqlite+aiosqlite:///{tmp}/bench.db"))
+else:
+    name = f"qc_bench_{uuid.uuid4().hex[:10]}"
+    asyncio.run(admin(f'CREATE DATABASE "{name}"'))
+    try:
+        res = asyncio.run(run(url.rpartition("/")[0] + "/" + name))
+    finally:
+        asyncio.run(admin(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)'))
+print(json.dumps({"rows": n, "bytes": len(data), **res}))
+"""
+
+
+def _import_report(n: int, url: str) -> None:
+    proc = subprocess.run(
+        [sys.executable, "-c", IMPORT_CHILD, str(n), url],
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+    if proc.returncode != 0:
+        print(proc.stderr[-3000:], file=sys.stderr)
+        raise SystemExit(proc.returncode)
+    res = json.loads(proc.stdout.strip().splitlines()[-1])
+    backend = "SQLite" if url == "sqlite" else "PostgreSQL"
+    ledger_rows = res["import_added"]
+    print(
+        f"import service, {backend}: {res['rows']:,} transactions ({res['bytes'] / 2**20:.1f} MiB, "
+        f"{ledger_rows:,} ledger rows added, {res['ignored']:,} cash rows ignored)"
+    )
+    print(
+        f"  {'parse only':<16} {res['parse']:6.2f} s = {res['rows'] / res['parse']:,.0f} transactions/s"
+    )
+    for label, text in (("dry_run", "dry run"), ("import", "import"), ("again", "same file again")):
+        secs = res[label]
+        print(
+            f"  {text:<16} {secs:6.2f} s = {res['rows'] / secs:,.0f} transactions/s "
+            f"(added {res[label + '_added']:,}, skipped duplicates {res[label + '_skipped']:,})"
+        )
+    print(
+        f"  process peak RSS {res['rss_before'] / 2**20:.0f} MiB before the first import "
+        f"(interpreter, statement, database), {res['rss_after'] / 2**20:.0f} MiB after the last"
+    )
+
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser = argparse.ArgumentParser(
+        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
     parser.add_argument("--n", type=int, default=50_000, help="transactions in the statement")
+    parser.add_argument(
+        "--database-url", default="sqlite",
+        help="PostgreSQL server URL (postgresql+asyncpg://host/db) for the import stage; default SQLite",
+    )  # fmt: skip
+    parser.add_argument("--skip-parser", action="store_true", help="only the import service stage")
     args = parser.parse_args(argv)
     for version, label in (("v2", "OFX 2.x XML"), ("v1", "OFX 1.x SGML")):
+        if args.skip_parser:
+            break
         proc = subprocess.run(
-            [sys.executable, "-c", CHILD, str(args.n), version], capture_output=True, text=True, check=True
+            [sys.executable, "-c", CHILD, str(args.n), version],
+            capture_output=True,
+            text=True,
+            check=True,
         )
         res = json.loads(proc.stdout.strip().splitlines()[-1])
         print(
@@ -99,6 +267,7 @@ def main(argv: list[str] | None = None) -> int:
             f"parser peak allocation {res['peak_bytes'] / 2**20:.0f} MiB (tracemalloc), "
             f"process peak RSS {res['rss_bytes'] / 2**20:.0f} MiB"
         )
+    _import_report(args.n, args.database_url)
     return 0
 
 
