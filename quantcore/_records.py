@@ -44,7 +44,9 @@ TRADE_SHORT = -1
 #: positive (the side is ``direction``). For an open trade ``exit_idx`` is -1,
 #: ``exit_price`` is the last close it was marked at, ``exit_fees`` is 0 and
 #: ``pnl``/``ret`` are unrealized. ``pnl`` is net of entry and exit fees and
-#: ``ret = pnl / (size * entry_price)``.
+#: ``ret = pnl / (size * entry_price)``. ``exit_reason`` is the engine's code
+#: (``quantcore._kernels.orders.EXIT_*``; names in ``quantcore.backtest.EXIT_REASONS``):
+#: 0 still open at the end, 1 signal, 2 stop loss, 3 take profit, 4 trailing stop, 5 time stop.
 trade_dt = np.dtype(
     [
         ("column", np.int64),
@@ -59,6 +61,7 @@ trade_dt = np.dtype(
         ("exit_fees", np.float64),
         ("pnl", np.float64),
         ("ret", np.float64),
+        ("exit_reason", np.int64),
     ],
     align=True,
 )

@@ -41,8 +41,11 @@ def _valid(p: float) -> bool:
     return math.isfinite(p) and p > 0.0
 
 
-def _stop_hit(pos: Position, o: float, h: float, lo: float, stops: dict) -> float | None:
-    """The stop fill of this bar, if any: the loss side (fixed or trailing) first."""
+def _stop_hit(
+    pos: Position, o: float, h: float, lo: float, stops: dict
+) -> tuple[float, str] | None:
+    """The stop fill of this bar and its reason, if any: the loss side (fixed or
+    trailing, the trailing one when its level is the tighter) first."""
     sl, tp, trail = stops["sl"], stops["tp"], stops["trail"]
     if pos.side > 0:
         levels = []
@@ -52,10 +55,15 @@ def _stop_hit(pos: Position, o: float, h: float, lo: float, stops: dict) -> floa
             levels.append(pos.extreme * (1.0 - trail))
         if levels and lo <= max(levels):
             level = max(levels)
-            return o if o <= level else level
+            why = (
+                "trailing_stop"
+                if (trail is not None and level > levels[0]) or sl is None
+                else "stop_loss"
+            )
+            return (o if o <= level else level), why
         if tp is not None and h >= pos.anchor * (1.0 + tp):
             level = pos.anchor * (1.0 + tp)
-            return o if o >= level else level
+            return (o if o >= level else level), "take_profit"
     else:
         levels = []
         if sl is not None:
@@ -64,10 +72,15 @@ def _stop_hit(pos: Position, o: float, h: float, lo: float, stops: dict) -> floa
             levels.append(pos.extreme * (1.0 + trail))
         if levels and h >= min(levels):
             level = min(levels)
-            return o if o >= level else level
+            why = (
+                "trailing_stop"
+                if (trail is not None and level < levels[0]) or sl is None
+                else "stop_loss"
+            )
+            return (o if o >= level else level), why
         if tp is not None and lo <= pos.anchor * (1.0 - tp):
             level = pos.anchor * (1.0 - tp)
-            return o if o <= level else level
+            return (o if o <= level else level), "take_profit"
     return None
 
 
@@ -127,7 +140,7 @@ def simulate(
     marks = [math.nan] * k
     equity = []
 
-    def exit_(j: int, t: int, price: float, slip: float) -> None:
+    def exit_(j: int, t: int, price: float, slip: float, reason: str) -> None:
         pos = book.positions.pop(j)
         px = price * (1.0 - slip) if pos.side > 0 else price * (1.0 + slip)
         value = pos.size * px
@@ -137,7 +150,7 @@ def simulate(
         book.trades.append(
             dict(column=j, direction=pos.side, status=1, entry_idx=pos.entry_idx, exit_idx=t,
                  size=pos.size, entry_price=pos.entry_fill, exit_price=px,
-                 entry_fees=pos.entry_fee, exit_fees=fee, pnl=pnl)
+                 entry_fees=pos.entry_fee, exit_fees=fee, pnl=pnl, exit_reason=reason)
         )  # fmt: skip
 
     for t in range(n):
@@ -159,7 +172,7 @@ def simulate(
             )
             due = time_stop is not None and t - pos.entry_idx >= time_stop
             if use_open and _valid(p) and (signal or due):
-                exit_(j, t, p, slippage)
+                exit_(j, t, p, slippage, "signal" if signal else "time_stop")
                 if not signal:
                     stopped.add(j)
                 continue
@@ -168,11 +181,11 @@ def simulate(
                 hit = _stop_hit(pos, o, h, lo, stops)
                 pos.extreme = max(pos.extreme, h) if pos.side > 0 else min(pos.extreme, lo)
                 if hit is not None:
-                    exit_(j, t, hit, 0.0)
+                    exit_(j, t, hit[0], 0.0, hit[1])
                     stopped.add(j)
                     continue
             if not use_open and _valid(p) and (due or signal):
-                exit_(j, t, p, slippage)
+                exit_(j, t, p, slippage, "time_stop" if due else "signal")
                 if due:
                     stopped.add(j)
         # then entries
@@ -210,6 +223,6 @@ def simulate(
         book.trades.append(
             dict(column=j, direction=pos.side, status=0, entry_idx=pos.entry_idx, exit_idx=-1,
                  size=pos.size, entry_price=pos.entry_fill, exit_price=m,
-                 entry_fees=pos.entry_fee, exit_fees=0.0, pnl=pnl)
+                 entry_fees=pos.entry_fee, exit_fees=0.0, pnl=pnl, exit_reason="end")
         )  # fmt: skip
     return equity, book.trades

@@ -202,7 +202,7 @@ def equity_stats_nb(
 @njit(cache=True)
 def _write_trade(
     trades: np.ndarray, i: int, column: int, pos: np.ndarray, status: int, exit_idx: int,
-    exit_price: float, exit_fee: float, pnl: float,
+    exit_price: float, exit_fee: float, pnl: float, reason: int,
 ) -> None:  # fmt: skip
     rec = trades[i]
     rec["column"] = column
@@ -217,6 +217,7 @@ def _write_trade(
     rec["exit_fees"] = exit_fee
     rec["pnl"] = pnl
     rec["ret"] = pnl / (pos[POS_SIZE] * pos[POS_ENTRY_FILL])
+    rec["exit_reason"] = reason
 
 
 @njit(cache=True)
@@ -289,7 +290,9 @@ def simulate_nb(
     bar's fill prices; then the mark at the close. A bar on which a stop or time
     stop closed an asset opens nothing on it. An order whose fill price is not
     finite and positive is ignored. ``trades`` is a preallocated ``trade_dt``
-    array large enough for every entry signal.
+    array large enough for every entry signal; each record's ``exit_reason`` is the
+    ``EXIT_*`` code of :mod:`~quantcore._kernels.orders` that closed it
+    (``EXIT_NONE`` for a position still open at the end).
 
     Returns ``(equity, cash, positions, n_trades)``: equity and cash per bar, the
     signed position size per bar and asset, and the number of records written.
@@ -317,7 +320,7 @@ def simulate_nb(
             )  # fmt: skip
             if why != EXIT_NONE:
                 cash, pnl, xf, xfee = _exit(pos[j], cash, price, why, fees, slippage)
-                _write_trade(trades, n_trades, j, pos[j], 1, t, xf, xfee, pnl)
+                _write_trade(trades, n_trades, j, pos[j], 1, t, xf, xfee, pnl, why)
                 n_trades += 1
                 pos[j, POS_SIZE] = 0.0
                 stopped[j] = why != EXIT_SIGNAL
@@ -358,7 +361,9 @@ def simulate_nb(
             m = mark[j]
             s = pos[j, POS_SIZE]
             pnl = pos[j, POS_SIDE] * (s * m - s * pos[j, POS_ENTRY_FILL]) - pos[j, POS_ENTRY_FEE]
-            _write_trade(trades, n_trades, j, pos[j], 0, -1, m, 0.0, pnl - pos[j, POS_BORROW])
+            _write_trade(
+                trades, n_trades, j, pos[j], 0, -1, m, 0.0, pnl - pos[j, POS_BORROW], EXIT_NONE
+            )
             n_trades += 1
     return equity, cash_out, positions, n_trades
 

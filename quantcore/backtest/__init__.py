@@ -20,7 +20,7 @@ from typing import Any
 from quantcore.backtest import strategies
 from quantcore.backtest.engine import EngineOptions, run
 from quantcore.backtest.rebalance import rebalance
-from quantcore.backtest.result import METRIC_NAMES, BacktestResult
+from quantcore.backtest.result import EXIT_REASONS, METRIC_NAMES, BacktestResult
 from quantcore.backtest.strategies import STRATEGIES, get_strategy
 from quantcore.backtest.sweep import SWEEP_METRICS, sweep
 from quantcore.backtest.validation import (
@@ -31,6 +31,7 @@ from quantcore.backtest.validation import (
 )
 
 __all__ = [
+    "EXIT_REASONS",
     "METRIC_NAMES",
     "STRATEGIES",
     "SWEEP_METRICS",

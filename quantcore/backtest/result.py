@@ -8,7 +8,20 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-__all__ = ["METRIC_NAMES", "BacktestResult"]
+__all__ = ["EXIT_REASONS", "METRIC_NAMES", "BacktestResult"]
+
+#: Name of each ``trades["exit_reason"]`` code (``quantcore._kernels.orders.EXIT_*``):
+#: ``"end"`` for a position still open at the last bar (marked to market, not
+#: exited), then an exit signal (or a reversal), the stop loss, the take profit,
+#: the trailing stop, the time stop.
+EXIT_REASONS: tuple[str, ...] = (
+    "end",
+    "signal",
+    "stop_loss",
+    "take_profit",
+    "trailing_stop",
+    "time_stop",
+)
 
 #: Scalar metrics of a :class:`BacktestResult`, in the order tables show them.
 METRIC_NAMES: tuple[str, ...] = (
@@ -60,7 +73,7 @@ class BacktestResult:
         Equity at every bar's close.
     trades : ndarray
         ``quantcore._records.trade_dt`` records, in the order they were closed,
-        open positions last.
+        open positions last; ``exit_reason`` codes index :data:`EXIT_REASONS`.
     positions : Series, DataFrame or ndarray
         Signed position size (units) per bar and asset.
     turnover, costs : Series or ndarray, optional
@@ -91,8 +104,15 @@ class BacktestResult:
         return {name: getattr(self, name) for name in METRIC_NAMES}
 
     def trades_frame(self) -> pd.DataFrame:
-        """The trades as a DataFrame, with entry/exit timestamps when the input had an index."""
+        """The trades as a DataFrame, with entry/exit timestamps when the input had an index.
+
+        ``exit_reason`` is given by name (:data:`EXIT_REASONS`, categorical).
+        """
         frame = pd.DataFrame(self.trades)
+        if "exit_reason" in frame:
+            frame["exit_reason"] = pd.Categorical.from_codes(
+                frame["exit_reason"].to_numpy(), categories=pd.Index(EXIT_REASONS)
+            )
         index = getattr(self.equity, "index", None)
         if index is not None and len(frame):
             frame["entry_time"] = index[frame["entry_idx"].to_numpy()]

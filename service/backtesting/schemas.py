@@ -18,6 +18,7 @@ __all__ = [
     "BacktestRead",
     "BacktestStatus",
     "EquityPoint",
+    "ExitReason",
     "QuickBacktestCreate",
     "QuickBacktestRead",
     "RunMetrics",
@@ -35,6 +36,17 @@ Symbol = Annotated[str, msgspec.Meta(min_length=1, max_length=32)]
 Symbols = Annotated[list[Symbol], msgspec.Meta(min_length=1, max_length=20)]
 StrategyType = Annotated[str, msgspec.Meta(min_length=1, max_length=64)]
 BacktestStatus = Literal["pending", "running", "completed", "failed"]
+#: What closed a trade (``quantcore.backtest.EXIT_REASONS``); ``end``: still open at the last bar.
+ExitReason = Annotated[
+    Literal["signal", "stop_loss", "take_profit", "trailing_stop", "time_stop", "end"],
+    msgspec.Meta(
+        description=(
+            "What closed the trade: an exit signal (or a reversal), the stop loss, the take "
+            "profit, the trailing stop, the time stop; 'end' for a position still open at "
+            "the last bar (marked to market). Null for results stored before the field existed."
+        )
+    ),
+]
 
 
 class StrategyCreate(msgspec.Struct, kw_only=True, forbid_unknown_fields=True):
@@ -153,6 +165,7 @@ class TradeRead(msgspec.Struct, kw_only=True):
     fees: str
     pnl: str
     return_: str | None = msgspec.field(name="return")
+    exit_reason: ExitReason | None = None
 
 
 class BacktestDetail(BacktestRead, kw_only=True):

@@ -262,6 +262,7 @@ def _trade_reads(stored: list[dict[str, Any]], days: list[dt.date]) -> list[Trad
                 fees=fmt.money(t["fees"]) or "0.00",
                 pnl=fmt.money(t["pnl"]) or "0.00",
                 return_=frac(t["return"]),
+                exit_reason=t.get("exit_reason"),
             )
         )
     return trades

@@ -68,7 +68,7 @@ def run_job(job: BacktestJob) -> dict[str, Any]:
     """
     import pandas as pd
 
-    from quantcore.backtest import METRIC_NAMES, rebalance, run_strategy
+    from quantcore.backtest import EXIT_REASONS, METRIC_NAMES, rebalance, run_strategy
 
     index = pd.DatetimeIndex(job.days.astype("datetime64[D]"))
     prices = pd.DataFrame(job.close, index=index, columns=list(job.symbols))
@@ -105,6 +105,7 @@ def run_job(job: BacktestJob) -> dict[str, Any]:
             "fees": float(t["entry_fees"][i] + t["exit_fees"][i]),
             "pnl": float(t["pnl"][i]),
             "return": float(t["ret"][i]),
+            "exit_reason": EXIT_REASONS[int(t["exit_reason"][i])],
         }
         for i in range(t.size)
     ]

@@ -20,7 +20,7 @@ import pandas as pd
 import pytest
 
 from quantcore._records import TRADE_CLOSED
-from quantcore.backtest import run, sweep
+from quantcore.backtest import EXIT_REASONS, run, sweep
 from quantcore.backtest import strategies as st
 from tests.conftest import require_oracle
 
@@ -142,6 +142,21 @@ def test_stops_on_ohlc_equal_vectorbt(
     exit_idx = tr["exit_idx"][closed]
     assert (~exits.to_numpy()[exit_idx]).sum() >= 3
     assert (tr["exit_price"][closed] != close[exit_idx] * (1 - 0.0005)).sum() >= 3
+    # exit reasons against vectorbt's fills (its trade records carry no stop type): a
+    # signal exit fills at the close less slippage, a take profit at or above the
+    # entry close * (1 + tp) (a loss-side level, fixed or trailing, is always below
+    # it while the trade is open), anything else is the loss-side stop
+    v_exit = theirs["exit_price"].to_numpy()[closed]
+    v_idx = theirs["exit_idx"].to_numpy()[closed]
+    anchor = close[theirs["entry_idx"].to_numpy()[closed]]
+    signal = np.isclose(v_exit, close[v_idx] * (1 - 0.0005), rtol=1e-12, atol=0.0)
+    tp = stops.get("tp_stop")
+    profit = v_exit >= anchor * (1 + tp) * (1 - 1e-12) if tp else np.zeros(len(v_exit), bool)
+    loss = "trailing_stop" if "trail_stop" in stops else "stop_loss"
+    expected = np.where(signal, "signal", np.where(profit, "take_profit", loss))
+    reasons = np.array([EXIT_REASONS[c] for c in tr["exit_reason"]])
+    np.testing.assert_array_equal(reasons[closed], expected)
+    assert (reasons[~closed] == "end").all()
 
 
 def test_stop_grid_total_returns_equal_vectorbt(sp500: pd.DataFrame) -> None:

@@ -11,7 +11,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as hs
 
-from quantcore.backtest import run
+from quantcore.backtest import EXIT_REASONS, run
 
 _spec = importlib.util.spec_from_file_location(
     "backtest_twin", Path(__file__).parents[1] / "backtest_twin.py"
@@ -121,6 +121,9 @@ def test_kernel_equals_python_twin(m: dict) -> None:
         np.testing.assert_allclose(
             res.trades[name], [t[name] for t in trades], rtol=1e-12, atol=1e-9, err_msg=name
         )
+    assert [EXIT_REASONS[c] for c in res.trades["exit_reason"]] == [
+        t["exit_reason"] for t in trades
+    ]
 
 
 @settings(max_examples=100, deadline=None)

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import pytest
 
+from quantcore.backtest import EXIT_REASONS
 from tests.service.conftest import Api
 from tests.service.test_backtesting import _check_metrics, _expected
 
@@ -86,6 +87,14 @@ def test_trades_are_paginated(api: Api) -> None:
     assert q["status"] == "completed", q
     detail = api.client.get(f"/api/backtesting/backtests/{q['backtest_id']}/", headers=h).json()
     assert len(detail["equity_curve"]) > 1000 and len(detail["trades"]) > 4
+    # each trade says what closed it, as the library's records do
+    res, _ = _expected(
+        ["MSFT"], "2018-01-01", "2024-12-31", "moving_average", {**MA_PARAMS, "sl_stop": 0.02},
+        capital=20000, fees=0.001, slippage=0.0, size=0.8,
+    )  # fmt: skip
+    reasons = [t["exit_reason"] for t in detail["trades"]]
+    assert reasons == [EXIT_REASONS[c] for c in res.trades["exit_reason"]]
+    assert {"signal", "stop_loss"} <= set(reasons)
     url = f"/api/backtesting/backtests/{q['backtest_id']}/trades/"
     first = api.client.get(url, params={"limit": 3}, headers=h).json()
     assert first["count"] == len(detail["trades"]) and first["previous"] is None
@@ -97,3 +106,12 @@ def test_trades_are_paginated(api: Api) -> None:
     assert missing.status_code == 404
     _, other = api.user()
     assert api.client.get(url, headers=other).status_code == 404
+
+
+def test_trade_exit_reason_is_in_the_openapi_document(api: Api) -> None:
+    schema = api.client.get("/schema/openapi.json").json()
+    trade = schema["components"]["schemas"]["TradeRead"]["properties"]["exit_reason"]
+    text = str(trade)
+    for name in EXIT_REASONS:
+        assert f"'{name}'" in text
+    assert "closed the trade" in text

@@ -13,7 +13,7 @@ import pandas as pd
 import pytest
 
 from quantcore._records import TRADE_CLOSED, TRADE_LONG, TRADE_OPEN, TRADE_SHORT
-from quantcore.backtest import BacktestResult, run, run_strategy
+from quantcore.backtest import EXIT_REASONS, BacktestResult, run, run_strategy
 
 CLOSE = np.array([10.0, 11.0, 12.0, 9.0, 10.0])
 OPEN = np.array([9.5, 10.5, 11.5, 12.5, 9.5])
@@ -213,7 +213,36 @@ def test_public_surface() -> None:
     import quantcore.backtest as bt
 
     assert set(bt.__all__) == {
-        "METRIC_NAMES", "STRATEGIES", "SWEEP_METRICS", "BacktestResult", "run", "run_strategy", "strategies", "sweep",
+        "EXIT_REASONS", "METRIC_NAMES", "STRATEGIES", "SWEEP_METRICS", "BacktestResult", "run", "run_strategy", "strategies", "sweep",
         "combinatorial_purged_splits", "purged_kfold", "rebalance", "walk_forward", "WalkForwardResult",
     }  # fmt: skip
     assert all(hasattr(bt, name) for name in bt.__all__)
+
+
+def test_exit_reasons_name_what_closed_each_trade() -> None:
+    # closes 10 11 12 9 10 13 12 11 14 15; entries at bars 0, 4, 7 (long, fill at close)
+    close = np.array([10.0, 11.0, 12.0, 9.0, 10.0, 13.0, 12.0, 11.0, 14.0, 15.0])
+    e = np.zeros(10, dtype=bool)
+    e[[0, 4, 7]] = True
+    x = np.zeros(10, dtype=bool)
+    x[2] = True
+    # trade 1: the exit signal at bar 2 (12 / 10 is below the +25 % take profit);
+    # trade 2: entered at 10, bar 5 closes at 13 >= 12.5: take profit;
+    # trade 3: entered at 11, bar 8 at 14 >= 13.75: take profit, then bar 9 is flat
+    res = run(close, e, x, tp_stop=0.25)
+    assert [EXIT_REASONS[c] for c in res.trades["exit_reason"]] == [
+        "signal", "take_profit", "take_profit",
+    ]  # fmt: skip
+    # a 5 % stop loss is never reached: trade 2 (from 10) is still open at the end
+    # (the entry at bar 7 is ignored while holding)
+    res = run(close, e, x, sl_stop=0.05)
+    assert [EXIT_REASONS[c] for c in res.trades["exit_reason"]] == ["signal", "end"]
+    # a 10 % trailing stop: trade 2's highest close is 13 (bar 5), bar 7 closes at
+    # 11 <= 11.7: stopped (close-only data fill at the bar's price), no entry that bar
+    res = run(close, e, x, trail_stop=0.1)
+    assert [EXIT_REASONS[c] for c in res.trades["exit_reason"]] == ["signal", "trailing_stop"]
+    assert res.trades["exit_idx"][1] == 7
+    # a 2-bar time stop: due at bars 2 (before the signal at the close), 6 and 9
+    res = run(close, e, x, time_stop=2)
+    assert [EXIT_REASONS[c] for c in res.trades["exit_reason"]] == ["time_stop"] * 3
+    assert list(res.trades_frame()["exit_reason"]) == ["time_stop"] * 3
