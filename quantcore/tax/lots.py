@@ -15,7 +15,7 @@ from quantcore._kernels import tax as _k
 from quantcore._records import dividend_dt, lot_dt, realized_dt
 from quantcore.tax.wash_sales import WASH_SALE_WINDOW_DAYS, group_codes
 
-__all__ = ["CORPORATE_ACTIONS", "SCALE", "LotLedger", "LotMethod", "as_ledger", "from_fixed", "match_lots", "to_cents"]
+__all__ = ["CORPORATE_ACTIONS", "SCALE", "LedgerError", "LotLedger", "LotMethod", "as_ledger", "from_fixed", "match_lots", "to_cents"]
 
 LotMethod = Literal["fifo", "lifo", "hifo", "specific", "average"]
 
@@ -39,6 +39,28 @@ _REQUIRED = ("symbol", "date", "type", "quantity", "price")
 _MAX_FIXED = 9.2e10  # |value| limit so that value * 1e8 fits in int64
 _MAX_DECIMAL = Decimal(int(_MAX_FIXED))
 _EPOCH = np.datetime64("1970-01-01", "D")
+
+
+class LedgerError(ValueError):
+    """A transaction table that cannot be relieved, naming the caller's ``row``.
+
+    ``column`` names the offending column (``None`` when the row as a whole is the
+    problem) and ``code`` says what is wrong: ``"invalid"`` (a malformed corporate
+    action), ``"oversold"``, ``"lot_exceeded"``, ``"not_held"`` (a corporate action on
+    shares not held), ``"no_fraction"`` (cash in lieu, but no fractional share) or
+    ``"ratio"`` (a ratio that leaves a lot with no shares).
+    """
+
+    def __init__(self, message: str, row: int, column: str | None, code: str) -> None:
+        super().__init__(message)
+        self.row = row
+        self.column = column
+        self.code = code
+
+
+def _caller_row(df: pd.DataFrame, i: int) -> int:
+    rows = df.attrs.get(_ROWS)
+    return int(rows[i]) if rows is not None else int(i)
 
 
 def to_cents(x: int) -> Decimal:
@@ -318,7 +340,7 @@ def _check_corporate_actions(
 
         def bad(column: str, need: str) -> ValueError:
             value = df[column].iloc[i] if column in df.columns else None  # noqa: B023 - used at once
-            return ValueError(f"{where}: {column} {need}, got {value!r}")  # noqa: B023
+            return LedgerError(f"{where}: {column} {need}, got {value!r}", _caller_row(df, int(i)), column, "invalid")  # noqa: B023
 
         if fee[i] != 0:
             raise bad("fees", "must be 0 on a corporate action")
@@ -625,17 +647,22 @@ def match_lots(
         sym = enc.symbols[enc.sym[i]]
         table = enc.table
         code = int(status[0])
+        column: str | None = "quantity"
         if code == _k.ERR_LOT_EXCEEDED:
-            what = f"lot_id {str(table['lot_id'].iloc[i])!r} holds fewer shares than sold"
+            what, name = f"lot_id {str(table['lot_id'].iloc[i])!r} holds fewer shares than sold", "lot_exceeded"
         elif code == _k.ERR_NOT_HELD:
-            what = f"{table['type'].iloc[i]} of {sym}, but no {sym} shares are held on that date"
+            what, name = f"{table['type'].iloc[i]} of {sym}, but no {sym} shares are held on that date", "not_held"
+            column = None
         elif code == _k.ERR_NO_FRACTION:
-            what = "cash in lieu of a fractional share, but the split leaves no fractional share"
+            what, name = "cash in lieu of a fractional share, but the split leaves no fractional share", "no_fraction"
+            column = "cash"
         elif code == _k.ERR_RATIO:
-            what = "ratio leaves a lot with no shares"
+            what, name, column = "ratio leaves a lot with no shares", "ratio", "ratio"
         else:
-            what = f"sells more {sym} than held"
-        raise ValueError(f"{_label(table, i)}: {what} ({sym}, {table['date'].iloc[i]})")
+            what, name = f"sells more {sym} than held", "oversold"
+        raise LedgerError(
+            f"{_label(table, i)}: {what} ({sym}, {table['date'].iloc[i]})", _caller_row(table, i), column, name
+        )
     return _build_ledger(enc, _ledger_method(enc.methods, method), realized, open_lots, divs)
 
 

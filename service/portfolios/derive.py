@@ -11,8 +11,10 @@ a loss, and so move basis, in another) and rewrites the rows that differ.
 
 Only the touched assets are derived: the wash-sale rule joins a loss only to
 purchases of the same symbol (the service has no substantially-identical groups
-across symbols), so one symbol's lots depend on that symbol's rows alone and the
-per-symbol derivation equals the whole-ledger one
+across symbols), so one symbol's lots depend on that symbol's rows alone, and on
+those of the symbols a spin-off or merger links to it (:func:`read_ledger` reads
+them together, :func:`service.tax.ledger.linked_assets`); the per-symbol derivation
+equals the whole-ledger one
 (``tests/service/test_ledger_write_path.py`` checks it on random ledgers). A
 transaction write reads the symbol's rows once (:func:`read_ledger`), checks them
 with the change applied and derives the positions from the same rows with the
@@ -29,23 +31,42 @@ import dataclasses
 from collections.abc import Collection
 
 from sqlalchemy import delete, select
+from sqlalchemy.dialects.postgresql import insert as pg_insert
+from sqlalchemy.dialects.sqlite import insert as sqlite_insert
 from sqlalchemy.ext.asyncio import AsyncSession
 
+from quantcore.tax import LotLedger
 from quantcore.tax.lots import from_fixed
 from service.db.models import Asset, LedgerVersion, Portfolio, Position, Transaction, utcnow
-from service.tax.ledger import LedgerRow, ledger_rows, match_rows, split_symbol
+from service.tax.ledger import (
+    Action,
+    LedgerRow,
+    ledger_rows_with_actions,
+    linked_assets,
+    match_rows,
+    split_symbol,
+)
 
-__all__ = ["SymbolLedger", "lock_user_ledger", "read_ledger", "row_of", "sync_positions"]
+__all__ = ["SymbolLedger", "action_of", "lock_user_ledger", "read_ledger", "row_of", "sync_positions"]
 
 
 async def lock_user_ledger(s: AsyncSession, user_id: int) -> None:
-    """Serialize ledger writes of one user (their positions depend on all their portfolios).
+    """Serialize the user's ledger writes and mark their read models stale, in one statement.
 
-    ``SELECT ... FOR UPDATE`` of the user's ``ledger_versions`` row on PostgreSQL; on
-    SQLite the write transaction (``BEGIN IMMEDIATE``) already serializes writers.
+    Every write of a user's portfolios, transactions or positions calls this inside
+    its write transaction: it bumps the user's ``ledger_versions`` row (creating it
+    at 1 when missing). The row lock it takes serializes the user's writers on
+    PostgreSQL (their positions depend on all their portfolios); on SQLite the write
+    transaction (``BEGIN IMMEDIATE``) already serializes writers. Readers that keep a
+    user's rows in memory (:mod:`service.portfolios.book`) compare this version: it
+    moves with the commit of the write, in whichever process it ran.
     """
+    insert = pg_insert if s.get_bind().dialect.name == "postgresql" else sqlite_insert
+    stmt = insert(LedgerVersion).values(user_id=user_id, version=1)
     await s.execute(
-        select(LedgerVersion.version).where(LedgerVersion.user_id == user_id).with_for_update()
+        stmt.on_conflict_do_update(
+            index_elements=[LedgerVersion.user_id], set_={"version": LedgerVersion.version + 1}
+        )
     )
 
 
@@ -56,23 +77,40 @@ class SymbolLedger:
     methods: dict[int, str]  # portfolio id -> lot method
     asset_ids: frozenset[int] | None
     rows: list[LedgerRow]
+    actions: dict[int, Action] = dataclasses.field(default_factory=dict)  # corporate actions by id
 
-    def changed(self, *, drop: int | None = None, add: LedgerRow | None = None) -> SymbolLedger:
-        """The same ledger without row ``drop`` and with ``add`` (a row just written)."""
+    def changed(
+        self, *, drop: int | None = None, add: LedgerRow | None = None, action: Action | None = None
+    ) -> SymbolLedger:
+        """The same ledger without row ``drop`` and with ``add`` (a row just written, with
+        its corporate-action fields ``action``)."""
         rows = [r for r in self.rows if r[0] != drop]
+        actions = self.actions
+        if (drop is not None and drop in actions) or action is not None:
+            actions = {k: v for k, v in actions.items() if k != drop}
         if add is not None:
             rows.append(add)
-        return dataclasses.replace(self, rows=rows)
+            if action is not None:
+                actions[add[0]] = action
+        return dataclasses.replace(self, rows=rows, actions=actions)
+
+    @property
+    def has_actions(self) -> bool:
+        """Whether any row is a corporate action (the writes then check with ``quantcore``)."""
+        return bool(self.actions)
 
 
 async def read_ledger(
     s: AsyncSession, user_id: int, asset_ids: Collection[int] | None
 ) -> SymbolLedger:
-    """One read of the user's rows of ``asset_ids`` (``None``: every asset)."""
+    """One read of the user's rows of ``asset_ids`` (``None``: every asset), with the
+    assets spin-offs and mergers link to them."""
     query = select(Portfolio.id, Portfolio.lot_method).where(Portfolio.user_id == user_id)
     methods: dict[int, str] = dict((await s.execute(query)).tuples().all())
-    rows = await ledger_rows(s, list(methods), asset_ids) if methods else []
-    return SymbolLedger(methods, None if asset_ids is None else frozenset(asset_ids), rows)
+    if asset_ids is not None:
+        asset_ids = await linked_assets(s, user_id, asset_ids)
+    rows, actions = await ledger_rows_with_actions(s, list(methods), asset_ids) if methods else ([], {})
+    return SymbolLedger(methods, None if asset_ids is None else frozenset(asset_ids), rows, actions)
 
 
 def row_of(txn: Transaction, symbol: str) -> LedgerRow:
@@ -83,17 +121,27 @@ def row_of(txn: Transaction, symbol: str) -> LedgerRow:
     )  # fmt: skip
 
 
+def action_of(txn: Transaction, target_symbol: str | None) -> Action | None:
+    """A transaction's corporate-action fields (``None`` for a buy, sell or dividend)."""
+    if txn.ratio is None and txn.cash is None and target_symbol is None and txn.basis_allocation is None:
+        return None
+    return Action(txn.ratio, target_symbol, txn.basis_allocation, txn.cash)
+
+
 async def sync_positions(
     s: AsyncSession,
     user_id: int,
     asset_ids: Collection[int] | None = None,
     *,
     ledger: SymbolLedger | None = None,
+    matched: LotLedger | None = None,
 ) -> dict[tuple[int, int], Position]:
     """Rewrite the user's position rows of ``asset_ids`` (``None``: all) that differ from the ledger.
 
     ``ledger``: the rows of exactly those assets as they now are (a write passes the
-    rows it read and checked, changed); read here when not given.
+    rows it read and checked, changed); read here when not given. Its assets (those
+    asked for and the ones spin-offs and mergers link to them) are the ones synced.
+    ``matched``: ``match_rows`` of ``ledger`` when the caller has it already.
     Returns the positions held after the sync, by ``(portfolio_id, asset_id)``.
 
     Raises:
@@ -102,9 +150,10 @@ async def sync_positions(
     """
     if ledger is None:
         ledger = await read_ledger(s, user_id, asset_ids)
+    asset_ids = ledger.asset_ids
     want: dict[tuple[int, str], tuple[int, int]] = {}
     if ledger.rows:
-        lots = match_rows(ledger.rows, ledger.methods)
+        lots = matched if matched is not None else match_rows(ledger.rows, ledger.methods, ledger.actions)
         for i, q, b in zip(*lots.position_totals(), strict=True):
             want[split_symbol(lots.symbols[i])] = (int(q), int(b))
     query = (

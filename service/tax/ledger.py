@@ -10,6 +10,11 @@ one :func:`quantcore.tax.match_lots` call.
 Rows are applied in :func:`service.transactions.lots.ledger_key` order (date, then
 dividends, buys, sells, then amounts), so the order of entry never changes a figure.
 
+Corporate actions (``split``, ``stock_dividend``, ``return_of_capital``, ``spin_off``,
+``merger``) carry their fields in an :class:`Action` per transaction id; a spin-off's
+or merger's target is namespaced with the portfolio too, so its new lots stay in the
+portfolio that held the old shares.
+
 Lots are named by transaction id: a buy's ``lot_id`` is its own id, a sell's the id
 of the buy it names (sells that name none relieve first in, first out under
 ``specific``). Harvesting proposals and reports therefore label lots with the ids a
@@ -27,13 +32,49 @@ from typing import cast
 import pandas as pd
 from sqlalchemy import select
 from sqlalchemy.ext.asyncio import AsyncSession
+from sqlalchemy.orm import aliased
 
 from quantcore.tax import LotLedger, LotMethod, match_lots
+from quantcore.tax.lots import LedgerError
 from service.db.models import Asset, Portfolio, Transaction
 from service.errors import ValidationError
 from service.transactions.lots import ledger_key
 
-__all__ = ["LedgerRow", "display", "ledger_rows", "load_ledger", "match_rows", "split_symbol"]
+__all__ = [
+    "Action",
+    "LedgerCheckError",
+    "LedgerRow",
+    "display",
+    "ledger_rows",
+    "linked_assets",
+    "load_ledger",
+    "match_rows",
+    "split_symbol",
+]
+
+
+@dataclasses.dataclass(frozen=True, slots=True)
+class Action:
+    """The fields of a corporate action (see :func:`quantcore.tax.match_lots`): ``ratio``
+    (a split's multiplier, or new shares per old share), ``target`` (symbol of a
+    spin-off's or merger's new shares), ``basis_allocation`` and ``cash`` (in lieu of a
+    fraction, a total; or a merger's cash per old share)."""
+
+    ratio: Decimal | None = None
+    target: str | None = None
+    basis_allocation: Decimal | None = None
+    cash: Decimal | None = None
+
+
+class LedgerCheckError(Exception):
+    """``quantcore`` cannot relieve the ledger: the transaction (``txn_id``) it stops at,
+    the column it names (``None``: the row as a whole) and what is wrong (``code``)."""
+
+    def __init__(self, message: str, txn_id: int, column: str | None, code: str) -> None:
+        super().__init__(message)
+        self.txn_id = txn_id
+        self.column = column
+        self.code = code
 
 
 def split_symbol(name: str) -> tuple[int, str]:
@@ -56,6 +97,14 @@ async def ledger_rows(
     session: AsyncSession, portfolio_ids: Collection[int], asset_ids: Collection[int] | None
 ) -> list[LedgerRow]:
     """The rows of ``portfolio_ids`` (of ``asset_ids``; ``None``: all assets), any order."""
+    return (await ledger_rows_with_actions(session, portfolio_ids, asset_ids))[0]
+
+
+async def ledger_rows_with_actions(
+    session: AsyncSession, portfolio_ids: Collection[int], asset_ids: Collection[int] | None
+) -> tuple[list[LedgerRow], dict[int, Action]]:
+    """:func:`ledger_rows` and the :class:`Action` of each corporate action among them, by id."""
+    target = aliased(Asset)
     query = (
         select(
             Transaction.id,
@@ -67,42 +116,105 @@ async def ledger_rows(
             Transaction.price,
             Transaction.fees,
             Transaction.lot_id,
+            Transaction.ratio,
+            target.symbol,
+            Transaction.basis_allocation,
+            Transaction.cash,
         )
         .join(Asset, Asset.id == Transaction.asset_id)
+        .outerjoin(target, target.id == Transaction.target_asset_id)
         .where(Transaction.portfolio_id.in_(list(portfolio_ids)))
     )
     if asset_ids is not None:
         query = query.where(Transaction.asset_id.in_(list(asset_ids)))
-    return list((await session.execute(query)).tuples())
+    rows: list[LedgerRow] = []
+    actions: dict[int, Action] = {}
+    for r in (await session.execute(query)).tuples():
+        rows.append(cast(LedgerRow, tuple(r[:9])))
+        if r[9] is not None or r[10] is not None or r[12] is not None:
+            actions[r[0]] = Action(r[9], r[10], r[11], r[12])
+    return rows, actions
 
 
-def match_rows(rows: Iterable[LedgerRow], methods: Mapping[int, str]) -> LotLedger:
+async def linked_assets(session: AsyncSession, user_id: int, asset_ids: Collection[int]) -> set[int]:
+    """``asset_ids`` and every asset a spin-off or merger of the user links to them, transitively
+    (their lots flow from one to the other, so they are derived together)."""
+    query = (
+        select(Transaction.asset_id, Transaction.target_asset_id)
+        .join(Portfolio, Portfolio.id == Transaction.portfolio_id)
+        .where(Portfolio.user_id == user_id, Transaction.target_asset_id.is_not(None))
+    )
+    links = list((await session.execute(query)).tuples())
+    out = set(asset_ids)
+    grew = bool(links)
+    while grew:
+        grew = False
+        for a, b in links:
+            if (a in out) != (b in out):
+                out.update((a, b))  # type: ignore[arg-type]
+                grew = True
+    return out
+
+
+def match_rows(
+    rows: Iterable[LedgerRow], methods: Mapping[int, str], actions: Mapping[int, Action] | None = None
+) -> LotLedger:
     """One :func:`quantcore.tax.match_lots` call over ``rows`` (any order, any portfolios of
     one user; ``methods``: each portfolio's lot method), symbols named ``"<pid>:<symbol>"``.
+    ``actions``: the fields of the corporate actions among the rows, by transaction id.
 
     Raises:
         ValidationError: ``lot_method`` ``invalid`` when ``quantcore`` cannot relieve the lots.
     """
+    try:
+        return check_rows(rows, methods, actions)
+    except LedgerCheckError as exc:
+        raise ValidationError(
+            "lot_method", "invalid", f"The ledger cannot be matched: {exc}"
+        ) from None
+
+
+def check_rows(
+    rows: Iterable[LedgerRow], methods: Mapping[int, str], actions: Mapping[int, Action] | None = None
+) -> LotLedger:
+    """:func:`match_rows`, raising :class:`LedgerCheckError` (naming the transaction) instead."""
     ordered = sorted(rows, key=lambda r: ledger_key(r[3], r[4], r[6], r[5], r[7], r[0]))
-    records = []
+    records: list[tuple[object, ...]] = []
     bare: dict[str, str] = {}
     by_symbol: dict[str, LotMethod] = {}
+    with_actions = bool(actions)
     for tid, pid, sym, day, kind, qty, price, fees, lot in ordered:
         name = f"{pid}:{sym}"
         if name not in bare:
             bare[name] = sym
             by_symbol[name] = cast(LotMethod, methods[pid])  # a Literal column
         lot_name = str(tid) if kind == "buy" else (str(lot) if lot is not None else None)
-        records.append((name, day, kind, qty, price, fees, lot_name))
-    table = pd.DataFrame.from_records(
-        records, columns=["symbol", "date", "type", "quantity", "price", "fees", "lot_id"]
-    )
+        if not with_actions:
+            records.append((name, day, kind, qty, price, fees, lot_name))
+            continue
+        act = actions.get(tid) if actions else None
+        if act is None:
+            records.append((name, day, kind, qty, price, fees, lot_name, None, None, None, None))
+            continue
+        target = None
+        if act.target is not None:
+            target = f"{pid}:{act.target}"
+            if target not in bare:
+                bare[target] = act.target
+                by_symbol[target] = cast(LotMethod, methods[pid])
+        records.append(
+            (name, day, kind, qty, price, fees, lot_name, act.ratio, target, act.basis_allocation, act.cash)
+        )
+    columns = ["symbol", "date", "type", "quantity", "price", "fees", "lot_id"]
+    if with_actions:
+        columns += ["ratio", "target_symbol", "basis_allocation", "cash"]
+    table = pd.DataFrame.from_records(records, columns=columns)
     try:
         return match_lots(table, method=by_symbol, substantially_identical=bare)
+    except LedgerError as exc:
+        raise LedgerCheckError(str(exc), ordered[exc.row][0], exc.column, exc.code) from None
     except ValueError as exc:
-        raise ValidationError(
-            "lot_method", "invalid", f"The ledger cannot be matched: {exc}"
-        ) from None
+        raise LedgerCheckError(str(exc), -1, None, "invalid") from None
 
 
 async def load_ledger(
@@ -128,7 +240,10 @@ async def load_ledger(
     methods: dict[int, str] = dict((await session.execute(query)).tuples().all())
     if not methods or (portfolio_id is not None and portfolio_id not in methods):
         return None
-    ledger = match_rows(await ledger_rows(session, list(methods), asset_ids), methods)
+    if asset_ids is not None:
+        asset_ids = await linked_assets(session, user_id, asset_ids)
+    rows, actions = await ledger_rows_with_actions(session, list(methods), asset_ids)
+    ledger = match_rows(rows, methods, actions)
     if portfolio_id is None:
         return ledger
     return ledger.only({name for name in ledger.symbols if split_symbol(name)[0] == portfolio_id})

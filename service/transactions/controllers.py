@@ -29,6 +29,12 @@ def _entry(data: TransactionCreate) -> services.LedgerEntry:
         data.fees,
         data.transaction_date,
         lot_id=data.lot_id,
+        split_ratio=data.split_ratio,
+        cash_in_lieu=data.cash_in_lieu,
+        ratio=data.ratio,
+        target_symbol=data.target_symbol,
+        basis_allocation=data.basis_allocation,
+        cash_per_share=data.cash_per_share,
     )
 
 
@@ -70,8 +76,9 @@ class TransactionController(Controller):
         data: JSONBody[TransactionCreate],
         db: NamedDependency[Database],
     ) -> TransactionRead:
-        txn, asset, _ = await services.record(db, request.user.id, data.portfolio, _entry(data))
-        return services.transaction_read(txn, asset)
+        entry = _entry(data)
+        txn, asset, _ = await services.record(db, request.user.id, data.portfolio, entry)
+        return services.transaction_read(txn, asset, entry.target_symbol)
 
     @put("/{transaction_id:int}/", summary="Replace a transaction")
     async def update_transaction(
@@ -82,10 +89,9 @@ class TransactionController(Controller):
         db: NamedDependency[Database],
     ) -> TransactionRead:
         """The whole entry is replaced (same body as create); the symbol's ledger is re-checked."""
-        txn, asset = await services.update(
-            db, request.user.id, transaction_id, data.portfolio, _entry(data)
-        )
-        return services.transaction_read(txn, asset)
+        entry = _entry(data)
+        txn, asset = await services.update(db, request.user.id, transaction_id, data.portfolio, entry)
+        return services.transaction_read(txn, asset, entry.target_symbol)
 
     @delete("/{transaction_id:int}/", summary="Delete a transaction", status_code=204)
     async def delete_transaction(

@@ -2,7 +2,8 @@
 
 **Ledger order.** A portfolio's rows of one asset are applied in :func:`ledger_key`
 order: by date; within a day dividends (paid on the shares held at the previous
-close), then buys, then sells; ties by price, quantity, fees and finally id. Only
+close), then corporate actions (their date is the ex-date: the day's trades are in
+the new shares), then buys, then sells; ties by price, quantity, fees and finally id. Only
 dates and amounts decide, so the order of entry never changes a figure. The tax
 ledger (:mod:`service.tax.ledger`) and the derived positions use the same order.
 
@@ -16,7 +17,10 @@ portfolio and asset, bought on or before the sale. "Left" is what
 lot, an unnamed one the earliest lots first (Treas. Reg. 1.1012-1(c)(1)). Lot ids
 are facts of the sale, so the check holds whatever the portfolio's ``lot_method``.
 Wash sales move basis and holding periods, never shares between lots, so
-quantities are all the check needs.
+quantities are all the check needs. A split or stock dividend multiplies every lot,
+a merger empties them; shares a spin-off or merger delivers to another asset are
+checked by ``quantcore`` (:func:`service.tax.ledger.check_rows`), which also checks
+every corporate action finds shares held.
 """
 
 from __future__ import annotations
@@ -34,10 +38,21 @@ from service import formatting as fmt
 from service.db.models import Portfolio, Transaction
 from service.errors import ValidationError
 
-__all__ = ["LotRow", "Shortfall", "check_ledger", "first_shortfall", "ledger_key", "named_lot"]
+__all__ = ["CORPORATE_ACTIONS", "LotRow", "Shortfall", "check_ledger", "first_shortfall", "ledger_key", "named_lot"]
 
-#: Within a day: dividends (on the previous close's shares), buys, then sells.
-_DAY_RANK = {"dividend": 0, "buy": 1, "sell": 2}
+#: Within a day: dividends (on the previous close's shares), corporate actions, buys, then sells.
+_DAY_RANK = {
+    "dividend": 0,
+    "split": 1,
+    "stock_dividend": 1,
+    "return_of_capital": 1,
+    "spin_off": 1,
+    "merger": 1,
+    "buy": 2,
+    "sell": 3,
+}
+#: Corporate actions: the ``transaction_type`` values besides buy, sell and dividend.
+CORPORATE_ACTIONS = frozenset(("split", "stock_dividend", "return_of_capital", "spin_off", "merger"))
 
 
 @dataclass(frozen=True, slots=True)
@@ -51,6 +66,7 @@ class LotRow:
     lot_id: int | None = None
     price: Decimal = Decimal(0)
     fees: Decimal = Decimal(0)
+    ratio: Decimal | None = None  # a split's or stock dividend's multiplier
 
 
 def ledger_key(
@@ -65,7 +81,7 @@ def ledger_key(
     """
     return (
         date,
-        _DAY_RANK.get(kind, 1),
+        _DAY_RANK.get(kind, 2),
         price,
         quantity,
         fees,
@@ -111,6 +127,17 @@ def first_shortfall(rows: Sequence[LotRow]) -> Shortfall | None:
         if row.kind == "dividend":
             if total < row.quantity:
                 return Shortfall(row, total)
+            continue
+        if row.kind in ("split", "stock_dividend") and row.ratio is not None:
+            for lot in lots:
+                lots[lot] *= row.ratio
+            total *= row.ratio
+            continue
+        if row.kind == "merger":
+            lots.clear()
+            total = Decimal(0)
+            continue
+        if row.kind in CORPORATE_ACTIONS:
             continue
         if row.lot_id is not None:
             left = lots.get(row.lot_id, Decimal(0))

@@ -11,6 +11,13 @@ either everything or nothing.
 
 Positions are the open tax lots under the portfolio's lot method (FIFO by default),
 wash-sale adjustments included, whatever order the rows were entered in.
+
+Corporate actions (splits, stock dividends, returns of capital, spin-offs, mergers)
+are rows of the same ledger. Once the rows read for a write include one (or the
+write is one), the whole ledger of the assets involved (both of a spin-off or
+merger, and every asset linked to them) is checked by ``quantcore`` itself
+(:func:`service.tax.ledger.check_rows`) with the change applied, and its error,
+mapped back to the transaction and field it names, is the 400.
 """
 
 from __future__ import annotations
@@ -21,6 +28,7 @@ from typing import Any
 
 from sqlalchemy import Select, func, select
 from sqlalchemy.ext.asyncio import AsyncSession
+from sqlalchemy.orm import aliased
 
 from service import formatting as fmt
 from service.db import Database
@@ -29,6 +37,7 @@ from service.db.types import quantize
 from service.errors import ApiError, NotFoundError, ValidationError
 from service.pagination import PageParams
 from service.portfolios import derive
+from service.tax.ledger import Action, LedgerCheckError, check_rows
 from service.transactions import lots
 from service.transactions.schemas import TransactionRead
 
@@ -44,6 +53,8 @@ __all__ = [
 ]
 
 _MAX = Decimal("1e20")
+_SPLITS = ("split", "stock_dividend")
+_LINKED = ("spin_off", "merger")
 _EARLIEST = dt.date(1900, 1, 1)
 
 
@@ -79,28 +90,44 @@ def check_amount(value: Decimal | str | float, field: str, *, positive: bool) ->
 
 
 class LedgerEntry:
-    """A validated ledger entry about to be written."""
+    """A validated ledger entry about to be written.
 
-    __slots__ = ("date", "fees", "kind", "lot_id", "price", "quantity", "symbol")
+    A corporate action (``kind`` in :data:`service.transactions.lots.CORPORATE_ACTIONS`)
+    takes no quantity, fees or lot: it acts on every share held; its fields are
+    ``ratio`` (``split_ratio`` of a split or stock dividend), ``cash`` (``cash_in_lieu``,
+    or a merger's ``cash_per_share``), ``basis_allocation`` and ``target_symbol``.
+    """
+
+    __slots__ = (
+        "basis_allocation", "cash", "date", "fees", "kind", "lot_id", "price", "quantity",
+        "ratio", "symbol", "target_symbol",
+    )  # fmt: skip
 
     def __init__(
         self,
         symbol: str,
         kind: str,
-        quantity: Decimal | str | float,
-        price: Decimal | str | float,
+        quantity: Decimal | str | float | None,
+        price: Decimal | str | float | None,
         fees: Decimal | str | float,
         date: dt.date,
         *,
         price_field: str = "price",
         date_field: str = "transaction_date",
         lot_id: int | None = None,
+        split_ratio: Decimal | str | float | None = None,
+        cash_in_lieu: Decimal | str | float | None = None,
+        ratio: Decimal | str | float | None = None,
+        target_symbol: str | None = None,
+        basis_allocation: Decimal | str | float | None = None,
+        cash_per_share: Decimal | str | float | None = None,
     ) -> None:
         self.symbol = symbol.upper()
         self.kind = kind
-        self.quantity = check_amount(quantity, "quantity", positive=True)
-        self.price = check_amount(price, price_field, positive=kind != "dividend")
-        self.fees = check_amount(fees, "fees", positive=False)
+        self.ratio: Decimal | None = None
+        self.cash: Decimal | None = None
+        self.basis_allocation: Decimal | None = None
+        self.target_symbol: str | None = None
         if date > dt.datetime.now(dt.UTC).date() + dt.timedelta(days=1):
             raise ValidationError(date_field, "max_value", f"{date_field} cannot be in the future.")
         if date < _EARLIEST:
@@ -108,16 +135,117 @@ class LedgerEntry:
                 date_field, "min_value", f"{date_field} must be on or after {_EARLIEST}."
             )
         self.date = date
-        if kind != "buy" and self.fees > self.quantity * self.price:
-            # a sale or a dividend never costs money: fees above the gross amount are a typo
-            raise ValidationError(
-                "fees", "max_value", f"fees of a {kind} cannot exceed quantity x {price_field}."
-            )
         if lot_id is not None and kind != "sell":
             raise ValidationError(
                 "lot_id", "invalid", "lot_id names the lot a sell relieves; only sells take one."
             )
         self.lot_id = lot_id
+        given = {
+            "split_ratio": split_ratio, "cash_in_lieu": cash_in_lieu, "ratio": ratio,
+            "target_symbol": target_symbol, "basis_allocation": basis_allocation,
+            "cash_per_share": cash_per_share,
+        }  # fmt: skip
+        allowed = {
+            "split": ("split_ratio", "cash_in_lieu"),
+            "stock_dividend": ("split_ratio", "cash_in_lieu"),
+            "spin_off": ("ratio", "target_symbol", "basis_allocation"),
+            "merger": ("ratio", "target_symbol", "cash_per_share"),
+        }.get(kind, ())
+        for name, value in given.items():
+            if value is not None and name not in allowed:
+                raise ValidationError(name, "invalid", f"{name} does not apply to a {kind}.")
+        if kind in lots.CORPORATE_ACTIONS:
+            self._action(kind, quantity, price, fees, price_field, given)
+            return
+        for name, value in (("quantity", quantity), (price_field, price)):
+            if value is None:
+                raise ValidationError(name, "required", f"A {kind} needs {name}.")
+        assert quantity is not None and price is not None
+        self.quantity = check_amount(quantity, "quantity", positive=True)
+        self.price = check_amount(price, price_field, positive=kind != "dividend")
+        self.fees = check_amount(fees, "fees", positive=False)
+        if kind != "buy" and self.fees > self.quantity * self.price:
+            # a sale or a dividend never costs money: fees above the gross amount are a typo
+            raise ValidationError(
+                "fees", "max_value", f"fees of a {kind} cannot exceed quantity x {price_field}."
+            )
+
+    def _action(
+        self,
+        kind: str,
+        quantity: Decimal | str | float | None,
+        price: Decimal | str | float | None,
+        fees: Decimal | str | float,
+        price_field: str,
+        given: dict[str, Any],
+    ) -> None:
+        if quantity is not None:
+            raise ValidationError(
+                "quantity", "invalid", f"A {kind} acts on every share held; it takes no quantity."
+            )
+        if check_amount(fees, "fees", positive=False) != 0:
+            raise ValidationError("fees", "invalid", f"A {kind} takes no fees.")
+        self.quantity = Decimal(0)
+        self.fees = Decimal(0)
+        self.price = Decimal(0)
+
+        def need(name: str) -> Any:
+            if given[name] is None:
+                raise ValidationError(name, "required", f"A {kind} needs {name}.")
+            return given[name]
+
+        if kind in _SPLITS:
+            self.ratio = check_amount(need("split_ratio"), "split_ratio", positive=True)
+            if given["cash_in_lieu"] is not None:
+                self.cash = check_amount(given["cash_in_lieu"], "cash_in_lieu", positive=True)
+        elif kind == "return_of_capital":
+            if price is None:
+                raise ValidationError(price_field, "required", f"A {kind} needs {price_field} (per share).")
+            self.price = check_amount(price, price_field, positive=True)
+        else:
+            self.target_symbol = str(need("target_symbol")).strip().upper()
+            if self.target_symbol == self.symbol:
+                raise ValidationError(
+                    "target_symbol", "invalid", "target_symbol must differ from asset_symbol."
+                )
+            if kind == "spin_off":
+                self.ratio = check_amount(need("ratio"), "ratio", positive=True)
+                share = check_amount(need("basis_allocation"), "basis_allocation", positive=False)
+                if share > 1:
+                    raise ValidationError(
+                        "basis_allocation", "max_value", "basis_allocation must be at most 1."
+                    )
+                self.basis_allocation = share
+            else:
+                if given["ratio"] is None and given["cash_per_share"] is None:
+                    raise ValidationError(
+                        "ratio", "required", "A merger needs ratio, cash_per_share or both."
+                    )
+                if given["ratio"] is not None:
+                    self.ratio = check_amount(given["ratio"], "ratio", positive=True)
+                if given["cash_per_share"] is not None:
+                    self.cash = check_amount(given["cash_per_share"], "cash_per_share", positive=True)
+                if self.ratio is not None and self.cash is not None:
+                    if price is None:
+                        raise ValidationError(
+                            price_field, "required",
+                            "A merger paying shares and cash needs price, the value of one new "
+                            "share (it splits the basis between the cash and the shares).",
+                        )  # fmt: skip
+                    self.price = check_amount(price, price_field, positive=True)
+        if price is not None and kind in (*_SPLITS, "spin_off"):
+            raise ValidationError(price_field, "invalid", f"A {kind} takes no {price_field}.")
+
+    @property
+    def is_action(self) -> bool:
+        """Whether the entry is a corporate action."""
+        return self.kind in lots.CORPORATE_ACTIONS
+
+    def action(self) -> Action | None:
+        """The corporate-action fields as the tax ledger reads them."""
+        if not self.is_action:
+            return None
+        return Action(self.ratio, self.target_symbol, self.basis_allocation, self.cash)
 
 
 async def _locked_portfolio(
@@ -137,11 +265,83 @@ async def _locked_portfolio(
     return portfolio
 
 
-async def _asset(s: AsyncSession, symbol: str) -> Asset:
+async def _asset(s: AsyncSession, symbol: str, field: str = "asset_symbol") -> Asset:
     asset = (await s.execute(select(Asset).where(Asset.symbol == symbol))).scalar_one_or_none()
     if asset is None:
-        raise ValidationError("asset_symbol", "not_found", f"Unknown asset symbol {symbol!r}.")
+        raise ValidationError(field, "not_found", f"Unknown asset symbol {symbol!r}.")
     return asset
+
+
+async def _target(s: AsyncSession, entry: LedgerEntry) -> Asset | None:
+    """The asset a spin-off or merger delivers (``target_symbol``), checked to exist."""
+    if entry.target_symbol is None:
+        return None
+    return await _asset(s, entry.target_symbol, "target_symbol")
+
+
+#: quantcore's column -> the request field, per transaction type
+_FIELDS = {
+    "ratio": {"split": "split_ratio", "stock_dividend": "split_ratio"},
+    "cash": {"split": "cash_in_lieu", "stock_dividend": "cash_in_lieu", "merger": "cash_per_share"},
+}
+
+
+def _checked(
+    ledger: derive.SymbolLedger, written: int | None, kind: str | None, action: str
+) -> Any:
+    """``quantcore``'s match of ``ledger`` (the changed rows of the linked assets), or the 400.
+
+    ``written``: the id of the row written (its errors name its fields), ``kind`` its type.
+    """
+    try:
+        return check_rows(ledger.rows, ledger.methods, ledger.actions)
+    except LedgerCheckError as exc:
+        if written is not None and exc.txn_id == written and kind is not None:
+            if exc.code == "not_held":
+                raise ValidationError(
+                    "asset_symbol", "not_held",
+                    f"No shares of this asset are held in the portfolio on the {kind}'s date.",
+                ) from None  # fmt: skip
+            if exc.code in ("oversold", "lot_exceeded"):
+                raise ValidationError(
+                    "quantity", "insufficient_quantity", f"{action}: {exc}"
+                ) from None
+            column = exc.column or "transaction_type"
+            field = _FIELDS.get(column, {}).get(kind, column)
+            raise ValidationError(field, "invalid", f"{action}: {exc}") from None
+        raise ValidationError(
+            "quantity", "insufficient_quantity",
+            f"{action} would leave transaction {exc.txn_id} invalid: {exc}",
+            transaction_id=exc.txn_id,
+        ) from None  # fmt: skip
+
+
+def _dividends_covered(changed: derive.SymbolLedger, action: str) -> None:
+    """The quantity check (dividends on shares held) of every (portfolio, asset) that no
+    spin-off or merger delivers shares to (quantcore checks the rest)."""
+    targets = {(r[1], a.target) for r in changed.rows if (a := changed.actions.get(r[0])) and a.target}
+    groups: dict[tuple[int, str], list[lots.LotRow]] = {}
+    for tid, pid, sym, day, kind, qty, price, fees, lot in changed.rows:
+        act = changed.actions.get(tid)
+        groups.setdefault((pid, sym), []).append(
+            lots.LotRow(tid, kind, qty, day, lot, price, fees, act.ratio if act else None)
+        )
+    for key, rows in groups.items():
+        if key not in targets:
+            lots.check_ledger(rows, action=action)
+
+
+def _set_fields(txn: Transaction, entry: LedgerEntry, target: Asset | None) -> None:
+    txn.transaction_type = entry.kind
+    txn.quantity = entry.quantity
+    txn.price = entry.price
+    txn.fees = entry.fees
+    txn.transaction_date = entry.date
+    txn.lot_id = entry.lot_id
+    txn.ratio = entry.ratio
+    txn.cash = entry.cash
+    txn.basis_allocation = entry.basis_allocation
+    txn.target_asset_id = target.id if target is not None else None
 
 
 def _lot_rows(ledger: derive.SymbolLedger, portfolio_id: int, symbol: str) -> list[lots.LotRow]:
@@ -184,32 +384,27 @@ async def record(
         portfolio = await _locked_portfolio(s, user_id, portfolio_id, missing_portfolio)
         await derive.lock_user_ledger(s, user_id)
         asset = await _asset(s, entry.symbol)
+        target = await _target(s, entry)
         if entry.lot_id is not None:
             await lots.named_lot(s, user_id, portfolio.id, asset.id, entry.lot_id, entry.date)
-        ledger = await derive.read_ledger(s, user_id, [asset.id])
-        lots.check_ledger(
-            _lot_rows(ledger, portfolio.id, asset.symbol),
-            add=_row(entry, None),
-            action=f"Recording this {entry.kind} on {entry.date}",
-        )
+        touched = [asset.id] if target is None else [asset.id, target.id]
+        ledger = await derive.read_ledger(s, user_id, touched)
+        action = f"Recording this {entry.kind} on {entry.date}"
+        with_actions = ledger.has_actions or entry.is_action
+        if not with_actions:
+            lots.check_ledger(_lot_rows(ledger, portfolio.id, asset.symbol), add=_row(entry, None), action=action)
         now = utcnow()
-        txn = Transaction(
-            portfolio_id=portfolio.id,
-            asset_id=asset.id,
-            transaction_type=entry.kind,
-            quantity=entry.quantity,
-            price=entry.price,
-            fees=entry.fees,
-            transaction_date=entry.date,
-            lot_id=entry.lot_id,
-            created_at=now,
-        )
+        txn = Transaction(portfolio_id=portfolio.id, asset_id=asset.id, created_at=now)
+        _set_fields(txn, entry, target)
         s.add(txn)
         portfolio.updated_at = now
         await s.flush()
-        held = await derive.sync_positions(
-            s, user_id, [asset.id], ledger=ledger.changed(add=derive.row_of(txn, asset.symbol))
-        )
+        changed = ledger.changed(add=derive.row_of(txn, asset.symbol), action=entry.action())
+        matched = None
+        if with_actions:
+            matched = _checked(changed, txn.id, entry.kind, action)
+            _dividends_covered(changed, action)
+        held = await derive.sync_positions(s, user_id, touched, ledger=changed, matched=matched)
     return txn, asset, held.get((portfolio.id, asset.id))
 
 
@@ -256,6 +451,7 @@ async def update(
         )
         await derive.lock_user_ledger(s, user_id)
         asset = await _asset(s, entry.symbol)
+        target = await _target(s, entry)
         if entry.lot_id == txn.id:
             raise ValidationError("lot_id", "invalid", "A sell cannot name itself as its lot.")
         if entry.lot_id is not None:
@@ -270,10 +466,13 @@ async def update(
             )  # fmt: skip
         action = f"Changing transaction {txn.id}"
         new_row = _row(entry, txn.id)
-        touched = {txn.asset_id, asset.id}
+        touched = {txn.asset_id, asset.id} | ({target.id} if target is not None else set())
         ledger = await derive.read_ledger(s, user_id, touched)
         old_symbol = next(r[2] for r in ledger.rows if r[0] == txn.id)
-        if (portfolio.id, asset.id) == (txn.portfolio_id, txn.asset_id):
+        with_actions = ledger.has_actions or entry.is_action
+        if with_actions:
+            pass  # checked by quantcore below, once the row is written
+        elif (portfolio.id, asset.id) == (txn.portfolio_id, txn.asset_id):
             lots.check_ledger(
                 _lot_rows(ledger, portfolio.id, asset.symbol),
                 add=new_row, drop=txn.id, action=action,
@@ -288,18 +487,17 @@ async def update(
         now = utcnow()
         txn.portfolio_id = portfolio.id
         txn.asset_id = asset.id
-        txn.transaction_type = entry.kind
-        txn.quantity = entry.quantity
-        txn.price = entry.price
-        txn.fees = entry.fees
-        txn.transaction_date = entry.date
-        txn.lot_id = entry.lot_id
+        _set_fields(txn, entry, target)
         old_portfolio.updated_at = portfolio.updated_at = now
         await s.flush()
-        await derive.sync_positions(
-            s, user_id, touched,
-            ledger=ledger.changed(drop=txn.id, add=derive.row_of(txn, asset.symbol)),
-        )  # fmt: skip
+        changed = ledger.changed(
+            drop=txn.id, add=derive.row_of(txn, asset.symbol), action=entry.action()
+        )
+        matched = None
+        if with_actions:
+            matched = _checked(changed, txn.id, entry.kind, action)
+            _dividends_covered(changed, action)
+        await derive.sync_positions(s, user_id, touched, ledger=changed, matched=matched)
     return txn, asset
 
 
@@ -322,24 +520,53 @@ async def remove(db: Database, user_id: int, txn_id: int) -> None:
                 transaction_ids=users,
             )  # fmt: skip
         asset_id = txn.asset_id
-        ledger = await derive.read_ledger(s, user_id, [asset_id])
+        touched = [asset_id] if txn.target_asset_id is None else [asset_id, txn.target_asset_id]
+        ledger = await derive.read_ledger(s, user_id, touched)
         symbol = next(r[2] for r in ledger.rows if r[0] == txn.id)
-        lots.check_ledger(
-            _lot_rows(ledger, txn.portfolio_id, symbol), drop=txn.id,
-            action=f"Deleting transaction {txn.id}",
-        )  # fmt: skip
-        dropped = txn.id
+        action = f"Deleting transaction {txn.id}"
+        changed = ledger.changed(drop=txn.id)
+        matched = None
+        if ledger.has_actions:
+            matched = _checked(changed, None, None, action)
+            _dividends_covered(changed, action)
+        else:
+            lots.check_ledger(_lot_rows(ledger, txn.portfolio_id, symbol), drop=txn.id, action=action)
         await s.delete(txn)
         portfolio.updated_at = utcnow()
         await s.flush()
-        await derive.sync_positions(s, user_id, [asset_id], ledger=ledger.changed(drop=dropped))
+        await derive.sync_positions(s, user_id, touched, ledger=changed, matched=matched)
 
 
-def transaction_read(txn: Transaction, asset: Asset) -> TransactionRead:
+def _plain(d: Decimal | None) -> str | None:
+    """A ratio as typed: no trailing zeros, no exponent (``"4"``, ``"0.1"``)."""
+    return None if d is None else format(d.normalize(), "f")
+
+
+def _action_fields(txn: Transaction, target_symbol: str | None) -> dict[str, Any]:
+    """A corporate action's request fields, as strings (empty for other types)."""
+    kind = txn.transaction_type
+    out: dict[str, Any] = {}
+    if kind in _SPLITS:
+        out["split_ratio"] = _plain(txn.ratio)
+        out["cash_in_lieu"] = fmt.dec(txn.cash) if txn.cash is not None else None
+    elif kind in _LINKED:
+        out["target_symbol"] = target_symbol
+        out["ratio"] = _plain(txn.ratio)
+        if kind == "spin_off":
+            out["basis_allocation"] = _plain(txn.basis_allocation)
+        else:
+            out["cash_per_share"] = fmt.dec(txn.cash) if txn.cash is not None else None
+    return out
+
+
+def transaction_read(txn: Transaction, asset: Asset, target_symbol: str | None = None) -> TransactionRead:
     """The wire shape; ``total_amount`` is money: the cash paid (buy: gross + fees) or
-    received (sell, dividend: gross - fees, never negative), rounded to cents."""
+    received (sell, dividend: gross - fees, never negative), rounded to cents; 0.00 for a
+    corporate action (its cash is in the tax figures)."""
     gross = txn.quantity * txn.price
     total = gross + txn.fees if txn.transaction_type == "buy" else gross - txn.fees
+    if txn.transaction_type in lots.CORPORATE_ACTIONS:
+        total = Decimal(0)
     return TransactionRead(
         id=txn.id,
         portfolio=txn.portfolio_id,
@@ -353,14 +580,19 @@ def transaction_read(txn: Transaction, asset: Asset) -> TransactionRead:
         transaction_date=txn.transaction_date,
         lot_id=txn.lot_id,
         created_at=txn.created_at,
+        **_action_fields(txn, target_symbol),
     )
+
+
+_TARGET = aliased(Asset)
 
 
 def _owned(user_id: int) -> Select[Any]:
     return (
-        select(Transaction, Asset)
+        select(Transaction, Asset, _TARGET.symbol)
         .join(Portfolio, Portfolio.id == Transaction.portfolio_id)
         .join(Asset, Asset.id == Transaction.asset_id)
+        .outerjoin(_TARGET, _TARGET.id == Transaction.target_asset_id)
         .where(Portfolio.user_id == user_id)
     )
 
@@ -396,7 +628,7 @@ async def list_transactions(
         .limit(page.limit)
         .offset(page.offset)
     )
-    return [transaction_read(t, a) for t, a in rows.tuples()], int(count)
+    return [transaction_read(t, a, ts) for t, a, ts in rows.tuples()], int(count)
 
 
 async def get_transaction(session: AsyncSession, user_id: int, txn_id: int) -> TransactionRead:
