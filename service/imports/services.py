@@ -252,9 +252,12 @@ async def _plan(
         plan.new_assets = unknown
     ledger = await derive.read_ledger(s, user_id, list(assets.values()))
     existing: dict[str, list[lots.LotRow]] = defaultdict(list)
+    # corporate actions already in the ledger carry their multiplier (when the ledger has any)
+    actions: dict[int, Any] = getattr(ledger, "actions", {})
     for tid, pid, sym, day, kind, qty, price, fees, lot in ledger.rows:
         if pid == portfolio.id:
-            existing[sym].append(lots.LotRow(tid, kind, qty, day, lot, price, fees))
+            ratio = [actions[tid].ratio] if tid in actions else []
+            existing[sym].append(lots.LotRow(tid, kind, qty, day, lot, price, fees, *ratio))
     rows: list[tuple[ImportRow, LedgerEntry]] = []
     for row in candidates:
         assert row.symbol is not None
