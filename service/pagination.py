@@ -17,7 +17,17 @@ from litestar.params import QueryParameter
 
 from service.errors import ValidationError
 
-__all__ = ["DEFAULT_LIMIT", "MAX_LIMIT", "Page", "PageParams", "provide_page_params"]
+__all__ = [
+    "DEFAULT_LIMIT",
+    "MAX_LIMIT",
+    "Limit",
+    "Offset",
+    "Page",
+    "PageNumber",
+    "PageParams",
+    "page_params",
+    "provide_page_params",
+]
 
 DEFAULT_LIMIT = 20
 MAX_LIMIT = 100
@@ -67,21 +77,38 @@ def _url(request: Request[Any, Any, Any], limit: int, offset: int) -> str:
     return f"{base}{path}?{urlencode(query)}"
 
 
-async def provide_page_params(
-    limit: Annotated[
-        int, QueryParameter(name="limit", ge=1, le=MAX_LIMIT, description="Page size (max 100).")
-    ] = DEFAULT_LIMIT,
-    offset: Annotated[
-        int | None, QueryParameter(name="offset", ge=0, description="Rows to skip.")
-    ] = None,
-    page: Annotated[
-        int | None,
-        QueryParameter(name="page", ge=1, description="1-based page; alternative to offset."),
-    ] = None,
+Limit = Annotated[
+    int, QueryParameter(name="limit", ge=1, le=MAX_LIMIT, description="Page size (max 100).")
+]
+Offset = Annotated[int | None, QueryParameter(name="offset", ge=0, description="Rows to skip.")]
+PageNumber = Annotated[
+    int | None,
+    QueryParameter(name="page", ge=1, description="1-based page; alternative to offset."),
+]
+
+
+def page_params(
+    limit: int = DEFAULT_LIMIT, offset: int | None = None, page: int | None = None
 ) -> PageParams:
-    """Dependency: validated pagination parameters."""
+    """The window of validated ``limit``, ``offset`` and ``page`` query parameters.
+
+    Hot handlers take the three parameters themselves (``Limit``, ``Offset``,
+    ``PageNumber``) and call this, instead of the ``paging`` dependency: a second
+    dependency makes Litestar resolve them as concurrent tasks, one more trip through
+    the event loop's queue per request.
+
+    Raises:
+        ValidationError: both ``page`` and ``offset``.
+    """
     if offset is not None and page is not None:
         raise ValidationError("page", "invalid", "Give either `page` or `offset`, not both.")
     if page is not None:
         offset = (page - 1) * limit
     return PageParams(limit=limit, offset=offset or 0)
+
+
+async def provide_page_params(
+    limit: Limit = DEFAULT_LIMIT, offset: Offset = None, page: PageNumber = None
+) -> PageParams:
+    """Dependency: validated pagination parameters (:func:`page_params`)."""
+    return page_params(limit, offset, page)

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import asyncio
 import datetime as dt
+import logging
 import time
 from decimal import Decimal
 
@@ -20,6 +21,8 @@ from service.db import Database
 from service.db.models import Asset
 
 __all__ = ["AssetDirectory", "AssetRow"]
+
+log = logging.getLogger("service")
 
 
 class AssetRow(msgspec.Struct, frozen=True):
@@ -35,6 +38,11 @@ class AssetRow(msgspec.Struct, frozen=True):
     updated_at: dt.datetime
 
 
+def _log_failure(f: asyncio.Future[None]) -> None:
+    if not f.cancelled() and (exc := f.exception()) is not None:
+        log.warning("asset directory: background reload failed: %r", exc)
+
+
 class AssetDirectory:
     """Assets by id and symbol, reloaded from the database at most every ``ttl`` seconds."""
 
@@ -45,13 +53,21 @@ class AssetDirectory:
         self._by_symbol: dict[str, AssetRow] = {}
         self._loaded_at = -float("inf")
         self._lock = asyncio.Lock()
+        self._refresh: asyncio.Future[None] | None = None
 
     def invalidate(self) -> None:
         """Force a reload on the next lookup."""
         self._loaded_at = -float("inf")
 
-    async def _reload(self) -> None:
+    async def _reload(self, seen: float) -> None:
+        """Reload the table unless another request did since ``seen`` (a ``_loaded_at``).
+
+        Requests that find the table stale together wait for one reload instead of
+        reloading it one after another behind the lock.
+        """
         async with self._lock:
+            if self._loaded_at != seen:
+                return
             async with self._db.read() as s:
                 rows = [
                     AssetRow(
@@ -71,14 +87,24 @@ class AssetDirectory:
             self._loaded_at = time.monotonic()
 
     async def _fresh(self) -> None:
-        if time.monotonic() - self._loaded_at > self._ttl:
-            await self._reload()
+        """Reload a table older than ``ttl``: in the background once one is loaded.
+
+        Requests go on with the table they have while one task reloads it, so none
+        of them waits for the reload's trips through the event loop's queue.
+        """
+        if time.monotonic() - self._loaded_at <= self._ttl:
+            return
+        if not self._by_id or self._loaded_at == -float("inf"):  # first load, or invalidated
+            await self._reload(self._loaded_at)
+        elif self._refresh is None or self._refresh.done():
+            self._refresh = asyncio.ensure_future(self._reload(self._loaded_at))
+            self._refresh.add_done_callback(_log_failure)
 
     async def by_id(self, asset_id: int) -> AssetRow | None:
         await self._fresh()
         row = self._by_id.get(asset_id)
         if row is None:  # maybe created since the last load (a miss costs what no cache would)
-            await self._reload()
+            await self._reload(self._loaded_at)
             row = self._by_id.get(asset_id)
         return row
 
@@ -86,6 +112,6 @@ class AssetDirectory:
         await self._fresh()
         row = self._by_symbol.get(symbol.upper())
         if row is None:
-            await self._reload()
+            await self._reload(self._loaded_at)
             row = self._by_symbol.get(symbol.upper())
         return row

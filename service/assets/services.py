@@ -29,6 +29,7 @@ from service.pagination import PageParams
 
 __all__ = [
     "MAX_DAYS",
+    "AssetReads",
     "asset_read",
     "bulk_prices",
     "get_asset",
@@ -167,6 +168,31 @@ async def bulk_prices(
             timestamp=quote.timestamp if quote else dt.datetime.now(dt.UTC),
         )
     return BulkPricesRead(prices=prices)
+
+
+class AssetReads:
+    """Asset reads over the in-process directory and the market (one dependency per request)."""
+
+    __slots__ = ("directory", "market")
+
+    def __init__(self, directory: AssetDirectory, market: MarketData) -> None:
+        self.directory = directory
+        self.market = market
+
+    async def get(self, asset_id: int) -> AssetRead:
+        """The asset with its live quote, else 404."""
+        return asset_read(await get_asset(self.directory, asset_id), self.market)
+
+    async def price_history(
+        self, asset_id: int, days: int, interval: Interval, today: dt.date
+    ) -> PriceHistoryRead:
+        """:func:`price_history` of the asset with ``asset_id`` (404 when unknown)."""
+        asset = await get_asset(self.directory, asset_id)
+        return price_history(asset, self.market, days, interval, today)
+
+    async def bulk_prices(self, symbols: Sequence[str]) -> BulkPricesRead:
+        """:func:`bulk_prices` of ``symbols``."""
+        return await bulk_prices(self.directory, self.market, symbols)
 
 
 async def upsert_imported_asset(db: Database, result: ImportResult) -> tuple[Asset, bool]:

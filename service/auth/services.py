@@ -2,11 +2,13 @@
 
 from __future__ import annotations
 
+import asyncio
 import datetime as dt
 import functools
 import secrets
 import time
 import unicodedata
+from collections.abc import Awaitable, Callable
 from importlib import resources
 
 from sqlalchemy import delete, func, or_, select, update
@@ -109,12 +111,21 @@ class IdentityCache:
     Saves a database round trip per request. Revoking a credential clears this
     process's cache at once; other workers notice within ``ttl`` seconds (set
     ``QC_AUTH_CACHE_SECONDS=0`` to disable caching).
+
+    No request waits for a lookup of a credential that is still cached: past half
+    its ``ttl`` an entry is served while one background lookup renews it (a refused
+    credential is dropped), and it is never served past ``ttl``. Concurrent misses
+    of one credential share one lookup. A request that waits for a lookup under load
+    waits for every hop of it through the event loop's queue, so this keeps those
+    waits off the hot path.
     """
 
     def __init__(self, ttl: float, max_size: int = 10_000) -> None:
         self.ttl = ttl
         self.max_size = max_size
         self._items: dict[str, tuple[float, Identity]] = {}
+        self._pending: dict[str, asyncio.Future[Identity | None]] = {}
+        self._generation = 0
 
     def get(self, key: str) -> Identity | None:
         item = self._items.get(key)
@@ -132,8 +143,45 @@ class IdentityCache:
             self._items.clear()
         self._items[key] = (time.monotonic(), identity)
 
+    async def load(
+        self, key: str, fetch: Callable[[], Awaitable[Identity | None]]
+    ) -> Identity | None:
+        """The cached identity of ``key``, else ``fetch()`` (one call for concurrent misses)."""
+        item = self._items.get(key)
+        if item is not None:
+            age = time.monotonic() - item[0]
+            if age <= self.ttl:
+                if age > self.ttl / 2 and key not in self._pending:
+                    self._start(key, fetch)  # renew in the background
+                return item[1]
+            self._items.pop(key, None)
+        pending = self._pending.get(key) or self._start(key, fetch)
+        return await asyncio.shield(pending)
+
+    def _start(
+        self, key: str, fetch: Callable[[], Awaitable[Identity | None]]
+    ) -> asyncio.Future[Identity | None]:
+        pending = self._pending[key] = asyncio.ensure_future(fetch())
+        generation = self._generation
+
+        def done(f: asyncio.Future[Identity | None]) -> None:
+            self._pending.pop(key, None)
+            if f.cancelled():
+                return
+            if f.exception() is not None:
+                self._items.pop(key, None)  # refused now: not served from the cache either
+                return
+            identity = f.result()
+            if identity is not None and generation == self._generation:
+                self.put(key, identity)
+
+        pending.add_done_callback(done)
+        return pending
+
     def clear(self) -> None:
+        """Forget every identity (a lookup in flight is not kept either)."""
         self._items.clear()
+        self._generation += 1
 
 
 async def identify(
@@ -155,12 +203,11 @@ async def identify(
     key = (
         f"{'t' if token is not None else 'k' if api_key is not None else 's'}{digest(secret or '')}"
     )
-    if cache is not None and (hit := cache.get(key)) is not None:
-        return hit
-    identity = await _lookup(db, token=token, api_key=api_key, session_key=session_key)
-    if cache is not None and identity is not None:
-        cache.put(key, identity)
-    return identity
+    if cache is None:
+        return await _lookup(db, token=token, api_key=api_key, session_key=session_key)
+    return await cache.load(
+        key, lambda: _lookup(db, token=token, api_key=api_key, session_key=session_key)
+    )
 
 
 async def _lookup(

@@ -1,27 +1,35 @@
 """Engine and session handling, and the programmatic Alembic upgrade.
 
+There is one way to the database: an :class:`~sqlalchemy.ext.asyncio.AsyncSession`
+of :attr:`Database.sessions`. A request reads through one session (opened on first
+use, closed after the handler); a write is one transaction of :meth:`Database.write`.
+
+One documented exception, kept because the load benchmark needs it
+(``docs/service.md``, "Data path"): :meth:`Database.read_scalar`, a single-value
+point read that on a SQLite file goes straight to an autocommit ``sqlite3``
+connection on the event loop (about 3 us instead of about 0.5 ms of CPU for a
+session's checkout, ``BEGIN``, query and ``ROLLBACK`` through aiosqlite's thread).
+Everywhere else, and whenever SQLite answers "busy", it is a session read.
+
 Writes that read-then-write (a sell checks the quantity held) must be serialized per
-portfolio. On PostgreSQL the service locks the portfolio row (``SELECT ... FOR
-UPDATE``); on SQLite :meth:`Database.write` opens the transaction with ``BEGIN
-IMMEDIATE``, which takes the database write lock before the first read (WAL mode
-keeps readers unblocked).
+user. On PostgreSQL the service locks the user's ``ledger_versions`` row
+(:func:`service.portfolios.derive.lock_user_ledger`); on SQLite
+:meth:`Database.write` opens the transaction with ``BEGIN IMMEDIATE``, which takes
+the database write lock before the first read (WAL mode keeps readers unblocked).
 """
 
 from __future__ import annotations
 
-import asyncio
 import sqlite3
-from collections.abc import AsyncIterator, Callable
-from concurrent.futures import ThreadPoolExecutor
+from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from pathlib import Path
-from typing import Any, TypeVar
+from typing import Any
 
 from alembic import command
 from alembic.config import Config
-from sqlalchemy import Engine, Select, create_engine, event, make_url, text
+from sqlalchemy import Engine, Select, event, text
 from sqlalchemy.engine import Connection
-from sqlalchemy.exc import OperationalError
 from sqlalchemy.ext.asyncio import (
     AsyncEngine,
     AsyncSession,
@@ -31,7 +39,6 @@ from sqlalchemy.ext.asyncio import (
 
 __all__ = ["Database", "alembic_config", "migrate"]
 
-T = TypeVar("T")
 MIGRATIONS = Path(__file__).resolve().parent / "migrations"
 _IMMEDIATE = "qc_sqlite_immediate"
 
@@ -44,7 +51,7 @@ def _sqlite_file(url: str) -> Path | None:
 
 
 class Database:
-    """An async engine plus read and write session factories.
+    """An async engine and its session factory.
 
     Args:
         url: SQLAlchemy URL (``sqlite+aiosqlite:///...`` or ``postgresql+asyncpg://...``).
@@ -61,118 +68,50 @@ class Database:
             if path is not None:
                 path.parent.mkdir(parents=True, exist_ok=True)
             kwargs["connect_args"] = {"timeout": busy_timeout, "isolation_level": None}
+            if path is not None:
+                kwargs.update(pool_size=pool_size, max_overflow=pool_size)
         else:
             kwargs.update(pool_size=pool_size, max_overflow=pool_size, pool_pre_ping=True)
         self.engine: AsyncEngine = create_async_engine(url, **kwargs)
         if self.is_sqlite:
             _configure_sqlite(self.engine.sync_engine, busy_timeout)
         self.sessions = async_sessionmaker(self.engine, expire_on_commit=False)
-        # SQLite file: read snapshots (run_read) use plain pysqlite engines instead of one
-        # aiosqlite thread hop per DBAPI call; see run_read.
-        self._inline_engine: Engine | None = None
-        self._sync_engine: Engine | None = None
-        self._executor: ThreadPoolExecutor | None = None
-        path = _sqlite_file(url) if self.is_sqlite else None
-        if path is not None:
-            self._inline_engine = _sqlite_sync_engine(path, 0.0, pool_size)
-            self._sync_engine = _sqlite_sync_engine(path, busy_timeout, pool_size)
-        self._threads = pool_size
-        # read_scalar's own connections: on a SQLite file one autocommit pysqlite
-        # connection used on the loop only; on PostgreSQL a small asyncpg pool
-        self._point_path = path
+        self._point_path = _sqlite_file(url) if self.is_sqlite else None
         self._point: sqlite3.Connection | None = None
         self._point_sql: dict[Select[Any], tuple[str, tuple[str, ...]]] = {}
-        self._pg_dsn = (
-            make_url(url).set(drivername="postgresql").render_as_string(hide_password=False)
-            if url.startswith("postgresql+asyncpg")
-            else None
-        )
-        self._pg_pool: Any = None  # asyncpg.Pool, created on first use (it needs the loop)
-        self._pg_lock = asyncio.Lock()
+
+    async def read_scalar(self, stmt: Select[Any], params: dict[str, Any]) -> Any:
+        """The first column of the first row of ``stmt`` (``None`` without rows).
+
+        For hot single-value reads (a primary-key lookup) that need no transaction:
+        one statement is a consistent snapshot by itself. On a SQLite file the
+        statement (compiled once) runs on an autocommit ``sqlite3`` connection kept
+        for this, with a busy timeout of 0 so that the event loop never waits (in WAL
+        mode readers do not wait for writers; a "busy" answer, rare, goes to a
+        session instead). Other databases: a session read.
+        """
+        if self._point_path is not None:
+            sql, names = self._compiled(stmt)
+            try:
+                if self._point is None:
+                    self._point = sqlite3.connect(
+                        self._point_path, timeout=0, isolation_level=None, check_same_thread=False
+                    )
+                row = self._point.execute(sql, [params[n] for n in names]).fetchone()
+                return None if row is None else row[0]
+            except sqlite3.OperationalError as exc:
+                if not _sqlite_busy(exc):
+                    raise
+        async with self.sessions() as session:
+            return (await session.execute(stmt, params)).scalar()
 
     def _compiled(self, stmt: Select[Any]) -> tuple[str, tuple[str, ...]]:
-        """``stmt`` as the driver's SQL and the order of its parameters (compiled once)."""
+        """``stmt`` as SQLite's SQL and the order of its parameters (compiled once)."""
         compiled = self._point_sql.get(stmt)
         if compiled is None:
             c = stmt.compile(dialect=self.engine.sync_engine.dialect)
             compiled = self._point_sql[stmt] = (str(c), tuple(c.positiontup or ()))
         return compiled
-
-    async def read_scalar(self, stmt: Select[Any], params: dict[str, Any]) -> Any:
-        """The first column of the first row of ``stmt`` (``None`` without rows), outside any transaction.
-
-        For hot point reads (a primary-key lookup of one value): a single statement
-        is a consistent snapshot by itself, so no transaction is opened, and the
-        statement goes straight to the driver (compiled once): skipping SQLAlchemy's
-        connection checkout, pre-ping and ``BEGIN``/``ROLLBACK`` makes it several
-        times cheaper. On a SQLite file it runs on a plain autocommit sqlite3
-        connection kept for this purpose; when SQLite answers "busy" it goes through
-        :meth:`run_read` instead. On PostgreSQL it is one round trip on a small
-        asyncpg pool (prepared statements cached by asyncpg).
-        """
-        sql, names = self._compiled(stmt)
-        args = [params[n] for n in names]
-        if self._point_path is not None:
-            try:
-                if self._point is None:
-                    # timeout 0: never wait on the event loop; busy goes to run_read
-                    self._point = sqlite3.connect(
-                        self._point_path, timeout=0, isolation_level=None, check_same_thread=False
-                    )
-                row = self._point.execute(sql, args).fetchone()
-                return None if row is None else row[0]
-            except sqlite3.OperationalError as exc:
-                if not _sqlite_busy(exc):
-                    raise
-        elif self._pg_dsn is not None:
-            return await (await self._pg_points()).fetchval(sql, *args)
-        return await self.run_read(lambda conn: conn.execute(stmt, params).scalar())
-
-    async def _pg_points(self) -> Any:
-        """The asyncpg pool of :meth:`read_scalar` (as many connections as the engine's pool)."""
-        if self._pg_pool is None:
-            async with self._pg_lock:
-                if self._pg_pool is None:
-                    import asyncpg
-
-                    self._pg_pool = await asyncpg.create_pool(
-                        self._pg_dsn, min_size=1, max_size=self._threads
-                    )
-        return self._pg_pool
-
-    async def run_read(self, fn: Callable[[Connection], T]) -> T:
-        """Run ``fn(connection)`` in one read transaction (a consistent snapshot), rolled back after.
-
-        ``fn`` is synchronous Core code for short, bounded reads (a page of rows).
-
-        On a SQLite file it first runs right here on the event loop, on a pysqlite
-        connection whose busy timeout is 0: in WAL mode readers never wait for
-        writers, so the snapshot costs only its CPU (a worker thread would not overlap
-        that CPU anyway under the GIL, and each hand-off costs more than a small read).
-        If SQLite answers "busy" (rare for readers: WAL recovery, a checkpoint
-        reset) the loop does not wait; the read is retried in a worker thread with
-        the normal busy timeout. Other databases go through
-        :meth:`AsyncConnection.run_sync` on the async engine.
-        """
-        if self._inline_engine is not None:
-            try:
-                with self._inline_engine.connect() as conn:
-                    return fn(conn)
-            except OperationalError as exc:
-                if not _sqlite_busy(exc):
-                    raise
-        if self._sync_engine is not None:
-            engine = self._sync_engine
-            if self._executor is None:  # created on use: dispose() may be followed by reuse
-                self._executor = ThreadPoolExecutor(self._threads, thread_name_prefix="qc-sqlite")
-
-            def work() -> T:
-                with engine.connect() as conn:
-                    return fn(conn)
-
-            return await asyncio.get_running_loop().run_in_executor(self._executor, work)
-        async with self.engine.connect() as async_conn:
-            return await async_conn.run_sync(fn)
 
     @asynccontextmanager
     async def read(self) -> AsyncIterator[AsyncSession]:
@@ -200,16 +139,7 @@ class Database:
         if self._point is not None:
             self._point.close()
             self._point = None
-        if self._pg_pool is not None:
-            await self._pg_pool.close()
-            self._pg_pool = None
         await self.engine.dispose()
-        for engine in (self._inline_engine, self._sync_engine):
-            if engine is not None:
-                engine.dispose()
-        if self._executor is not None:
-            self._executor.shutdown(wait=False)
-            self._executor = None
 
 
 @asynccontextmanager
@@ -217,23 +147,9 @@ async def _nullcontext() -> AsyncIterator[None]:
     yield
 
 
-def _sqlite_sync_engine(path: Path, busy_timeout: float, pool_size: int) -> Engine:
-    """A plain pysqlite engine on ``path`` configured like the async one."""
-    engine = create_engine(
-        f"sqlite:///{path}",
-        connect_args={"timeout": busy_timeout, "isolation_level": None},
-        pool_size=pool_size,
-    )
-    _configure_sqlite(engine, busy_timeout)
-    return engine
-
-
-def _sqlite_busy(exc: OperationalError | sqlite3.OperationalError) -> bool:
-    """Whether SQLite refused because the database is locked or busy (worth a retry).
-
-    Takes SQLAlchemy's wrapper or the driver's own exception.
-    """
-    text_ = str(getattr(exc, "orig", exc)).lower()
+def _sqlite_busy(exc: sqlite3.OperationalError) -> bool:
+    """Whether SQLite refused because the database is locked or busy."""
+    text_ = str(exc).lower()
     return "locked" in text_ or "busy" in text_
 
 

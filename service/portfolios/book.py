@@ -3,10 +3,13 @@
 Listing portfolios means valuing every position of every portfolio. Reading those
 rows again for each request costs more than the rest of the request together, so
 each process keeps the user's *book*: the portfolio rows and the position arrays,
-tagged with the user's ledger version (``ledger_versions``, bumped by database
-triggers on every portfolio or position write, from any process). A request reads
-that one integer; only when it moved are the rows read again, in the same
-snapshot. The valuation is kept too, keyed by the quotes it used, so it is
+tagged with the user's ledger version (``ledger_versions``). The one invalidation
+rule: every write of the user's portfolios, transactions or positions runs
+:func:`service.portfolios.derive.lock_user_ledger` in its transaction, which bumps
+that row, so the version moves with the commit, from any process. A request reads
+that one integer (:meth:`service.db.Database.read_scalar`); only when it moved are
+the rows read again, on the request's session (never older than the version read
+first). The valuation is kept too, keyed by the quotes it used, so it is
 recomputed only when a price or the ledger changed.
 
 Daily change counts what was held at the previous close: the book also keeps the
@@ -17,14 +20,14 @@ buys of the last week, and shares bought on or after a quote's day add
 from __future__ import annotations
 
 import datetime as dt
-import functools
 from collections import OrderedDict
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
-from sqlalchemy import Connection, Float, bindparam, cast, select
+from sqlalchemy import Float, bindparam, cast, select
+from sqlalchemy.ext.asyncio import AsyncConnection, AsyncSession
 
 from quantcore.portfolio import PortfolioTotals, mark_positions, portfolio_totals
 from service import formatting as fmt
@@ -41,6 +44,7 @@ __all__ = [
     "PortfolioRow",
     "load_book",
     "read_model",
+    "read_version",
     "recent_since",
 ]
 
@@ -203,14 +207,26 @@ def read_model(row: PortfolioRow, totals: PortfolioTotals, i: int) -> PortfolioR
     )
 
 
-def load_book(conn: Connection, user_id: int) -> Book:
-    """The user's version, portfolios and positions, read in one snapshot (``conn``'s transaction)."""
+async def read_version(conn: AsyncConnection, user_id: int) -> int:
+    """The user's ledger version (``-1`` without a row: such a book is never kept)."""
+    version = (await conn.execute(_VERSION, {"user_id": user_id})).scalar_one_or_none()
+    return -1 if version is None else int(version)
+
+
+async def load_book(conn: AsyncConnection, user_id: int, version: int | None = None) -> Book:
+    """The user's portfolios and positions, tagged with ``version`` (read first when not given).
+
+    The version is read before the rows, so the rows are never older than it (on
+    SQLite one snapshot; on PostgreSQL a write committed in between only makes the
+    rows newer, and the next request reloads).
+    """
+    if version is None:
+        version = await read_version(conn, user_id)
     params = {"user_id": user_id}
-    version = conn.execute(_VERSION, params).scalar_one_or_none()
-    portfolios = [tuple(r) for r in conn.execute(_USER_PORTFOLIOS, params)]
-    positions = conn.execute(_USER_POSITIONS, params).all()
-    recent = conn.execute(_USER_RECENT, {**params, "since": recent_since()}).all()
-    return Book.from_rows(-1 if version is None else version, portfolios, positions, recent)
+    portfolios = [tuple(r) for r in await conn.execute(_USER_PORTFOLIOS, params)]
+    positions = (await conn.execute(_USER_POSITIONS, params)).all()
+    recent = (await conn.execute(_USER_RECENT, {**params, "since": recent_since()})).all()
+    return Book.from_rows(version, portfolios, positions, recent)
 
 
 class BookCache:
@@ -223,16 +239,19 @@ class BookCache:
         self.max_users = max_users
         self._books: OrderedDict[int, Book] = OrderedDict()
 
-    async def current(self, db: Database, user_id: int) -> Book:
-        """The user's book: the kept one while the ledger version is unchanged, else read anew."""
+    async def current(self, db: Database, session: AsyncSession, user_id: int) -> Book:
+        """The user's book: the kept one while the ledger version is unchanged, else read anew.
+
+        The version check is :meth:`Database.read_scalar` (the one point read outside
+        a session); the rows are read on the request's ``session``.
+        """
         kept = self._books.get(user_id)
-        if (
-            kept is not None
-            and await db.read_scalar(_VERSION, {"user_id": user_id}) == kept.version
-        ):
-            self._books.move_to_end(user_id)
-            return kept
-        book = await db.run_read(functools.partial(load_book, user_id=user_id))
+        if kept is not None:
+            version = await db.read_scalar(_VERSION, {"user_id": user_id})
+            if version == kept.version:
+                self._books.move_to_end(user_id)
+                return kept
+        book = await load_book(await session.connection(), user_id)
         self.keep(user_id, book)
         return book
 

@@ -14,7 +14,14 @@ from service.auth.guards import requires_user
 from service.auth.identity import Identity
 from service.db import Database
 from service.errors import NotFoundError
-from service.pagination import Page, PageParams, provide_page_params
+from service.pagination import (
+    DEFAULT_LIMIT,
+    Limit,
+    Offset,
+    Page,
+    PageNumber,
+    page_params,
+)
 from service.portfolios import services
 from service.portfolios.schemas import (
     Ordering,
@@ -24,7 +31,8 @@ from service.portfolios.schemas import (
     PositionCreate,
     PositionRead,
 )
-from service.state import Resources
+from service.portfolios.services import PortfolioReads
+from service.state import provide_portfolio_reads
 from service.transactions.services import LedgerEntry, record
 
 __all__ = ["PortfolioController"]
@@ -36,28 +44,22 @@ class PortfolioController(Controller):
     path = "/api/portfolios"
     tags = ["portfolios"]  # noqa: RUF012
     guards = [requires_user]  # noqa: RUF012
-    dependencies = {"paging": Provide(provide_page_params)}  # noqa: RUF012
+    dependencies = {"portfolios": Provide(provide_portfolio_reads)}  # noqa: RUF012
 
     @get("/", summary="List portfolios")
     async def list_portfolios(
         self,
         request: Req,
-        state: State,
-        paging: NamedDependency[PageParams],
+        portfolios: NamedDependency[PortfolioReads],
+        limit: Limit = DEFAULT_LIMIT,
+        offset: Offset = None,
+        page: PageNumber = None,
         active_only: FromQuery[bool] = False,
         ordering: FromQuery[Ordering] = "-created_at",
     ) -> Page[PortfolioRead]:
-        # resources from ``state`` (not a second dependency): Litestar resolves two
-        # dependencies of one level in an anyio task group, a cost on every request
-        res: Resources = state.resources
-        items, count = await services.list_portfolios(
-            res.db,
-            res.market,
-            res.books,
-            request.user.id,
-            paging,
-            active_only=active_only,
-            ordering=ordering,
+        paging = page_params(limit, offset, page)
+        items, count = await portfolios.listing(
+            request.user.id, paging, active_only=active_only, ordering=ordering
         )
         return Page.build(request, items, count, paging)
 
@@ -73,15 +75,9 @@ class PortfolioController(Controller):
 
     @get("/{portfolio_id:int}/", summary="Retrieve a portfolio")
     async def get_portfolio(
-        self,
-        request: Req,
-        portfolio_id: FromPath[int],
-        state: State,
+        self, request: Req, portfolio_id: FromPath[int], portfolios: NamedDependency[PortfolioReads]
     ) -> PortfolioRead:
-        res: Resources = state.resources
-        return await services.get_portfolio(
-            res.db, res.market, res.books, request.user.id, portfolio_id
-        )
+        return await portfolios.get(request.user.id, portfolio_id)
 
     @put("/{portfolio_id:int}/", summary="Update a portfolio")
     async def update_portfolio(
@@ -105,14 +101,13 @@ class PortfolioController(Controller):
         self,
         request: Req,
         portfolio_id: FromPath[int],
-        db: NamedDependency[Database],
-        market: NamedDependency[MarketData],
-        paging: NamedDependency[PageParams],
+        portfolios: NamedDependency[PortfolioReads],
+        limit: Limit = DEFAULT_LIMIT,
+        offset: Offset = None,
+        page: PageNumber = None,
     ) -> Page[PositionRead]:
-        async with db.read() as s:
-            items, count = await services.list_positions(
-                s, market, request.user.id, portfolio_id, paging
-            )
+        paging = page_params(limit, offset, page)
+        items, count = await portfolios.positions(request.user.id, portfolio_id, paging)
         return Page.build(request, items, count, paging)
 
     @post("/{portfolio_id:int}/positions/", summary="Add to a position (records a buy)")

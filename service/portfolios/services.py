@@ -1,7 +1,9 @@
 """Portfolio CRUD and valuation; positions are read from the ledger-derived table.
 
 Lists and single portfolios are served from the user's in-memory book
-(:mod:`service.portfolios.book`), which one version read keeps current.
+(:mod:`service.portfolios.book`), which one version read keeps current. Every
+write here starts with :func:`~service.portfolios.derive.lock_user_ledger` (the
+lock, and the bump of the version that invalidates the books).
 """
 
 from __future__ import annotations
@@ -34,13 +36,13 @@ from service.portfolios.book import (
 from service.portfolios.schemas import PortfolioCreate, PortfolioRead, PortfolioUpdate, PositionRead
 
 __all__ = [
+    "PortfolioReads",
     "create_portfolio",
     "delete_portfolio",
     "get_owned",
-    "get_portfolio",
-    "list_portfolios",
     "list_positions",
     "portfolio_reads",
+    "position_reads",
     "update_portfolio",
 ]
 
@@ -126,36 +128,53 @@ _SORT_KEYS: dict[str, Callable[[PortfolioRead], Any]] = {
 }
 
 
-async def list_portfolios(
-    db: Database,
-    market: MarketData,
-    books: BookCache,
-    user_id: int,
-    page: PageParams,
-    *,
-    active_only: bool,
-    ordering: str,
-) -> tuple[list[PortfolioRead], int]:
-    """The user's portfolios, ordered (``name``, ``created_at``, ``total_value``; ``-`` descending).
+class PortfolioReads:
+    """The portfolio reads of one request: its session, the process's books and the market.
 
-    Ties keep id order (ascending; descending for ``-name`` and ``-created_at``).
+    Provided per request by :func:`service.state.provide_portfolio_reads` (one
+    dependency; the session is closed after the handler).
     """
-    key, desc = ordering.lstrip("-"), ordering.startswith("-")
-    reads = (await books.current(db, user_id)).reads(market)
-    if active_only:
-        reads = [r for r in reads if r.is_active]
-    ordered = sorted(reads, key=_SORT_KEYS[key], reverse=desc)
-    return ordered[page.offset : page.offset + page.limit], len(reads)
 
+    __slots__ = ("books", "db", "market", "session")
 
-async def get_portfolio(
-    db: Database, market: MarketData, books: BookCache, user_id: int, portfolio_id: int
-) -> PortfolioRead:
-    """One of the user's portfolios, valued; another user's (or no) portfolio is a 404."""
-    for read in (await books.current(db, user_id)).reads(market):
-        if read.id == portfolio_id:
-            return read
-    raise NotFoundError(f"Portfolio {portfolio_id} not found.")
+    def __init__(
+        self, db: Database, session: AsyncSession, market: MarketData, books: BookCache
+    ) -> None:
+        self.db = db
+        self.session = session
+        self.market = market
+        self.books = books
+
+    async def _reads(self, user_id: int) -> list[PortfolioRead]:
+        book = await self.books.current(self.db, self.session, user_id)
+        return book.reads(self.market)
+
+    async def listing(
+        self, user_id: int, page: PageParams, *, active_only: bool, ordering: str
+    ) -> tuple[list[PortfolioRead], int]:
+        """The user's portfolios, ordered (``name``, ``created_at``, ``total_value``; ``-`` descending).
+
+        Ties keep id order (ascending; descending for ``-name`` and ``-created_at``).
+        """
+        key, desc = ordering.lstrip("-"), ordering.startswith("-")
+        reads = await self._reads(user_id)
+        if active_only:
+            reads = [r for r in reads if r.is_active]
+        ordered = sorted(reads, key=_SORT_KEYS[key], reverse=desc)
+        return ordered[page.offset : page.offset + page.limit], len(reads)
+
+    async def get(self, user_id: int, portfolio_id: int) -> PortfolioRead:
+        """One of the user's portfolios, valued; another user's (or no) portfolio is a 404."""
+        for read in await self._reads(user_id):
+            if read.id == portfolio_id:
+                return read
+        raise NotFoundError(f"Portfolio {portfolio_id} not found.")
+
+    async def positions(
+        self, user_id: int, portfolio_id: int, page: PageParams
+    ) -> tuple[list[PositionRead], int]:
+        """A page of the portfolio's positions, marked at the current quotes."""
+        return await list_positions(self.session, self.market, user_id, portfolio_id, page)
 
 
 async def _benchmark(s: AsyncSession, symbol: str) -> str:
@@ -173,6 +192,7 @@ async def create_portfolio(
 ) -> PortfolioRead:
     now = utcnow()
     async with db.write() as s:
+        await derive.lock_user_ledger(s, user_id)
         p = Portfolio(
             user_id=user_id,
             name=data.name,
@@ -183,7 +203,7 @@ async def create_portfolio(
             updated_at=now,
         )
         s.add(p)
-    async with db.read() as s:
+        await s.flush()
         return (await portfolio_reads(s, market, [p]))[0]
 
 
@@ -191,6 +211,7 @@ async def update_portfolio(
     db: Database, market: MarketData, user_id: int, portfolio_id: int, data: PortfolioUpdate
 ) -> PortfolioRead:
     async with db.write() as s:
+        await derive.lock_user_ledger(s, user_id)
         p = await get_owned(s, user_id, portfolio_id)
         p.name = data.name
         if data.description is not None:
@@ -200,7 +221,7 @@ async def update_portfolio(
         if data.is_active is not None:
             p.is_active = data.is_active
         p.updated_at = utcnow()
-    async with db.read() as s:
+        await s.flush()
         return (await portfolio_reads(s, market, [p]))[0]
 
 
@@ -211,8 +232,8 @@ async def delete_portfolio(db: Database, user_id: int, portfolio_id: int) -> Non
     have come from this portfolio's purchases.
     """
     async with db.write() as s:
-        p = await get_owned(s, user_id, portfolio_id)
         await derive.lock_user_ledger(s, user_id)
+        p = await get_owned(s, user_id, portfolio_id)
         await s.delete(p)
         await s.flush()
         await derive.sync_positions(s, user_id)

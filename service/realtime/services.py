@@ -182,9 +182,10 @@ class Realtime:
     async def watch_ledgers(self) -> int:
         """Push a ``portfolio_update`` after every write to a subscribed portfolio.
 
-        Every write to a user's portfolios or positions bumps the user's
-        ``ledger_versions`` row (database triggers, migration 0004), whichever path
-        wrote it: the API, the CLI, another worker. Each worker compares the versions
+        Every write to a user's portfolios, transactions or positions bumps the
+        user's ``ledger_versions`` row in its transaction
+        (:func:`service.portfolios.derive.lock_user_ledger`), whichever path wrote
+        it: the API, the CLI, another worker. Each worker compares the versions
         of the users its connections follow (one query) and revalues their subscribed
         portfolios when one moved; a portfolio that no longer exists is dropped from
         its subscriptions (an ``unsubscribed`` is sent).

@@ -1,16 +1,18 @@
-"""The in-memory portfolio book: ledger versions kept by triggers, staleness, prices, LRU.
+"""The in-memory portfolio book: one invalidation rule, staleness, prices, LRU.
 
 The book (``service/portfolios/book.py``) is only correct if every write moves the
 user's ledger version, whoever makes it, and if a process notices writes made by
-another process. These tests make writes through the API, through a second app on
-the same database (a second worker) and through plain SQL, on SQLite and PostgreSQL.
+another process. Every service write calls ``derive.lock_user_ledger`` (lock and
+bump) in its transaction; these tests make writes through the API and through a
+second app on the same database (a second worker), on SQLite and PostgreSQL.
+``test_book_invalidation.py`` checks the kept book against the derivation after
+writes through every route.
 """
 
 from __future__ import annotations
 
 import datetime as dt
 from collections.abc import Callable
-from typing import Any
 
 import numpy as np
 import pytest
@@ -18,26 +20,22 @@ from sqlalchemy import text
 
 from quantcore.portfolio import mark_positions
 from service.marketdata.provider import Quote
-from service.portfolios.book import _VERSION, Book, BookCache
+from service.portfolios.book import Book, BookCache, read_version
 from tests.service.conftest import Api
 
 BUY = {"quantity": "10", "price": "100.00", "transaction_date": "2026-01-05"}
 
 
 def _version(api: Api, user_id: int) -> int:
-    return int(api.call(api.db.read_scalar, _VERSION, {"user_id": user_id}))
+    async def run() -> int:
+        async with api.db.read() as s:
+            return await read_version(await s.connection(), user_id)
+
+    return int(api.call(run))
 
 
 def _me(api: Api, headers: dict[str, str]) -> int:
     return int(api.client.get("/api/auth/me/", headers=headers).json()["id"])
-
-
-def _sql(api: Api, statement: str, **params: Any) -> None:
-    async def run() -> None:
-        async with api.db.engine.begin() as conn:
-            await conn.execute(text(statement), params)
-
-    api.call(run)
 
 
 def test_every_write_moves_the_ledger_version(api: Api) -> None:
@@ -52,25 +50,43 @@ def test_every_write_moves_the_ledger_version(api: Api) -> None:
     pid = api.client.post("/api/portfolios/", json={"name": "a"}, headers=h).json()["id"]
     assert moved()
     tx = {"portfolio": pid, "asset_symbol": "AAPL", "transaction_type": "buy", **BUY}
-    assert api.client.post("/api/transactions/", json=tx, headers=h).status_code == 201
+    created = api.client.post("/api/transactions/", json=tx, headers=h)
+    assert created.status_code == 201
     assert moved()
     sell = {**tx, "transaction_type": "sell", "quantity": "4"}
     assert api.client.post("/api/transactions/", json=sell, headers=h).status_code == 201
     assert moved()
+    tid = created.json()["id"]
+    edit = {**tx, "quantity": "12"}
+    assert api.client.put(f"/api/transactions/{tid}/", json=edit, headers=h).status_code == 200
+    assert moved()
     body = {"name": "renamed"}
     assert api.client.put(f"/api/portfolios/{pid}/", json=body, headers=h).status_code == 200
     assert moved()
-    # a statement outside the service: the trigger still sees it
-    _sql(api, "UPDATE positions SET quantity = '1' WHERE portfolio_id = :pid", pid=pid)
-    assert moved()
     assert api.client.delete(f"/api/portfolios/{pid}/", headers=h).status_code == 204
     assert moved()
+
+
+def test_no_trigger_is_left_behind(api: Api) -> None:
+    """The version is the application's alone (migration 0008 drops 0004's triggers)."""
+
+    async def triggers() -> list[str]:
+        sql = (
+            "SELECT tgname FROM pg_trigger WHERE NOT tgisinternal"
+            if not api.db.is_sqlite
+            else "SELECT name FROM sqlite_master WHERE type = 'trigger'"
+        )
+        async with api.db.engine.connect() as conn:
+            return [r[0] for r in await conn.execute(text(sql))]
+
+    assert [t for t in api.call(triggers) if t.startswith("qc_")] == []
 
 
 def test_another_users_writes_leave_the_version_alone(api: Api) -> None:
     _, h1 = api.user()
     _, h2 = api.user()
     uid1 = _me(api, h1)
+    api.client.post("/api/portfolios/", json={"name": "mine"}, headers=h1)
     before = _version(api, uid1)
     api.client.post("/api/portfolios/", json={"name": "b"}, headers=h2)
     assert _version(api, uid1) == before
@@ -98,12 +114,15 @@ def test_a_second_worker_sees_the_first_workers_writes(
     detail = one.client.get(f"/api/portfolios/{pid}/", headers=h).json()
     assert (detail["total_value"], detail["position_count"]) == after_buy[0][1:]
 
-    _sql(two, "UPDATE positions SET quantity = '20' WHERE portfolio_id = :pid", pid=pid)
+    assert two.client.post("/api/transactions/", json=tx, headers=h).status_code == 201
     doubled = _listing(one, h)
     assert float(doubled[0][1]) == pytest.approx(
         2 * float(after_buy[0][1]), abs=0.02
     )  # both rounded to cents
 
+    body = {"name": "q"}
+    assert two.client.put(f"/api/portfolios/{pid}/", json=body, headers=h).status_code == 200
+    assert _listing(one, h)[0][0] == "q"
     assert two.client.delete(f"/api/portfolios/{pid}/", headers=h).status_code == 204
     assert _listing(one, h) == []
     assert one.client.get(f"/api/portfolios/{pid}/", headers=h).status_code == 404

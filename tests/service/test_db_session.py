@@ -1,4 +1,8 @@
-"""``Database.run_read``: one consistent read snapshot, never waiting on the event loop."""
+"""``Database``: sessions, and ``read_scalar`` (the one point read outside a session).
+
+``read_scalar`` must see every commit and never make the event loop wait: on a
+locked SQLite file it gives up at once and reads through a session instead.
+"""
 
 from __future__ import annotations
 
@@ -10,16 +14,11 @@ from pathlib import Path
 from typing import TypeVar
 
 import pytest
-from sqlalchemy import Connection, bindparam, column, func, select, table, text
+from sqlalchemy import bindparam, column, func, select, table, text
 
 from service.db import Database
 
 T = TypeVar("T")
-
-
-def _read(conn: Connection) -> list[int]:
-    conn.execute(text("CREATE TABLE IF NOT EXISTS t (x INTEGER)"))
-    return [r[0] for r in conn.execute(text("SELECT x FROM t ORDER BY x"))]
 
 
 async def _setup(db: Database) -> None:
@@ -28,12 +27,13 @@ async def _setup(db: Database) -> None:
         await conn.execute(text("INSERT INTO t VALUES (1), (2)"))
 
 
-def test_sqlite_read_sees_committed_rows(tmp_path: Path) -> None:
+def test_sqlite_session_read_sees_committed_rows(tmp_path: Path) -> None:
     async def main() -> list[int]:
         db = Database(f"sqlite+aiosqlite:///{tmp_path / 'a.db'}")
         try:
             await _setup(db)
-            return await db.run_read(_read)
+            async with db.read() as s:
+                return [r[0] for r in await s.execute(text("SELECT x FROM t ORDER BY x"))]
         finally:
             await db.dispose()
 
@@ -94,27 +94,8 @@ async def read_while_locked(
     return value, ticks
 
 
-def test_sqlite_busy_read_moves_off_the_loop(tmp_path: Path) -> None:
-    """A locked database: the inline attempt gives up at once, the thread retry waits."""
-    path = tmp_path / "b.db"
-
-    async def main() -> tuple[list[int], int]:
-        db = Database(f"sqlite+aiosqlite:///{path}", busy_timeout=30.0)
-        await _setup(db)
-        try:
-            return await read_while_locked(
-                db, path, "INSERT INTO t VALUES (3)", lambda: db.run_read(_read)
-            )
-        finally:
-            await db.dispose()
-
-    rows, ticks = asyncio.run(main())
-    assert rows == [1, 2, 3]  # read after the writer committed
-    assert ticks > 1  # the loop kept running while the read waited for the lock
-
-
 def test_sqlite_busy_point_read_moves_off_the_loop(tmp_path: Path) -> None:
-    """``read_scalar`` on a locked database: no wait on the loop, retried in a thread."""
+    """``read_scalar`` on a locked database: no wait on the loop, retried through a session."""
     path = tmp_path / "c.db"
     count = select(func.count()).select_from(table("t"))
 
@@ -134,26 +115,8 @@ def test_sqlite_busy_point_read_moves_off_the_loop(tmp_path: Path) -> None:
 
 
 @pytest.mark.postgres
-def test_postgres_read(pg_database: str) -> None:
-    async def main() -> list[int]:
-        db = Database(pg_database)
-        try:
-            async with db.engine.begin() as conn:
-                await conn.execute(text("DROP TABLE IF EXISTS t"))
-            await _setup(db)
-            rows = await db.run_read(_read)
-            async with db.engine.begin() as conn:
-                await conn.execute(text("DROP TABLE t"))
-            return rows
-        finally:
-            await db.dispose()
-
-    assert asyncio.run(main()) == [1, 2]
-
-
-@pytest.mark.postgres
 def test_postgres_point_read_sees_each_commit(pg_database: str) -> None:
-    """``read_scalar`` on its own asyncpg pool: no transaction, so every commit is visible."""
+    """``read_scalar`` on PostgreSQL is a session read: every commit is visible."""
     t = table("t_point", column("x"))
     by_value = select(t.c.x).where(t.c.x == bindparam("v"))
 
