@@ -25,6 +25,8 @@ from quantcore.tax import SCALE, match_lots
 __all__ = [
     "PortfolioTotals",
     "PositionMarks",
+    "corporate_action_flows",
+    "ledger_holdings",
     "ledger_positions",
     "mark_positions",
     "portfolio_totals",
@@ -277,3 +279,117 @@ def ledger_positions(
         {"quantity": quantity, "cost_basis": cost, "average_cost": cost / quantity},
         index=pd.Index([ledger.symbols[i] for i in sym], name="symbol"),
     )
+
+
+def _num(v: Any) -> float:
+    """A cell as a float; missing cells (None, NaN, NA) are 0."""
+    if v is None or v is pd.NA:
+        return 0.0
+    x = float(v)
+    return 0.0 if x != x else x
+
+
+def corporate_action_flows(transactions: pd.DataFrame) -> pd.DataFrame:
+    """The share changes and cash that a ledger's corporate actions bring, row by row.
+
+    A split or stock dividend changes the shares held by ``held x (ratio - 1)`` (less
+    the fraction sold when ``cash`` in lieu is paid); a spin-off adds ``held x ratio``
+    shares of ``target_symbol``; a merger removes the shares held and adds ``held x
+    ratio`` of the target, paying ``held x cash`` (cash per share); a return of capital
+    pays ``held x price``. "Held" is the quantity from the ledger's buys, sells and
+    earlier actions, rows applied in date order (a stable sort), as in
+    :func:`quantcore.tax.match_lots` (same table).
+
+    This is the convention of a portfolio's value history: **ledger quantities times
+    unadjusted closes**. On a 4-for-1 split's date the close falls to a quarter and the
+    quantity held quadruples, so the value is continuous; nothing is back-adjusted.
+
+    Returns
+    -------
+    DataFrame
+        Columns ``symbol``, ``date``, ``quantity`` (signed change of shares held) and
+        ``cash`` (received), one row per change, in date order.
+
+    Examples
+    --------
+    >>> t = pd.DataFrame({"symbol": ["X", "X"], "date": ["2024-01-02", "2024-06-03"],
+    ...                   "type": ["buy", "split"], "quantity": [10, None], "price": [100, None],
+    ...                   "ratio": [None, 4]})
+    >>> corporate_action_flows(t).to_dict("records")
+    [{'symbol': 'X', 'date': Timestamp('2024-06-03 00:00:00'), 'quantity': 30.0, 'cash': 0.0}]
+    """
+    out: list[tuple[str, pd.Timestamp, float, float]] = []
+    if len(transactions) == 0:
+        return pd.DataFrame({"symbol": [], "date": pd.to_datetime([]), "quantity": [], "cash": []})
+    dates = pd.to_datetime(transactions["date"])
+    order = np.argsort(dates.to_numpy(dtype="datetime64[ns]"), kind="stable")
+    cols = {c: transactions[c].to_numpy(dtype=object) for c in transactions.columns}
+    held: dict[str, float] = {}
+    none = np.full(len(transactions), None, dtype=object)
+    for i in order:
+        sym = str(cols["symbol"][i]).strip()
+        kind = str(cols["type"][i]).strip().lower()
+        day = pd.Timestamp(dates.iloc[i])
+        h = held.get(sym, 0.0)
+        ratio = _num(cols.get("ratio", none)[i])
+        cash = _num(cols.get("cash", none)[i])
+        if kind == "buy":
+            held[sym] = h + _num(cols["quantity"][i])
+        elif kind == "sell":
+            held[sym] = h - _num(cols["quantity"][i])
+        elif kind in ("split", "stock_dividend"):
+            new = round(h * ratio, 8)
+            if cash > 0:
+                new = float(np.floor(new))
+            held[sym] = new
+            out.append((sym, day, new - h, cash))
+        elif kind == "return_of_capital":
+            out.append((sym, day, 0.0, round(h * _num(cols["price"][i]), 8)))
+        elif kind in ("spin_off", "merger"):
+            target = str(cols.get("target_symbol", none)[i]).strip()
+            got = round(h * ratio, 8)
+            if got:
+                held[target] = held.get(target, 0.0) + got
+                out.append((target, day, got, 0.0))
+            if kind == "merger":
+                held[sym] = 0.0
+                out.append((sym, day, -h, round(h * cash, 8)))
+    return pd.DataFrame(out, columns=["symbol", "date", "quantity", "cash"])
+
+
+def ledger_holdings(transactions: pd.DataFrame, dates: Any) -> pd.DataFrame:
+    """Shares held of every symbol at the end of each of ``dates``, corporate actions included.
+
+    Buys add, sells remove, and splits, stock dividends, spin-offs and mergers change
+    the quantity as :func:`corporate_action_flows` says. Times these quantities by the
+    *unadjusted* closes of the same days for the value of the holdings.
+
+    Examples
+    --------
+    >>> t = pd.DataFrame({"symbol": ["X", "X"], "date": ["2024-01-02", "2024-06-03"],
+    ...                   "type": ["buy", "split"], "quantity": [10, None], "price": [100, None],
+    ...                   "ratio": [None, 4]})
+    >>> ledger_holdings(t, ["2024-06-01", "2024-06-03"])["X"].tolist()
+    [10.0, 40.0]
+    """
+    idx = pd.DatetimeIndex(pd.to_datetime(dates))
+    kind = transactions["type"].astype(str).str.strip().str.lower()
+    trades = transactions[kind.isin(["buy", "sell"])]
+    sign = np.where(kind[trades.index] == "sell", -1.0, 1.0)
+    events = pd.DataFrame(
+        {
+            "symbol": trades["symbol"].astype(str).str.strip().to_numpy(),
+            "date": pd.to_datetime(trades["date"]).to_numpy(),
+            "quantity": sign * trades["quantity"].map(_num).to_numpy(dtype=float),
+        }
+    )
+    flows = corporate_action_flows(transactions)[["symbol", "date", "quantity"]]
+    events = pd.concat([events, flows], ignore_index=True) if len(flows) else events
+    if events.empty:
+        return pd.DataFrame(index=idx)
+    pos = np.searchsorted(idx.to_numpy(), events["date"].to_numpy(dtype="datetime64[ns]"), side="left")
+    symbols = sorted(events["symbol"].unique())
+    col = {s: j for j, s in enumerate(symbols)}
+    delta = np.zeros((len(idx) + 1, len(symbols)))
+    np.add.at(delta, (pos, events["symbol"].map(col).to_numpy()), events["quantity"].to_numpy(dtype=float))
+    return pd.DataFrame(np.cumsum(delta[:-1], axis=0), index=idx, columns=symbols)

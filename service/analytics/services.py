@@ -35,6 +35,7 @@ from service.assets.market import MarketData
 from service.db.models import Asset, Position, Transaction
 from service.errors import NotFoundError, ValidationError
 from service.portfolios.services import get_owned
+from service.transactions.actions import history_rows
 
 __all__ = [
     "PERIOD_MONTHS",
@@ -91,10 +92,11 @@ async def ledger_rows(session: AsyncSession, portfolio_id: int) -> list[LedgerRo
         .where(Transaction.portfolio_id == portfolio_id)
         .order_by(Transaction.transaction_date, Transaction.id)
     )
-    return [
+    out = [
         LedgerRow(sym, kind, float(q), float(p), float(f), day)
         for sym, kind, q, p, f, day in rows.tuples()
     ]
+    return await history_rows(session, portfolio_id, out)  # corporate actions as share changes
 
 
 def _benchmark(market: MarketData, symbol: str, field: str = "benchmark") -> str:
