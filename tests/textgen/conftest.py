@@ -116,7 +116,8 @@ def spawn(tmp_path: Path) -> Iterator[Spawn]:
         deadline = time.monotonic() + 60
         while True:
             try:
-                if httpx.get(f"{base}/models", headers={"Authorization": f"Bearer {key}"}).status_code == 200:
+                # 429: up, and the static key's project (default) is over a limit shared through Redis
+                if httpx.get(f"{base}/models", headers={"Authorization": f"Bearer {key}"}).status_code in (200, 429):
                     return base
             except httpx.TransportError:
                 pass

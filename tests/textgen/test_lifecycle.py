@@ -3,7 +3,9 @@ cancel, replay of stored events, disconnected streams, and two instances on one 
 
 from __future__ import annotations
 
+import asyncio
 import json
+import secrets
 import time
 from collections.abc import Callable
 from typing import Any
@@ -12,16 +14,18 @@ import httpx
 import openai
 import pytest
 
+from textgen.store import Store
+
 KEY = "sk-lifecycle-" + "1" * 20
 SLOW = "slow-test"
 
 
-def _sdk(base: str) -> openai.OpenAI:
-    return openai.OpenAI(base_url=base, api_key=KEY, max_retries=0, _strict_response_validation=True)
+def _sdk(base: str, key: str = KEY) -> openai.OpenAI:
+    return openai.OpenAI(base_url=base, api_key=key, max_retries=0, _strict_response_validation=True)
 
 
-def _http(base: str) -> httpx.Client:
-    return httpx.Client(base_url=base, headers={"Authorization": f"Bearer {KEY}"}, timeout=30)
+def _http(base: str, key: str = KEY) -> httpx.Client:
+    return httpx.Client(base_url=base, headers={"Authorization": f"Bearer {key}"}, timeout=30)
 
 
 def _events(text: str) -> list[dict[str, Any]]:
@@ -115,10 +119,19 @@ def _dropped_stream_completes(http: httpx.Client) -> None:
 
 @pytest.mark.postgres
 def test_two_instances_share_background_work(spawn: Callable[..., str], fresh_postgres: str, redis_url: str) -> None:
+    async def make_key() -> str:  # a project of its own, so its requests count apart from other tests'
+        store = Store(fresh_postgres)
+        try:
+            await store.create_schema()
+            return (await store.create_key("lifecycle", f"bg-{secrets.token_hex(6)}"))[1]
+        finally:
+            await store.dispose()
+
+    key = asyncio.run(make_key())
     shared = {"database_url": fresh_postgres, "redis_url": redis_url, "rate_limit_per_minute": "100000"}
     a = spawn("a", key=KEY, **shared)  # one database and one Redis (the limit is counted there, never reached)
     b = spawn("b", key=KEY, **shared)
-    with _sdk(a) as sdk_a, _sdk(b) as sdk_b, _http(b) as http_b, _http(a) as http_a:
+    with _sdk(a, key) as sdk_a, _sdk(b, key) as sdk_b, _http(b, key) as http_b, _http(a, key) as http_a:
         _two_instances(sdk_a, sdk_b, http_a, http_b)
 
 
