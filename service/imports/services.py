@@ -20,14 +20,17 @@ reports the same figures and errors without writing. Otherwise the rows are inse
 in one statement and the positions of the touched assets re-derived once
 (:func:`service.portfolios.derive.sync_positions`).
 
-Rows the ledger cannot hold yet:
+Rows beyond buys, sells and dividends:
 
 * cash rows (``deposit``, ``withdrawal``, ``interest``, ``fee``) are **ignored**
   and listed with the reason: portfolios hold securities only, so leaving them out
   changes no position, value or gain;
-* ``split`` and ``transfer`` rows are **errors** (code ``unsupported``): skipping
-  them would leave the positions wrong (a 4-for-1 split quadruples the shares a
-  later sale relieves), so the file is refused rather than imported wrong;
+* ``split`` rows become ``split`` transactions: OFX gives the ratio; a CSV gives the
+  shares added, so the ratio is (held + added) / held on the shares held before it
+  (exact to 8 decimals, else an error on ``quantity``);
+* ``transfer`` rows are **errors** (code ``unsupported``): skipping them would leave
+  the positions wrong, and a transfer in carries an acquisition date the statement
+  does not give, so the file is refused rather than imported wrong;
 * a security row in another currency than USD is an error (code ``unsupported``
   on ``currency``): the ledger holds USD prices only.
 
@@ -40,8 +43,6 @@ shares held at the total divided by them (8 decimal places).
 from __future__ import annotations
 
 import asyncio
-import bisect
-import datetime as dt
 import hashlib
 import re
 from collections import Counter, defaultdict
@@ -84,10 +85,9 @@ PREVIEW_ROWS = 20
 #: Shortfalls reported per import (the rest of the ledger is not checked further).
 MAX_LEDGER_ERRORS = 1000
 
-_LEDGER_TYPES = frozenset({"buy", "sell", "dividend"})
+_LEDGER_TYPES = frozenset({"buy", "sell", "dividend", "split"})
+_ZERO = Decimal(0)
 _UNSUPPORTED = {
-    "split": "stock splits cannot be recorded yet; importing the rest without it would "
-    "leave the positions wrong",
     "transfer": "share transfers in or out cannot be recorded yet; importing the rest without "
     "it would leave the positions wrong",
 }
@@ -252,13 +252,12 @@ async def _plan(
         plan.new_assets = unknown
     ledger = await derive.read_ledger(s, user_id, list(assets.values()))
     existing: dict[str, list[lots.LotRow]] = defaultdict(list)
-    # corporate actions already in the ledger carry their multiplier (when the ledger has any)
-    actions: dict[int, Any] = getattr(ledger, "actions", {})
     for tid, pid, sym, day, kind, qty, price, fees, lot in ledger.rows:
         if pid == portfolio.id:
-            ratio = [actions[tid].ratio] if tid in actions else []
-            existing[sym].append(lots.LotRow(tid, kind, qty, day, lot, price, fees, *ratio))
-    rows: list[tuple[ImportRow, LedgerEntry]] = []
+            action = ledger.actions.get(tid)  # a split's multiplier counts in the check
+            ratio = action.ratio if action is not None else None
+            existing[sym].append(lots.LotRow(tid, kind, qty, day, lot, price, fees, ratio))
+    rows: list[tuple[ImportRow, LedgerEntry | None]] = []
     for row in candidates:
         assert row.symbol is not None
         if row.symbol not in assets and not create_assets:
@@ -267,18 +266,34 @@ async def _plan(
                 f"unknown asset symbol {row.symbol!r} (import with create_assets to add it)",
             )  # fmt: skip
             continue
+        if row.type == "split" and row.ratio is None:
+            rows.append((row, None))  # shares added, no ratio (CSV): set from the holding
+            continue
         entry = _entry(plan, row, row.quantity, row.price)
         if entry is not None:
             rows.append((row, entry))
-    rows = _fit_dividends(plan, rows, existing)
-    _check_ledgers(plan, rows, existing)
-    plan.entries = rows
+    entries = _walk_holdings(plan, rows, existing)
+    _check_ledgers(plan, entries, existing)
+    plan.entries = entries
     return plan
 
 
-def _entry(plan: _Plan, row: ImportRow, quantity: Decimal, price: Decimal) -> LedgerEntry | None:
+def _entry(
+    plan: _Plan,
+    row: ImportRow,
+    quantity: Decimal,
+    price: Decimal,
+    *,
+    ratio: Decimal | None = None,
+) -> LedgerEntry | None:
+    """The row as a checked ledger entry (a split: ``ratio``, else the row's), or None and an error."""
     assert row.symbol is not None
     try:
+        if row.type == "split":
+            return LedgerEntry(
+                row.symbol, "split", None, None, 0, row.date, date_field="date",
+                split_ratio=ratio if ratio is not None else row.ratio,
+            )  # fmt: skip
         return LedgerEntry(
             row.symbol, row.type, quantity, price, row.fees, row.date, date_field="date"
         )
@@ -287,40 +302,83 @@ def _entry(plan: _Plan, row: ImportRow, quantity: Decimal, price: Decimal) -> Le
         return None
 
 
-def _fit_dividends(
-    plan: _Plan, rows: list[tuple[ImportRow, LedgerEntry]], existing: dict[str, list[lots.LotRow]]
+def _walk_holdings(
+    plan: _Plan,
+    rows: list[tuple[ImportRow, LedgerEntry | None]],
+    existing: dict[str, list[lots.LotRow]],
 ) -> list[tuple[ImportRow, LedgerEntry]]:
-    """Dividends held on fewer than one share become (shares held) x (total / shares)."""
-    if not any(e.kind == "dividend" for _, e in rows):
-        return rows
-    moves: dict[str, list[tuple[dt.date, Decimal]]] = defaultdict(list)
+    """Fit the rows that depend on the shares held, walking each symbol's ledger in order.
+
+    * a split given as shares added (CSV) gets ``ratio = (held + added) / held``, which
+      must be exact to 8 decimals (else an error on ``quantity``);
+    * a dividend on fewer than one share held at the previous close becomes
+      (shares held) x (total / shares).
+
+    Returns the entries in file order (rows that failed are left out, with an error).
+    """
+    if not any(e is None or e.kind == "dividend" for _, e in rows):
+        return [(row, e) for row, e in rows if e is not None]
+    timeline: dict[str, list[tuple[tuple[Any, ...], int, lots.LotRow | None]]] = defaultdict(list)
     for sym, old in existing.items():
-        moves[sym].extend((r.date, r.quantity if r.kind == "buy" else -r.quantity)
-                          for r in old if r.kind in ("buy", "sell"))  # fmt: skip
-    for _, e in rows:
-        if e.kind in ("buy", "sell"):
-            moves[e.symbol].append((e.date, e.quantity if e.kind == "buy" else -e.quantity))
-    held: dict[str, tuple[list[dt.date], list[Decimal]]] = {}
-    for sym, changes in moves.items():
-        changes.sort(key=lambda c: c[0])
-        total, sums = Decimal(0), []
-        for _, q in changes:
-            total += q
-            sums.append(total)
-        held[sym] = ([d for d, _ in changes], sums)
-    out: list[tuple[ImportRow, LedgerEntry]] = []
-    for row, e in rows:
-        if e.kind == "dividend" and e.symbol in held:
-            days, sums = held[e.symbol]
-            k = bisect.bisect_left(days, e.date)  # changes before the dividend's day
-            shares = sums[k - 1] if k else Decimal(0)
-            if Decimal(0) < shares < 1:
-                fitted = _entry(plan, row, shares, quantize(e.price / shares))
-                if fitted is None:
+        for r in old:
+            key = lots.ledger_key(r.date, r.kind, r.price, r.quantity, r.fees, r.id)
+            timeline[sym].append((key, -1, r))
+    for i, (row, e) in enumerate(rows):
+        assert row.symbol is not None
+        if e is None:
+            key = lots.ledger_key(row.date, "split", _ZERO, _ZERO, _ZERO, _TEMP_ID + i)
+        else:
+            key = lots.ledger_key(e.date, e.kind, e.price, e.quantity, e.fees, _TEMP_ID + i)
+        timeline[row.symbol].append((key, i, None))
+    fitted: dict[int, LedgerEntry | None] = {}
+    for events in timeline.values():
+        held = _ZERO
+        for _, i, old_row in sorted(events, key=lambda ev: ev[0]):
+            if old_row is not None:
+                kind, quantity, ratio = old_row.kind, old_row.quantity, old_row.ratio
+            else:
+                row, e = rows[i]
+                if e is None:
+                    e = fitted[i] = _split_from_shares(plan, row, held)
+                elif e.kind == "dividend" and _ZERO < held < 1:
+                    e = fitted[i] = _entry(plan, row, held, quantize(e.price / held))
+                if e is None:
                     continue
-                e = fitted
-        out.append((row, e))
+                kind, quantity, ratio = e.kind, e.quantity, e.ratio
+            if kind == "buy":
+                held += quantity
+            elif kind == "sell":
+                held -= quantity
+            elif kind in ("split", "stock_dividend") and ratio is not None:
+                held *= ratio
+            elif kind == "merger":
+                held = _ZERO  # the shares became the target's
+    out: list[tuple[ImportRow, LedgerEntry]] = []
+    for i, (row, e) in enumerate(rows):
+        entry = fitted.get(i, e)
+        if entry is not None:
+            out.append((row, entry))
     return out
+
+
+def _split_from_shares(plan: _Plan, row: ImportRow, held: Decimal) -> LedgerEntry | None:
+    """A split stated as shares added: its ratio from the shares held before it."""
+    if held <= 0:
+        plan.error(
+            row.line, "quantity", "insufficient_quantity",
+            f"a split of {row.symbol} on {row.date} adds {row.quantity} shares to none held",
+        )  # fmt: skip
+        return None
+    after = held + row.quantity
+    ratio = quantize(after / held)
+    if after <= 0 or ratio * held != after:
+        plan.error(
+            row.line, "quantity", "invalid",
+            f"a split of {row.symbol} on {row.date} adding {row.quantity} shares to {held} held "
+            "has no exact ratio (8 decimals)",
+        )  # fmt: skip
+        return None
+    return _entry(plan, row, _ZERO, _ZERO, ratio=ratio)
 
 
 def _check_ledgers(
@@ -333,7 +391,7 @@ def _check_ledgers(
         temp = _TEMP_ID + i
         lines[temp] = row
         by_symbol[e.symbol].append(
-            lots.LotRow(temp, e.kind, e.quantity, e.date, None, e.price, e.fees)
+            lots.LotRow(temp, e.kind, e.quantity, e.date, None, e.price, e.fees, e.ratio)
         )
     reported = 0
     for sym, new in sorted(by_symbol.items()):
@@ -402,6 +460,7 @@ async def _write(s: AsyncSession, portfolio: Portfolio, plan: _Plan) -> None:
                 "transaction_date": e.date,
                 "created_at": now,
                 "lot_id": None,
+                "ratio": e.ratio,
                 "source_id": _source_id(row.source_id),
             }
             for row, e in plan.entries

@@ -231,8 +231,8 @@ def test_every_bad_line_is_reported_and_nothing_is_written(priced: Api) -> None:
         _buy("B2", "0111", ZZZ, "1", "10.00"),                    # unknown symbol
         _buy("B3", "0112", AAPL, "1", "-5.00"),                   # negative price
         _buy("B4", "1340", AAPL, "1", "5.00"),                    # month 13
-        f"<SPLIT>{_invtran('P1', '0301')}{AAPL}<SUBACCTSEC>CASH</SUBACCTSEC><OLDUNITS>10</OLDUNITS>"
-        "<NEWUNITS>40</NEWUNITS><NUMERATOR>4</NUMERATOR><DENOMINATOR>1</DENOMINATOR></SPLIT>",
+        f"<TRANSFER>{_invtran('T1', '0301')}{AAPL}<SUBACCTSEC>CASH</SUBACCTSEC><UNITS>5</UNITS>"
+        "<TFERACTION>IN</TFERACTION><POSTYPE>LONG</POSTYPE></TRANSFER>",  # not supported
         _buy("B5", "0302", AAPL, "1", "5.123456789"),             # 9 decimals
         f"<INCOME>{_invtran('I1', '0303')}{MSFT}<INCOMETYPE>DIV</INCOMETYPE><TOTAL>3.00</TOTAL>{FUND}"
         "</INCOME>",                                               # never held
@@ -250,7 +250,7 @@ def test_every_bad_line_is_reported_and_nothing_is_written(priced: Api) -> None:
         (2, "symbol", "not_found"),
         (3, "UNITPRICE", "invalid"),
         (4, "BUYSTOCK", "invalid"),  # ofxtools refuses the aggregate (its DTTRADE)
-        (5, "type", "unsupported"),
+        (5, "type", "unsupported"),  # the transfer
         (6, "price", "max_decimal_places"),
         (7, "quantity", "insufficient_quantity"),
     ]
@@ -530,3 +530,71 @@ def test_openapi_documents_the_import(api: Api) -> None:
     assert {"added", "counts", "skipped_duplicates", "ignored", "rows", "errors"} <= set(
         components["ImportRead"]["properties"]
     )
+
+
+def _split(fitid: str, day: str, sec: str, old: str, new: str, num: str, den: str) -> str:
+    return (
+        f"<SPLIT>{_invtran(fitid, day)}{sec}<SUBACCTSEC>CASH</SUBACCTSEC><OLDUNITS>{old}</OLDUNITS>"
+        f"<NEWUNITS>{new}</NEWUNITS><NUMERATOR>{num}</NUMERATOR><DENOMINATOR>{den}</DENOMINATOR></SPLIT>"
+    )
+
+
+SPLIT_CSV = """"Date","Action","Symbol","Description","Quantity","Price","Fees & Comm","Amount"
+"03/10/2025","Sell","AAPL","APPLE INC","30","$30.00","",""
+"03/03/2025","Stock Split","AAPL","APPLE INC","30","","",""
+"01/03/2025","Buy","AAPL","APPLE INC","10","$100.00","","-$1,000.00"
+"""
+
+
+@pytest.mark.parametrize("kind", ["ofx", "schwab"])
+def test_splits_are_imported(priced: Api, kind: str) -> None:
+    # 10 bought for 1,000.00, split 4-for-1 (40 shares at 25.00), 30 sold first in, first out:
+    # 10 shares left, basis 250.00, value 10 x 200.00 (the last imported close) = 2,000.00
+    api = priced
+    _, headers = api.user("split")
+    pid = _portfolio(api, headers)
+    if kind == "ofx":
+        data, name = ofx_v2([
+            _buy("B1", "0103", AAPL, "10", "100.00"),
+            _split("P1", "0303", AAPL, "10", "40", "4", "1"),
+            _sell("S1", "0310", AAPL, "30", "30.00"),
+        ], seclist=SECLIST), "s.ofx"  # fmt: skip
+    else:
+        data, name = SPLIT_CSV.encode(), "s.csv"
+    r = _import(api, pid, headers, data, name=name)
+    assert r.status_code == 200, r.text
+    assert r.json()["counts"] == {"buy": 1, "sell": 1, "split": 1}
+    assert _positions(api, pid, headers) == {"AAPL": ("10.00000000", "250.00", "2000.00")}
+    txns = api.client.get(
+        f"/api/transactions/?portfolio={pid}&transaction_type=split", headers=headers
+    )
+    (split,) = txns.json()["results"]
+    assert (split["transaction_date"], D(split["split_ratio"])) == ("2025-03-03", D(4))
+
+
+def test_split_errors(priced: Api) -> None:
+    api = priced
+    _, headers = api.user("splitbad")
+    pid = _portfolio(api, headers)
+    text = (
+        '"Date","Action","Symbol","Description","Quantity","Price","Fees & Comm","Amount"\n'
+        '"03/03/2025","Stock Split","MSFT","MICROSOFT","5","","",""\n'  # none held
+        '"03/03/2025","Stock Split","AAPL","APPLE INC","1","","",""\n'  # 3 -> 4: no exact ratio
+        '"01/03/2025","Buy","AAPL","APPLE INC","3","$100.00","","-$300.00"\n'
+    )
+    r = _import(api, pid, headers, text.encode(), name="s.csv")
+    assert r.status_code == 400, r.text
+    got = [(e["line"], e["field"], e["code"]) for e in r.json()["details"]["errors"]]
+    assert got == [(2, "quantity", "insufficient_quantity"), (3, "quantity", "invalid")]
+    # OFX: a ratio beyond 8 decimals (1-for-3) is refused on the split, not rounded
+    r = _import(api, pid, headers, ofx_v2([
+        _buy("B1", "0103", AAPL, "3", "100.00"), _split("P1", "0303", AAPL, "3", "1", "1", "3"),
+    ], seclist=SECLIST))  # fmt: skip
+    assert r.status_code == 400, r.text
+    (err,) = r.json()["details"]["errors"]
+    assert (err["line"], err["field"], err["code"]) == (
+        FIRST["v2"] + 1,
+        "split_ratio",
+        "max_decimal_places",
+    )
+    assert _ledger(api, pid, headers) == []
