@@ -20,7 +20,6 @@ from typing import Any
 from litestar import Litestar, Router
 from litestar.config.cors import CORSConfig
 from litestar.datastructures import State
-from litestar.di import Provide
 from litestar.openapi import OpenAPIConfig
 from litestar.openapi.plugins import ScalarRenderPlugin
 from litestar.openapi.spec import Components, SecurityScheme
@@ -43,19 +42,12 @@ from service.marketdata.provider import MarketDataProvider
 from service.middleware import RequestMiddleware
 from service.openapi_ui import swagger_assets_router, swagger_plugin
 from service.portfolios.book import BookCache
+from service.portfolios.book import warm_up as warm_up_books
 from service.portfolios.controllers import PortfolioController
 from service.ratelimit import MemoryRateLimiter, RateLimiter, RedisRateLimiter
 from service.realtime.plugin import realtime_plugins
 from service.settings import Settings
-from service.state import (
-    Resources,
-    provide_assets,
-    provide_books,
-    provide_db,
-    provide_market,
-    provide_resources,
-    provide_session,
-)
+from service.state import Resources, app_dependencies
 from service.tax.controllers import TaxController
 from service.transactions.controllers import TransactionController
 
@@ -138,6 +130,7 @@ def create_app(
         added = await sync_assets(db, provider)
         if added:
             log.info("asset table: %d assets added from the provider", added)
+        warm_up_books()
         _freeze_startup_heap()
         try:
             yield
@@ -154,14 +147,7 @@ def create_app(
     app = Litestar(
         route_handlers=[health, ready, api, swagger_assets_router()],
         state=State({"resources": resources}),
-        dependencies={
-            "db": Provide(provide_db),
-            "session": Provide(provide_session),
-            "assets": Provide(provide_assets),
-            "market": Provide(provide_market),
-            "books": Provide(provide_books),
-            "resources": Provide(provide_resources),
-        },
+        dependencies=app_dependencies(resources),
         exception_handlers=exception_handlers,
         lifespan=[lifespan],
         openapi_config=_openapi(),

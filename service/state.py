@@ -1,19 +1,21 @@
 """The per-application container of shared resources, and the Litestar dependencies built on it.
 
 Handlers never read ``app.state`` themselves: they name what they need and get it
-from these providers (``db``, ``session``, ``market``, ``assets``, ``books``).
-``session`` is the request's one :class:`~sqlalchemy.ext.asyncio.AsyncSession` for
-reads: created on first use, closed (its transaction rolled back) after the handler.
-Writes are transactions of :meth:`service.db.Database.write`.
+as a dependency. Every dependency but ``session`` is an object that lives as long
+as the application, provided as a constant (:func:`app_dependencies`), so naming
+one costs a request nothing. The feature services among them (``portfolios``,
+``asset_reads``) open at most one session per call. ``session`` is a read session
+for handlers that query directly, closed (its transaction rolled back) after the
+handler; writes are transactions of :meth:`service.db.Database.write`.
 """
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator
-from dataclasses import dataclass
-from typing import Any
+from collections.abc import AsyncIterator, Callable
+from dataclasses import dataclass, field
+from typing import Any, TypeVar
 
-from litestar.datastructures import State
+from litestar.di import NamedDependency, Provide
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from service.assets.directory import AssetDirectory
@@ -26,18 +28,9 @@ from service.portfolios.services import PortfolioReads
 from service.ratelimit import RateLimiter
 from service.settings import Settings
 
-__all__ = [
-    "Resources",
-    "provide_asset_reads",
-    "provide_assets",
-    "provide_books",
-    "provide_db",
-    "provide_market",
-    "provide_portfolio_reads",
-    "provide_resources",
-    "provide_session",
-    "resources_of",
-]
+__all__ = ["Resources", "app_dependencies", "provide_session", "resources_of"]
+
+T = TypeVar("T")
 
 
 @dataclass(slots=True)
@@ -51,6 +44,12 @@ class Resources:
     assets: AssetDirectory
     identities: IdentityCache
     books: BookCache
+    asset_reads: AssetReads = field(init=False)
+    portfolio_reads: PortfolioReads = field(init=False)
+
+    def __post_init__(self) -> None:
+        self.asset_reads = AssetReads(self.assets, self.market)
+        self.portfolio_reads = PortfolioReads(self.db, self.market, self.books)
 
 
 def resources_of(app: Any) -> Resources:
@@ -58,44 +57,36 @@ def resources_of(app: Any) -> Resources:
     return app.state.resources
 
 
-async def provide_resources(state: State) -> Resources:
-    return state.resources
+def _constant(value: T) -> Callable[[], T]:
+    def provide() -> T:
+        return value
+
+    return provide
 
 
-async def provide_db(state: State) -> Database:
-    """Dependency ``db``: the application's :class:`~service.db.Database`."""
-    return state.resources.db
-
-
-async def provide_session(state: State) -> AsyncIterator[AsyncSession]:
-    """Dependency ``session``: the request's read session (closed after the handler)."""
-    async with state.resources.db.sessions() as session:
+async def provide_session(db: NamedDependency[Database]) -> AsyncIterator[AsyncSession]:
+    """Dependency ``session``: a read session, closed after the handler."""
+    async with db.read() as session:
         yield session
 
 
-async def provide_assets(state: State) -> AssetDirectory:
-    """Dependency ``assets``: the in-process asset directory."""
-    return state.resources.assets
+def app_dependencies(res: Resources) -> dict[str, Provide]:
+    """The application-level dependencies.
 
-
-async def provide_asset_reads(state: State) -> AssetReads:
-    """Dependency ``asset_reads``: asset lookups with live quotes."""
-    res: Resources = state.resources
-    return AssetReads(res.assets, res.market)
-
-
-async def provide_market(state: State) -> MarketData:
-    """Dependency ``market``: prices and quotes (provider + imported Parquet files)."""
-    return state.resources.market
-
-
-async def provide_portfolio_reads(state: State) -> AsyncIterator[PortfolioReads]:
-    """Dependency ``portfolios``: the request's portfolio reads (its session closed after)."""
-    res: Resources = state.resources
-    async with res.db.sessions() as session:
-        yield PortfolioReads(res.db, session, res.market, res.books)
-
-
-async def provide_books(state: State) -> BookCache:
-    """Dependency ``books``: the per-user portfolio books of this process."""
-    return state.resources.books
+    ``db`` (:class:`~service.db.Database`), ``session`` (a read session),
+    ``market`` (quotes and bars), ``assets`` (the asset directory), ``books`` (the
+    per-user portfolio books), ``asset_reads`` and ``portfolios`` (the read services
+    of those features) and ``resources`` (all of them).
+    """
+    constants: dict[str, Any] = {
+        "db": res.db,
+        "market": res.market,
+        "assets": res.assets,
+        "books": res.books,
+        "asset_reads": res.asset_reads,
+        "portfolios": res.portfolio_reads,
+        "resources": res,
+    }
+    deps = {k: Provide(_constant(v), sync_to_thread=False) for k, v in constants.items()}
+    deps["session"] = Provide(provide_session)
+    return deps

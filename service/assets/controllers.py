@@ -22,7 +22,6 @@ from service.assets.schemas import (
 )
 from service.assets.services import AssetReads
 from service.pagination import Page, PageParams, provide_page_params
-from service.state import provide_asset_reads
 
 __all__ = ["AssetController"]
 
@@ -30,10 +29,7 @@ __all__ = ["AssetController"]
 class AssetController(Controller):
     path = "/api/assets"
     tags = ["assets"]  # noqa: RUF012
-    dependencies = {  # noqa: RUF012
-        "paging": Provide(provide_page_params),
-        "asset_reads": Provide(provide_asset_reads),
-    }
+    dependencies = {"paging": Provide(provide_page_params)}  # noqa: RUF012
 
     @get("/", summary="List assets")
     async def list_assets(

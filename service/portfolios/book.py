@@ -8,8 +8,7 @@ rule: every write of the user's portfolios, transactions or positions runs
 :func:`service.portfolios.derive.lock_user_ledger` in its transaction, which bumps
 that row, so the version moves with the commit, from any process. A request reads
 that one integer (:meth:`service.db.Database.read_scalar`); only when it moved are
-the rows read again, on the request's session (never older than the version read
-first). The valuation is kept too, keyed by the quotes it used, so it is
+the rows read again, in one session (never older than the version read first). The valuation is kept too, keyed by the quotes it used, so it is
 recomputed only when a price or the ledger changed.
 
 Daily change counts what was held at the previous close: the book also keeps the
@@ -27,7 +26,7 @@ from typing import Any
 
 import numpy as np
 from sqlalchemy import Float, bindparam, cast, select
-from sqlalchemy.ext.asyncio import AsyncConnection, AsyncSession
+from sqlalchemy.ext.asyncio import AsyncConnection
 
 from quantcore.portfolio import PortfolioTotals, mark_positions, portfolio_totals
 from service import formatting as fmt
@@ -46,6 +45,7 @@ __all__ = [
     "read_model",
     "read_version",
     "recent_since",
+    "warm_up",
 ]
 
 _P = Portfolio.__table__.c
@@ -229,6 +229,14 @@ async def load_book(conn: AsyncConnection, user_id: int, version: int | None = N
     return Book.from_rows(version, portfolios, positions, recent)
 
 
+def warm_up() -> None:
+    """Value a one-position book once, so that the kernels are loaded before the first request."""
+    now = dt.datetime.now(dt.UTC)
+    book = Book.from_rows(0, [(1, "", "", "", True, now, now)], [(1, 1.0, 1.0, "X")])
+    totals = book.totals((1.0, 0.0, float(now.toordinal())), 1)
+    read_model(book.portfolios[0], totals, 0)
+
+
 class BookCache:
     """The books of the ``max_users`` most recently seen users of this process (LRU).
 
@@ -239,11 +247,11 @@ class BookCache:
         self.max_users = max_users
         self._books: OrderedDict[int, Book] = OrderedDict()
 
-    async def current(self, db: Database, session: AsyncSession, user_id: int) -> Book:
+    async def current(self, db: Database, user_id: int) -> Book:
         """The user's book: the kept one while the ledger version is unchanged, else read anew.
 
         The version check is :meth:`Database.read_scalar` (the one point read outside
-        a session); the rows are read on the request's ``session``.
+        a session); the rows are read in one session, only when the version moved.
         """
         kept = self._books.get(user_id)
         if kept is not None:
@@ -251,7 +259,8 @@ class BookCache:
             if version == kept.version:
                 self._books.move_to_end(user_id)
                 return kept
-        book = await load_book(await session.connection(), user_id)
+        async with db.read() as session:
+            book = await load_book(await session.connection(), user_id)
         self.keep(user_id, book)
         return book
 

@@ -6,7 +6,7 @@ from typing import Any
 
 from litestar import Controller, Request, delete, get, post, put
 from litestar.datastructures import State
-from litestar.di import NamedDependency, Provide
+from litestar.di import NamedDependency
 from litestar.params import FromPath, FromQuery, JSONBody
 
 from service.assets.market import MarketData
@@ -32,7 +32,6 @@ from service.portfolios.schemas import (
     PositionRead,
 )
 from service.portfolios.services import PortfolioReads
-from service.state import provide_portfolio_reads
 from service.transactions.services import LedgerEntry, record
 
 __all__ = ["PortfolioController"]
@@ -44,7 +43,6 @@ class PortfolioController(Controller):
     path = "/api/portfolios"
     tags = ["portfolios"]  # noqa: RUF012
     guards = [requires_user]  # noqa: RUF012
-    dependencies = {"portfolios": Provide(provide_portfolio_reads)}  # noqa: RUF012
 
     @get("/", summary="List portfolios")
     async def list_portfolios(

@@ -129,25 +129,22 @@ _SORT_KEYS: dict[str, Callable[[PortfolioRead], Any]] = {
 
 
 class PortfolioReads:
-    """The portfolio reads of one request: its session, the process's books and the market.
+    """Portfolio reads: the process's books over the database, valued at the market.
 
-    Provided per request by :func:`service.state.provide_portfolio_reads` (one
-    dependency; the session is closed after the handler).
+    One per application (the ``portfolios`` dependency). A call opens at most one
+    session: the book's version check is a point read
+    (:meth:`~service.db.Database.read_scalar`), and rows are read only when it moved.
     """
 
-    __slots__ = ("books", "db", "market", "session")
+    __slots__ = ("books", "db", "market")
 
-    def __init__(
-        self, db: Database, session: AsyncSession, market: MarketData, books: BookCache
-    ) -> None:
+    def __init__(self, db: Database, market: MarketData, books: BookCache) -> None:
         self.db = db
-        self.session = session
         self.market = market
         self.books = books
 
     async def _reads(self, user_id: int) -> list[PortfolioRead]:
-        book = await self.books.current(self.db, self.session, user_id)
-        return book.reads(self.market)
+        return (await self.books.current(self.db, user_id)).reads(self.market)
 
     async def listing(
         self, user_id: int, page: PageParams, *, active_only: bool, ordering: str
@@ -174,7 +171,8 @@ class PortfolioReads:
         self, user_id: int, portfolio_id: int, page: PageParams
     ) -> tuple[list[PositionRead], int]:
         """A page of the portfolio's positions, marked at the current quotes."""
-        return await list_positions(self.session, self.market, user_id, portfolio_id, page)
+        async with self.db.read() as s:
+            return await list_positions(s, self.market, user_id, portfolio_id, page)
 
 
 async def _benchmark(s: AsyncSession, symbol: str) -> str:
