@@ -45,15 +45,6 @@ def _action(pid: int, sym: str, kind: str, date: str, **fields: str) -> dict:
             **fields}  # fmt: skip
 
 
-def _positions(api: Api, h: dict[str, str], pid: int) -> dict[str, tuple[Decimal, Decimal]]:
-    r = api.client.get(f"/api/portfolios/{pid}/positions/?limit=100", headers=h)
-    assert r.status_code == 200, r.text
-    return {
-        p["asset_symbol"]: (Decimal(p["quantity"]), Decimal(p["quantity"]) * Decimal(p["average_cost"]))
-        for p in r.json()["results"]
-    }
-
-
 def _basis(api: Api, h: dict[str, str], pid: int) -> dict[str, tuple[Decimal, Decimal]]:
     """Quantity and cost basis by symbol, from the positions table itself."""
     return api.call(_position_rows, api.db, pid)
