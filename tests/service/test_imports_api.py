@@ -8,6 +8,7 @@ symbols, so every figure is computed by hand below.
 
 from __future__ import annotations
 
+import asyncio
 import json
 from decimal import Decimal
 from pathlib import Path
@@ -598,3 +599,24 @@ def test_split_errors(priced: Api) -> None:
         "max_decimal_places",
     )
     assert _ledger(api, pid, headers) == []
+
+
+async def _concurrently(db: Any, user_id: int, pid: int, data: bytes, n: int) -> list[Any]:
+    opts = import_services.ImportOptions(format="ofx")
+    return list(
+        await asyncio.gather(
+            *(import_services.import_statement(db, user_id, pid, data, opts) for _ in range(n))
+        )
+    )
+
+
+def test_concurrent_imports_of_one_file_add_it_once(priced: Api) -> None:
+    api = priced
+    _, headers = api.user("race")
+    pid = _portfolio(api, headers)
+    user_id = api.client.get("/api/auth/me/", headers=headers).json()["id"]
+    data = ofx_v2(ACCOUNT, seclist=SECLIST)
+    reports = api.call(_concurrently, api.db, user_id, pid, data, 4)
+    assert sorted((r.added, r.skipped_duplicates) for r in reports) == [(0, 6)] * 3 + [(6, 0)]
+    assert _norm(_ledger(api, pid, headers)) == _norm(LEDGER)
+    assert _positions(api, pid, headers) == POSITIONS
