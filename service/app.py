@@ -39,7 +39,7 @@ from service.errors import exception_handlers
 from service.health import health, ready
 from service.imports.controllers import ImportController
 from service.marketdata.provider import MarketDataProvider
-from service.middleware import RequestMiddleware
+from service.middleware import request_pipeline
 from service.openapi_ui import swagger_assets_router, swagger_plugin
 from service.portfolios.book import BookCache
 from service.portfolios.book import warm_up as warm_up_books
@@ -160,7 +160,7 @@ def create_app(
     # The request pipeline wraps the whole ASGI handler, not each route: Litestar's
     # route middleware never sees the 404/405 its router answers, and those API
     # responses need their request id and rate-limit headers (and count) too.
-    app.asgi_handler = RequestMiddleware(app.asgi_handler)
+    app.asgi_handler = request_pipeline(app.asgi_handler, resources)
     return app
 
 

@@ -1,16 +1,26 @@
-"""The request pipeline every API call goes through, as one raw ASGI middleware.
+"""The request pipeline around the whole ASGI app: small middlewares, each with one job.
 
-1. a request id (``X-Request-ID`` response header, shown in 500 bodies);
-2. authentication: ``Authorization: Token <key>``, ``X-API-Key: <key>`` or the
-   ``qc_session`` cookie; a presented but invalid token or key is a 401;
-3. rate limiting per user (authenticated) or per client IP (anonymous, and every
-   request whose credential is refused, so guessing tokens is limited too); real-time
-   endpoints have their own budget; ``X-RateLimit-*`` headers on every API response,
-   401s included, and 429 with ``Retry-After`` beyond the limit;
-4. CSRF: a session-authenticated unsafe request must echo the session's CSRF token
-   in ``X-CSRFToken`` (token and API-key requests are not cookie-borne, so exempt);
-5. ``X-Content-Type-Options: nosniff`` on every response, ``Cache-Control: no-store``
-   on ``/api/auth/`` responses (tokens, keys, CSRF tokens must not be cached).
+In order, outermost first (:func:`request_pipeline`):
+
+1. :class:`RequestContextMiddleware` (here): a request id (``X-Request-ID`` response
+   header, shown in 500 bodies); ``X-Content-Type-Options: nosniff`` on every
+   response and ``Cache-Control: no-store`` on ``/api/auth/`` responses (tokens,
+   keys, CSRF tokens must not be cached); it answers an :class:`~service.errors.ApiError`
+   raised by the middlewares inside it in the documented error body (and any other
+   exception as the documented 500), with the headers they added;
+2. :class:`~service.auth.middleware.AuthenticationMiddleware`: ``Authorization: Token
+   <key>``, ``X-API-Key: <key>`` or the ``qc_session`` cookie; a presented but invalid
+   credential is a 401, deferred until the request is counted;
+3. :class:`~service.ratelimit.RateLimitMiddleware`: per user, or per client IP
+   (anonymous and refused requests); ``X-RateLimit-*`` headers on every API
+   response, 429 with ``Retry-After`` beyond the limit;
+4. :class:`~service.csrf.CSRFMiddleware`: a session-authenticated unsafe request must
+   echo the session's CSRF token in ``X-CSRFToken``.
+
+They wrap Litestar's whole ASGI handler, not each route: route middleware never
+sees the 404/405 the router answers, and those API responses need their request id
+and rate-limit headers (and count) too. Steps 2-4 apply to ``/api/`` and
+``/realtime/`` paths.
 
 The client IP is the TCP peer's, unless ``QC_TRUST_FORWARDED_FOR`` is set and the peer
 is one of ``QC_TRUSTED_PROXIES``: then it is the ``QC_FORWARDED_HOPS``-th
@@ -25,7 +35,7 @@ import itertools
 import logging
 import secrets
 from dataclasses import dataclass
-from http.cookies import SimpleCookie
+from typing import TYPE_CHECKING
 
 from litestar.types import (
     ASGIApp,
@@ -37,27 +47,26 @@ from litestar.types import (
     Send,
 )
 
-from service.auth.identity import AuthMethod, Identity
-from service.auth.services import identify
-from service.errors import (
-    ApiError,
-    AuthenticationRequired,
-    PermissionDenied,
-    RateLimited,
-    error_response_bytes,
-    internal_error,
-)
-from service.ratelimit import Hit, rate_limit_header_pairs, rate_limit_headers
+from service.errors import ApiError, error_response_bytes, internal_error
 from service.settings import Settings
-from service.state import Resources, resources_of
+
+if TYPE_CHECKING:
+    from service.state import Resources
 
 __all__ = [
+    "CSRF_COOKIE",
     "CSRF_HEADER",
     "SESSION_COOKIE",
     "ProxyTrust",
-    "RequestMiddleware",
+    "RequestContextMiddleware",
+    "add_response_headers",
+    "api_path",
     "client_ip",
+    "defer_error",
+    "deferred_error",
     "proxy_trust",
+    "request_headers",
+    "request_pipeline",
     "scope_client_ip",
 ]
 
@@ -66,14 +75,14 @@ log = logging.getLogger("service")
 SESSION_COOKIE = "qc_session"
 CSRF_COOKIE = "qc_csrftoken"
 CSRF_HEADER = "x-csrftoken"
-_SAFE = frozenset({"GET", "HEAD", "OPTIONS", "TRACE"})
-_CSRF_EXEMPT = frozenset({"/api/auth/login/"})  # a stale cookie must not block logging in again
-
 
 #: The request headers the pipeline reads (ASGI servers give lower-case names).
 _WANTED = frozenset(
     {b"authorization", b"x-api-key", b"cookie", b"x-forwarded-for", CSRF_HEADER.encode()}
 )
+_HEADERS = "qc_headers"  # scope["state"] keys shared by the middlewares
+_RESPONSE_HEADERS = "qc_response_headers"
+_DEFERRED = "qc_deferred_error"
 
 
 def _headers(scope: Scope) -> dict[str, str]:
@@ -90,6 +99,35 @@ def _headers(scope: Scope) -> dict[str, str]:
                 value = f"{found[key]}, {value}"
             found[key] = value
     return found
+
+
+def request_headers(scope: Scope) -> dict[str, str]:
+    """The request headers the pipeline reads, decoded once per request (lower-case names)."""
+    state = scope.setdefault("state", {})
+    found = state.get(_HEADERS)
+    if found is None:
+        found = state[_HEADERS] = _headers(scope)
+    return found
+
+
+def api_path(scope: Scope) -> bool:
+    """Whether the request is one the pipeline authenticates and counts."""
+    return scope["path"].startswith(("/api/", "/realtime/"))
+
+
+def add_response_headers(scope: Scope, pairs: list[tuple[bytes, bytes]]) -> None:
+    """Headers for the response to this request, error responses of the pipeline included."""
+    scope.setdefault("state", {}).setdefault(_RESPONSE_HEADERS, []).extend(pairs)
+
+
+def defer_error(scope: Scope, error: ApiError) -> None:
+    """Refuse the request, but only after the rate limiter has counted it."""
+    scope.setdefault("state", {})[_DEFERRED] = error
+
+
+def deferred_error(scope: Scope) -> ApiError | None:
+    """The refusal :func:`defer_error` left for this request, if any."""
+    return scope.get("state", {}).get(_DEFERRED)
 
 
 _NOSNIFF = (b"x-content-type-options", b"nosniff")
@@ -159,142 +197,62 @@ def client_ip(scope: Scope, headers: dict[str, str], trust: ProxyTrust | None) -
 
 def scope_client_ip(scope: Scope, trust: ProxyTrust | None) -> str:
     """:func:`client_ip` of an HTTP or WebSocket scope (reads its headers)."""
-    return client_ip(scope, _headers(scope), trust)
+    return client_ip(scope, request_headers(scope), trust)
 
 
-def _credentials(headers: dict[str, str]) -> tuple[str | None, str | None, str | None]:
-    token = api_key = session = None
-    auth = headers.get("authorization")
-    if auth is not None:
-        scheme, _, value = auth.partition(" ")
-        if scheme.lower() != "token" or not value.strip():
-            raise _BadScheme("Use `Authorization: Token <key>`.")
-        token = value.strip()
-    if "x-api-key" in headers:
-        api_key = headers["x-api-key"].strip()
-    if "cookie" in headers:
-        cookie: SimpleCookie = SimpleCookie()
-        try:
-            cookie.load(headers["cookie"])
-        except Exception:  # malformed cookie header: treat as absent
-            cookie = SimpleCookie()
-        if SESSION_COOKIE in cookie:
-            session = cookie[SESSION_COOKIE].value
-    return token, api_key, session
-
-
-class _BadScheme(AuthenticationRequired):
-    """A malformed ``Authorization`` header."""
-
-
-class RequestMiddleware:
-    """See the module docstring. Applies to ``/api/`` and ``/realtime/`` paths."""
+class RequestContextMiddleware:
+    """Request id, security headers, and the pipeline's errors (module docstring, step 1)."""
 
     def __init__(self, app: ASGIApp) -> None:
         self.app = app
-        self._resources: Resources | None = None
-        self._trust: ProxyTrust | None = None
-
-    def _res(self, scope: Scope) -> Resources:
-        if self._resources is None:
-            self._resources = res = resources_of(scope["app"])
-            self._trust = proxy_trust(res.settings)
-        return self._resources
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         if scope["type"] != "http":
             await self.app(scope, receive, send)
             return
         rid = _request_ids.next()
-        scope.setdefault("state", {})["request_id"] = rid
+        state = scope.setdefault("state", {})
+        state["request_id"] = rid
         path: str = scope["path"]
-        api = path.startswith(("/api/", "/realtime/"))
         extra: list[tuple[bytes, bytes]] = [(b"x-request-id", rid.encode()), _NOSNIFF]
         if path.startswith("/api/auth/"):
             extra.append(_NO_STORE)
-        scope["user"] = None
-        scope["auth"] = None
-        if api:
-            try:
-                hit = await self._admit(scope)
-            except ApiError as exc:
-                await _send_error(send, exc, extra)
-                return
-            except Exception:  # outside Litestar's exception handlers: answer like them
-                log.exception(
-                    "unhandled error request_id=%s %s %s", rid, scope.get("method", ""), path
-                )
-                await _send_error(send, internal_error(rid), extra)
-                return
-            if hit is not None:
-                extra += rate_limit_header_pairs(hit)
+        started = False
 
         async def send_with_headers(message: Message) -> None:
+            nonlocal started
             if message["type"] == "http.response.start":
-                message["headers"] = [*message.get("headers", []), *extra]
+                started = True
+                message["headers"] = [
+                    *message.get("headers", []),
+                    *extra,
+                    *state.get(_RESPONSE_HEADERS, ()),
+                ]
             await send(message)
 
-        await self.app(scope, receive, send_with_headers)
-
-    async def _admit(self, scope: Scope) -> Hit | None:
-        res = self._res(scope)
-        headers = _headers(scope)
         try:
-            token, api_key, session = _credentials(headers)
-            identity = await identify(
-                res.db, token=token, api_key=api_key, session_key=session, cache=res.identities
-            )
-        except AuthenticationRequired as refused:
-            # Counted against the caller's IP like an anonymous request, headers included.
-            hit = await self._rate_limit(scope, headers, None)
-            if hit is not None:
-                refused.headers.update(rate_limit_headers(hit))
-            raise
-        scope["user"] = identity
-        scope["auth"] = identity.method if identity else None
-        hit = await self._rate_limit(scope, headers, identity)
-        if (
-            identity is not None
-            and identity.method is AuthMethod.SESSION
-            and scope.get("method", "GET") not in _SAFE
-            and scope["path"] not in _CSRF_EXEMPT
-        ):
-            if headers.get(CSRF_HEADER, "") != identity.csrf_token:
-                err = PermissionDenied(
-                    "CSRF check failed: send the session's CSRF token in the X-CSRFToken header.",
-                    details={"code": "csrf_failed"},
-                )
-                if hit is not None:
-                    err.headers.update(rate_limit_headers(hit))
-                raise err
-        return hit
+            await self.app(scope, receive, send_with_headers)
+        except ApiError as exc:
+            if started:
+                raise
+            await _send_error(send, exc, [*extra, *state.get(_RESPONSE_HEADERS, ())])
+        except Exception:  # outside Litestar's exception handlers: answer like them
+            if started:
+                raise
+            log.exception("unhandled error request_id=%s %s %s", rid, scope.get("method", ""), path)
+            await _send_error(send, internal_error(rid), extra)
 
-    async def _rate_limit(
-        self, scope: Scope, headers: dict[str, str], identity: Identity | None
-    ) -> Hit | None:
-        res = self._res(scope)
-        if not res.settings.rate_limit_enabled:
-            return None
-        path: str = scope["path"]
-        who = f"u{identity.id}" if identity else f"ip{client_ip(scope, headers, self._trust)}"
-        if path.startswith(("/realtime/", "/api/realtime/")):
-            rate, key = res.settings.realtime_rate, f"rt:{who}"
-        elif identity is not None:
-            rate, key = res.settings.authenticated_rate, who
-        else:
-            rate, key = res.settings.anonymous_rate, who
-        hit = await res.limiter.hit(key, rate)
-        if not hit.allowed:
-            raise RateLimited(
-                f"Rate limit of {rate.limit} requests per {rate.period} s exceeded; retry in {hit.reset} s.",
-                details={
-                    "limit": rate.limit,
-                    "period_seconds": rate.period,
-                    "retry_after": hit.reset,
-                },
-                headers=rate_limit_headers(hit),
-            )
-        return hit
+
+def request_pipeline(app: ASGIApp, resources: Resources) -> ASGIApp:
+    """``app`` wrapped in the pipeline (module docstring), outermost first."""
+    from service.auth.middleware import AuthenticationMiddleware
+    from service.csrf import CSRFMiddleware
+    from service.ratelimit import RateLimitMiddleware
+
+    app = CSRFMiddleware(app)
+    app = RateLimitMiddleware(app, resources.limiter, resources.settings)
+    app = AuthenticationMiddleware(app, resources.db, resources.identities)
+    return RequestContextMiddleware(app)
 
 
 async def _send_error(send: Send, exc: ApiError, extra: list[tuple[bytes, bytes]]) -> None:

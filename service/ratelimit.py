@@ -1,4 +1,4 @@
-"""Fixed-window rate limiting shared across workers (Redis) or per process (memory).
+"""Fixed-window rate limiting shared across workers (Redis) or per process (memory), and its middleware.
 
 Windows are aligned on multiples of the period since the Unix epoch, so every worker
 agrees on when a window ends. ``X-RateLimit-Reset`` is the number of **seconds**
@@ -12,11 +12,22 @@ import math
 import time
 from typing import NamedTuple, Protocol
 
-from service.settings import RateLimit
+from litestar.types import ASGIApp, Receive, Scope, Send
+
+from service.errors import RateLimited
+from service.middleware import (
+    add_response_headers,
+    api_path,
+    deferred_error,
+    proxy_trust,
+    scope_client_ip,
+)
+from service.settings import RateLimit, Settings
 
 __all__ = [
     "Hit",
     "MemoryRateLimiter",
+    "RateLimitMiddleware",
     "RateLimiter",
     "RedisRateLimiter",
     "rate_limit_header_pairs",
@@ -126,3 +137,54 @@ class RedisRateLimiter:
 
     async def close(self) -> None:
         await self._redis.aclose()
+
+
+class RateLimitMiddleware:
+    """Count every ``/api/`` and ``/realtime/`` request against its caller's budget.
+
+    The caller is the authenticated user (``scope["user"]``, set by
+    :class:`~service.auth.middleware.AuthenticationMiddleware`), else the client IP
+    (:func:`service.middleware.client_ip`: anonymous requests, and those whose
+    credential was refused). Real-time endpoints have their own budget.
+    ``X-RateLimit-*`` headers go on every such response (errors included); beyond
+    the limit the answer is a 429 with ``Retry-After``. A refusal deferred by an
+    earlier middleware (a bad credential) is raised once the request is counted.
+
+    Args:
+        app: the next ASGI app.
+        limiter: the counters.
+        settings: limits (``QC_RATE_LIMIT_*``) and proxy trust.
+    """
+
+    def __init__(self, app: ASGIApp, limiter: RateLimiter, settings: Settings) -> None:
+        self.app = app
+        self.limiter = limiter
+        self.settings = settings
+        self.trust = proxy_trust(settings)
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] == "http" and api_path(scope) and self.settings.rate_limit_enabled:
+            identity = scope.get("user")
+            path: str = scope["path"]
+            who = f"u{identity.id}" if identity else f"ip{scope_client_ip(scope, self.trust)}"
+            if path.startswith(("/realtime/", "/api/realtime/")):
+                rate, key = self.settings.realtime_rate, f"rt:{who}"
+            elif identity is not None:
+                rate, key = self.settings.authenticated_rate, who
+            else:
+                rate, key = self.settings.anonymous_rate, who
+            hit = await self.limiter.hit(key, rate)
+            if not hit.allowed:
+                raise RateLimited(
+                    f"Rate limit of {rate.limit} requests per {rate.period} s exceeded; retry in {hit.reset} s.",
+                    details={
+                        "limit": rate.limit,
+                        "period_seconds": rate.period,
+                        "retry_after": hit.reset,
+                    },
+                    headers=rate_limit_headers(hit),
+                )
+            add_response_headers(scope, rate_limit_header_pairs(hit))
+        if (refused := deferred_error(scope)) is not None:
+            raise refused
+        await self.app(scope, receive, send)

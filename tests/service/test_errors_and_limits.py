@@ -80,7 +80,7 @@ def test_failure_before_routing_is_a_documented_500(
     async def broken(*args: object, **kwargs: object) -> None:
         raise RuntimeError("secret internal detail")
 
-    monkeypatch.setattr("service.middleware.identify", broken)
+    monkeypatch.setattr("service.auth.middleware.identify", broken)
     with caplog.at_level(logging.ERROR, logger="service"):
         r = api.client.get("/api/assets/1/")
     assert r.status_code == 500
