@@ -207,8 +207,11 @@ async def _plan(
     s: AsyncSession, user_id: int, portfolio: Portfolio, parsed: ParseResult, create_assets: bool
 ) -> _Plan:
     plan = _Plan()
+    named: set[tuple[int, str]] = set()
     for e in parsed.errors:
-        plan.error(e.line, e.field, e.code, e.message)
+        if (e.line, e.field) not in named:  # "ten" is invalid, not also a missing quantity
+            named.add((e.line, e.field))
+            plan.error(e.line, e.field, e.code, e.message)
     held_ids = set(
         (
             await s.execute(

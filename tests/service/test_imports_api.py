@@ -620,3 +620,33 @@ def test_concurrent_imports_of_one_file_add_it_once(priced: Api) -> None:
     assert sorted((r.added, r.skipped_duplicates) for r in reports) == [(0, 6)] * 3 + [(6, 0)]
     assert _norm(_ledger(api, pid, headers)) == _norm(LEDGER)
     assert _positions(api, pid, headers) == POSITIONS
+
+
+def test_csv_bad_lines_name_their_field(priced: Api) -> None:
+    api = priced
+    _, headers = api.user("csvbad")
+    pid = _portfolio(api, headers)
+    text = (
+        "date,type,symbol,quantity,price,fees\n"
+        "2025-01-02,buy,AAPL,10,100,0\n"  # line 2: fine
+        "2025-13-01,buy,AAPL,1,100,0\n"  # bad date
+        "2025-01-03,buy,AAPL,ten,100,0\n"  # bad number
+        "2099-01-02,buy,AAPL,1,100,0\n"  # in the future
+        "2025-01-04,sell,AAPL,11,100,0\n"  # more than held
+        "2025-01-05,sell,AAPL,1,100,500\n"  # fees above the proceeds
+        "2025-01-06,swap,AAPL,1,100,0\n"  # unknown type
+        "2025-01-07,buy,,1,100,0\n"  # no symbol
+    )
+    r = _import(api, pid, headers, text.encode(), name="bad.csv")
+    assert r.status_code == 400, r.text
+    got = [(e["line"], e["field"], e["code"]) for e in r.json()["details"]["errors"]]
+    assert got == [
+        (3, "date", "invalid"),
+        (4, "quantity", "invalid"),
+        (5, "date", "max_value"),
+        (6, "quantity", "insufficient_quantity"),
+        (7, "fees", "max_value"),
+        (8, "type", "unknown_type"),
+        (9, "symbol", "required"),
+    ]
+    assert _ledger(api, pid, headers) == []
