@@ -5,7 +5,14 @@ from __future__ import annotations
 import numpy as np
 from numba import njit, prange, uintp
 
-from quantcore._kernels.tiles import TILE_COLS, TILE_ROWS, load_tile, n_blocks, row_major
+from quantcore._kernels.tiles import (
+    ROW_UNROLL,
+    TILE_COLS,
+    TILE_ROWS,
+    chunk_cols,
+    load_tile,
+    row_major,
+)
 
 __all__ = ["drawdown_periods_nb", "drawdown_series_nb", "max_drawdown_nb"]
 
@@ -47,46 +54,68 @@ def _max_drawdown(col):  # type: ignore[no-untyped-def]
     return worst if m > 0 else np.nan
 
 
-@njit(cache=True)
+# numpy's error model: a division by zero gives inf/NaN instead of raising, so the
+# loop has no branch and vectorizes (the peak is >= 1, never zero).
+@njit(cache=True, error_model="numpy")
+def _drawdown_step(v, w, mj, p, low):  # type: ignore[no-untyped-def]
+    ok = v == v
+    # a NaN row leaves wealth and peak as they were: the drawdown repeats, min unchanged
+    w = w * (1.0 + v) if ok else w
+    mj += 1.0 if ok else 0.0
+    p = w if w > p else p
+    d = (w - p) / p
+    low = d if d < low else low
+    return w, mj, p, low
+
+
+@njit(cache=True, error_model="numpy")
 def _drawdown_rows(src, i0, j0, r, c, wealth, m, peak, worst):  # type: ignore[no-untyped-def]
-    for i in range(r):
+    i = 0
+    while i + ROW_UNROLL <= r:  # ROW_UNROLL rows per load and store of the accumulators
+        a = i0 + uintp(i)
         for j in range(c):
-            v = src[uintp(i0 + i), uintp(j0 + j)]
-            ok = v == v
-            wealth[j] *= 1.0 + v if ok else 1.0
-            m[j] += 1.0 if ok else 0.0
-        # a NaN row leaves wealth and peak as they were: the drawdown repeats, min unchanged
+            jj = j0 + uintp(j)
+            w, mj, p, low = wealth[j], m[j], peak[j], worst[j]
+            for q in range(ROW_UNROLL):
+                w, mj, p, low = _drawdown_step(src[a + uintp(q), jj], w, mj, p, low)
+            wealth[j], m[j], peak[j], worst[j] = w, mj, p, low
+        i += ROW_UNROLL
+    for t in range(i, r):
+        a = i0 + uintp(t)
         for j in range(c):
-            w = wealth[j]
-            p = w if w > peak[j] else peak[j]
-            peak[j] = p
-            d = (w - p) / p
-            worst[j] = d if d < worst[j] else worst[j]
+            wealth[j], m[j], peak[j], worst[j] = _drawdown_step(
+                src[a, j0 + uintp(j)], wealth[j], m[j], peak[j], worst[j]
+            )
+
+
+@njit(cache=True)
+def _max_drawdown_chunk(returns, j0, c, out):  # type: ignore[no-untyped-def]
+    n = returns.shape[0]
+    wealth = np.ones(c)
+    m = np.zeros(c)
+    peak = np.ones(c)
+    worst = np.zeros(c)
+    zero = uintp(0)
+    if row_major(returns):
+        _drawdown_rows(returns, zero, uintp(j0), n, c, wealth, m, peak, worst)
+    else:
+        tile = np.empty((TILE_ROWS, TILE_COLS))
+        for i0 in range(0, n, TILE_ROWS):
+            r = min(TILE_ROWS, n - i0)
+            load_tile(returns, i0, j0, tile)
+            _drawdown_rows(tile, zero, zero, r, c, wealth, m, peak, worst)
+    for j in range(c):
+        out[j0 + j] = worst[j] if m[j] > 0.0 else np.nan
 
 
 @njit(cache=True, parallel=True)
 def max_drawdown_nb(returns):  # type: ignore[no-untyped-def]
     """Maximum drawdown per column (a fraction in [-1, 0]), read in the panel's memory order."""
-    n, k = returns.shape
+    k = returns.shape[1]
     out = np.empty(k)
-    for blk in prange(n_blocks(k)):
-        j0 = blk * TILE_COLS
-        c = min(TILE_COLS, k - j0)
-        tile = np.empty((TILE_ROWS, TILE_COLS))
-        wealth = np.ones(TILE_COLS)
-        m = np.zeros(TILE_COLS)
-        peak = np.ones(TILE_COLS)
-        worst = np.zeros(TILE_COLS)
-        direct = row_major(returns)
-        for i0 in range(0, n, TILE_ROWS):
-            r = min(TILE_ROWS, n - i0)
-            if direct:
-                _drawdown_rows(returns, i0, j0, r, c, wealth, m, peak, worst)
-            else:
-                load_tile(returns, i0, j0, tile)
-                _drawdown_rows(tile, 0, 0, r, c, wealth, m, peak, worst)
-        for j in range(c):
-            out[j0 + j] = worst[j] if m[j] > 0.0 else np.nan
+    w = chunk_cols(returns)
+    for blk in prange((k + w - 1) // w):
+        _max_drawdown_chunk(returns, blk * w, min(w, k - blk * w), out)
     return out
 
 

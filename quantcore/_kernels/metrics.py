@@ -20,11 +20,10 @@ from quantcore._kernels.risk import (
     _var_es,
 )
 from quantcore._kernels.tiles import (
-    TILE_COLS,
+    chunk_cols,
     downside_block,
     load_columns,
     moments_block,
-    n_blocks,
 )
 
 __all__ = [
@@ -57,22 +56,44 @@ SUMMARY_ROWS = (
 SUMMARY_BENCH_ROWS = ("beta", "alpha", "correlation", "tracking_error", "information_ratio")
 
 
+@njit(cache=True)
+def _sharpe_chunk(x, j0, c, risk_free, periods_per_year, out):  # type: ignore[no-untyped-def]
+    mean = np.empty(c)
+    sd = np.empty(c)
+    count = np.empty(c, dtype=np.int64)
+    if risk_free == 0.0:  # r - 0.0 == r: the same bits, and LLVM drops one subtraction per value
+        moments_block(x, j0, c, 0.0, 1, mean, sd, count)
+    else:
+        moments_block(x, j0, c, risk_free, 1, mean, sd, count)
+    scale = math.sqrt(periods_per_year)
+    for j in range(c):
+        if count[j] >= 2 and sd[j] > 0.0:
+            out[j0 + j] = mean[j] / sd[j] * scale
+
+
 @njit(cache=True, parallel=True)
 def sharpe_ratio_nb(x, risk_free, periods_per_year):  # type: ignore[no-untyped-def]
     """``mean(r - rf) / std(r - rf, ddof=1) * sqrt(P)`` per column (any memory order)."""
     k = x.shape[1]
     out = np.full(k, np.nan)
-    scale = math.sqrt(periods_per_year)
-    for blk in prange(n_blocks(k)):
-        j0 = blk * TILE_COLS
-        mean = np.empty(TILE_COLS)
-        sd = np.empty(TILE_COLS)
-        count = np.empty(TILE_COLS, dtype=np.int64)
-        c = moments_block(x, j0, risk_free, 1, mean, sd, count)
-        for j in range(c):
-            if count[j] >= 2 and sd[j] > 0.0:
-                out[j0 + j] = mean[j] / sd[j] * scale
+    w = chunk_cols(x)
+    for blk in prange((k + w - 1) // w):
+        _sharpe_chunk(x, blk * w, min(w, k - blk * w), risk_free, periods_per_year, out)
     return out
+
+
+@njit(cache=True)
+def _sortino_chunk(x, j0, c, required_return, periods_per_year, out):  # type: ignore[no-untyped-def]
+    s = np.zeros(c)
+    m = np.zeros(c)
+    d2 = np.zeros(c)
+    downside_block(x, j0, c, required_return, s, m, d2)
+    for j in range(c):
+        mj = m[j]
+        if mj >= 2.0 and d2[j] != 0.0:
+            out[j0 + j] = (s[j] / mj) * periods_per_year / (
+                math.sqrt(d2[j] / mj) * math.sqrt(periods_per_year)
+            )
 
 
 @njit(cache=True, parallel=True)
@@ -80,18 +101,9 @@ def sortino_ratio_nb(x, required_return, periods_per_year):  # type: ignore[no-u
     """``mean(r - q) * P / (sqrt(mean(min(r - q, 0)^2)) * sqrt(P))`` per column."""
     k = x.shape[1]
     out = np.full(k, np.nan)
-    for blk in prange(n_blocks(k)):
-        j0 = blk * TILE_COLS
-        s = np.zeros(TILE_COLS)
-        m = np.zeros(TILE_COLS)
-        d2 = np.zeros(TILE_COLS)
-        c = downside_block(x, j0, required_return, s, m, d2)
-        for j in range(c):
-            mj = m[j]
-            if mj >= 2.0 and d2[j] != 0.0:
-                out[j0 + j] = (s[j] / mj) * periods_per_year / (
-                    math.sqrt(d2[j] / mj) * math.sqrt(periods_per_year)
-                )
+    w = chunk_cols(x)
+    for blk in prange((k + w - 1) // w):
+        _sortino_chunk(x, blk * w, min(w, k - blk * w), required_return, periods_per_year, out)
     return out
 
 

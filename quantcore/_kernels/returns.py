@@ -7,7 +7,14 @@ import math
 import numpy as np
 from numba import njit, prange, uintp
 
-from quantcore._kernels.tiles import TILE_COLS, TILE_ROWS, load_tile, n_blocks, row_major
+from quantcore._kernels.tiles import (
+    ROW_UNROLL,
+    TILE_COLS,
+    TILE_ROWS,
+    chunk_cols,
+    load_tile,
+    row_major,
+)
 
 __all__ = [
     "annualized_return_nb",
@@ -90,59 +97,68 @@ def _cagr(wealth, m, periods_per_year):  # type: ignore[no-untyped-def]
 
 @njit(cache=True)
 def _growth_rows(src, i0, j0, r, c, wealth, m):  # type: ignore[no-untyped-def]
-    for i in range(r):
+    i = 0
+    while i + ROW_UNROLL <= r:  # ROW_UNROLL rows per load and store of the accumulators
+        a = i0 + uintp(i)
         for j in range(c):
-            v = src[uintp(i0 + i), uintp(j0 + j)]
+            jj = j0 + uintp(j)
+            wj, mj = wealth[j], m[j]
+            for q in range(ROW_UNROLL):
+                v = src[a + uintp(q), jj]
+                ok = v == v
+                wj *= 1.0 + v if ok else 1.0
+                mj += 1.0 if ok else 0.0
+            wealth[j], m[j] = wj, mj
+        i += ROW_UNROLL
+    for t in range(i, r):
+        a = i0 + uintp(t)
+        for j in range(c):
+            v = src[a, j0 + uintp(j)]
             ok = v == v
             wealth[j] *= 1.0 + v if ok else 1.0
             m[j] += 1.0 if ok else 0.0
 
 
 @njit(cache=True)
-def _growth_block(x, j0, wealth, m):  # type: ignore[no-untyped-def]
-    """``_growth`` of the columns ``j0:j0 + c`` into ``wealth[:c]`` and ``m[:c]``; return ``c``."""
-    n, k = x.shape
-    c = min(TILE_COLS, k - j0)
-    tile = np.empty((TILE_ROWS, TILE_COLS))
-    direct = row_major(x)
-    for i0 in range(0, n, TILE_ROWS):
-        r = min(TILE_ROWS, n - i0)
-        if direct:
-            _growth_rows(x, i0, j0, r, c, wealth, m)
-        else:
+def _growth_chunk(x, j0, c, periods_per_year, annualize, out):  # type: ignore[no-untyped-def]
+    """``prod(1 + r) - 1`` (or the CAGR if ``annualize``) of the columns ``j0:j0 + c`` into ``out``."""
+    n = x.shape[0]
+    wealth = np.ones(c)
+    m = np.zeros(c)
+    zero = uintp(0)
+    if row_major(x):
+        _growth_rows(x, zero, uintp(j0), n, c, wealth, m)
+    else:
+        tile = np.empty((TILE_ROWS, TILE_COLS))
+        for i0 in range(0, n, TILE_ROWS):
+            r = min(TILE_ROWS, n - i0)
             load_tile(x, i0, j0, tile)
-            _growth_rows(tile, 0, 0, r, c, wealth, m)
-    return c
+            _growth_rows(tile, zero, zero, r, c, wealth, m)
+    for j in range(c):
+        if annualize:
+            out[j0 + j] = _cagr(wealth[j], int(m[j]), periods_per_year)
+        else:
+            out[j0 + j] = wealth[j] - 1.0 if m[j] > 0.0 else np.nan
 
 
 @njit(cache=True, parallel=True)
+def _growth_nb(returns, periods_per_year, annualize):  # type: ignore[no-untyped-def]
+    k = returns.shape[1]
+    out = np.empty(k)
+    w = chunk_cols(returns)
+    for blk in prange((k + w - 1) // w):
+        _growth_chunk(returns, blk * w, min(w, k - blk * w), periods_per_year, annualize, out)
+    return out
+
+
 def total_return_nb(returns):  # type: ignore[no-untyped-def]
     """``prod(1 + r) - 1`` per column over the valid values; NaN if there are none."""
-    k = returns.shape[1]
-    out = np.empty(k)
-    for blk in prange(n_blocks(k)):
-        j0 = blk * TILE_COLS
-        wealth = np.ones(TILE_COLS)
-        m = np.zeros(TILE_COLS)
-        c = _growth_block(returns, j0, wealth, m)
-        for j in range(c):
-            out[j0 + j] = wealth[j] - 1.0 if m[j] > 0.0 else np.nan
-    return out
+    return _growth_nb(returns, 1.0, False)
 
 
-@njit(cache=True, parallel=True)
 def annualized_return_nb(returns, periods_per_year):  # type: ignore[no-untyped-def]
     """CAGR ``prod(1 + r) ** (P / m) - 1`` per column over the ``m`` valid values."""
-    k = returns.shape[1]
-    out = np.empty(k)
-    for blk in prange(n_blocks(k)):
-        j0 = blk * TILE_COLS
-        wealth = np.ones(TILE_COLS)
-        m = np.zeros(TILE_COLS)
-        c = _growth_block(returns, j0, wealth, m)
-        for j in range(c):
-            out[j0 + j] = _cagr(wealth[j], int(m[j]), periods_per_year)
-    return out
+    return _growth_nb(returns, periods_per_year, True)
 
 
 @njit(cache=True, parallel=True)

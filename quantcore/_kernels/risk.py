@@ -14,13 +14,14 @@ import numpy as np
 from numba import njit, prange, uintp
 
 from quantcore._kernels.tiles import (
+    ROW_UNROLL,
     TILE_COLS,
     TILE_ROWS,
+    chunk_cols,
     downside_block,
     load_columns,
     load_tile,
     moments_block,
-    n_blocks,
     row_major,
 )
 
@@ -238,20 +239,25 @@ def _percentile_pair(buf, m, q, mean, sd, zt, cand):  # type: ignore[no-untyped-
     return low, -up
 
 
+@njit(cache=True)
+def _volatility_chunk(x, j0, c, periods_per_year, ddof, out):  # type: ignore[no-untyped-def]
+    mean = np.empty(c)
+    sd = np.empty(c)
+    count = np.empty(c, dtype=np.int64)
+    moments_block(x, j0, c, 0.0, ddof, mean, sd, count)
+    scale = math.sqrt(periods_per_year)
+    for j in range(c):
+        out[j0 + j] = sd[j] * scale if count[j] >= 2 else np.nan
+
+
 @njit(cache=True, parallel=True)
 def volatility_nb(x, periods_per_year, ddof):  # type: ignore[no-untyped-def]
     """Annualized standard deviation of each column, NaNs skipped (any memory order)."""
     k = x.shape[1]
     out = np.empty(k)
-    scale = math.sqrt(periods_per_year)
-    for blk in prange(n_blocks(k)):
-        j0 = blk * TILE_COLS
-        mean = np.empty(TILE_COLS)
-        sd = np.empty(TILE_COLS)
-        count = np.empty(TILE_COLS, dtype=np.int64)
-        c = moments_block(x, j0, 0.0, ddof, mean, sd, count)
-        for j in range(c):
-            out[j0 + j] = sd[j] * scale if count[j] >= 2 else np.nan
+    w = chunk_cols(x)
+    for blk in prange((k + w - 1) // w):
+        _volatility_chunk(x, blk * w, min(w, k - blk * w), periods_per_year, ddof, out)
     return out
 
 
@@ -317,20 +323,25 @@ def moments_nb(x):  # type: ignore[no-untyped-def]
     return out
 
 
+@njit(cache=True)
+def _downside_chunk(x, j0, c, required_return, periods_per_year, out):  # type: ignore[no-untyped-def]
+    s = np.zeros(c)
+    m = np.zeros(c)
+    d2 = np.zeros(c)
+    downside_block(x, j0, c, required_return, s, m, d2)
+    scale = math.sqrt(periods_per_year)
+    for j in range(c):
+        out[j0 + j] = math.sqrt(d2[j] / m[j]) * scale if m[j] >= 2.0 else np.nan
+
+
 @njit(cache=True, parallel=True)
 def downside_deviation_nb(x, required_return, periods_per_year):  # type: ignore[no-untyped-def]
     """Annualized root mean square of ``min(r - required_return, 0)`` per column."""
     k = x.shape[1]
     out = np.empty(k)
-    scale = math.sqrt(periods_per_year)
-    for blk in prange(n_blocks(k)):
-        j0 = blk * TILE_COLS
-        s = np.zeros(TILE_COLS)
-        m = np.zeros(TILE_COLS)
-        d2 = np.zeros(TILE_COLS)
-        c = downside_block(x, j0, required_return, s, m, d2)
-        for j in range(c):
-            out[j0 + j] = math.sqrt(d2[j] / m[j]) * scale if m[j] >= 2.0 else np.nan
+    w = chunk_cols(x)
+    for blk in prange((k + w - 1) // w):
+        _downside_chunk(x, blk * w, min(w, k - blk * w), required_return, periods_per_year, out)
     return out
 
 
@@ -377,49 +388,149 @@ def _cov_var(a, b, m):  # type: ignore[no-untyped-def]
 
 @njit(cache=True)
 def _load_bench_tile(bench, i0, j0, btile):  # type: ignore[no-untyped-def]
-    """The benchmark rows beside ``load_tile(x, i0, j0, ...)``: a shared column is repeated."""
-    if bench.shape[1] > 1:
+    """The benchmark rows beside ``load_tile(x, i0, j0, ...)`` (one column per column of ``x``)."""
+    if row_major(bench):
+        r = min(TILE_ROWS, bench.shape[0] - i0)
+        c = min(TILE_COLS, bench.shape[1] - j0)
+        for i in range(r):
+            for j in range(c):
+                btile[uintp(i), uintp(j)] = bench[uintp(i0 + i), uintp(j0 + j)]
+    else:
         load_tile(bench, i0, j0, btile)
-        return
-    r = min(TILE_ROWS, bench.shape[0] - i0)
-    for i in range(r):
-        v = bench[i0 + i, 0]
-        for j in range(TILE_COLS):
-            btile[i, j] = v
 
 
 @njit(cache=True)
-def _pair_sums(src, i0, j0, btile, r, c, sa, sb, m, blo, bhi):  # type: ignore[no-untyped-def]
-    for i in range(r):
-        for j in range(c):
-            u = src[uintp(i0 + i), uintp(j0 + j)]
-            v = btile[uintp(i), uintp(j)]
-            ok = u == u and v == v
-            sa[j] += u if ok else 0.0
-            m[j] += 1.0 if ok else 0.0
-        for j in range(c):
-            u = src[uintp(i0 + i), uintp(j0 + j)]
-            v = btile[uintp(i), uintp(j)]
-            ok = u == u and v == v
-            sb[j] += v if ok else 0.0
-        for j in range(c):
-            u = src[uintp(i0 + i), uintp(j0 + j)]
-            v = btile[uintp(i), uintp(j)] if u == u else np.nan
-            blo[j] = v if v < blo[j] else blo[j]
-            bhi[j] = v if v > bhi[j] else bhi[j]
+def _pair_sums_step(u, v, saj, sbj, mj, lj, hj):  # type: ignore[no-untyped-def]
+    ok = u == u and v == v
+    saj += u if ok else 0.0
+    mj += 1.0 if ok else 0.0
+    sbj += v if ok else 0.0
+    w = v if u == u else np.nan  # the benchmark's range over the rows where u is valid
+    lj = w if w < lj else lj
+    hj = w if w > hj else hj
+    return saj, sbj, mj, lj, hj
 
 
 @njit(cache=True)
-def _pair_products(src, i0, j0, btile, r, c, ma, mb, cab, vbb):  # type: ignore[no-untyped-def]
-    for i in range(r):
+def _pair_sums(src, i0, j0, bsrc, bi0, bj0, shared, r, c, sa, sb, m, blo, bhi):  # type: ignore[no-untyped-def]
+    """First-pass sums over rows ``i0:i0 + r`` of ``src`` and the benchmark rows ``bi0:bi0 + r``.
+
+    ``shared``: the benchmark is the one column ``bsrc[:, 0]``, else ``bsrc[:, bj0 + j]``.
+    """
+    i = 0
+    while i + ROW_UNROLL <= r:  # ROW_UNROLL rows per load and store of the accumulators
+        a = i0 + uintp(i)
+        ab = bi0 + uintp(i)
         for j in range(c):
-            u = src[uintp(i0 + i), uintp(j0 + j)]
-            v = btile[uintp(i), uintp(j)]
-            ok = u == u and v == v
-            da = u - ma[j]
-            db = v - mb[j]
-            cab[j] += da * db if ok else 0.0
-            vbb[j] += db * db if ok else 0.0
+            jj = j0 + uintp(j)
+            jb = bj0 + uintp(j)
+            saj, sbj, mj, lj, hj = sa[j], sb[j], m[j], blo[j], bhi[j]
+            for q in range(ROW_UNROLL):
+                u = src[a + uintp(q), jj]
+                v = bsrc[ab + uintp(q), 0] if shared else bsrc[ab + uintp(q), jb]
+                saj, sbj, mj, lj, hj = _pair_sums_step(u, v, saj, sbj, mj, lj, hj)
+            sa[j], sb[j], m[j], blo[j], bhi[j] = saj, sbj, mj, lj, hj
+        i += ROW_UNROLL
+    for t in range(i, r):
+        a = i0 + uintp(t)
+        ab = bi0 + uintp(t)
+        for j in range(c):
+            u = src[a, j0 + uintp(j)]
+            v = bsrc[ab, 0] if shared else bsrc[ab, bj0 + uintp(j)]
+            sa[j], sb[j], m[j], blo[j], bhi[j] = _pair_sums_step(
+                u, v, sa[j], sb[j], m[j], blo[j], bhi[j]
+            )
+
+
+@njit(cache=True)
+def _pair_products_step(u, v, maj, mbj, cj, vj):  # type: ignore[no-untyped-def]
+    ok = u == u and v == v
+    da = u - maj
+    db = v - mbj
+    cj += da * db if ok else 0.0
+    vj += db * db if ok else 0.0
+    return cj, vj
+
+
+@njit(cache=True)
+def _pair_products(src, i0, j0, bsrc, bi0, bj0, shared, r, c, ma, mb, cab, vbb):  # type: ignore[no-untyped-def]
+    i = 0
+    while i + ROW_UNROLL <= r:
+        a = i0 + uintp(i)
+        ab = bi0 + uintp(i)
+        for j in range(c):
+            jj = j0 + uintp(j)
+            jb = bj0 + uintp(j)
+            maj, mbj, cj, vj = ma[j], mb[j], cab[j], vbb[j]
+            for q in range(ROW_UNROLL):
+                u = src[a + uintp(q), jj]
+                v = bsrc[ab + uintp(q), 0] if shared else bsrc[ab + uintp(q), jb]
+                cj, vj = _pair_products_step(u, v, maj, mbj, cj, vj)
+            cab[j], vbb[j] = cj, vj
+        i += ROW_UNROLL
+    for t in range(i, r):
+        a = i0 + uintp(t)
+        ab = bi0 + uintp(t)
+        for j in range(c):
+            u = src[a, j0 + uintp(j)]
+            v = bsrc[ab, 0] if shared else bsrc[ab, bj0 + uintp(j)]
+            cab[j], vbb[j] = _pair_products_step(u, v, ma[j], mb[j], cab[j], vbb[j])
+
+
+@njit(cache=True)
+def _beta_alpha_chunk(x, bench, j0, c, risk_free, periods_per_year, out):  # type: ignore[no-untyped-def]
+    """``beta_alpha_nb`` for the columns ``j0:j0 + c``."""
+    n = x.shape[0]
+    shared = bench.shape[1] == 1
+    sa = np.zeros(c)
+    sb = np.zeros(c)
+    m = np.zeros(c)
+    blo = np.full(c, np.inf)
+    bhi = np.full(c, -np.inf)
+    cab = np.zeros(c)
+    vbb = np.zeros(c)
+    zero = uintp(0)
+    # read in place: x row-major and the benchmark one column or row-major too
+    direct = row_major(x) and (shared or row_major(bench))
+    tile = np.empty((TILE_ROWS, TILE_COLS) if not direct else (0, 0))
+    btile = np.empty((TILE_ROWS, TILE_COLS) if not (direct or shared) else (0, 0))
+    if direct:
+        _pair_sums(x, zero, uintp(j0), bench, zero, uintp(j0), shared, n, c, sa, sb, m, blo, bhi)
+    else:
+        for i0 in range(0, n, TILE_ROWS):
+            r = min(TILE_ROWS, n - i0)
+            load_tile(x, i0, j0, tile)
+            if shared:
+                _pair_sums(tile, zero, zero, bench, uintp(i0), zero, shared, r, c, sa, sb, m, blo, bhi)
+            else:
+                _load_bench_tile(bench, i0, j0, btile)
+                _pair_sums(tile, zero, zero, btile, zero, zero, shared, r, c, sa, sb, m, blo, bhi)
+    ma = sa / np.maximum(m, 1.0)
+    mb = sb / np.maximum(m, 1.0)
+    if direct:
+        _pair_products(x, zero, uintp(j0), bench, zero, uintp(j0), shared, n, c, ma, mb, cab, vbb)
+    else:
+        for i0 in range(0, n, TILE_ROWS):
+            r = min(TILE_ROWS, n - i0)
+            load_tile(x, i0, j0, tile)
+            if shared:
+                _pair_products(tile, zero, zero, bench, uintp(i0), zero, shared, r, c, ma, mb, cab, vbb)
+            else:
+                _load_bench_tile(bench, i0, j0, btile)
+                _pair_products(tile, zero, zero, btile, zero, zero, shared, r, c, ma, mb, cab, vbb)
+    for j in range(c):
+        mj = m[j]
+        if mj < 2.0:
+            continue
+        # a constant benchmark has exactly zero variance (not a rounding residue)
+        var_b = 0.0 if blo[j] == bhi[j] else vbb[j] / mj
+        if var_b < _TINY_VARIANCE:
+            continue
+        beta = (cab[j] / mj) / var_b
+        out[0, j0 + j] = beta
+        # mean of (r - rf) - beta (b - rf)
+        mean_alpha = (ma[j] - risk_free) - beta * (mb[j] - risk_free)
+        out[1, j0 + j] = (1.0 + mean_alpha) ** periods_per_year - 1.0
 
 
 @njit(cache=True, parallel=True)
@@ -430,52 +541,11 @@ def beta_alpha_nb(x, bench, risk_free, periods_per_year):  # type: ignore[no-unt
     side is NaN are dropped pairwise. Two passes (means, then co-moments), each
     reading both panels in their memory order.
     """
-    n, k = x.shape
+    k = x.shape[1]
     out = np.full((2, k), np.nan)
-    for blk in prange(n_blocks(k)):
-        j0 = blk * TILE_COLS
-        c = min(TILE_COLS, k - j0)
-        tile = np.empty((TILE_ROWS, TILE_COLS))
-        btile = np.empty((TILE_ROWS, TILE_COLS))
-        sa = np.zeros(TILE_COLS)
-        sb = np.zeros(TILE_COLS)
-        m = np.zeros(TILE_COLS)
-        blo = np.full(TILE_COLS, np.inf)
-        bhi = np.full(TILE_COLS, -np.inf)
-        direct = row_major(x)
-        for i0 in range(0, n, TILE_ROWS):
-            r = min(TILE_ROWS, n - i0)
-            _load_bench_tile(bench, i0, j0, btile)
-            if direct:
-                _pair_sums(x, i0, j0, btile, r, c, sa, sb, m, blo, bhi)
-            else:
-                load_tile(x, i0, j0, tile)
-                _pair_sums(tile, 0, 0, btile, r, c, sa, sb, m, blo, bhi)
-        ma = sa / np.maximum(m, 1.0)
-        mb = sb / np.maximum(m, 1.0)
-        cab = np.zeros(TILE_COLS)
-        vbb = np.zeros(TILE_COLS)
-        for i0 in range(0, n, TILE_ROWS):
-            r = min(TILE_ROWS, n - i0)
-            _load_bench_tile(bench, i0, j0, btile)
-            if direct:
-                _pair_products(x, i0, j0, btile, r, c, ma, mb, cab, vbb)
-            else:
-                load_tile(x, i0, j0, tile)
-                _pair_products(tile, 0, 0, btile, r, c, ma, mb, cab, vbb)
-        for j in range(c):
-            mj = m[j]
-            if mj < 2.0:
-                continue
-            # a constant benchmark has exactly zero variance (not a rounding residue)
-            var_b = 0.0 if blo[j] == bhi[j] else vbb[j] / mj
-            if var_b < _TINY_VARIANCE:
-                continue
-            beta = (cab[j] / mj) / var_b
-            out[0, j0 + j] = beta
-            # mean of (r - rf) - beta (b - rf)
-            mean_alpha = (ma[j] - risk_free) - beta * (mb[j] - risk_free)
-            out[1, j0 + j] = (1.0 + mean_alpha) ** periods_per_year - 1.0
+    w = chunk_cols(x) if bench.shape[1] == 1 or row_major(bench) else TILE_COLS
+    for blk in prange((k + w - 1) // w):
+        _beta_alpha_chunk(x, bench, blk * w, min(w, k - blk * w), risk_free, periods_per_year, out)
     return out
 
 

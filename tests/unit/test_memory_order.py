@@ -15,7 +15,7 @@ import numpy as np
 import pytest
 
 from quantcore import drawdown, metrics, returns, risk
-from quantcore._kernels.tiles import TILE_COLS, TILE_ROWS
+from quantcore._kernels.tiles import CHUNK_MIN_COLS, TILE_COLS, TILE_ROWS
 from quantcore._validation import as_float64_2d
 
 
@@ -53,8 +53,12 @@ CALLS: dict[str, Callable[[np.ndarray, np.ndarray], Any]] = {
     "summary": lambda r, b: metrics.summary(r, b).to_numpy(),
 }
 
-# shapes around the tile edges: partial row and column tiles, one column, one row
-SHAPES = [(2 * TILE_ROWS + 7, TILE_COLS + 5), (TILE_ROWS, TILE_COLS), (300, 9), (1, 8), (130, 1)]
+# shapes around the tile edges: partial row and column tiles, one column, one row, and
+# a row-major panel wide enough to be split into column chunks (the last one narrower)
+SHAPES = [
+    (2 * TILE_ROWS + 7, TILE_COLS + 5), (TILE_ROWS, TILE_COLS), (300, 9), (1, 8), (130, 1),
+    (23, 4 * CHUNK_MIN_COLS + 13),
+]  # fmt: skip
 
 
 @pytest.mark.parametrize("name", sorted(CALLS))
