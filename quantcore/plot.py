@@ -27,6 +27,7 @@ import pandas as pd
 from quantcore import drawdown as _drawdown
 from quantcore import returns as _returns
 from quantcore import risk as _risk
+from quantcore import rolling as _rolling
 from quantcore._records import TRADE_SHORT
 
 if TYPE_CHECKING:
@@ -310,8 +311,10 @@ def rolling_sharpe_volatility(
     Over each window of :math:`w` returns,
     :math:`SR = \\sqrt{P}\\, \\bar r / s` and :math:`\\sigma = \\sqrt{P}\\, s` with
     :math:`s` the sample standard deviation (ddof=1): the windowed
-    :func:`quantcore.metrics.sharpe_ratio` and :func:`quantcore.risk.volatility`.
-    A window with zero variance has a NaN Sharpe ratio.
+    :func:`quantcore.metrics.sharpe_ratio` and :func:`quantcore.risk.volatility`,
+    computed by :func:`quantcore.rolling.rolling_sharpe` and
+    :func:`quantcore.rolling.rolling_volatility`. A window of equal returns has a
+    NaN Sharpe ratio and a volatility of exactly 0; a window holding a NaN is NaN.
 
     Examples
     --------
@@ -321,16 +324,10 @@ def rolling_sharpe_volatility(
     >>> [ax.get_ylabel() for ax in fig.axes]
     ['Sharpe ratio', 'volatility']
     """
-    if not isinstance(window, int | np.integer) or window < 2:
-        raise ValueError(f"window must be an integer >= 2, got {window!r}")
-    if not (np.isfinite(periods_per_year) and periods_per_year > 0):
-        raise ValueError(f"periods_per_year must be finite and > 0, got {periods_per_year!r}")
     r = _series(returns, "returns", "strategy")
-    roll = r.rolling(window, min_periods=window)
-    mean, std = roll.mean(), roll.std(ddof=1)
-    ann = float(np.sqrt(periods_per_year))
-    sharpe = (mean / std.where(std > 1e-15)) * ann
-    vol = std * ann
+    # the library's rolling kernels (validation of window and periods_per_year included)
+    sharpe = _rolling.rolling_sharpe(r, window, periods_per_year=periods_per_year)
+    vol = _rolling.rolling_volatility(r, window, periods_per_year=periods_per_year)
     fig = _figure(2, figsize=(10.0, 5.5), sharex=True)
     top, bottom = fig.axes
     top.plot(sharpe.index, sharpe.to_numpy(), color=_COLORS[0], lw=1.0)

@@ -205,3 +205,25 @@ def test_c_and_f_order_bit_identical_serial_and_parallel(k: int) -> None:
     assert np.array_equal(
         rolling_volatility(c, 17)[:, -1], rolling_volatility(r[:, -1], 17), equal_nan=True
     )
+
+
+def test_the_tear_sheet_figure_draws_these_functions() -> None:
+    # quantcore.plot.rolling_sharpe_volatility computes nothing itself: its lines are
+    # exactly the rolling functions' values (one engine), including the NaN windows
+    from quantcore import plot
+
+    rng = np.random.default_rng(8)
+    r = pd.Series(rng.normal(0.0004, 0.01, 400))
+    r.iloc[100] = np.nan
+    r.iloc[200:230] = 0.001  # a flat stretch: volatility exactly 0, Sharpe NaN
+    fig = plot.rolling_sharpe_volatility(r, window=20, periods_per_year=52)
+    top, bottom = fig.axes
+    want_sr = rolling_sharpe(r, 20, periods_per_year=52).to_numpy()
+    want_vol = rolling_volatility(r, 20, periods_per_year=52).to_numpy()
+    assert np.array_equal(top.lines[0].get_ydata(), want_sr, equal_nan=True)
+    assert np.array_equal(bottom.lines[0].get_ydata(), want_vol, equal_nan=True)
+    assert np.isnan(want_sr[100:120]).all() and (want_vol[229] == 0.0)
+    with pytest.raises(ValueError, match="window"):
+        plot.rolling_sharpe_volatility(r, window=1)
+    with pytest.raises(ValueError, match="periods_per_year"):
+        plot.rolling_sharpe_volatility(r, window=5, periods_per_year=0)
