@@ -38,6 +38,8 @@ _FIRST_CA = _k.SPLIT  # kinds >= this are corporate actions
 _REQUIRED = ("symbol", "date", "type", "quantity", "price")
 _MAX_FIXED = 9.2e10  # |value| limit so that value * 1e8 fits in int64
 _MAX_DECIMAL = Decimal(int(_MAX_FIXED))
+_MAX_UNITS = int(_MAX_FIXED) * SCALE  # the same limit in 1e-8 units
+_ONE = Decimal(1)
 _EPOCH = np.datetime64("1970-01-01", "D")
 
 
@@ -123,6 +125,18 @@ def _fixed_column(
     if col.dtype == object:  # Decimal or str: convert exactly
         out = np.empty(len(df), dtype=np.int64)
         for i, v in enumerate(col.to_numpy()):
+            if type(v) is Decimal:  # the common case (the service's ledger): no rounding needed
+                try:
+                    units = v.scaleb(8)
+                    iv = int(units)
+                except (ValueError, OverflowError):  # NaN, infinities: the slow path names them
+                    pass
+                else:
+                    if units != iv:
+                        iv = int(units.quantize(_ONE, rounding=ROUND_HALF_UP))
+                    if -_MAX_UNITS < iv < _MAX_UNITS:
+                        out[i] = iv
+                        continue
             if (default is not None or (missing_ok is not None and missing_ok[i])) and _missing(v):
                 out[i] = 0
                 continue
@@ -132,7 +146,7 @@ def _fixed_column(
                     raise InvalidOperation
             except (InvalidOperation, ValueError):
                 raise ValueError(f"{_label(df, i)}: {name} must be a finite number, got {v!r}") from None
-            out[i] = int(d.scaleb(8).quantize(Decimal(1), rounding=ROUND_HALF_UP))
+            out[i] = int(d.scaleb(8).quantize(_ONE, rounding=ROUND_HALF_UP))
         return out
     try:
         values = col.to_numpy(dtype=np.float64, na_value=np.nan)
