@@ -650,3 +650,16 @@ def test_csv_bad_lines_name_their_field(priced: Api) -> None:
         (9, "symbol", "required"),
     ]
     assert _ledger(api, pid, headers) == []
+
+
+def test_statements_above_the_default_body_limit_are_accepted(priced: Api) -> None:
+    # the app's JSON bodies stop at QC_MAX_BODY_BYTES (1 MiB); a statement may be larger
+    api = priced
+    _, headers = api.user("large")
+    pid = _portfolio(api, headers)
+    row = f"2025-01-02,buy,AAPL,1,100,{'x' * 1000}\n"
+    text = "date,type,symbol,quantity,price,memo\n" + row * 2100  # 2.1 MB
+    assert len(text) > 2 * 10**6
+    r = _import(api, pid, headers, text.encode(), name="big.csv", dry_run=True)
+    assert r.status_code == 200, r.text[:300]
+    assert (r.json()["added"], r.json()["errors"]) == (2100, [])
