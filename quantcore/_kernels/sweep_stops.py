@@ -2,15 +2,33 @@
 
 For a long-only, all-in, fractional-share backtest filled at the close (the case of
 :func:`quantcore._kernels.sweep_fast.ma_cross_row_nb`) with fixed ``sl_stop``,
-``tp_stop`` and ``time_stop`` levels, a trade entered at bar ``t`` ends at the first
-of: the first bar after ``t`` whose low reaches the loss level, the first whose
-high reaches the profit level, the time stop, the next exit signal. The first two
-are found by binary lifting over sparse tables of range minima of the lows and
-maxima of the highs (:func:`first_at_or_below_nb`), so a row costs O(log n) per
-trade, not a bar-by-bar scan. The fill at the stop bar comes from the engine's own
-:func:`~quantcore._kernels.orders.stop_price_nb`; entries and exits go through
-the order engine's sizing and fills; the holding's returns and drawdown come from
-the close-price prefix sums and trees of :mod:`quantcore._kernels.sweep_fast`.
+``tp_stop``, ``trail_stop`` and ``time_stop`` levels, a trade entered at bar ``t``
+ends at the first of: the first bar after ``t`` whose low reaches the loss level
+(fixed, or trailing below the highest high since the entry), the first whose high
+reaches the profit level, the time stop, the next exit signal.
+
+* The first fixed-level hits are found by binary lifting over sparse tables of
+  range minima of the lows and maxima of the highs (:func:`first_at_or_below_nb`).
+* The first trailing hit, ``lo[u] <= max(p_t, max h[t+1 .. u-1]) * (1 - trail)``,
+  by binary lifting over the same tables plus a sparse table of each block's
+  inner ratio ``min_{v} lo[v] / max_{s < v} h[s]`` (:func:`trail_table_nb`,
+  :func:`first_trail_hit_nb`); the block test is conservative and a single bar is
+  checked with the engine's own expression, so the hit bar is the engine's.
+* Every (entry signal, distinct level) pair's first hit is computed once and
+  shared by the rows. So is the rest of the trade where the grid is small enough:
+  a trade's returns, extremes and inner drawdown relative to the equity it
+  starts from (:func:`trade_summary_nb`) depend on its entry bar, exit bar, exit
+  price and fees only, not on the cash carried in. A row then costs, per trade,
+  the engine's exact entry and exit (:mod:`quantcore._kernels.orders`, so cash,
+  PnL and the final equity are computed as the per-bar engine computes them)
+  and O(1) to fold the summary into the metrics.
+
+Trades the summaries do not cover (a time stop before the exit signal, a fixed
+and a trailing stop hit on the same bar, a position open at the end, or grids
+whose summaries would take too much memory) are accounted directly: the fill at
+the stop bar from :func:`~quantcore._kernels.orders.stop_price_nb`, the holding's
+returns and drawdown from the close-price prefix sums and trees of
+:mod:`quantcore._kernels.sweep_fast`.
 """
 
 from __future__ import annotations
@@ -28,14 +46,39 @@ from quantcore._kernels.orders import (
     stop_price_nb,
 )
 from quantcore._kernels.sweep_fast import (
+    _dd_add,
+    extrema_nb,
     extrema_table_nb,
     fold_bar_nb,
     fold_holding_nb,
     price_tree_nb,
     return_prefix_nb,
+    tree_query_nb,
 )
 
-__all__ = ["first_at_or_below_nb", "next_signal_nb", "stop_grid_nb"]
+__all__ = [
+    "MAX_SUMMARIES",
+    "first_at_or_below_nb",
+    "first_trail_hit_nb",
+    "next_signal_nb",
+    "stop_grid_nb",
+    "trade_summary_nb",
+    "trail_table_nb",
+]
+
+#: Largest number of trade summaries (fee levels x entry signals x (distinct
+#: stop levels + 1)) a stop grid precomputes; above it every trade is accounted
+#: directly (same results, more work per row). 64 bytes each: 64 MB at the cap.
+MAX_SUMMARIES = 1_000_000
+
+# fields of a trade summary (:func:`trade_summary_nb`): one 64-byte line
+_S_SUMS = 0  # 3: sums of r, r**2, min(r, 0)**2 over the trade's bars
+_S_TOP = 3  # highest equity over the trade's bars / the equity it started from
+_S_BOTTOM = 4  # lowest, likewise
+_S_INNER = 5  # lowest equity / running peak within the trade (1: none)
+_S_PRICE = 6  # exit order price
+_S_SLIP = 7  # slippage the exit pays
+N_SUMMARY = 8
 
 
 @njit(cache=True)
@@ -79,15 +122,189 @@ def first_at_or_below_nb(
 
 
 @njit(cache=True)
+def trail_table_nb(
+    h: np.ndarray, lo: np.ndarray, ext_h: np.ndarray, ext_lo: np.ndarray
+) -> np.ndarray:
+    """Sparse table of inner ratios: ``[l, s] = min lo[v] / max h[s .. v - 1]`` over ``v`` in
+    ``(s, s + 2**l)`` (``inf`` for one bar), for the trailing-stop search.
+
+    ``ext_h``/``ext_lo`` are :func:`~quantcore._kernels.sweep_fast.extrema_table_nb`
+    of the highs and the lows. Two halves combine as ``min(A, B, min lo(B) / max h(A))``.
+
+    Examples
+    --------
+    >>> h = np.array([10.0, 12.0, 11.0, 13.0]); lo = np.array([9.0, 10.0, 9.0, 12.0])
+    >>> tab = trail_table_nb(h, lo, extrema_table_nb(h), extrema_table_nb(lo))
+    >>> float(tab[2, 0])  # 9 (bar 2) under the high 12 (bar 1)
+    0.75
+    """
+    n = h.shape[0]
+    levels = ext_h.shape[1]
+    tab = np.full((levels, n + 1), np.inf)
+    for lv in range(1, levels):
+        half = 1 << (lv - 1)
+        for s in range(n - (1 << lv) + 1):
+            cross = lo[ext_lo[1, lv - 1, s + half]] / h[ext_h[0, lv - 1, s]]
+            tab[lv, s] = min(tab[lv - 1, s], tab[lv - 1, s + half], cross)
+    return tab
+
+
+@njit(cache=True)
+def first_trail_hit_nb(
+    h: np.ndarray, lo: np.ndarray, ext_h: np.ndarray, ext_lo: np.ndarray, tab: np.ndarray,
+    t: int, anchor: float, trail: float,
+) -> int:  # fmt: skip
+    """First bar ``u > t`` whose low reaches a long's trailing level (``n`` if none).
+
+    The level on bar ``u`` is ``M * (1 - trail)``, ``M = max(anchor, h[t + 1 .. u - 1])``
+    (the engine updates its extreme after each bar's check). Whole blocks are
+    skipped, largest first, when neither their lowest low reaches the level of
+    the running ``M`` nor their inner ratio (:func:`trail_table_nb`) comes within
+    rounding of ``1 - trail``; a single bar is decided with the engine's
+    expression ``lo[u] <= M * (1 - trail)``, so a block let through by the
+    rounding margin costs a restart, never a wrong bar. O(log n).
+    """
+    n = h.shape[0]
+    c = 1.0 - trail
+    screen = c * (1.0 + 1e-12)
+    top = tab.shape[0] - 1
+    lv = top
+    cm = anchor
+    u = t + 1
+    while u < n:
+        span = 1 << lv
+        if u + span > n:
+            lv -= 1
+            continue
+        level = cm * c
+        if lv == 0:
+            if lo[u] <= level:
+                return u
+            if h[u] > cm:
+                cm = h[u]
+            u += 1
+            lv = top
+            continue
+        if lo[ext_lo[1, lv, u]] <= level or tab[lv, u] <= screen:
+            lv -= 1
+        else:
+            hm = h[ext_h[0, lv, u]]
+            if hm > cm:
+                cm = hm
+            u += span
+    return n
+
+
+@njit(cache=True)
+def _extreme(h: np.ndarray, ext_h: np.ndarray, t: int, u: int, anchor: float) -> float:
+    """The engine's trailing extreme checked on bar ``u``: ``max(anchor, h[t + 1 .. u - 1])``."""
+    if u - 1 >= t + 1:
+        i_max, _ = extrema_nb(h, ext_h, t + 1, u - 1)
+        if h[i_max] > anchor:
+            return h[i_max]
+    return anchor
+
+
+@njit(cache=True)
+def trade_summary_nb(
+    x: np.ndarray, pre: np.ndarray, ext: np.ndarray, idx: np.ndarray, mr: np.ndarray, t: int,
+    u: int, price: float, slip: float, fees: float, slippage: float, out: np.ndarray,
+) -> None:  # fmt: skip
+    """A trade entered at bar ``t``'s close and left at bar ``u``, from an equity of 1.
+
+    Writes the fields ``_S_*``: the sums of the trade's bar returns, their squares
+    and downside squares (entry bar, interior bars from the prefix sums ``pre``,
+    exit bar; summed in double-double), its highest and lowest equity and its
+    inner drawdown (``min`` over its bars of equity over the running peak within
+    the trade), the exit price and slippage. Entry and exit go through the order
+    engine as in the per-bar kernel.
+    """
+    p = x[t]
+    f = entry_fill_nb(p, 1, slippage)
+    q = order_units_nb(SIZE_PERCENT, 1.0, 1.0, 1.0, 1.0, f, fees, False)
+    cash1, fee_e = open_position_nb(1.0, q, f, fees)
+    eq = cash1 + q * p
+    h1 = l1 = h2 = l2 = h3 = l3 = 0.0
+    if eq != 1.0:
+        r = eq - 1.0
+        d = min(r, 0.0)
+        h1, l1 = _dd_add(h1, l1, r)
+        h2, l2 = _dd_add(h2, l2, r * r)
+        h3, l3 = _dd_add(h3, l3, d * d)
+    last = u - 1
+    if last > t:
+        h1, l1 = _dd_add(h1, l1, pre[0, last])
+        h1, l1 = _dd_add(h1, l1, -pre[0, t])
+        l1 += pre[1, last] - pre[1, t]
+        h2, l2 = _dd_add(h2, l2, pre[2, last])
+        h2, l2 = _dd_add(h2, l2, -pre[2, t])
+        l2 += pre[3, last] - pre[3, t]
+        h3, l3 = _dd_add(h3, l3, pre[4, last])
+        h3, l3 = _dd_add(h3, l3, -pre[4, t])
+        l3 += pre[5, last] - pre[5, t]
+    prev = cash1 + q * x[last]
+    cash2, _, _, _ = close_position_nb(cash1, q, 1, f, fee_e, price, fees, slip)
+    if cash2 != prev:
+        r = cash2 / prev - 1.0
+        d = min(r, 0.0)
+        h1, l1 = _dd_add(h1, l1, r)
+        h2, l2 = _dd_add(h2, l2, r * r)
+        h3, l3 = _dd_add(h3, l3, d * d)
+    i_max, i_min = extrema_nb(x, ext, t, last)
+    top = cash1 + q * x[i_max]
+    bottom = cash1 + q * x[i_min]
+    inner = 1.0
+    if last > t:
+        _, _, m, mt, ms = tree_query_nb(x, idx, mr, t, last)
+        if m < 1.0:
+            inner = (cash1 + q * x[mt]) / (cash1 + q * x[ms])
+    if cash2 < top:
+        inner = min(inner, cash2 / top)
+    out[_S_SUMS] = h1 + l1
+    out[_S_SUMS + 1] = h2 + l2
+    out[_S_SUMS + 2] = h3 + l3
+    out[_S_TOP] = max(top, cash2)
+    out[_S_BOTTOM] = min(bottom, cash2)
+    out[_S_INNER] = inner
+    out[_S_PRICE] = price
+    out[_S_SLIP] = slip
+
+
+@njit(cache=True)
+def _fold_summary(acc: np.ndarray, s: np.ndarray, start: float) -> None:
+    """Fold a trade summary into ``acc`` for a trade starting from equity ``start``.
+
+    The trade's sums are added in plain double precision (the per-bar engine adds
+    every bar's return so); the drawdown is ``min(lowest / peak carried in, inner)``.
+    """
+    acc[0] += s[_S_SUMS]
+    acc[2] += s[_S_SUMS + 1]
+    acc[4] += s[_S_SUMS + 2]
+    bottom = start * s[_S_BOTTOM]
+    peak = acc[6]
+    if bottom < acc[7] * peak:  # a division only when it may set a record
+        low = bottom / peak
+        if low < acc[7]:
+            acc[7] = low
+    if s[_S_INNER] < acc[7]:
+        acc[7] = s[_S_INNER]
+    top = start * s[_S_TOP]
+    if top > peak:
+        acc[6] = top
+
+
+@njit(cache=True)
 def _row(
     o: np.ndarray, h: np.ndarray, lo: np.ndarray, x: np.ndarray, nxt_e: np.ndarray,
-    nxt_x: np.ndarray, slot: np.ndarray, hit_sl: np.ndarray, hit_tp: np.ndarray, a_sl: int,
-    a_tp: int, pre: np.ndarray, ext: np.ndarray, idx: np.ndarray, mr: np.ndarray, first: int,
-    sl: float, tp: float,
+    nxt_x: np.ndarray, slot: np.ndarray, hit_sl: np.ndarray, hit_tp: np.ndarray,
+    hit_tr: np.ndarray, a_sl: int, a_tp: int, a_tr: int, summ: np.ndarray, base: int,
+    w_tp: int, w_tr: int, n_e: int, pre: np.ndarray, ext: np.ndarray, ext_h: np.ndarray,
+    idx: np.ndarray, mr: np.ndarray, first: int, sl: float, tp: float, trail: float,
     time_stop: float, fees: float, size: float, init_cash: float, slippage: float,
     periods_per_year: float, out: np.ndarray, acc: np.ndarray,
 ) -> None:  # fmt: skip
     n = x.shape[0]
+    use_summ = summ.shape[0] > 0
     acc[:6] = 0.0
     acc[6] = init_cash
     acc[7] = 1.0
@@ -108,36 +325,66 @@ def _row(
         if not q > 0.0:
             t = nxt_e[t + 1]
             continue
+        start = cash
         cash, entry_fee = open_position_nb(cash, q, f, fees)
-        eq = cash + q * p
-        fold_bar_nb(eq, prev, acc)
-        prev = eq
+        i = slot[t]
         # the bar the position would leave on without price stops
-        end = nxt_x[t + 1]
+        sig_end = nxt_x[t + 1]
+        end = sig_end
         if time_stop == time_stop and t + time_stop < end:
             end = t + int(time_stop)
         last = min(end, n - 1)
-        hit = n
+        ls = n
+        lt = n
+        lp = n
         if sl == sl:
-            hit = int(hit_sl[slot[t], a_sl])
+            ls = int(hit_sl[a_sl, i])
+        if trail == trail:
+            lt = int(hit_tr[a_tr, i])
         if tp == tp:
-            hit = min(hit, int(hit_tp[slot[t], a_tp]))
+            lp = int(hit_tp[a_tp, i])
+        loss = min(ls, lt)
+        hit = min(loss, lp)
+        col = -1  # the summary column of this trade's exit, -1: account it directly
         if hit <= last:
-            oh, hh, lh = float(o[hit]), float(h[hit]), float(lo[hit])
-            price, _ = stop_price_nb(1, p, p, oh, hh, lh, sl, tp, np.nan)
             u = hit
-            slip = 0.0
+            if loss > lp:
+                col = 1 + w_tp + a_tp
+            elif ls < lt:
+                col = 1 + a_sl
+            elif lt < ls:
+                col = 1 + w_tr + a_tr
         elif end < n:
-            price = x[end]
             u = end
-            slip = slippage
+            if end == sig_end:
+                col = 0
         else:  # open at the end: marked to market at the last close
+            fold_bar_nb(cash + q * p, prev, acc)
             held = q
             entry = t
             break
-        fold_holding_nb(x, pre, ext, idx, mr, t, u - 1, cash, q, acc)
-        prev = cash + q * x[u - 1]
-        cash, pnl, _, _ = close_position_nb(cash, q, 1, f, entry_fee, price, fees, slip)
+        if use_summ and col >= 0:
+            s = summ[(base + col) * n_e + i]
+            cash, pnl, _, _ = close_position_nb(
+                cash, q, 1, f, entry_fee, s[_S_PRICE], fees, s[_S_SLIP]
+            )
+            _fold_summary(acc, s, start)
+        else:
+            eq = cash + q * p
+            fold_bar_nb(eq, prev, acc)
+            if hit <= last:
+                price, _ = stop_price_nb(
+                    1, p, _extreme(h, ext_h, t, u, p), o[u], h[u], lo[u], sl, tp, trail
+                )
+                slip = 0.0
+            else:
+                price = x[u]
+                slip = slippage
+            fold_holding_nb(x, pre, ext, idx, mr, t, u - 1, cash, q, acc)
+            prev = cash + q * x[u - 1]
+            cash, pnl, _, _ = close_position_nb(cash, q, 1, f, entry_fee, price, fees, slip)
+            fold_bar_nb(cash, prev, acc)
+        prev = cash
         n_closed += 1
         if pnl > 0.0:
             n_wins += 1
@@ -145,8 +392,6 @@ def _row(
         elif pnl < 0.0:
             gross_loss -= pnl
         exposed += u - t
-        fold_bar_nb(cash, prev, acc)
-        prev = cash
         t = nxt_e[u + 1]
     n_trades = n_closed
     if held != 0.0:
@@ -172,21 +417,25 @@ def stop_grid_nb(
     exits: np.ndarray,
     sl: np.ndarray,
     tp: np.ndarray,
+    trail: np.ndarray,
     time_stop: np.ndarray,
     fees: np.ndarray,
     size: np.ndarray,
     init_cash: float,
     slippage: float,
     periods_per_year: float,
+    max_summaries: int = MAX_SUMMARIES,
 ) -> np.ndarray:
     """Metrics rows of one asset's signals under ``m`` rows of stop levels, fees and sizes.
 
     Long only, ``size >= 1`` percent of equity, leverage 1, fractional shares,
-    fills at the close, no trailing stop; prices finite and positive from
-    ``first`` on (the lows and highs too). ``sl, tp, time_stop`` are NaN where off.
-    Equals :func:`~quantcore._kernels.sweep.sweep_signals_nb` row for row (the
-    per-bar engine) to rounding. Tables shared by all rows are built once;
-    memory O(n log n + m).
+    fills at the close; prices finite and positive from ``first`` on (the lows
+    and highs too). ``sl, tp, trail, time_stop`` are NaN where off. Equals
+    :func:`~quantcore._kernels.sweep.sweep_signals_nb` row for row (the per-bar
+    engine) to rounding. Tables shared by all rows are built once; memory
+    O(n log n + entries x distinct levels x distinct fees + m). Trade summaries
+    are precomputed when there are at most ``max_summaries`` of them (0: every
+    trade accounted directly).
     """
     m = sl.shape[0]
     n = x.shape[0]
@@ -196,6 +445,8 @@ def stop_grid_nb(
     pre = return_prefix_nb(x, first)
     ext = extrema_table_nb(x)
     idx, mr = price_tree_nb(x, first)
+    ext_h = extrema_table_nb(h)
+    ext_lo = extrema_table_nb(lo)
     # the first stop bar of every (entry bar, distinct level), shared by the rows
     slot = np.full(n + 1, -1, dtype=np.int64)
     bars = np.empty(n, dtype=np.int64)
@@ -206,20 +457,96 @@ def stop_grid_nb(
         bars[n_e] = t
         n_e += 1
         t = nxt_e[t + 1]
+    bars = bars[:n_e]
     sl_levels, a_sl = _levels(sl)
     tp_levels, a_tp = _levels(tp)
-    hit_sl = _hits(lo, extrema_table_nb(lo), 1, 1.0, bars[:n_e], x, sl_levels, -1.0)
-    hit_tp = _hits(h, extrema_table_nb(h), 0, -1.0, bars[:n_e], x, tp_levels, 1.0)
+    tr_levels, a_tr = _levels(trail)
+    fee_levels, a_fee = _levels(fees)
+    hit_sl = _hits(lo, ext_lo, 1, 1.0, bars, x, sl_levels, -1.0)
+    hit_tp = _hits(h, ext_h, 0, -1.0, bars, x, tp_levels, 1.0)
+    if np.isnan(trail).all():
+        hit_tr = np.full((1, n_e), n, dtype=np.int32)
+    else:
+        hit_tr = _trail_hits(h, lo, ext_h, ext_lo, bars, x, tr_levels)
+    # trade summaries per (fee level, exit column, entry): the signal exit, then
+    # one column per stop-loss, take-profit and trailing level; a row's trades
+    # walk each column's entries in order
+    w_tp = sl_levels.shape[0]
+    w_tr = w_tp + tp_levels.shape[0]
+    width = 1 + w_tr + tr_levels.shape[0]
+    n_sum = fee_levels.shape[0] * n_e * width
+    if n_sum <= max_summaries:
+        summ = _summaries(
+            o, h, lo, x, pre, ext, ext_h, idx, mr, bars, nxt_x, hit_sl, hit_tp, hit_tr,
+            sl_levels, tp_levels, tr_levels, fee_levels, slippage, width,
+        )  # fmt: skip
+    else:
+        summ = np.empty((0, N_SUMMARY))
+    # lanes take consecutive rows (neighbours share stop levels, so their trades
+    # read the same summary columns); rows cost alike (the same entry signals)
     lanes = min(m, 64)
+    per = -(-m // lanes)
     for lane in prange(lanes):
         acc = np.empty(8)
-        for c in range(lane, m, lanes):
+        for c in range(lane * per, min(lane * per + per, m)):
             _row(
-                o, h, lo, x, nxt_e, nxt_x, slot, hit_sl, hit_tp, a_sl[c], a_tp[c], pre, ext,
-                idx, mr, first, sl[c], tp[c], time_stop[c], fees[c], size[c], init_cash,
+                o, h, lo, x, nxt_e, nxt_x, slot, hit_sl, hit_tp, hit_tr, a_sl[c], a_tp[c],
+                a_tr[c], summ, a_fee[c] * width, w_tp, w_tr, n_e, pre, ext, ext_h, idx, mr,
+                first, sl[c], tp[c], trail[c], time_stop[c], fees[c], size[c], init_cash,
                 slippage, periods_per_year, out[c], acc,
             )  # fmt: skip
     return out
+
+
+@njit(cache=True, parallel=True)
+def _summaries(
+    o: np.ndarray, h: np.ndarray, lo: np.ndarray, x: np.ndarray, pre: np.ndarray,
+    ext: np.ndarray, ext_h: np.ndarray, idx: np.ndarray, mr: np.ndarray, bars: np.ndarray,
+    nxt_x: np.ndarray, hit_sl: np.ndarray, hit_tp: np.ndarray, hit_tr: np.ndarray,
+    sl_levels: np.ndarray, tp_levels: np.ndarray, tr_levels: np.ndarray,
+    fee_levels: np.ndarray, slippage: float, width: int,
+) -> np.ndarray:  # fmt: skip
+    """Row ``(fee * width + col) * n_e + i`` is :func:`trade_summary_nb` of entry ``i``
+    leaving by exit column ``col`` (see :func:`stop_grid_nb`); zeros where that
+    exit never happens."""
+    n = x.shape[0]
+    n_e = bars.shape[0]
+    w_tp = sl_levels.shape[0]
+    w_tr = w_tp + tp_levels.shape[0]
+    nan = np.nan
+    summ = np.zeros((fee_levels.shape[0] * n_e * width, N_SUMMARY))
+    for task in prange(fee_levels.shape[0] * n_e):
+        fee = task // n_e
+        fees = fee_levels[fee]
+        i = task % n_e
+        t = bars[i]
+        p = x[t]
+        base = fee * width
+        u = nxt_x[t + 1]
+        if u < n:
+            trade_summary_nb(x, pre, ext, idx, mr, t, u, x[u], slippage, fees, slippage,
+                             summ[base * n_e + i])  # fmt: skip
+        for a in range(sl_levels.shape[0]):
+            u = hit_sl[a, i]
+            if u < n:
+                price, _ = stop_price_nb(1, p, p, o[u], h[u], lo[u], sl_levels[a], nan, nan)
+                trade_summary_nb(x, pre, ext, idx, mr, t, u, price, 0.0, fees, slippage,
+                                 summ[(base + 1 + a) * n_e + i])  # fmt: skip
+        for a in range(tp_levels.shape[0]):
+            u = hit_tp[a, i]
+            if u < n:
+                price, _ = stop_price_nb(1, p, p, o[u], h[u], lo[u], nan, tp_levels[a], nan)
+                trade_summary_nb(x, pre, ext, idx, mr, t, u, price, 0.0, fees, slippage,
+                                 summ[(base + 1 + w_tp + a) * n_e + i])  # fmt: skip
+        for a in range(hit_tr.shape[0]):
+            u = hit_tr[a, i]
+            if u < n:
+                price, _ = stop_price_nb(
+                    1, p, _extreme(h, ext_h, t, u, p), o[u], h[u], lo[u], nan, nan, tr_levels[a]
+                )
+                trade_summary_nb(x, pre, ext, idx, mr, t, u, price, 0.0, fees, slippage,
+                                 summ[(base + 1 + w_tr + a) * n_e + i])  # fmt: skip
+    return summ
 
 
 @njit(cache=True)
@@ -239,12 +566,27 @@ def _hits(
     y: np.ndarray, ext: np.ndarray, which: int, sign: float, bars: np.ndarray, x: np.ndarray,
     levels: np.ndarray, direction: float,
 ) -> np.ndarray:  # fmt: skip
-    """``[i, a]``: first bar after entry ``bars[i]`` reaching ``x * (1 + direction * levels[a])``."""
+    """``[a, i]``: first bar after entry ``bars[i]`` reaching ``x * (1 + direction * levels[a])``."""
     n = y.shape[0]
-    out = np.empty((bars.shape[0], levels.shape[0]), dtype=np.int64)
+    out = np.empty((levels.shape[0], bars.shape[0]), dtype=np.int32)
     for i in prange(bars.shape[0]):
         t = bars[i]
         for a in range(levels.shape[0]):
             level = x[t] * (1.0 + direction * levels[a])
-            out[i, a] = first_at_or_below_nb(y, ext, which, sign, t + 1, n - 1, level)
+            out[a, i] = first_at_or_below_nb(y, ext, which, sign, t + 1, n - 1, level)
+    return out
+
+
+@njit(cache=True, parallel=True)
+def _trail_hits(
+    h: np.ndarray, lo: np.ndarray, ext_h: np.ndarray, ext_lo: np.ndarray, bars: np.ndarray,
+    x: np.ndarray, levels: np.ndarray,
+) -> np.ndarray:  # fmt: skip
+    """``[a, i]``: first bar after entry ``bars[i]`` hitting the trailing stop ``levels[a]``."""
+    tab = trail_table_nb(h, lo, ext_h, ext_lo)
+    out = np.empty((levels.shape[0], bars.shape[0]), dtype=np.int32)
+    for i in prange(bars.shape[0]):
+        t = bars[i]
+        for a in range(levels.shape[0]):
+            out[a, i] = first_trail_hit_nb(h, lo, ext_h, ext_lo, tab, t, x[t], levels[a])
     return out

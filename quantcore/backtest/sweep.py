@@ -215,9 +215,9 @@ def run_signals(
 ) -> np.ndarray:  # fmt: skip
     """Metrics of one signal set under every option row (row ``c * k + j``).
 
-    Long-only, all-in, fractional, close-filled grids without a trailing stop go
-    through :func:`~quantcore._kernels.sweep_stops.stop_grid_nb` (O(log n) per
-    trade); anything else through the per-bar :func:`~quantcore._kernels.sweep.sweep_signals_nb`.
+    Long-only, all-in, fractional, close-filled grids go through
+    :func:`~quantcore._kernels.sweep_stops.stop_grid_nb` (O(log n) per trade, any
+    stops); anything else through the per-bar :func:`~quantcore._kernels.sweep.sweep_signals_nb`.
     """
     o, h, lo, close = _arrays(data, opts)
     use_open = opts.fill == "next_open"
@@ -231,16 +231,15 @@ def run_signals(
         and opts.size_type == "percent"
         and lev == 1.0
         and not integer
-        and bool(np.isnan(table[:, OPT_TRAIL]).all())
         and bool((table[:, OPT_SIZE] >= 1.0).all())
     )
     if fast:
         m, k = table.shape[0], close.shape[1]
         first = first_valid(close)
         out = np.empty((m * k, len(SWEEP_METRICS)))
-        sl, tp, ts, fees, size = (
+        sl, tp, trail, ts, fees, size = (
             np.ascontiguousarray(table[:, i])
-            for i in (OPT_SL, OPT_TP, OPT_TIME, OPT_FEES, OPT_SIZE)
+            for i in (OPT_SL, OPT_TP, OPT_TRAIL, OPT_TIME, OPT_FEES, OPT_SIZE)
         )
         for j in range(k):
             e = np.ascontiguousarray(entries[:, j])
@@ -248,7 +247,7 @@ def run_signals(
             out[j::k] = stop_grid_nb(
                 np.ascontiguousarray(o[:, j]), np.ascontiguousarray(h[:, j]),
                 np.ascontiguousarray(lo[:, j]), np.ascontiguousarray(close[:, j]), int(first[j]),
-                e, x, sl, tp, ts, fees, size, init, slip, ppy,
+                e, x, sl, tp, trail, ts, fees, size, init, slip, ppy,
             )  # fmt: skip
         return out
     return sweep_signals_nb(

@@ -21,9 +21,16 @@ from quantcore._kernels.sweep import (
     OPT_SL,
     OPT_TIME,
     OPT_TP,
+    OPT_TRAIL,
     sweep_signals_nb,
 )
-from quantcore._kernels.sweep_stops import stop_grid_nb
+from quantcore._kernels.sweep_fast import extrema_table_nb
+from quantcore._kernels.sweep_stops import (
+    MAX_SUMMARIES,
+    first_trail_hit_nb,
+    stop_grid_nb,
+    trail_table_nb,
+)
 from quantcore.backtest import SWEEP_METRICS, run, run_strategy, sweep
 
 MEAN_BASED = ("sharpe_ratio", "sortino_ratio")
@@ -101,6 +108,7 @@ def _market(draw: hs.DrawFn) -> dict:
     table = np.full((m, N_OPT), np.nan)
     table[:, OPT_SL] = rng.choice(stop, m)
     table[:, OPT_TP] = rng.choice(stop, m)
+    table[:, OPT_TRAIL] = rng.choice([np.nan, 0.005, 0.02, 0.05], m)
     table[:, OPT_TIME] = rng.choice([np.nan, 1.0, 3.0, 20.0], m)
     table[:, OPT_FEES] = rng.choice([0.0, 0.001, 0.02], m)
     table[:, OPT_SIZE] = rng.choice([1.0, 2.0], m)
@@ -112,12 +120,14 @@ def _market(draw: hs.DrawFn) -> dict:
 
 
 @settings(max_examples=150, deadline=None)
-@given(_market())
-def test_stop_grid_fast_path_equals_the_per_bar_engine(m: dict) -> None:
+@given(_market(), hs.sampled_from([MAX_SUMMARIES, 0]))
+def test_stop_grid_fast_path_equals_the_per_bar_engine(m: dict, max_summaries: int) -> None:
+    """With trade summaries (the default) and with every trade accounted directly."""
     t = m["table"]
     fast = stop_grid_nb(
         m["o"], m["h"], m["lo"], m["x"], 0, m["e"], m["xs"], *(np.ascontiguousarray(t[:, i]) for i in
-        (OPT_SL, OPT_TP, OPT_TIME, OPT_FEES, OPT_SIZE)), 1e4, m["slippage"], 252.0,
+        (OPT_SL, OPT_TP, OPT_TRAIL, OPT_TIME, OPT_FEES, OPT_SIZE)), 1e4, m["slippage"], 252.0,
+        max_summaries,
     )  # fmt: skip
     col = [np.asfortranarray(a[:, None]) for a in (m["o"], m["h"], m["lo"], m["x"])]
     slow = sweep_signals_nb(
@@ -128,6 +138,30 @@ def test_stop_grid_fast_path_equals_the_per_bar_engine(m: dict) -> None:
     other = [i for i in range(len(SWEEP_METRICS)) if i not in mean]
     np.testing.assert_allclose(fast[:, other], slow[:, other], rtol=1e-12, atol=0, equal_nan=True)
     np.testing.assert_allclose(fast[:, mean], slow[:, mean], rtol=1e-12, atol=1e-13, equal_nan=True)
+
+
+@settings(max_examples=200, deadline=None)
+@given(hs.integers(0, 2**32 - 1), hs.integers(2, 200), hs.booleans())
+def test_trailing_hit_search_equals_a_bar_by_bar_scan(seed: int, n: int, ticks: bool) -> None:
+    rng = np.random.default_rng(seed)
+    close = 50.0 * np.exp(np.cumsum(rng.normal(0.0, 0.02, n)))
+    high = close * np.exp(np.abs(rng.normal(0.0, 0.01, n)))
+    low = close * np.exp(-np.abs(rng.normal(0.0, 0.01, n)))
+    if ticks:  # levels tie with prices
+        high, low, close = np.round(high), np.round(low), np.round(close)
+        high, low = np.maximum(high, close), np.minimum(low, close)
+    eh, el = extrema_table_nb(high), extrema_table_nb(low)
+    tab = trail_table_nb(high, low, eh, el)
+    for t in range(n):
+        for trail in (0.001, 0.01, 0.02, 0.05, 1.0 / 3.0):
+            expected, extreme = n, close[t]
+            for u in range(t + 1, n):  # the engine: check, then raise the extreme
+                if low[u] <= extreme * (1.0 - trail):
+                    expected = u
+                    break
+                extreme = max(extreme, high[u])
+            got = first_trail_hit_nb(high, low, eh, el, tab, t, close[t], trail)
+            assert got == expected, (t, trail)
 
 
 def _crossing(close: pd.Series, fast: int, slow: int) -> tuple[pd.Series, pd.Series]:
