@@ -236,8 +236,8 @@ def test_a_failed_save_is_reported_not_hidden(tmp_path: Path, monkeypatch: pytes
         assert unstored.status_code == 200
 
 
-def test_tables_of_an_older_release_are_brought_up_to_date(tmp_path: Path) -> None:
-    url = f"sqlite+aiosqlite:///{tmp_path / 'old.db'}"
+def test_tables_of_an_older_release_are_brought_up_to_date(blank_database_url: str) -> None:
+    url = blank_database_url
 
     async def main() -> None:
         store = Store(url)
