@@ -6,8 +6,10 @@ from __future__ import annotations
 import asyncio
 import json
 import secrets
+import sqlite3
 import time
 from collections.abc import Callable
+from pathlib import Path
 from typing import Any
 
 import httpx
@@ -149,3 +151,21 @@ def _two_instances(sdk_a: openai.OpenAI, sdk_b: openai.OpenAI, http_a: httpx.Cli
     quick = sdk_b.responses.create(model="echo-test", input="on b", background=True)
     assert _wait(http_a, quick.id, lambda x: x["status"] == "completed")["status"] == "completed"
     assert {h.get("/models").headers["x-ratelimit-limit-requests"] for h in (http_a, http_b)} == {"100000"}
+
+
+def test_a_dropped_plain_request_is_still_stored(spawn: Callable[..., str], tmp_path: Path) -> None:
+    base = spawn("plain", key=KEY)
+    with _http(base) as http:
+        with pytest.raises(httpx.ReadTimeout):  # the client gives up long before the 50 slow tokens
+            http.post("/responses", json={"model": SLOW, "input": "go", "max_output_tokens": 50,
+                                          "metadata": {"tag": "dropped-plain"}}, timeout=0.3)
+        # Nothing told the client the id: find the row in the instance's own SQLite database.
+        deadline, rid = time.monotonic() + 60, None
+        while rid is None and time.monotonic() < deadline:
+            with sqlite3.connect(tmp_path / "plain" / "textgen.db") as db:
+                row = db.execute("SELECT id FROM textgen_responses WHERE body LIKE '%dropped-plain%'").fetchone()
+            rid = row[0] if row else None
+            time.sleep(0.05)
+        assert rid is not None
+        body = _wait(http, rid, lambda b: b["status"] != "in_progress")
+    assert body["status"] == "incomplete" and len(body["output"][0]["content"][0]["text"].split()) == 50
