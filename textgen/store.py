@@ -265,7 +265,7 @@ def _create_schema_sqlite(conn: sa.Connection) -> None:
     """
     conn.exec_driver_sql("PRAGMA foreign_keys=OFF")  # has effect only outside a transaction
     try:
-        conn.exec_driver_sql("BEGIN IMMEDIATE")
+        conn.exec_driver_sql("BEGIN IMMEDIATE")  # waits up to busy_timeout for another instance
         try:
             metadata.create_all(conn, checkfirst=True)
             _add_missing_columns(conn)
@@ -319,12 +319,12 @@ class Store:
 
     async def create_schema(self) -> None:
         """Create missing tables and columns; safe when several instances start at once."""
-        if self.engine.dialect.name == "sqlite":
-            async with self.engine.connect() as conn:
-                await conn.run_sync(_create_schema_sqlite)
-            return
         for attempt in range(3):
             try:
+                if self.engine.dialect.name == "sqlite":
+                    async with self.engine.connect() as conn:
+                        await conn.run_sync(_create_schema_sqlite)
+                    return
                 async with self.engine.begin() as conn:
                     await conn.run_sync(metadata.create_all, checkfirst=True)
                     await conn.run_sync(_add_missing_columns)
