@@ -318,7 +318,8 @@ class Store:
             event.listen(self.engine.sync_engine, "connect", _set_sqlite_pragmas)
 
     async def create_schema(self) -> None:
-        """Create missing tables and columns; safe when several instances start at once."""
+        """Create missing tables and columns and upgrade an older release's constraints; safe when several
+        instances start at once."""
         for attempt in range(3):
             try:
                 if self.engine.dialect.name == "sqlite":
