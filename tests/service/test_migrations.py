@@ -21,9 +21,8 @@ from alembic.migration import MigrationContext
 from sqlalchemy.engine import Connection
 
 from service.db import Database, migrate
-from service.db.session import alembic_config
 from service.db.models import Base
-
+from service.db.session import alembic_config
 from tests.service.conftest import _pg_admin
 
 # SQLAlchemy cannot reflect an expression index (lower(username)) on SQLite; it is then
