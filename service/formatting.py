@@ -6,7 +6,9 @@ computed values are float64 (``quantcore``) rounded once here:
 * quantities: 8 fractional digits (``"10.00000000"``);
 * prices and average costs: 4 fractional digits;
 * money amounts (values, changes, gains): 2 fractional digits;
-* percentages: 2 fractional digits, in percent (``"1.25"`` is +1.25 %).
+* percentages: 2 fractional digits, in percent (``"1.25"`` is +1.25 %);
+* fractions (returns, weights, drawdowns as 0.0125): 6 fractional digits;
+* ratios (Sharpe, beta, correlation): 4 fractional digits.
 
 A non-finite computed value (no price, zero cost) is ``None`` (JSON ``null``).
 """
@@ -16,7 +18,7 @@ from __future__ import annotations
 import math
 from decimal import Decimal
 
-__all__ = ["dec", "money", "percent", "price", "quantity"]
+__all__ = ["dec", "frac", "money", "percent", "price", "quantity", "ratio"]
 
 
 def _fixed(x: float | Decimal | None, digits: int) -> str | None:
@@ -48,6 +50,16 @@ def money(x: float | Decimal | None) -> str | None:
 def percent(x: float | None) -> str | None:
     """Percent with 2 fractional digits."""
     return _fixed(x, 2)
+
+
+def frac(x: float) -> str | None:
+    """A fraction with 6 fractional digits (``None`` when not finite)."""
+    return _fixed(float(x), 6)
+
+
+def ratio(x: float) -> str | None:
+    """A ratio with 4 fractional digits (``None`` when not finite)."""
+    return _fixed(float(x), 4)
 
 
 def dec(x: Decimal) -> str:

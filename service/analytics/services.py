@@ -7,7 +7,6 @@ x closes, time-weighted daily returns; see that module for the method).
 from __future__ import annotations
 
 import datetime as dt
-import math
 from collections.abc import Sequence
 
 import numpy as np
@@ -16,7 +15,7 @@ from numpy.typing import NDArray
 from sqlalchemy import select
 from sqlalchemy.ext.asyncio import AsyncSession
 
-from quantcore import drawdown, metrics, returns
+from quantcore import drawdown, metrics, returns, valuation
 from quantcore import risk as qrisk
 from service import formatting as fmt
 from service.analytics import technical
@@ -34,6 +33,7 @@ from service.analytics.schemas import (
 from service.assets.market import MarketData
 from service.db.models import Asset, Position, Transaction
 from service.errors import NotFoundError, ValidationError
+from service.formatting import frac, ratio
 from service.portfolios.services import get_owned
 from service.transactions.actions import history_rows
 
@@ -52,23 +52,6 @@ __all__ = [
 F64 = NDArray[np.float64]
 PERIOD_MONTHS = {"1m": 1, "3m": 3, "6m": 6, "1y": 12, "2y": 24}
 CORRELATION_SYMBOL = "SPY"
-
-
-def _fixed(x: float, digits: int) -> str | None:
-    if not math.isfinite(x):
-        return None
-    text = f"{x:.{digits}f}"
-    return text[1:] if text.startswith("-") and float(text) == 0 else text
-
-
-def frac(x: float) -> str | None:
-    """A fraction with 6 fractional digits (``None`` when not finite)."""
-    return _fixed(float(x), 6)
-
-
-def ratio(x: float) -> str | None:
-    """A ratio with 4 fractional digits (``None`` when not finite)."""
-    return _fixed(float(x), 4)
 
 
 def _today(market: MarketData) -> dt.date:
@@ -125,17 +108,7 @@ def _history(
 
 
 def _simple(close: F64) -> F64:
-    out = np.full(close.shape, np.nan)
-    if close.size > 1:
-        with np.errstate(divide="ignore", invalid="ignore"):
-            out[1:] = close[1:] / close[:-1] - 1.0
-    return out
-
-
-def _periods_per_year(dates: NDArray[np.datetime64]) -> float:
-    """252 for a trading-day calendar, 365 when it has weekend days (crypto)."""
-    weekday = (dates.astype(np.int64) + 3) % 7  # 1970-01-01 was a Thursday; 5, 6 = Sat, Sun
-    return 365.0 if bool((weekday >= 5).any()) else 252.0
+    return np.asarray(returns.simple_returns(close), dtype=np.float64)
 
 
 def _window(hist: ValueHistory, start: dt.date) -> NDArray[np.bool_]:
@@ -184,7 +157,7 @@ async def portfolio_metrics(
         "alpha",
         "beta",
     ]
-    ppy = _periods_per_year(hist.dates[keep])
+    ppy = valuation.periods_per_year(hist.dates[keep])
     s = metrics.summary(r, b, periods_per_year=ppy, metrics=names)
     days = hist.dates[keep]
     return MetricsRead(
@@ -202,19 +175,6 @@ async def portfolio_metrics(
         beta=ratio(s["beta"]),
         benchmark_return=frac(float(returns.total_return(b))),
     )
-
-
-def _resample_last(dates: NDArray[np.datetime64], interval: str) -> NDArray[np.intp]:
-    """Row indices of the last day of each interval (``1d``: every row)."""
-    if interval == "1d" or dates.size == 0:
-        return np.arange(dates.size)
-    unit = "W" if interval == "1w" else "M"
-    if unit == "W":  # weeks ending on Sunday: shift Monday-based day numbers
-        key = (dates.astype(np.int64) + 3) // 7
-    else:
-        key = dates.astype("datetime64[M]").astype(np.int64)
-    last = np.flatnonzero(np.diff(key) != 0)
-    return np.concatenate((last, [dates.size - 1]))
 
 
 async def performance(
@@ -252,10 +212,8 @@ async def performance(
     bcum = returns.cumulative_returns(b)
     dd = drawdown.drawdown_series(r)
     dates, value = hist.dates[keep], hist.value[keep]
-    picks = _resample_last(dates, interval)
-    growth = 1.0 + cum
-    prev = np.concatenate(([1.0], growth[picks][:-1]))
-    step = growth[picks] / prev - 1.0
+    picks = valuation.period_ends(dates, interval)  # type: ignore[arg-type]
+    step = valuation.interval_returns(cum, picks)
     out.series = [
         PerformancePoint(
             date=dates[i].astype(dt.date),
@@ -291,11 +249,8 @@ async def _marked_positions(
 
 
 def _group(keys: Sequence[str], weight: F64) -> dict[str, str]:
-    out: dict[str, float] = {}
-    for key, w in zip(keys, weight.tolist(), strict=True):
-        if math.isfinite(w):
-            out[key or "Unclassified"] = out.get(key or "Unclassified", 0.0) + w
-    return {k: frac(v) or "0.000000" for k, v in sorted(out.items(), key=lambda kv: -kv[1])}
+    grouped = valuation.group_weights(keys, weight)
+    return {k: frac(v) or "0.000000" for k, v in grouped.items()}
 
 
 async def allocation(
@@ -304,9 +259,7 @@ async def allocation(
     """Weights of each position (value / total at current quotes), by sector and by asset type."""
     p = await get_owned(session, user_id, portfolio_id)
     assets, value = await _marked_positions(session, market, p.id)
-    total = float(np.nansum(value))
-    with np.errstate(divide="ignore", invalid="ignore"):
-        weight = value / total if total > 0 else np.full(value.shape, np.nan)
+    total, weight = valuation.position_weights(value)
     items = [
         AllocationItem(
             asset_symbol=a.symbol,
@@ -341,8 +294,7 @@ async def portfolio_risk(
     p = await get_owned(session, user_id, portfolio_id)
     bench = _benchmark(market, p.benchmark_symbol, "benchmark_symbol")
     assets, value = await _marked_positions(session, market, p.id)
-    total = float(np.nansum(value))
-    weight = value / total if total > 0 else np.full(value.shape, np.nan)
+    total, weight = valuation.position_weights(value)
     rows = await ledger_rows(session, p.id)
     end = _today(market)
     start = end - dt.timedelta(days=int(lookback * 1.6) + 14)
@@ -354,7 +306,7 @@ async def portfolio_risk(
         r = hist.returns[ok]
         b = _simple(extra[bench])[ok]
         s = _simple(extra[CORRELATION_SYMBOL])[ok]
-        ppy = _periods_per_year(hist.dates[ok]) if ok.size else ppy
+        ppy = valuation.periods_per_year(hist.dates[ok]) if ok.size else ppy
     nan = float("nan")
     enough = r.size >= 2
     var = float(qrisk.value_at_risk(r, level=0.95, method="historical")) if enough else nan
@@ -375,7 +327,7 @@ async def portfolio_risk(
         benchmark=bench,
         correlation_spy=ratio(float(qrisk.correlation(r, s)) if enough else nan),
         sector_concentration=_group([a.sector for a in assets], weight),
-        herfindahl_index=frac(float(np.nansum(weight**2))) if total > 0 else None,
+        herfindahl_index=frac(valuation.herfindahl_index(weight)) if total > 0 else None,
     )
 
 

@@ -9,7 +9,8 @@ One documented exception, kept because the load benchmark needs it
 point read that on a SQLite file goes straight to an autocommit ``sqlite3``
 connection on the event loop (about 3 us instead of about 0.5 ms of CPU for a
 session's checkout, ``BEGIN``, query and ``ROLLBACK`` through aiosqlite's thread).
-Everywhere else, and whenever SQLite answers "busy", it is a session read.
+Elsewhere, and whenever SQLite answers "busy", it is one autocommit statement on
+the engine's pool.
 
 Writes that read-then-write (a sell checks the quantity held) must be serialized per
 user. On PostgreSQL the service locks the user's ``ledger_versions`` row
@@ -88,7 +89,8 @@ class Database:
         statement (compiled once) runs on an autocommit ``sqlite3`` connection kept
         for this, with a busy timeout of 0 so that the event loop never waits (in WAL
         mode readers do not wait for writers; a "busy" answer, rare, goes to a
-        session instead). Other databases: a session read.
+        connection instead). Other databases: one autocommit statement on a pooled
+        connection of the engine (no ``BEGIN``/``ROLLBACK`` round trips).
         """
         if self._point_path is not None:
             sql, names = self._compiled(stmt)
@@ -102,8 +104,10 @@ class Database:
             except sqlite3.OperationalError as exc:
                 if not _sqlite_busy(exc):
                     raise
-        async with self.sessions() as session:
-            return (await session.execute(stmt, params)).scalar()
+        async with self.engine.connect() as conn:
+            # one statement is its own snapshot: no BEGIN / ROLLBACK round trips
+            auto = await conn.execution_options(isolation_level="AUTOCOMMIT")
+            return (await auto.execute(stmt, params)).scalar()
 
     def _compiled(self, stmt: Select[Any]) -> tuple[str, tuple[str, ...]]:
         """``stmt`` as SQLite's SQL and the order of its parameters (compiled once)."""
