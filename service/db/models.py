@@ -192,7 +192,7 @@ class Transaction(Base):
     # the asset a spin-off or merger delivers (no FK: see the migration), the basis fraction
     # a spin-off moves, cash in lieu (a total) or a merger's cash per old share
     ratio: Mapped[Decimal | None] = mapped_column(default=None)
-    target_asset_id: Mapped[int | None] = mapped_column(Integer, default=None)
+    target_asset_id: Mapped[int | None] = mapped_column(Integer, index=True, default=None)
     basis_allocation: Mapped[Decimal | None] = mapped_column(default=None)
     cash: Mapped[Decimal | None] = mapped_column(default=None)
 

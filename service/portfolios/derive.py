@@ -13,7 +13,7 @@ Only the touched assets are derived: the wash-sale rule joins a loss only to
 purchases of the same symbol (the service has no substantially-identical groups
 across symbols), so one symbol's lots depend on that symbol's rows alone, and on
 those of the symbols a spin-off or merger links to it (:func:`read_ledger` reads
-them together, :func:`service.tax.ledger.linked_assets`); the per-symbol derivation
+them together, :func:`service.tax.ledger.linked_ledger_rows`); the per-symbol derivation
 equals the whole-ledger one
 (``tests/service/test_ledger_write_path.py`` checks it on random ledgers). A
 transaction write reads the symbol's rows once (:func:`read_ledger`), checks them
@@ -42,12 +42,19 @@ from service.tax.ledger import (
     Action,
     LedgerRow,
     ledger_rows_with_actions,
-    linked_assets,
+    linked_ledger_rows,
     match_rows,
     split_symbol,
 )
 
-__all__ = ["SymbolLedger", "action_of", "lock_user_ledger", "read_ledger", "row_of", "sync_positions"]
+__all__ = [
+    "SymbolLedger",
+    "action_of",
+    "lock_user_ledger",
+    "read_ledger",
+    "row_of",
+    "sync_positions",
+]
 
 
 async def lock_user_ledger(s: AsyncSession, user_id: int) -> None:
@@ -107,10 +114,13 @@ async def read_ledger(
     assets spin-offs and mergers link to them."""
     query = select(Portfolio.id, Portfolio.lot_method).where(Portfolio.user_id == user_id)
     methods: dict[int, str] = dict((await s.execute(query)).tuples().all())
-    if asset_ids is not None:
-        asset_ids = await linked_assets(s, user_id, asset_ids)
-    rows, actions = await ledger_rows_with_actions(s, list(methods), asset_ids) if methods else ([], {})
-    return SymbolLedger(methods, None if asset_ids is None else frozenset(asset_ids), rows, actions)
+    if not methods:
+        return SymbolLedger(methods, None if asset_ids is None else frozenset(asset_ids), [], {})
+    if asset_ids is None:
+        rows, actions = await ledger_rows_with_actions(s, list(methods), None)
+        return SymbolLedger(methods, None, rows, actions)
+    rows, actions, linked = await linked_ledger_rows(s, list(methods), asset_ids)
+    return SymbolLedger(methods, linked, rows, actions)
 
 
 def row_of(txn: Transaction, symbol: str) -> LedgerRow:
@@ -123,7 +133,12 @@ def row_of(txn: Transaction, symbol: str) -> LedgerRow:
 
 def action_of(txn: Transaction, target_symbol: str | None) -> Action | None:
     """A transaction's corporate-action fields (``None`` for a buy, sell or dividend)."""
-    if txn.ratio is None and txn.cash is None and target_symbol is None and txn.basis_allocation is None:
+    if (
+        txn.ratio is None
+        and txn.cash is None
+        and target_symbol is None
+        and txn.basis_allocation is None
+    ):
         return None
     return Action(txn.ratio, target_symbol, txn.basis_allocation, txn.cash)
 
@@ -153,7 +168,11 @@ async def sync_positions(
     asset_ids = ledger.asset_ids
     want: dict[tuple[int, str], tuple[int, int]] = {}
     if ledger.rows:
-        lots = matched if matched is not None else match_rows(ledger.rows, ledger.methods, ledger.actions)
+        lots = (
+            matched
+            if matched is not None
+            else match_rows(ledger.rows, ledger.methods, ledger.actions)
+        )
         for i, q, b in zip(*lots.position_totals(), strict=True):
             want[split_symbol(lots.symbols[i])] = (int(q), int(b))
     query = (

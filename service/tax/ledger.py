@@ -27,10 +27,10 @@ import dataclasses
 import datetime as dt
 from collections.abc import Collection, Iterable, Mapping
 from decimal import Decimal
-from typing import cast
+from typing import Any, cast
 
 import pandas as pd
-from sqlalchemy import select
+from sqlalchemy import Select, or_, select
 from sqlalchemy.ext.asyncio import AsyncSession
 from sqlalchemy.orm import aliased
 
@@ -38,7 +38,7 @@ from quantcore.tax import LotLedger, LotMethod, match_lots
 from quantcore.tax.lots import LedgerError
 from service.db.models import Asset, Portfolio, Transaction
 from service.errors import ValidationError
-from service.transactions.lots import ledger_key
+from service.transactions.lots import CORPORATE_ACTIONS, ledger_key
 
 __all__ = [
     "Action",
@@ -46,7 +46,7 @@ __all__ = [
     "LedgerRow",
     "display",
     "ledger_rows",
-    "linked_assets",
+    "linked_ledger_rows",
     "load_ledger",
     "match_rows",
     "split_symbol",
@@ -103,9 +103,17 @@ async def ledger_rows(
 async def ledger_rows_with_actions(
     session: AsyncSession, portfolio_ids: Collection[int], asset_ids: Collection[int] | None
 ) -> tuple[list[LedgerRow], dict[int, Action]]:
-    """:func:`ledger_rows` and the :class:`Action` of each corporate action among them, by id."""
-    target = aliased(Asset)
-    query = (
+    """:func:`ledger_rows` and the :class:`Action` of each corporate action among them, by id
+    (read by a second query, only when the rows hold corporate actions)."""
+    query = _rows_query(portfolio_ids)
+    if asset_ids is not None:
+        query = query.where(Transaction.asset_id.in_(list(asset_ids)))
+    rows = [cast(LedgerRow, tuple(r[:9])) for r in (await session.execute(query)).tuples()]
+    return rows, await _actions(session, rows)
+
+
+def _rows_query(portfolio_ids: Collection[int]) -> Select[Any]:
+    return (
         select(
             Transaction.id,
             Transaction.portfolio_id,
@@ -116,44 +124,71 @@ async def ledger_rows_with_actions(
             Transaction.price,
             Transaction.fees,
             Transaction.lot_id,
-            Transaction.ratio,
-            target.symbol,
-            Transaction.basis_allocation,
-            Transaction.cash,
+            Transaction.asset_id,
+            Transaction.target_asset_id,
         )
         .join(Asset, Asset.id == Transaction.asset_id)
-        .outerjoin(target, target.id == Transaction.target_asset_id)
         .where(Transaction.portfolio_id.in_(list(portfolio_ids)))
     )
-    if asset_ids is not None:
-        query = query.where(Transaction.asset_id.in_(list(asset_ids)))
-    rows: list[LedgerRow] = []
+
+
+async def _actions(session: AsyncSession, rows: Iterable[LedgerRow]) -> dict[int, Action]:
+    """The :class:`Action` of the corporate actions among ``rows``, by id (no query if none)."""
+    ids = [r[0] for r in rows if r[4] in CORPORATE_ACTIONS]
     actions: dict[int, Action] = {}
-    for r in (await session.execute(query)).tuples():
-        rows.append(cast(LedgerRow, tuple(r[:9])))
-        if r[9] is not None or r[10] is not None or r[12] is not None:
-            actions[r[0]] = Action(r[9], r[10], r[11], r[12])
-    return rows, actions
+    if ids:
+        target = aliased(Asset)
+        found = await session.execute(
+            select(
+                Transaction.id, Transaction.ratio, target.symbol, Transaction.basis_allocation,
+                Transaction.cash,
+            )
+            .outerjoin(target, target.id == Transaction.target_asset_id)
+            .where(Transaction.id.in_(ids))
+        )  # fmt: skip
+        for tid, ratio, sym, share, cash in found.tuples():
+            actions[tid] = Action(ratio, sym, share, cash)
+    return actions
 
 
-async def linked_assets(session: AsyncSession, user_id: int, asset_ids: Collection[int]) -> set[int]:
-    """``asset_ids`` and every asset a spin-off or merger of the user links to them, transitively
-    (their lots flow from one to the other, so they are derived together)."""
-    query = (
-        select(Transaction.asset_id, Transaction.target_asset_id)
-        .join(Portfolio, Portfolio.id == Transaction.portfolio_id)
-        .where(Portfolio.user_id == user_id, Transaction.target_asset_id.is_not(None))
-    )
-    links = list((await session.execute(query)).tuples())
+def _closure(asset_ids: Collection[int], links: Iterable[tuple[int, int]]) -> set[int]:
+    """``asset_ids`` and every asset the (source, target) ``links`` join to them, transitively."""
+    pairs = list(links)
     out = set(asset_ids)
-    grew = bool(links)
+    grew = bool(pairs)
     while grew:
         grew = False
-        for a, b in links:
+        for a, b in pairs:
             if (a in out) != (b in out):
-                out.update((a, b))  # type: ignore[arg-type]
+                out.update((a, b))
                 grew = True
     return out
+
+
+async def linked_ledger_rows(
+    session: AsyncSession, portfolio_ids: Collection[int], asset_ids: Collection[int]
+) -> tuple[list[LedgerRow], dict[int, Action], frozenset[int]]:
+    """The rows of ``asset_ids`` and of every asset spin-offs and mergers link to them
+    (transitively: their lots flow from one to the other), their actions, and those assets.
+
+    One query in the usual case: it reads the assets' rows and every spin-off or merger
+    of the portfolios (an index on ``target_asset_id`` finds them); only when these link
+    further assets are those assets' rows read by a second one.
+    """
+    ids = set(asset_ids)
+    query = _rows_query(portfolio_ids).where(
+        or_(Transaction.asset_id.in_(list(ids)), Transaction.target_asset_id.is_not(None))
+    )
+    fetched = list((await session.execute(query)).tuples())
+    closure = _closure(ids, ((r[9], r[10]) for r in fetched if r[10] is not None))
+    rows = [cast(LedgerRow, tuple(r[:9])) for r in fetched if r[9] in closure]
+    extra = closure - ids
+    if extra:
+        more = _rows_query(portfolio_ids).where(
+            Transaction.asset_id.in_(list(extra)), Transaction.target_asset_id.is_(None)
+        )
+        rows += [cast(LedgerRow, tuple(r[:9])) for r in (await session.execute(more)).tuples()]
+    return rows, await _actions(session, rows), frozenset(closure)
 
 
 def match_rows(
@@ -241,8 +276,9 @@ async def load_ledger(
     if not methods or (portfolio_id is not None and portfolio_id not in methods):
         return None
     if asset_ids is not None:
-        asset_ids = await linked_assets(session, user_id, asset_ids)
-    rows, actions = await ledger_rows_with_actions(session, list(methods), asset_ids)
+        rows, actions, _ = await linked_ledger_rows(session, list(methods), asset_ids)
+    else:
+        rows, actions = await ledger_rows_with_actions(session, list(methods), None)
     ledger = match_rows(rows, methods, actions)
     if portfolio_id is None:
         return ledger

@@ -11,7 +11,8 @@ A ledger row may now be a corporate action (``split``, ``stock_dividend``,
   shares per old share of a spin-off or merger;
 - ``target_asset_id``: the asset a spin-off or merger delivers (a plain integer, no
   foreign key: adding a constraint would rebuild the table on SQLite and drop the
-  ledger-version triggers; the service checks the asset exists in the write);
+  ledger-version triggers; the service checks the asset exists in the write), indexed:
+  every ledger write looks up the assets spin-offs and mergers link to its asset;
 - ``basis_allocation``: the fraction of the old basis a spin-off moves to the new shares;
 - ``cash``: cash in lieu of fractional shares (split, stock dividend; a total), or cash
   per old share of a merger.
@@ -43,6 +44,7 @@ def upgrade() -> None:
             sa.Column(name, service.db.types.ExactDecimal(precision=38, scale=8), nullable=True),
         )
     op.add_column("transactions", sa.Column("target_asset_id", sa.Integer(), nullable=True))
+    op.create_index("ix_transactions_target_asset_id", "transactions", ["target_asset_id"])
     if op.get_bind().dialect.name != "sqlite":
         op.alter_column(
             "transactions", "transaction_type", type_=sa.String(32), existing_type=sa.String(16), existing_nullable=False
@@ -54,6 +56,7 @@ def downgrade() -> None:
         op.alter_column(
             "transactions", "transaction_type", type_=sa.String(16), existing_type=sa.String(32), existing_nullable=False
         )
+    op.drop_index("ix_transactions_target_asset_id", table_name="transactions")
     op.drop_column("transactions", "target_asset_id")
     for name in reversed(_DECIMALS):
         op.drop_column("transactions", name)
