@@ -7,6 +7,8 @@
    (lock, one read of the symbol's rows in all the user's portfolios, whole-symbol
    ledger check, insert, that symbol's positions re-derived from the same rows):
    p50 and p90 of 60 writes (buys and sells alternating, dated after the ledger).
+   Then the same with a 2-for-1 split of the symbol in its ledger: a corporate action
+   among the rows makes the write check the whole ledger with ``quantcore`` itself.
 2. Positions of a 100,000-row ledger re-derived by ``quantcore.portfolio.ledger_positions``
    (the engine of the tax lots: FIFO, wash sales) beside the old incremental path
    (average cost updated row by row in Decimal, as the service did per write).
@@ -60,7 +62,7 @@ def _ledger(n: int, seed: int = 7) -> list[tuple[str, dt.date, str, Decimal, Dec
     return rows
 
 
-async def _write_p50(n_rows: int, writes: int) -> tuple[float, float]:
+async def _write_p50(n_rows: int, writes: int, *, split: bool = False) -> tuple[float, float]:
     with tempfile.TemporaryDirectory() as tmp:
         db = Database(f"sqlite+aiosqlite:///{tmp}/bench.db")
         await migrate(db)
@@ -86,6 +88,10 @@ async def _write_p50(n_rows: int, writes: int) -> tuple[float, float]:
                             quantity=q, price=p, fees=f, transaction_date=d)
                 for sym, d, k, q, p, f in _ledger(n_rows)
             )  # fmt: skip
+            if split:
+                s.add(Transaction(portfolio_id=portfolio.id, asset_id=ids["SPY"], transaction_type="split",
+                                  quantity=Decimal(0), price=Decimal(0), fees=Decimal(0),
+                                  transaction_date=dt.date(2025, 12, 31), ratio=Decimal(2)))  # fmt: skip
             await s.flush()
             await derive.sync_positions(s, user.id)
         day = dt.date(2026, 1, 5)
@@ -118,6 +124,8 @@ def _incremental(rows) -> dict[str, tuple[Decimal, Decimal]]:
 def main() -> None:
     p50, p90 = asyncio.run(_write_p50(5_000, 65))
     print(f"one write into a 5,000-row portfolio (SQLite): p50 {p50:.1f} ms, p90 {p90:.1f} ms")
+    p50, p90 = asyncio.run(_write_p50(5_000, 65, split=True))
+    print(f"the same, the symbol's ledger holding a split: p50 {p50:.1f} ms, p90 {p90:.1f} ms")
     rows = _ledger(100_000)
     table = pd.DataFrame(rows, columns=["symbol", "date", "type", "quantity", "price", "fees"])
     ledger_positions(table.head(100))  # compile
