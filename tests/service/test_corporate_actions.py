@@ -211,3 +211,24 @@ def test_openapi_documents_the_corporate_action_fields(api: Api) -> None:
     )
     kinds = create["properties"]["transaction_type"]
     assert "spin_off" in str(kinds) and "return_of_capital" in str(kinds)
+
+
+def test_entry_order_never_changes_the_positions(api: Api) -> None:
+    _, h = api.user()
+    rows = {
+        "b1": _buy(0, "PG", "10", "10", "2024-01-02"),
+        "b2": _buy(0, "PG", "5", "16", "2024-02-01"),
+        "split": _action(0, "PG", "split", "2024-03-01", split_ratio="2"),
+        "sell": _sell(0, "PG", "8", "9", "2024-04-01"),
+        "spin": _action(0, "PG", "spin_off", "2024-05-01", target_symbol="MCD", ratio="0.25",
+                        basis_allocation="0.1"),
+    }  # fmt: skip
+    got = []
+    for order in (["b1", "b2", "split", "sell", "spin"], ["b1", "split", "spin", "b2", "sell"]):
+        pid = _portfolio(api, h)
+        for name in order:
+            _ok(_post(api, h, {**rows[name], "portfolio": pid}))
+        got.append(_basis(api, h, pid))
+    # 30 shares after the split (basis 180), FIFO sells 8 of the first lot (20 @ 5): 22 left,
+    # basis 140; the spin-off moves 10 % to MCD (22 x 0.25 = 5.5 shares)
+    assert got[0] == got[1] == {"PG": (Decimal(22), Decimal(126)), "MCD": (Decimal("5.5"), Decimal(14))}
