@@ -189,7 +189,7 @@ def test_pandas_in_same_kind_out(returns_panel: pd.DataFrame) -> None:
         rolling_beta(s, s.iloc[::-1], window)
 
 
-@pytest.mark.parametrize("k", [1, 3, 130])
+@pytest.mark.parametrize("k", [1, 3, 130, 813])  # 813: a C panel split into column chunks
 def test_c_and_f_order_bit_identical_serial_and_parallel(k: int) -> None:
     rng = np.random.default_rng(3)
     n = max(50, PARALLEL_MIN_CELLS // k + 10)  # the wide panels take the parallel path
