@@ -17,6 +17,16 @@ proportional splits. The numeric rules are the documented ones:
 * ``method`` is one method or a mapping symbol -> method (unlisted: fifo); a
   sale relieves its own symbol's lots by its symbol's method, and a
   ``specific`` sale naming no lot relieves first in, first out.
+* corporate actions (IRS Publication 550; Form 8937 for a spin-off's allocation),
+  on every open lot of the symbol: ``split`` / ``stock_dividend`` (quantity
+  ``q8(qty x ratio)``, basis and dates kept; ``cash`` in lieu sells the fraction of
+  the total like a sale without fees), ``return_of_capital`` (basis minus
+  ``q8(qty x price)``, the excess a gain piece of no shares), ``spin_off`` (a lot of
+  ``q8(qty x ratio)`` target shares with ``q8(basis x basis_allocation)``, same dates,
+  never a wash-sale replacement), ``merger`` (with cash, a sale of
+  ``split(qty, cash, q8(ratio x price) + cash)`` shares for ``q8(qty x cash)``; the rest
+  of the basis to ``q8(qty x ratio)`` target shares). New lots of a target are placed
+  in purchase order; a loss sale waiting for replacement counts post-split shares.
 """
 
 from __future__ import annotations
@@ -86,6 +96,7 @@ class RefLot:
     basis: Decimal
     used: bool = False
     adj: Decimal = Decimal(0)
+    received: bool = False  # delivered by a spin-off or merger: never a wash-sale replacement
 
 
 @dataclass
@@ -95,6 +106,7 @@ class _Pending:
     loss: Decimal
     sale: dt.date
     acquired: dt.date
+    symbol: str = ""
 
 
 @dataclass
@@ -159,18 +171,24 @@ def _run(rows: list[dict], method: str | Mapping[str, str], wash: bool, groups: 
                 pl[0] += q_rem
                 pl[1] += b_rem
         else:
+            sold: list[tuple[int, RefLot]] = []
+            lot_ref = row.get("lot")
+            if row["type"] == "sell":
+                qty, p_sell = qty, q8(qty * price) - fees
+            else:
+                qty, p_sell = _action(out, row, i, s, lst, pl, lots, pool, pending.get(g, []), sold, method_of(s))
+                lot_ref = None
             m = method_of(s)
-            if m == "specific" and row.get("lot") is None:
+            if m == "specific" and lot_ref is None:
                 m = "fifo"  # no lot named: the earliest acquired shares are sold
             if m == "specific":
-                if sum((lot.qty for lot in lst if lot.origin == row["lot"]), Decimal(0)) < qty:
+                if sum((lot.qty for lot in lst if lot.origin == lot_ref), Decimal(0)) < qty:
                     raise ValueError(f"row {i}: lot holds fewer shares than sold")
             elif pl[0] < qty:
                 raise ValueError(f"row {i}: sells more than held")
-            q_left, p_left = qty, q8(qty * price) - fees
-            sold: list[tuple[int, RefLot]] = []
+            q_left, p_left = qty, p_sell
             while q_left > 0:
-                lot = _pick(lst, m, row.get("lot"))
+                lot = _pick(lst, m, lot_ref)
                 take = min(q_left, lot.qty)
                 pr = split(p_left, take, q_left)
                 part = split(lot.basis, take, lot.qty)
@@ -207,6 +225,105 @@ def _run(rows: list[dict], method: str | Mapping[str, str], wash: bool, groups: 
     return out
 
 
+def _piece(out: RefLedger, lot: RefLot, row: int, d: dt.date, qty: Decimal, proceeds: Decimal, basis: Decimal) -> int:
+    out.realized.append({
+        "symbol": lot.symbol, "lot": lot.origin, "row": row, "purchased": lot.purchased, "acquired": lot.acquired,
+        "sold": d, "quantity": qty, "proceeds": proceeds, "basis": basis, "disallowed": Decimal(0),
+        "long_term": is_long_term(lot.acquired, d),
+    })
+    return len(out.realized) - 1
+
+
+def _place(lst: list[RefLot], lot: RefLot) -> None:
+    """Insert a received lot before the first lot purchased after it."""
+    k = next((k for k, x in enumerate(lst) if x.purchased > lot.purchased), len(lst))
+    lst.insert(k, lot)
+
+
+def _action(out, row, i, s, lst, pl, lots, pool, pending, sold, method) -> tuple[Decimal, Decimal]:
+    """Apply a corporate action to symbol ``s``'s lots; return the shares it sells (cash in
+    lieu) and their proceeds; pieces it realizes itself go to ``sold`` for the wash-sale pass."""
+    kind, d = row["type"], row["date"]
+    ratio = row.get("ratio") or Decimal(0)
+    cash = row.get("cash") or Decimal(0)
+    if not lst:
+        raise ValueError(f"row {i}: no shares held")
+    if kind in ("split", "stock_dividend"):
+        for lot in lst:
+            lot.qty = q8(lot.qty * ratio)
+            if lot.qty == 0:
+                raise ValueError(f"row {i}: ratio leaves a lot with no shares")
+        pl[0] = sum((lot.qty for lot in lst), Decimal(0))
+        for e in pending:
+            if e.symbol == s:
+                e.qty = max(E8, q8(e.qty * ratio))
+        if cash > 0:
+            frac = pl[0] - int(pl[0])
+            if frac == 0:
+                raise ValueError(f"row {i}: no fractional share")
+            return frac, cash
+        return Decimal(0), Decimal(0)
+    if kind == "return_of_capital":
+        cut = Decimal(0)
+        for lot in lst:
+            red = q8(lot.qty * row["price"])
+            if red <= lot.basis:
+                lot.basis -= red
+                cut += red
+            else:
+                cut += lot.basis
+                sold.append((_piece(out, lot, i, d, Decimal(0), red - lot.basis, Decimal(0)), lot))
+                lot.basis = Decimal(0)
+        pl[1] = max(Decimal(0), pl[1] - cut)
+        return Decimal(0), Decimal(0)
+    t = row["target_symbol"]
+    tl = lots.setdefault(t, [])
+    tp = pool.setdefault(t, [Decimal(0), Decimal(0)])
+    pooled = method == "average"
+    if kind == "spin_off":
+        share = row["basis_allocation"]
+        moved_q = moved_b = Decimal(0)
+        for lot in list(lst):
+            nq = q8(lot.qty * ratio)
+            if nq == 0:
+                raise ValueError(f"row {i}: ratio leaves a lot with no shares")
+            mb, ma = q8(lot.basis * share), q8(lot.adj * share)
+            lot.basis -= mb
+            lot.adj -= ma
+            _place(tl, RefLot(t, lot.origin, lot.purchased, lot.acquired, nq, mb, False, ma, True))
+            moved_q += nq
+            moved_b += mb
+        if pooled:
+            moved_b = q8(pl[1] * share)
+        pl[1] -= moved_b
+        tp[0] += moved_q
+        tp[1] += moved_b
+        return Decimal(0), Decimal(0)
+    per_share = q8(ratio * (row["price"] or Decimal(0))) + cash
+    q_all, b_all = pl
+    for lot in list(lst):
+        b = lot.basis
+        if pooled:
+            b = split(b_all, lot.qty, q_all)
+            q_all -= lot.qty
+            b_all -= b
+        if cash > 0:
+            sq = lot.qty if ratio == 0 else split(lot.qty, cash, per_share)
+            sb = b if ratio == 0 else split(b, cash, per_share)
+            sold.append((_piece(out, lot, i, d, sq, q8(lot.qty * cash), sb), lot))
+            b -= sb
+        if ratio > 0:
+            nq = q8(lot.qty * ratio)
+            if nq == 0:
+                raise ValueError(f"row {i}: ratio leaves a lot with no shares")
+            _place(tl, RefLot(t, lot.origin, lot.purchased, lot.acquired, nq, b, False, lot.adj, True))
+            tp[0] += nq
+            tp[1] += b
+    lst.clear()
+    pl[0] = pl[1] = Decimal(0)
+    return Decimal(0), Decimal(0)
+
+
 def _pick(lst: list[RefLot], method: str, ref: int | None) -> RefLot:
     if method == "lifo":
         return lst[-1]
@@ -229,7 +346,7 @@ def _wash(out, r, piece, need, loss, d, g, group_of, lots, pool, pending) -> Non
         k = len(lst) - 1
         while k >= 0 and lst[k].purchased >= cutoff:  # lists are in purchase order
             lot = lst[k]
-            if not lot.used and lot.origin != piece["lot"]:
+            if not lot.used and not lot.received and lot.origin != piece["lot"]:
                 candidates.append((lot.origin, k, sym, lot))
             k -= 1
     candidates.sort(key=lambda c: (c[0], c[1]))
@@ -255,7 +372,7 @@ def _wash(out, r, piece, need, loss, d, g, group_of, lots, pool, pending) -> Non
         need -= take
         loss -= dis
     if need > 0:
-        pending.setdefault(g, []).append(_Pending(r, need, loss, d, piece["acquired"]))
+        pending.setdefault(g, []).append(_Pending(r, need, loss, d, piece["acquired"], piece["symbol"]))
 
 
 def _members(g: str, group_of, lots: dict) -> list[str]:
