@@ -7,13 +7,24 @@
     tax.tax_summary(ledger, 2025, rates=tax.TaxRates(niit=True))
     tax.form_8949(ledger, 2025).to_csv("8949.csv")
     tax.harvest_opportunities(ledger, {"XYZ": 41.2}, "2025-12-01")
+
+Corporate actions (``split``, ``stock_dividend``, ``return_of_capital``, ``spin_off``,
+``merger``) are rows of the same table (columns ``ratio``, ``target_symbol``,
+``basis_allocation``, ``cash``; see :func:`match_lots`).
 """
 
 from __future__ import annotations
 
 from quantcore.tax.dividends import DividendIncome, dividend_income
 from quantcore.tax.harvesting import HarvestOpportunity, harvest_opportunities
-from quantcore.tax.lots import SCALE, LotLedger, LotMethod, match_lots
+from quantcore.tax.lots import (
+    CORPORATE_ACTIONS,
+    SCALE,
+    LedgerError,
+    LotLedger,
+    LotMethod,
+    match_lots,
+)
 from quantcore.tax.rates import (
     NIIT_RATE,
     CapitalLossNetting,
@@ -34,6 +45,7 @@ from quantcore.tax.reports import (
 from quantcore.tax.wash_sales import WASH_SALE_WINDOW_DAYS, wash_sale_adjustments
 
 __all__ = [
+    "CORPORATE_ACTIONS",
     "NIIT_RATE",
     "SCALE",
     "WASH_SALE_WINDOW_DAYS",
@@ -43,6 +55,7 @@ __all__ = [
     "Form8949",
     "Form8949Row",
     "HarvestOpportunity",
+    "LedgerError",
     "LotLedger",
     "LotMethod",
     "ScheduleD",

@@ -570,6 +570,15 @@ def match_lots(
         ``dividend``), ``quantity`` (up to 8 decimals), ``price``, optional
         ``fees`` (0 if absent), ``lot_id`` (names a buy's lot; a sell of a
         ``'specific'`` symbol names the lot it sells) and ``ex_date`` (dividends).
+        Corporate actions (``type`` in :data:`CORPORATE_ACTIONS`) act on every
+        open lot of ``symbol`` and leave ``quantity`` unused: ``split`` and
+        ``stock_dividend`` (``ratio``: shares after per share before; ``cash``:
+        cash in lieu of the fraction, which sells it), ``return_of_capital``
+        (``price`` per share off the basis; beyond zero a gain), ``spin_off``
+        (``target_symbol``, ``ratio`` new per old, ``basis_allocation``) and
+        ``merger`` (``target_symbol``, ``ratio``, ``cash`` per share, ``price``
+        of a new share when both); IRS Publication 550 and the issuer's Form
+        8937 conventions, documented in ``docs/tax.md``.
         Rows are applied in date order (a stable sort: rows of one day keep
         their table order); row numbers in the result and in errors are the
         table's.
