@@ -15,20 +15,19 @@ reaches the profit level, the time stop, the next exit signal.
   :func:`first_trail_hit_nb`); the block test is conservative and a single bar is
   checked with the engine's own expression, so the hit bar is the engine's.
 * Every (entry signal, distinct level) pair's first hit is computed once and
-  shared by the rows. So is the rest of the trade where the grid is small enough:
-  a trade's returns, extremes and inner drawdown relative to the equity it
-  starts from (:func:`trade_summary_nb`) depend on its entry bar, exit bar, exit
-  price and fees only, not on the cash carried in. A row then costs, per trade,
-  the engine's exact entry and exit (:mod:`quantcore._kernels.orders`, so cash,
-  PnL and the final equity are computed as the per-bar engine computes them)
-  and O(1) to fold the summary into the metrics.
+  shared by the rows, and so is the rest of what the trade needs that does not
+  depend on the cash or the fees (:func:`trade_summary_nb`): the exit price, the
+  interior bars' return sums and the bars of their highest and lowest close and
+  of their inner drawdown. A row then costs, per trade, the engine's own entry
+  and exit (:mod:`quantcore._kernels.orders`) and the same folds as the direct
+  accounting with the range queries already answered: O(1).
 
 Trades the summaries do not cover (a time stop before the exit signal, a fixed
 and a trailing stop hit on the same bar, a position open at the end, or grids
 whose summaries would take too much memory) are accounted directly: the fill at
 the stop bar from :func:`~quantcore._kernels.orders.stop_price_nb`, the holding's
 returns and drawdown from the close-price prefix sums and trees of
-:mod:`quantcore._kernels.sweep_fast`.
+:mod:`quantcore._kernels.sweep_fast`. Both give the same numbers.
 """
 
 from __future__ import annotations
@@ -66,19 +65,20 @@ __all__ = [
     "trail_table_nb",
 ]
 
-#: Largest number of trade summaries (fee levels x entry signals x (distinct
-#: stop levels + 1)) a stop grid precomputes; above it every trade is accounted
-#: directly (same results, more work per row). 64 bytes each: 64 MB at the cap.
+#: Largest number of trade summaries (entry signals x (distinct stop levels + 1))
+#: a stop grid precomputes; above it every trade is accounted directly (the same
+#: results, more work per row). 96 bytes each: 96 MB at the cap.
 MAX_SUMMARIES = 1_000_000
 
-# fields of a trade summary (:func:`trade_summary_nb`): one 64-byte line
-_S_SUMS = 0  # 3: sums of r, r**2, min(r, 0)**2 over the trade's bars
-_S_TOP = 3  # highest equity over the trade's bars / the equity it started from
-_S_BOTTOM = 4  # lowest, likewise
-_S_INNER = 5  # lowest equity / running peak within the trade (1: none)
-_S_PRICE = 6  # exit order price
-_S_SLIP = 7  # slippage the exit pays
-N_SUMMARY = 8
+# fields of a trade summary (:func:`trade_summary_nb`)
+_S_SUMS = 0  # 6: double-double (hi, lo) interior sums of r, r**2, min(r, 0)**2
+_S_MAX = 6  # bar of the interior's highest close (-1: no interior bar)
+_S_MIN = 7  # bar of its lowest close
+_S_MT = 8  # bars of its inner drawdown's trough and peak (-1: none)
+_S_MS = 9
+_S_PRICE = 10  # exit order price
+_S_SLIP = 11  # slippage the exit pays
+N_SUMMARY = 12
 
 
 @njit(cache=True)
@@ -208,96 +208,74 @@ def _extreme(h: np.ndarray, ext_h: np.ndarray, t: int, u: int, anchor: float) ->
 @njit(cache=True)
 def trade_summary_nb(
     x: np.ndarray, pre: np.ndarray, ext: np.ndarray, idx: np.ndarray, mr: np.ndarray, t: int,
-    u: int, price: float, slip: float, fees: float, slippage: float, out: np.ndarray,
+    u: int, price: float, slip: float, out: np.ndarray,
 ) -> None:  # fmt: skip
-    """A trade entered at bar ``t``'s close and left at bar ``u``, from an equity of 1.
+    """What a trade entered at bar ``t``'s close and left at bar ``u`` needs, looked up once.
 
-    Writes the fields ``_S_*``: the sums of the trade's bar returns, their squares
-    and downside squares (entry bar, interior bars from the prefix sums ``pre``,
-    exit bar; summed in double-double), its highest and lowest equity and its
-    inner drawdown (``min`` over its bars of equity over the running peak within
-    the trade), the exit price and slippage. Entry and exit go through the order
-    engine as in the per-bar kernel.
+    Writes the fields ``_S_*``: the double-double sums of the price returns, their
+    squares and downside squares over the interior bars ``t + 1 .. u - 1`` (from
+    the prefix sums ``pre``), the bars of the interior's highest and lowest close
+    and of its inner drawdown (the tree's pair, -1 when there is none), the exit
+    price and its slippage. None of it depends on the cash or the fees, so
+    :func:`_fold_trade` folds the trade exactly as
+    :func:`~quantcore._kernels.sweep_fast.fold_holding_nb` does, without its range
+    queries.
     """
-    p = x[t]
-    f = entry_fill_nb(p, 1, slippage)
-    q = order_units_nb(SIZE_PERCENT, 1.0, 1.0, 1.0, 1.0, f, fees, False)
-    cash1, fee_e = open_position_nb(1.0, q, f, fees)
-    eq = cash1 + q * p
-    h1 = l1 = h2 = l2 = h3 = l3 = 0.0
-    if eq != 1.0:
-        r = eq - 1.0
-        d = min(r, 0.0)
-        h1, l1 = _dd_add(h1, l1, r)
-        h2, l2 = _dd_add(h2, l2, r * r)
-        h3, l3 = _dd_add(h3, l3, d * d)
     last = u - 1
+    for k in range(6):
+        out[k] = 0.0
+    out[_S_MAX] = -1.0
+    out[_S_MT] = -1.0
     if last > t:
-        h1, l1 = _dd_add(h1, l1, pre[0, last])
-        h1, l1 = _dd_add(h1, l1, -pre[0, t])
-        l1 += pre[1, last] - pre[1, t]
-        h2, l2 = _dd_add(h2, l2, pre[2, last])
-        h2, l2 = _dd_add(h2, l2, -pre[2, t])
-        l2 += pre[3, last] - pre[3, t]
-        h3, l3 = _dd_add(h3, l3, pre[4, last])
-        h3, l3 = _dd_add(h3, l3, -pre[4, t])
-        l3 += pre[5, last] - pre[5, t]
-    prev = cash1 + q * x[last]
-    cash2, _, _, _ = close_position_nb(cash1, q, 1, f, fee_e, price, fees, slip)
-    if cash2 != prev:
-        r = cash2 / prev - 1.0
-        d = min(r, 0.0)
-        h1, l1 = _dd_add(h1, l1, r)
-        h2, l2 = _dd_add(h2, l2, r * r)
-        h3, l3 = _dd_add(h3, l3, d * d)
-    i_max, i_min = extrema_nb(x, ext, t, last)
-    top = cash1 + q * x[i_max]
-    bottom = cash1 + q * x[i_min]
-    inner = 1.0
-    if last > t:
-        _, _, m, mt, ms = tree_query_nb(x, idx, mr, t, last)
+        for row in range(0, 6, 2):
+            hi, lo = _dd_add(pre[row, last], pre[row + 1, last], -pre[row, t])
+            out[_S_SUMS + row] = hi
+            out[_S_SUMS + row + 1] = lo - pre[row + 1, t]
+        i_max, i_min = extrema_nb(x, ext, t + 1, last)
+        out[_S_MAX] = i_max
+        out[_S_MIN] = i_min
+        _, _, m, mt, ms = tree_query_nb(x, idx, mr, t + 1, last)
         if m < 1.0:
-            inner = (cash1 + q * x[mt]) / (cash1 + q * x[ms])
-    if cash2 < top:
-        inner = min(inner, cash2 / top)
-    out[_S_SUMS] = h1 + l1
-    out[_S_SUMS + 1] = h2 + l2
-    out[_S_SUMS + 2] = h3 + l3
-    out[_S_TOP] = max(top, cash2)
-    out[_S_BOTTOM] = min(bottom, cash2)
-    out[_S_INNER] = inner
+            out[_S_MT] = mt
+            out[_S_MS] = ms
     out[_S_PRICE] = price
     out[_S_SLIP] = slip
 
 
 @njit(cache=True)
-def _fold_summary(acc: np.ndarray, s: np.ndarray, start: float) -> None:
-    """Fold a trade summary into ``acc`` for a trade starting from equity ``start``.
+def _fold_trade(acc: np.ndarray, s: np.ndarray, x: np.ndarray, cash: float, size: float) -> None:
+    """:func:`~quantcore._kernels.sweep_fast.fold_holding_nb` of a summarised trade.
 
-    The trade's sums are added in plain double precision (the per-bar engine adds
-    every bar's return so); the drawdown is ``min(lowest / peak carried in, inner)``.
+    The same expressions on the same bars (equity ``cash + size * x[.]``), the
+    range queries replaced by the summary's bars.
     """
-    acc[0] += s[_S_SUMS]
-    acc[2] += s[_S_SUMS + 1]
-    acc[4] += s[_S_SUMS + 2]
-    bottom = start * s[_S_BOTTOM]
+    if s[_S_MAX] < 0.0:
+        return
+    for k in range(0, 6, 2):
+        acc[k], acc[k + 1] = _dd_add(acc[k], acc[k + 1], s[_S_SUMS + k])
+        acc[k + 1] += s[_S_SUMS + k + 1]
     peak = acc[6]
-    if bottom < acc[7] * peak:  # a division only when it may set a record
-        low = bottom / peak
-        if low < acc[7]:
-            acc[7] = low
-    if s[_S_INNER] < acc[7]:
-        acc[7] = s[_S_INNER]
-    top = start * s[_S_TOP]
+    best = acc[7]
+    bottom = cash + size * x[int(s[_S_MIN])]
+    low = bottom / peak
+    if low < best:
+        best = low
+    top = cash + size * x[int(s[_S_MAX])]
+    if top > peak and bottom / top < best and s[_S_MT] >= 0.0:
+        inner = (cash + size * x[int(s[_S_MT])]) / (cash + size * x[int(s[_S_MS])])
+        if inner < best:
+            best = inner
     if top > peak:
-        acc[6] = top
+        peak = top
+    acc[6] = peak
+    acc[7] = best
 
 
 @njit(cache=True)
 def _row(
     o: np.ndarray, h: np.ndarray, lo: np.ndarray, x: np.ndarray, nxt_e: np.ndarray,
     nxt_x: np.ndarray, slot: np.ndarray, hit_sl: np.ndarray, hit_tp: np.ndarray,
-    hit_tr: np.ndarray, a_sl: int, a_tp: int, a_tr: int, summ: np.ndarray, base: int,
+    hit_tr: np.ndarray, a_sl: int, a_tp: int, a_tr: int, summ: np.ndarray,
     w_tp: int, w_tr: int, n_e: int, pre: np.ndarray, ext: np.ndarray, ext_h: np.ndarray,
     idx: np.ndarray, mr: np.ndarray, first: int, sl: float, tp: float, trail: float,
     time_stop: float, fees: float, size: float, init_cash: float, slippage: float,
@@ -325,7 +303,6 @@ def _row(
         if not q > 0.0:
             t = nxt_e[t + 1]
             continue
-        start = cash
         cash, entry_fee = open_position_nb(cash, q, f, fees)
         i = slot[t]
         # the bar the position would leave on without price stops
@@ -364,11 +341,14 @@ def _row(
             entry = t
             break
         if use_summ and col >= 0:
-            s = summ[(base + col) * n_e + i]
+            s = summ[col * n_e + i]
+            fold_bar_nb(cash + q * p, prev, acc)
+            _fold_trade(acc, s, x, cash, q)
+            prev = cash + q * x[u - 1]
             cash, pnl, _, _ = close_position_nb(
                 cash, q, 1, f, entry_fee, s[_S_PRICE], fees, s[_S_SLIP]
             )
-            _fold_summary(acc, s, start)
+            fold_bar_nb(cash, prev, acc)
         else:
             eq = cash + q * p
             fold_bar_nb(eq, prev, acc)
@@ -433,7 +413,7 @@ def stop_grid_nb(
     and highs too). ``sl, tp, trail, time_stop`` are NaN where off. Equals
     :func:`~quantcore._kernels.sweep.sweep_signals_nb` row for row (the per-bar
     engine) to rounding. Tables shared by all rows are built once; memory
-    O(n log n + entries x distinct levels x distinct fees + m). Trade summaries
+    O(n log n + entries x distinct levels + m). Trade summaries
     are precomputed when there are at most ``max_summaries`` of them (0: every
     trade accounted directly).
     """
@@ -461,24 +441,22 @@ def stop_grid_nb(
     sl_levels, a_sl = _levels(sl)
     tp_levels, a_tp = _levels(tp)
     tr_levels, a_tr = _levels(trail)
-    fee_levels, a_fee = _levels(fees)
     hit_sl = _hits(lo, ext_lo, 1, 1.0, bars, x, sl_levels, -1.0)
     hit_tp = _hits(h, ext_h, 0, -1.0, bars, x, tp_levels, 1.0)
     if np.isnan(trail).all():
         hit_tr = np.full((1, n_e), n, dtype=np.int32)
     else:
         hit_tr = _trail_hits(h, lo, ext_h, ext_lo, bars, x, tr_levels)
-    # trade summaries per (fee level, exit column, entry): the signal exit, then
-    # one column per stop-loss, take-profit and trailing level; a row's trades
-    # walk each column's entries in order
+    # trade summaries per (exit column, entry): the signal exit, then one column
+    # per stop-loss, take-profit and trailing level; a row's trades walk each
+    # column's entries in order
     w_tp = sl_levels.shape[0]
     w_tr = w_tp + tp_levels.shape[0]
     width = 1 + w_tr + tr_levels.shape[0]
-    n_sum = fee_levels.shape[0] * n_e * width
-    if n_sum <= max_summaries:
+    if n_e * width <= max_summaries:
         summ = _summaries(
             o, h, lo, x, pre, ext, ext_h, idx, mr, bars, nxt_x, hit_sl, hit_tp, hit_tr,
-            sl_levels, tp_levels, tr_levels, fee_levels, slippage, width,
+            sl_levels, tp_levels, tr_levels, slippage, width,
         )  # fmt: skip
     else:
         summ = np.empty((0, N_SUMMARY))
@@ -491,7 +469,7 @@ def stop_grid_nb(
         for c in range(lane * per, min(lane * per + per, m)):
             _row(
                 o, h, lo, x, nxt_e, nxt_x, slot, hit_sl, hit_tp, hit_tr, a_sl[c], a_tp[c],
-                a_tr[c], summ, a_fee[c] * width, w_tp, w_tr, n_e, pre, ext, ext_h, idx, mr,
+                a_tr[c], summ, w_tp, w_tr, n_e, pre, ext, ext_h, idx, mr,
                 first, sl[c], tp[c], trail[c], time_stop[c], fees[c], size[c], init_cash,
                 slippage, periods_per_year, out[c], acc,
             )  # fmt: skip
@@ -503,49 +481,44 @@ def _summaries(
     o: np.ndarray, h: np.ndarray, lo: np.ndarray, x: np.ndarray, pre: np.ndarray,
     ext: np.ndarray, ext_h: np.ndarray, idx: np.ndarray, mr: np.ndarray, bars: np.ndarray,
     nxt_x: np.ndarray, hit_sl: np.ndarray, hit_tp: np.ndarray, hit_tr: np.ndarray,
-    sl_levels: np.ndarray, tp_levels: np.ndarray, tr_levels: np.ndarray,
-    fee_levels: np.ndarray, slippage: float, width: int,
+    sl_levels: np.ndarray, tp_levels: np.ndarray, tr_levels: np.ndarray, slippage: float,
+    width: int,
 ) -> np.ndarray:  # fmt: skip
-    """Row ``(fee * width + col) * n_e + i`` is :func:`trade_summary_nb` of entry ``i``
-    leaving by exit column ``col`` (see :func:`stop_grid_nb`); zeros where that
-    exit never happens."""
+    """Row ``col * n_e + i`` is :func:`trade_summary_nb` of entry ``i`` leaving by exit
+    column ``col`` (see :func:`stop_grid_nb`); zeros where that exit never happens."""
     n = x.shape[0]
     n_e = bars.shape[0]
     w_tp = sl_levels.shape[0]
     w_tr = w_tp + tp_levels.shape[0]
     nan = np.nan
-    summ = np.zeros((fee_levels.shape[0] * n_e * width, N_SUMMARY))
-    for task in prange(fee_levels.shape[0] * n_e):
-        fee = task // n_e
-        fees = fee_levels[fee]
-        i = task % n_e
+    summ = np.zeros((n_e * width, N_SUMMARY))
+    for i in prange(n_e):
         t = bars[i]
         p = x[t]
-        base = fee * width
         u = nxt_x[t + 1]
         if u < n:
-            trade_summary_nb(x, pre, ext, idx, mr, t, u, x[u], slippage, fees, slippage,
-                             summ[base * n_e + i])  # fmt: skip
+            trade_summary_nb(x, pre, ext, idx, mr, t, u, x[u], slippage, summ[i])
         for a in range(sl_levels.shape[0]):
             u = hit_sl[a, i]
             if u < n:
                 price, _ = stop_price_nb(1, p, p, o[u], h[u], lo[u], sl_levels[a], nan, nan)
-                trade_summary_nb(x, pre, ext, idx, mr, t, u, price, 0.0, fees, slippage,
-                                 summ[(base + 1 + a) * n_e + i])  # fmt: skip
+                trade_summary_nb(x, pre, ext, idx, mr, t, u, price, 0.0, summ[(1 + a) * n_e + i])
         for a in range(tp_levels.shape[0]):
             u = hit_tp[a, i]
             if u < n:
                 price, _ = stop_price_nb(1, p, p, o[u], h[u], lo[u], nan, tp_levels[a], nan)
-                trade_summary_nb(x, pre, ext, idx, mr, t, u, price, 0.0, fees, slippage,
-                                 summ[(base + 1 + w_tp + a) * n_e + i])  # fmt: skip
+                trade_summary_nb(
+                    x, pre, ext, idx, mr, t, u, price, 0.0, summ[(1 + w_tp + a) * n_e + i]
+                )
         for a in range(hit_tr.shape[0]):
             u = hit_tr[a, i]
             if u < n:
                 price, _ = stop_price_nb(
                     1, p, _extreme(h, ext_h, t, u, p), o[u], h[u], lo[u], nan, nan, tr_levels[a]
                 )
-                trade_summary_nb(x, pre, ext, idx, mr, t, u, price, 0.0, fees, slippage,
-                                 summ[(base + 1 + w_tr + a) * n_e + i])  # fmt: skip
+                trade_summary_nb(
+                    x, pre, ext, idx, mr, t, u, price, 0.0, summ[(1 + w_tr + a) * n_e + i]
+                )
     return summ
 
 

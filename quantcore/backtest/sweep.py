@@ -119,8 +119,7 @@ class OptionGrid:
         for name, values in axes.items():
             if not values:
                 raise ValueError(f"grid[{name!r}] is empty")
-            for v in values:  # each value checked as the engine option it is
-                EngineOptions(**{**engine_options, name: v})
+            _check_axis(name, values, engine_options)
         base = EngineOptions(**engine_options)
         names = list(axes)
         shape = [len(axes[n]) for n in names]
@@ -149,6 +148,29 @@ class OptionGrid:
 
     def __len__(self) -> int:
         return int(self.table.shape[0])
+
+
+def _check_axis(name: str, values: list[Any], engine_options: Mapping[str, Any]) -> None:
+    """Check every value of a swept option as the engine option it is.
+
+    The numeric options are intervals (``fees`` in [0, 1), stops in (0, 1) or
+    above 0, ``size`` up to the leverage), so for plain finite numbers the
+    smallest and the largest value (and ``None`` if present) stand for all;
+    anything else (``time_stop``'s whole numbers, strings, NaN) is checked value
+    by value, so the error names the offending value either way.
+    """
+    if name != "time_stop":
+        numbers = [v for v in values if v is not None]
+        arr = np.asarray(numbers)  # plain numbers give a numeric dtype, no per-value loop
+        if numbers and arr.dtype.kind in "iuf" and bool(np.isfinite(arr).all()):
+            probes: list[Any] = [float(arr.min()), float(arr.max())]
+            if len(numbers) < len(values):
+                probes.append(None)
+            for v in probes:
+                EngineOptions(**{**engine_options, name: v})
+            return
+    for v in values:
+        EngineOptions(**{**engine_options, name: v})
 
 
 def _kernel_scalars(

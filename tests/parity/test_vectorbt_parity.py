@@ -177,3 +177,27 @@ def test_stop_grid_total_returns_equal_vectorbt(sp500: pd.DataFrame) -> None:
     counts = pf.trades.records.groupby("col").size().reindex(range(900), fill_value=0)
     np.testing.assert_array_equal(table["total_trades"], counts.to_numpy())
     assert table["total_return"].nunique() > 100  # the levels matter
+
+
+def test_trailing_stop_grid_equals_vectorbt(sp500: pd.DataFrame) -> None:
+    """A 12 x 12 trail_stop x tp_stop grid on the stop-grid fast path (vectorbt
+    ``sl_stop`` with ``sl_trail=True``), fees and slippage, 2,520 OHLC bars."""
+    ohlc = sp500[["Open", "High", "Low", "Close"]].iloc[-2520:]
+    trail = np.linspace(0.005, 0.08, 12)
+    tp = np.linspace(0.01, 0.20, 12)
+    grid = {"short_window": 10, "long_window": 50, "trail_stop": trail, "tp_stop": tp}
+    table = sweep(ohlc, "moving_average", grid, fees=0.001, slippage=0.0005)
+    entries, exits = st.moving_average(ohlc["Close"], short_window=10, long_window=50)
+    pf = vbt.Portfolio.from_signals(
+        ohlc["Close"], entries, exits, open=ohlc["Open"], high=ohlc["High"], low=ohlc["Low"],
+        sl_stop=np.tile(trail, 12)[None, :], sl_trail=True, tp_stop=np.repeat(tp, 12)[None, :],
+        fees=0.001, slippage=0.0005, size=np.inf, init_cash=100_000.0,
+    )  # fmt: skip
+    np.testing.assert_allclose(
+        table["trail_stop"], np.tile(trail, 12)
+    )  # options in ENGINE_GRID order
+    np.testing.assert_allclose(table["total_return"], pf.total_return().to_numpy(), rtol=1e-9)
+    np.testing.assert_allclose(table["final_equity"], pf.value().iloc[-1].to_numpy(), rtol=1e-9)
+    counts = pf.trades.records.groupby("col").size().reindex(range(144), fill_value=0)
+    np.testing.assert_array_equal(table["total_trades"], counts.to_numpy())
+    assert table["total_return"].nunique() > 50  # the levels matter
