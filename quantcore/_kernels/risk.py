@@ -14,11 +14,13 @@ import numpy as np
 from numba import njit, prange, uintp
 
 from quantcore._kernels.tiles import (
+    GATHER_MAX_VALUES,
     ROW_UNROLL,
     TILE_COLS,
     TILE_ROWS,
     chunk_cols,
     downside_block,
+    gather_block,
     load_columns,
     load_tile,
     moments_block,
@@ -478,6 +480,17 @@ def _pair_products(src, i0, j0, bsrc, bi0, bj0, shared, r, c, ma, mb, cab, vbb):
 
 
 @njit(cache=True)
+def _pair_passes(src, j0, bsrc, bj0, shared, n, c, sa, sb, m, blo, bhi, cab, vbb):  # type: ignore[no-untyped-def]
+    """Both passes of ``beta_alpha_nb`` over row-major ``src`` and ``bsrc``; return the means."""
+    zero = uintp(0)
+    _pair_sums(src, zero, j0, bsrc, zero, bj0, shared, n, c, sa, sb, m, blo, bhi)
+    ma = sa / np.maximum(m, 1.0)
+    mb = sb / np.maximum(m, 1.0)
+    _pair_products(src, zero, j0, bsrc, zero, bj0, shared, n, c, ma, mb, cab, vbb)
+    return ma, mb
+
+
+@njit(cache=True)
 def _beta_alpha_chunk(x, bench, j0, c, risk_free, periods_per_year, out):  # type: ignore[no-untyped-def]
     """``beta_alpha_nb`` for the columns ``j0:j0 + c``."""
     n = x.shape[0]
@@ -490,13 +503,18 @@ def _beta_alpha_chunk(x, bench, j0, c, risk_free, periods_per_year, out):  # typ
     cab = np.zeros(c)
     vbb = np.zeros(c)
     zero = uintp(0)
-    # read in place: x row-major and the benchmark one column or row-major too
-    direct = row_major(x) and (shared or row_major(bench))
-    tile = np.empty((TILE_ROWS, TILE_COLS) if not direct else (0, 0))
-    btile = np.empty((TILE_ROWS, TILE_COLS) if not (direct or shared) else (0, 0))
-    if direct:
-        _pair_sums(x, zero, uintp(j0), bench, zero, uintp(j0), shared, n, c, sa, sb, m, blo, bhi)
+    if row_major(x) and (shared or row_major(bench)):  # read in place
+        ma, mb = _pair_passes(x, uintp(j0), bench, uintp(j0), shared, n, c, sa, sb, m, blo, bhi, cab, vbb)
+    elif n * c <= GATHER_MAX_VALUES:  # transposed once, read twice
+        xb = gather_block(x, j0, c)
+        if shared:
+            ma, mb = _pair_passes(xb, zero, bench, zero, shared, n, c, sa, sb, m, blo, bhi, cab, vbb)
+        else:
+            bb = gather_block(bench, j0, c)
+            ma, mb = _pair_passes(xb, zero, bb, zero, shared, n, c, sa, sb, m, blo, bhi, cab, vbb)
     else:
+        tile = np.empty((TILE_ROWS, TILE_COLS))
+        btile = np.empty((TILE_ROWS, TILE_COLS) if not shared else (0, 0))
         for i0 in range(0, n, TILE_ROWS):
             r = min(TILE_ROWS, n - i0)
             load_tile(x, i0, j0, tile)
@@ -505,11 +523,8 @@ def _beta_alpha_chunk(x, bench, j0, c, risk_free, periods_per_year, out):  # typ
             else:
                 _load_bench_tile(bench, i0, j0, btile)
                 _pair_sums(tile, zero, zero, btile, zero, zero, shared, r, c, sa, sb, m, blo, bhi)
-    ma = sa / np.maximum(m, 1.0)
-    mb = sb / np.maximum(m, 1.0)
-    if direct:
-        _pair_products(x, zero, uintp(j0), bench, zero, uintp(j0), shared, n, c, ma, mb, cab, vbb)
-    else:
+        ma = sa / np.maximum(m, 1.0)
+        mb = sb / np.maximum(m, 1.0)
         for i0 in range(0, n, TILE_ROWS):
             r = min(TILE_ROWS, n - i0)
             load_tile(x, i0, j0, tile)

@@ -33,7 +33,7 @@ import numpy as np
 from numba import njit, prange, uintp
 
 from quantcore._kernels.risk import _TINY_VARIANCE
-from quantcore._kernels.tiles import TILE_COLS, TILE_ROWS, chunk_cols, row_major
+from quantcore._kernels.tiles import TILE_COLS, TILE_ROWS, chunk_cols, gather_block, row_major
 
 __all__ = ["rolling_beta_nb", "rolling_moments_nb"]
 
@@ -228,19 +228,6 @@ def rolling_moments_nb(x, window, shift, ppy, ddof, mode):  # type: ignore[no-un
 
 
 @njit(cache=True)
-def _gather_block(x, j0, c):  # type: ignore[no-untyped-def]
-    """``x[:, j0:j0 + c]`` as a new row-major array, read down each column."""
-    n = x.shape[0]
-    buf = np.empty((n, c))
-    for i0 in range(0, n, TILE_ROWS):  # 64-row strips: the strip of ``buf`` stays in L1
-        i1 = min(n, i0 + TILE_ROWS)
-        for jj in range(c):
-            for i in range(i0, i1):
-                buf[uintp(i), uintp(jj)] = x[uintp(i), uintp(j0 + jj)]
-    return buf
-
-
-@njit(cache=True)
 def _scatter_block(buf, out, j0):  # type: ignore[no-untyped-def]
     """Write the row-major ``buf`` to ``out[:, j0:j0 + c]``, down each column."""
     n, c = buf.shape
@@ -263,7 +250,7 @@ def _rolling_moments_chunk(x, j0, c, window, shift, ppy, ddof, mode, out):  # ty
         return
     res = np.empty((x.shape[0], c))
     zero = j0 - j0  # an int64 0: a literal 0 would compile a second specialization
-    _rolling_moments_block(_gather_block(x, j0, c), zero, c, window, shift, ppy, ddof, mode, res)
+    _rolling_moments_block(gather_block(x, j0, c), zero, c, window, shift, ppy, ddof, mode, res)
     _scatter_block(res, out, j0)
 
 
@@ -391,8 +378,8 @@ def _rolling_beta_chunk(x, b, j0, c, window, out):  # type: ignore[no-untyped-de
         return
     res = np.empty((x.shape[0], c))
     zero = j0 - j0  # an int64 0: a literal 0 would compile a second specialization
-    xb = _gather_block(x, j0, c)
-    bb = _gather_block(b, zero, 1) if shared else _gather_block(b, j0, c)
+    xb = gather_block(x, j0, c)
+    bb = gather_block(b, zero, 1) if shared else gather_block(b, j0, c)
     _rolling_beta_block(xb, bb, zero, c, window, res)
     _scatter_block(res, out, j0)
 

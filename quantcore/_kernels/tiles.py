@@ -31,11 +31,13 @@ from numba import njit, uintp
 
 __all__ = [
     "CHUNK_MIN_COLS",
+    "GATHER_MAX_VALUES",
     "ROW_UNROLL",
     "TILE_COLS",
     "TILE_ROWS",
     "chunk_cols",
     "downside_block",
+    "gather_block",
     "load_columns",
     "load_tile",
     "moments_block",
@@ -49,6 +51,10 @@ TILE_COLS = 64
 #: The passes update each column's accumulators from this many rows per load and
 #: store of them (in registers, in time order): 2-3x faster than one row at a time.
 ROW_UNROLL = 4
+
+#: A two-pass statistic copies a column-major chunk of up to this many values into a
+#: row-major block once (8 MB), instead of transposing it tile by tile in each pass.
+GATHER_MAX_VALUES = 1 << 20
 
 #: A row-major panel is split into at most 64 chunks, a power of two of them (so that
 #: 2, 4, ... threads get equal shares), each at least this many columns wide.
@@ -172,6 +178,37 @@ def _squares(src, i0, j0, r, c, shift, mean, ss):  # type: ignore[no-untyped-def
 
 
 @njit(cache=True)
+def _means(s, m, c, mean):  # type: ignore[no-untyped-def]
+    for j in range(c):
+        mean[j] = s[j] / m[j] if m[j] > 0.0 else np.nan
+
+
+@njit(cache=True)
+def _two_pass(src, j0, n, c, shift, s, m, lo, hi, mean, ss):  # type: ignore[no-untyped-def]
+    """Both passes of ``moments_block`` over the row-major ``src[:, j0:j0 + c]``."""
+    zero = uintp(0)
+    _moments_rows(src, zero, j0, n, c, shift, s, m, lo, hi)
+    _means(s, m, c, mean)
+    _squares(src, zero, j0, n, c, shift, mean, ss)
+
+
+@njit(cache=True)
+def gather_block(x, j0, c):  # type: ignore[no-untyped-def]
+    """``x[:, j0:j0 + c]`` as a new row-major array, read down each column.
+
+    Copied in ``TILE_ROWS``-row strips, so that the strip being written stays in L1.
+    """
+    n = x.shape[0]
+    buf = np.empty((n, c))
+    for i0 in range(0, n, TILE_ROWS):
+        i1 = min(n, i0 + TILE_ROWS)
+        for jj in range(c):
+            for i in range(i0, i1):
+                buf[uintp(i), uintp(jj)] = x[uintp(i), uintp(j0 + jj)]
+    return buf
+
+
+@njit(cache=True)
 def moments_block(x, j0, c, shift, ddof, mean, sd, count):  # type: ignore[no-untyped-def]
     """Mean, std and count of ``x[:, j0:j0 + c] - shift`` per column into ``[:c]``.
 
@@ -187,20 +224,17 @@ def moments_block(x, j0, c, shift, ddof, mean, sd, count):  # type: ignore[no-un
     hi = np.full(c, -np.inf)
     ss = np.zeros(c)
     zero = uintp(0)
-    direct = row_major(x)
-    tile = np.empty((TILE_ROWS, TILE_COLS) if not direct else (0, 0))
-    if direct:
-        _moments_rows(x, zero, uintp(j0), n, c, shift, s, m, lo, hi)
+    if row_major(x):
+        _two_pass(x, uintp(j0), n, c, shift, s, m, lo, hi, mean, ss)
+    elif n * c <= GATHER_MAX_VALUES:  # transposed once, read twice
+        _two_pass(gather_block(x, j0, c), zero, n, c, shift, s, m, lo, hi, mean, ss)
     else:
+        tile = np.empty((TILE_ROWS, TILE_COLS))
         for i0 in range(0, n, TILE_ROWS):
             r = min(TILE_ROWS, n - i0)
             load_tile(x, i0, j0, tile)
             _moments_rows(tile, zero, zero, r, c, shift, s, m, lo, hi)
-    for j in range(c):
-        mean[j] = s[j] / m[j] if m[j] > 0.0 else np.nan
-    if direct:
-        _squares(x, zero, uintp(j0), n, c, shift, mean, ss)
-    else:
+        _means(s, m, c, mean)
         for i0 in range(0, n, TILE_ROWS):
             r = min(TILE_ROWS, n - i0)
             load_tile(x, i0, j0, tile)

@@ -15,7 +15,7 @@ import numpy as np
 import pytest
 
 from quantcore import drawdown, metrics, returns, risk
-from quantcore._kernels.tiles import CHUNK_MIN_COLS, TILE_COLS, TILE_ROWS
+from quantcore._kernels.tiles import CHUNK_MIN_COLS, GATHER_MAX_VALUES, TILE_COLS, TILE_ROWS
 from quantcore._validation import as_float64_2d
 
 
@@ -89,6 +89,19 @@ def test_panel_equals_each_column_alone(name: str) -> None:
     assert np.array_equal(panel, alone, equal_nan=True)
     assert np.isnan(panel[4])  # the all-NaN column
     assert np.isfinite(panel[[0, 1, 5, -1]]).all()
+
+
+@pytest.mark.parametrize("name", ["volatility", "sharpe_ratio", "beta", "alpha", "beta_per_column"])
+def test_long_column_major_chunks_take_the_tile_path(name: str) -> None:
+    # a 64-column chunk of more than GATHER_MAX_VALUES values is not copied whole:
+    # the two-pass statistics transpose it tile by tile in each pass, same bits
+    n = GATHER_MAX_VALUES // TILE_COLS + 3
+    r = _panel(n, TILE_COLS + 2, seed=5)
+    b = _bench(n)
+    call = CALLS[name]
+    c_out = np.asarray(call(np.ascontiguousarray(r), b), dtype=float)
+    f_out = np.asarray(call(np.asfortranarray(r), b), dtype=float)
+    assert np.array_equal(c_out, f_out, equal_nan=True)
 
 
 def test_plain_loop_twin() -> None:
