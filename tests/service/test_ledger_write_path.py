@@ -5,7 +5,8 @@ them and re-derives that symbol's positions in every portfolio of the user
 (``service.portfolios.derive``). The oracle here is one ``quantcore.tax.match_lots``
 call over the user's *whole* ledger (all symbols, all portfolios, each with its lot
 method, wash sales joined across portfolios by bare symbol), built from the rows
-in the database after each write.
+in the database after each write. Splits and spin-offs are among the random writes:
+a spin-off links two symbols, whose positions a write then derives together.
 """
 
 from __future__ import annotations
@@ -14,9 +15,10 @@ import datetime as dt
 from decimal import Decimal
 
 import pandas as pd
-from hypothesis import HealthCheck, Phase, given, settings
+from hypothesis import HealthCheck, Phase, event, given, settings
 from hypothesis import strategies as st
 from sqlalchemy import select
+from sqlalchemy.orm import aliased
 
 from quantcore import tax
 from service.db.models import Asset, Portfolio, Position, Transaction
@@ -28,6 +30,7 @@ Snapshot = dict[tuple[int, str], tuple[Decimal, Decimal]]
 
 async def _snapshot(db, pids: list[int]) -> tuple[Snapshot, Snapshot]:  # type: ignore[no-untyped-def]
     """(positions stored, positions of one match_lots call over the whole ledger)."""
+    target = aliased(Asset)
     async with db.read() as s:
         rows = (
             await s.execute(
@@ -35,10 +38,12 @@ async def _snapshot(db, pids: list[int]) -> tuple[Snapshot, Snapshot]:  # type: 
                     Transaction.id, Transaction.portfolio_id, Asset.symbol,
                     Transaction.transaction_date, Transaction.transaction_type,
                     Transaction.quantity, Transaction.price, Transaction.fees,
-                    Portfolio.lot_method,
+                    Portfolio.lot_method, Transaction.ratio, target.symbol,
+                    Transaction.basis_allocation, Transaction.cash,
                 )
                 .join(Asset, Asset.id == Transaction.asset_id)
                 .join(Portfolio, Portfolio.id == Transaction.portfolio_id)
+                .outerjoin(target, target.id == Transaction.target_asset_id)
                 .where(Transaction.portfolio_id.in_(pids))
             )
         ).tuples().all()
@@ -55,10 +60,16 @@ async def _snapshot(db, pids: list[int]) -> tuple[Snapshot, Snapshot]:  # type: 
     # the documented ledger order: date, dividends/buys/sells, amounts, id
     ordered = sorted(rows, key=lambda r: ledger_key(r[3], r[4], r[6], r[5], r[7], r[0]))
     table = pd.DataFrame(
-        [(f"{r[1]}:{r[2]}", r[3], r[4], r[5], r[6], r[7]) for r in ordered],
-        columns=["symbol", "date", "type", "quantity", "price", "fees"],
+        [
+            (f"{r[1]}:{r[2]}", r[3], r[4], r[5], r[6], r[7], r[9],
+             f"{r[1]}:{r[10]}" if r[10] else None, r[11], r[12])
+            for r in ordered
+        ],
+        columns=["symbol", "date", "type", "quantity", "price", "fees", "ratio", "target_symbol",
+                 "basis_allocation", "cash"],
     )
     methods = {f"{r[1]}:{r[2]}": r[8] for r in rows}
+    methods |= {f"{r[1]}:{r[10]}": r[8] for r in rows if r[10]}
     lots = tax.match_lots(
         table, method=methods, substantially_identical={n: n.split(":")[1] for n in methods}
     )
@@ -82,10 +93,13 @@ def _portfolio(api: Api, h: dict[str, str], method: str) -> int:
 
 
 def _body(pid: int, sym: str, kind: str, q: int, price: str, day: dt.date) -> dict[str, object]:
-    return {
-        "portfolio": pid, "asset_symbol": sym, "transaction_type": kind,
-        "quantity": str(q), "price": price, "transaction_date": day.isoformat(),
-    }  # fmt: skip
+    base = {"portfolio": pid, "asset_symbol": sym, "transaction_type": kind, "transaction_date": day.isoformat()}
+    if kind == "split":
+        return {**base, "split_ratio": "2"}
+    if kind == "spin_off":
+        other = "SPY" if sym == "AAPL" else "AAPL"
+        return {**base, "target_symbol": other, "ratio": "0.5", "basis_allocation": "0.25"}
+    return {**base, "quantity": str(q), "price": price}
 
 
 def test_a_write_in_one_portfolio_moves_a_wash_sale_basis_in_another(api: Api) -> None:
@@ -122,7 +136,7 @@ _DAYS = [dt.date(2025, 1, 2) + dt.timedelta(days=d) for d in (0, 5, 20, 31, 45, 
 _ROW = st.tuples(
     st.integers(0, 1),  # portfolio
     st.sampled_from(["AAPL", "SPY"]),
-    st.sampled_from(["buy", "buy", "sell", "dividend"]),
+    st.sampled_from(["buy", "buy", "buy", "sell", "sell", "dividend", "split", "spin_off"]),
     st.integers(1, 9),
     st.sampled_from(["8", "10", "12.5"]),
     st.sampled_from(_DAYS),
@@ -154,15 +168,18 @@ def test_each_write_equals_the_whole_ledger_derivation(  # type: ignore[no-untyp
     _, h = api.user()
     pids = [_portfolio(api, h, "fifo"), _portfolio(api, h, method)]
     ids: list[int] = []
-    for p, sym, kind, q, price, day in sorted(seed, key=lambda r: (r[5], r[2] != "buy")):
+    for p, sym, kind, q, price, day in sorted(seed, key=lambda r: (r[5], r[2] != "buy", r[2])):
         r = api.client.post(
             "/api/transactions/", json=_body(pids[p], sym, kind, q, price, day), headers=h
         )
         assert r.status_code in (201, 400), r.text  # a sell beyond holdings is refused
         if r.status_code == 201:
             ids.append(int(r.json()["id"]))
+            if kind in ("split", "spin_off"):
+                event(f"a {kind} in the seed ledger")
     for op, pick, (p, sym, kind, q, price, day) in ops:
         body = _body(pids[p], sym, kind, q, price, day)
+        gone = None
         if op == "create" or not ids:
             r = api.client.post("/api/transactions/", json=body, headers=h)
         elif op == "edit":
@@ -171,14 +188,16 @@ def test_each_write_equals_the_whole_ledger_derivation(  # type: ignore[no-untyp
             gone = ids.pop(pick % len(ids))
             r = api.client.delete(f"/api/transactions/{gone}/", headers=h)
         if r.status_code == 400:
-            assert (r.json()["details"]["field"], r.json()["details"]["code"]) == (
-                "quantity", "insufficient_quantity",
+            assert (r.json()["details"]["field"], r.json()["details"]["code"]) in (
+                ("quantity", "insufficient_quantity"), ("asset_symbol", "not_held"),
             ), r.text  # fmt: skip
-            if op == "delete":
+            if gone is not None:
                 ids.append(gone)  # refused: still there
         else:
             assert r.status_code in (200, 201, 204), r.text
             if r.status_code == 201:
                 ids.append(int(r.json()["id"]))
+            if kind in ("split", "spin_off") and op != "delete":
+                event(f"a {kind} written by {op}")
         have, want = api.call(_snapshot, api.db, pids)
         assert have == want
