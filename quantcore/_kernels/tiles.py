@@ -50,6 +50,7 @@ TILE_COLS = 64
 
 #: The passes update each column's accumulators from this many rows per load and
 #: store of them (in registers, in time order): 2-3x faster than one row at a time.
+#: The shared-benchmark passes of ``risk._pair_sums``/``_pair_products`` spell out 4.
 ROW_UNROLL = 4
 
 #: A two-pass statistic copies a column-major chunk of up to this many values into a
