@@ -12,8 +12,10 @@
   ``tp_stop`` levels (10,000 combinations) on the last 2,520 daily S&P 500 OHLC bars
   (``arch.data.sp500``), MA 10/50 crossover signals, fees 0.1 %, total return per
   combination. Peer: ``Portfolio.from_signals`` with open/high/low and the two stop
-  arrays broadcast to 10,000 columns. quantcore computes the signals once and runs
-  the stop grid in O(log n) per trade (``quantcore._kernels.sweep_stops``).
+  arrays broadcast to 10,000 columns. quantcore computes the signals once, finds
+  every (entry signal, distinct level) pair's stop bar once in O(log n) and runs
+  each combination in O(1) per trade on those shared lookups
+  (``quantcore._kernels.sweep_stops``).
   Equality of every total return is tests/parity/test_vectorbt_parity.py. Quick
   mode: 20 x 20 levels on 500 bars.
 * ``backtest: SmaCross GOOG``: one 10/20 crossover backtest on GOOG, next-open
