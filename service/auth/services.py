@@ -120,9 +120,12 @@ class IdentityCache:
     waits off the hot path.
     """
 
-    def __init__(self, ttl: float, max_size: int = 10_000) -> None:
+    def __init__(
+        self, ttl: float, max_size: int = 10_000, clock: Callable[[], float] = time.monotonic
+    ) -> None:
         self.ttl = ttl
         self.max_size = max_size
+        self._clock = clock
         self._items: dict[str, tuple[float, Identity]] = {}
         self._pending: dict[str, asyncio.Future[Identity | None]] = {}
         self._generation = 0
@@ -131,7 +134,7 @@ class IdentityCache:
         item = self._items.get(key)
         if item is None:
             return None
-        if time.monotonic() - item[0] > self.ttl:
+        if self._clock() - item[0] > self.ttl:
             self._items.pop(key, None)
             return None
         return item[1]
@@ -141,7 +144,7 @@ class IdentityCache:
             return
         if len(self._items) >= self.max_size:
             self._items.clear()
-        self._items[key] = (time.monotonic(), identity)
+        self._items[key] = (self._clock(), identity)
 
     async def load(
         self, key: str, fetch: Callable[[], Awaitable[Identity | None]]
@@ -149,7 +152,7 @@ class IdentityCache:
         """The cached identity of ``key``, else ``fetch()`` (one call for concurrent misses)."""
         item = self._items.get(key)
         if item is not None:
-            age = time.monotonic() - item[0]
+            age = self._clock() - item[0]
             if age <= self.ttl:
                 if age > self.ttl / 2 and key not in self._pending:
                     self._start(key, fetch)  # renew in the background
