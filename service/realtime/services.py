@@ -61,7 +61,7 @@ from service.realtime.schemas import (
 from service.settings import Settings
 from service.state import Resources
 
-__all__ = ["AUTHENTICATION", "MAX_MESSAGE_BYTES", "WS_PATH", "CloseCode", "Realtime"]
+__all__ = ["AUTHENTICATION", "MAX_MESSAGE_BYTES", "WS_PATH", "CloseCode", "Realtime", "error_text"]
 
 log = logging.getLogger("service.realtime")
 
@@ -87,7 +87,8 @@ def _text(message: ServerMessage) -> str:
     return encode(message).decode()
 
 
-def _error(code: str, message: str) -> str:
+def error_text(code: str, message: str) -> str:
+    """A JSON ``error`` message for a WebSocket client."""
     return _text(Error(error=code, message=message))
 
 
@@ -262,7 +263,9 @@ class Realtime:
             if method in live and cred[1] not in live[method]:
                 conn.kick(
                     CloseCode.POLICY_VIOLATION,
-                    _error("credential_revoked", "The credential of this connection was revoked."),
+                    error_text(
+                        "credential_revoked", "The credential of this connection was revoked."
+                    ),
                 )
                 closed += 1
         return closed
@@ -273,26 +276,30 @@ class Realtime:
         """Answer one client message; returns a close code when the client is abusive."""
         if (len(data) if isinstance(data, bytes) else len(data.encode())) > MAX_MESSAGE_BYTES:
             conn.reply(
-                _error("message_too_large", f"Messages are limited to {MAX_MESSAGE_BYTES} bytes.")
+                error_text(
+                    "message_too_large", f"Messages are limited to {MAX_MESSAGE_BYTES} bytes."
+                )
             )
             return CloseCode.MESSAGE_TOO_BIG
         if not conn.admit():
             rate = self.settings.realtime_messages_per_second
             if conn.strikes > max(10, rate):
-                conn.reply(_error("policy_violation", "Too many messages; closing the connection."))
+                conn.reply(
+                    error_text("policy_violation", "Too many messages; closing the connection.")
+                )
                 return CloseCode.POLICY_VIOLATION
             conn.reply(
-                _error("rate_limited", f"At most {rate} messages per second; message ignored.")
+                error_text("rate_limited", f"At most {rate} messages per second; message ignored.")
             )
             return None
         try:
             message = decode(data)
             await self._dispatch(conn, message)
         except MessageError as exc:
-            conn.reply(_error(exc.code, exc.message))
+            conn.reply(error_text(exc.code, exc.message))
         except Exception:  # the database or Redis failed: say so, keep the connection
             log.exception("realtime: message of connection %d failed", conn.id)
-            conn.reply(_error("server_error", "The message could not be processed; try again."))
+            conn.reply(error_text("server_error", "The message could not be processed; try again."))
         return None
 
     async def _dispatch(self, conn: Connection, message: ClientMessage) -> None:

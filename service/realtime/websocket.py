@@ -31,7 +31,7 @@ from service.auth.services import identify
 from service.errors import AuthenticationRequired
 from service.middleware import SESSION_COOKIE, proxy_trust, scope_client_ip
 from service.realtime.registry import Connection
-from service.realtime.services import WS_PATH, CloseCode, Realtime, _error
+from service.realtime.services import WS_PATH, CloseCode, Realtime, error_text
 from service.state import resources_of
 
 __all__ = ["authenticate", "realtime_socket"]
@@ -97,7 +97,7 @@ async def _refuse(
     close_code: int = CloseCode.POLICY_VIOLATION,
 ) -> None:
     await socket.accept()
-    await socket.send_text(_error(code, message))
+    await socket.send_text(error_text(code, message))
     await socket.close(code=close_code, reason=code)
 
 
