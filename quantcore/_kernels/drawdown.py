@@ -9,9 +9,10 @@ from quantcore._kernels.tiles import (
     ROW_UNROLL,
     TILE_COLS,
     TILE_ROWS,
+    as_c,
+    c_typed,
     chunk_cols,
     load_tile,
-    row_major,
 )
 
 __all__ = ["drawdown_periods_nb", "drawdown_series_nb", "max_drawdown_nb"]
@@ -96,8 +97,8 @@ def _max_drawdown_chunk(returns, j0, c, out):  # type: ignore[no-untyped-def]
     peak = np.ones(c)
     worst = np.zeros(c)
     zero = uintp(0)
-    if row_major(returns):
-        _drawdown_rows(returns, zero, uintp(j0), n, c, wealth, m, peak, worst)
+    if c_typed(returns):
+        _drawdown_rows(as_c(returns), zero, uintp(j0), n, c, wealth, m, peak, worst)
     else:
         tile = np.empty((TILE_ROWS, TILE_COLS))
         for i0 in range(0, n, TILE_ROWS):

@@ -11,9 +11,10 @@ from quantcore._kernels.tiles import (
     ROW_UNROLL,
     TILE_COLS,
     TILE_ROWS,
+    as_c,
+    c_typed,
     chunk_cols,
     load_tile,
-    row_major,
 )
 
 __all__ = [
@@ -126,8 +127,8 @@ def _growth_chunk(x, j0, c, periods_per_year, annualize, out):  # type: ignore[n
     wealth = np.ones(c)
     m = np.zeros(c)
     zero = uintp(0)
-    if row_major(x):
-        _growth_rows(x, zero, uintp(j0), n, c, wealth, m)
+    if c_typed(x):
+        _growth_rows(as_c(x), zero, uintp(j0), n, c, wealth, m)
     else:
         tile = np.empty((TILE_ROWS, TILE_COLS))
         for i0 in range(0, n, TILE_ROWS):

@@ -17,14 +17,13 @@ from quantcore._kernels.tiles import (
     GATHER_MAX_VALUES,
     ROW_UNROLL,
     TILE_COLS,
-    TILE_ROWS,
+    as_c,
+    c_typed,
     chunk_cols,
     downside_block,
     gather_block,
     load_columns,
-    load_tile,
     moments_block,
-    row_major,
 )
 
 __all__ = [
@@ -389,19 +388,6 @@ def _cov_var(a, b, m):  # type: ignore[no-untyped-def]
 
 
 @njit(cache=True)
-def _load_bench_tile(bench, i0, j0, btile):  # type: ignore[no-untyped-def]
-    """The benchmark rows beside ``load_tile(x, i0, j0, ...)`` (one column per column of ``x``)."""
-    if row_major(bench):
-        r = min(TILE_ROWS, bench.shape[0] - i0)
-        c = min(TILE_COLS, bench.shape[1] - j0)
-        for i in range(r):
-            for j in range(c):
-                btile[uintp(i), uintp(j)] = bench[uintp(i0 + i), uintp(j0 + j)]
-    else:
-        load_tile(bench, i0, j0, btile)
-
-
-@njit(cache=True)
 def _pair_sums_step(u, v, saj, sbj, mj, lj, hj):  # type: ignore[no-untyped-def]
     ok = u == u and v == v
     saj += u if ok else 0.0
@@ -514,9 +500,31 @@ def _pair_passes(src, j0, bsrc, bj0, shared, n, c, sa, sb, m, blo, bhi, cab, vbb
 
 @njit(cache=True)
 def _beta_alpha_chunk(x, bench, j0, c, risk_free, periods_per_year, out):  # type: ignore[no-untyped-def]
-    """``beta_alpha_nb`` for the columns ``j0:j0 + c``."""
+    """``beta_alpha_nb`` for the columns ``j0:j0 + c``.
+
+    C-typed inputs are read in place; otherwise the chunk (and a per-column
+    benchmark) is copied to row-major blocks of at most ``GATHER_MAX_VALUES``,
+    each read twice. One call site of the passes keeps the compiled code small
+    (LLVM inlines and re-optimizes them at every call site).
+    """
     n = x.shape[0]
     shared = bench.shape[1] == 1
+    direct = c_typed(x) and c_typed(bench)
+    step = c if direct else max(1, min(c, GATHER_MAX_VALUES // max(n, 1)))
+    for jb in range(j0, j0 + c, step):
+        cw = min(step, j0 + c - jb)
+        if direct:
+            xs, bs, sj, bj = as_c(x), as_c(bench), uintp(jb), uintp(jb)
+        else:
+            xs = gather_block(x, jb, cw)
+            bs = gather_block(bench, 0 * jb, 1) if shared else gather_block(bench, jb, cw)
+            sj, bj = uintp(0), uintp(0)
+        _beta_alpha_block(xs, sj, bs, bj, shared, n, cw, risk_free, periods_per_year, out, jb)
+
+
+@njit(cache=True)
+def _beta_alpha_block(src, sj, bsrc, bj, shared, n, c, risk_free, periods_per_year, out, j0):  # type: ignore[no-untyped-def]
+    """Beta and alpha of the row-major ``src[:, sj:sj + c]`` into ``out[:, j0:j0 + c]``."""
     sa = np.zeros(c)
     sb = np.zeros(c)
     m = np.zeros(c)
@@ -524,37 +532,7 @@ def _beta_alpha_chunk(x, bench, j0, c, risk_free, periods_per_year, out):  # typ
     bhi = np.full(c, -np.inf)
     cab = np.zeros(c)
     vbb = np.zeros(c)
-    zero = uintp(0)
-    if row_major(x) and (shared or row_major(bench)):  # read in place
-        ma, mb = _pair_passes(x, uintp(j0), bench, uintp(j0), shared, n, c, sa, sb, m, blo, bhi, cab, vbb)
-    elif n * c <= GATHER_MAX_VALUES:  # transposed once, read twice
-        xb = gather_block(x, j0, c)
-        if shared:
-            ma, mb = _pair_passes(xb, zero, bench, zero, shared, n, c, sa, sb, m, blo, bhi, cab, vbb)
-        else:
-            bb = gather_block(bench, j0, c)
-            ma, mb = _pair_passes(xb, zero, bb, zero, shared, n, c, sa, sb, m, blo, bhi, cab, vbb)
-    else:
-        tile = np.empty((TILE_ROWS, TILE_COLS))
-        btile = np.empty((TILE_ROWS, TILE_COLS) if not shared else (0, 0))
-        for i0 in range(0, n, TILE_ROWS):
-            r = min(TILE_ROWS, n - i0)
-            load_tile(x, i0, j0, tile)
-            if shared:
-                _pair_sums(tile, zero, zero, bench, uintp(i0), zero, shared, r, c, sa, sb, m, blo, bhi)
-            else:
-                _load_bench_tile(bench, i0, j0, btile)
-                _pair_sums(tile, zero, zero, btile, zero, zero, shared, r, c, sa, sb, m, blo, bhi)
-        ma = sa / np.maximum(m, 1.0)
-        mb = sb / np.maximum(m, 1.0)
-        for i0 in range(0, n, TILE_ROWS):
-            r = min(TILE_ROWS, n - i0)
-            load_tile(x, i0, j0, tile)
-            if shared:
-                _pair_products(tile, zero, zero, bench, uintp(i0), zero, shared, r, c, ma, mb, cab, vbb)
-            else:
-                _load_bench_tile(bench, i0, j0, btile)
-                _pair_products(tile, zero, zero, btile, zero, zero, shared, r, c, ma, mb, cab, vbb)
+    ma, mb = _pair_passes(src, sj, bsrc, bj, shared, n, c, sa, sb, m, blo, bhi, cab, vbb)
     for j in range(c):
         mj = m[j]
         if mj < 2.0:
@@ -580,7 +558,7 @@ def beta_alpha_nb(x, bench, risk_free, periods_per_year):  # type: ignore[no-unt
     """
     k = x.shape[1]
     out = np.full((2, k), np.nan)
-    w = chunk_cols(x) if bench.shape[1] == 1 or row_major(bench) else TILE_COLS
+    w = chunk_cols(x) if c_typed(bench) else TILE_COLS
     for blk in prange((k + w - 1) // w):
         _beta_alpha_chunk(x, bench, blk * w, min(w, k - blk * w), risk_free, periods_per_year, out)
     return out

@@ -33,7 +33,7 @@ import numpy as np
 from numba import njit, prange, uintp
 
 from quantcore._kernels.risk import _TINY_VARIANCE
-from quantcore._kernels.tiles import TILE_COLS, TILE_ROWS, chunk_cols, gather_block, row_major
+from quantcore._kernels.tiles import TILE_COLS, TILE_ROWS, as_c, c_typed, chunk_cols, gather_block
 
 __all__ = ["rolling_beta_nb", "rolling_moments_nb"]
 
@@ -245,13 +245,13 @@ def _rolling_moments_chunk(x, j0, c, window, shift, ppy, ddof, mode, out):  # ty
     The row passes read a row of the chunk per step; in a column-major panel that
     would be ``c`` strided reads (measured 3x slower than copying the chunk first).
     """
-    if row_major(x):
-        _rolling_moments_block(x, j0, c, window, shift, ppy, ddof, mode, out)
-        return
-    res = np.empty((x.shape[0], c))
-    zero = j0 - j0  # an int64 0: a literal 0 would compile a second specialization
-    _rolling_moments_block(gather_block(x, j0, c), zero, c, window, shift, ppy, ddof, mode, res)
-    _scatter_block(res, out, j0)
+    direct = c_typed(x)  # then ``out`` (like ``x``) is C-typed too: written in place
+    src = as_c(x) if direct else gather_block(x, j0, c)
+    dst = as_c(out) if direct else np.empty((x.shape[0], c))
+    sj = j0 if direct else 0 * j0  # one call site of the block: LLVM inlines it at each
+    _rolling_moments_block(src, sj, c, window, shift, ppy, ddof, mode, dst)
+    if not direct:
+        _scatter_block(dst, out, j0)
 
 
 @njit(cache=True)
@@ -373,15 +373,17 @@ def _rolling_beta_block(x, b, j0, c, window, out):  # type: ignore[no-untyped-de
 def _rolling_beta_chunk(x, b, j0, c, window, out):  # type: ignore[no-untyped-def]
     """One chunk of columns; column-major panels go through row-major copies (see above)."""
     shared = b.shape[1] == 1
-    if row_major(x) and (shared or row_major(b)):
-        _rolling_beta_block(x, b, j0, c, window, out)
-        return
-    res = np.empty((x.shape[0], c))
-    zero = j0 - j0  # an int64 0: a literal 0 would compile a second specialization
-    xb = gather_block(x, j0, c)
-    bb = gather_block(b, zero, 1) if shared else gather_block(b, j0, c)
-    _rolling_beta_block(xb, bb, zero, c, window, res)
-    _scatter_block(res, out, j0)
+    direct = c_typed(x) and c_typed(b)  # then ``out`` (like ``x``) is C-typed too
+    src = as_c(x) if direct else gather_block(x, j0, c)
+    if direct:
+        bs = as_c(b)
+    else:
+        bs = gather_block(b, 0 * j0, 1) if shared else gather_block(b, j0, c)
+    dst = as_c(out) if direct else np.empty((x.shape[0], c))
+    sj = j0 if direct else 0 * j0  # one call site of the block: LLVM inlines it at each
+    _rolling_beta_block(src, bs, sj, c, window, dst)
+    if not direct:
+        _scatter_block(dst, out, j0)
 
 
 @njit(cache=True, parallel=True)
@@ -393,7 +395,7 @@ def rolling_beta_nb(x, b, window):  # type: ignore[no-untyped-def]
     """
     k = x.shape[1]
     out = np.empty_like(x)  # the layout of the input
-    w = chunk_cols(x) if b.shape[1] == 1 or row_major(b) else TILE_COLS
+    w = chunk_cols(x) if c_typed(b) else TILE_COLS
     for blk in prange((k + w - 1) // w):
         _rolling_beta_chunk(x, b, blk * w, min(w, k - blk * w), window, out)
     return out

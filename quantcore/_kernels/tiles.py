@@ -28,6 +28,7 @@ import math
 
 import numpy as np
 from numba import njit, uintp
+from numba.extending import overload
 
 __all__ = [
     "CHUNK_MIN_COLS",
@@ -35,6 +36,8 @@ __all__ = [
     "ROW_UNROLL",
     "TILE_COLS",
     "TILE_ROWS",
+    "as_c",
+    "c_typed",
     "chunk_cols",
     "downside_block",
     "gather_block",
@@ -62,11 +65,41 @@ GATHER_MAX_VALUES = 1 << 20
 CHUNK_MIN_COLS = 200
 
 
+def c_typed(x):  # type: ignore[no-untyped-def]
+    """Whether numba types ``x`` as C-contiguous (a constant of the compiled code).
+
+    The kernels read ``x`` in place only then, through :func:`as_c`; any other
+    layout goes through row-major copies. So the row passes are compiled for
+    C-typed arrays only: a Fortran-ordered input does not also compile (and
+    optimize) an in-place path for its own type that would never run.
+    """
+    return bool(x.flags.c_contiguous)
+
+
+@overload(c_typed)
+def _c_typed(x):  # type: ignore[no-untyped-def]
+    const = x.layout == "C"
+    return lambda x: const
+
+
+def as_c(x):  # type: ignore[no-untyped-def]
+    """``x`` itself when it is C-typed (see :func:`c_typed`); else a C-ordered copy (never
+    executed by the kernels: they call it only under ``c_typed(x)``)."""
+    return np.ascontiguousarray(x)
+
+
+@overload(as_c)
+def _as_c(x):  # type: ignore[no-untyped-def]
+    if x.layout == "C":
+        return lambda x: x
+    return lambda x: np.ascontiguousarray(x)
+
+
 @njit(cache=True)
 def chunk_cols(x):  # type: ignore[no-untyped-def]
-    """Columns per parallel chunk: wide chunks for a row-major panel, else a tile's width."""
+    """Columns per parallel chunk: wide chunks for a C-typed panel, else a tile's width."""
     k = x.shape[1]
-    if not row_major(x):
+    if not c_typed(x):
         return TILE_COLS
     chunks = 1
     while chunks < 64 and k >= 2 * chunks * CHUNK_MIN_COLS:
@@ -213,7 +246,9 @@ def gather_block(x, j0, c):  # type: ignore[no-untyped-def]
 def moments_block(x, j0, c, shift, ddof, mean, sd, count):  # type: ignore[no-untyped-def]
     """Mean, std and count of ``x[:, j0:j0 + c] - shift`` per column into ``[:c]``.
 
-    ``c`` is at most :func:`chunk_cols` (``TILE_COLS`` unless ``x`` is row-major).
+    ``c`` is at most :func:`chunk_cols`. A C-typed ``x`` is read in place; any other
+    layout is copied to row-major blocks of at most ``GATHER_MAX_VALUES`` (both passes
+    read the copy). One call site of the passes keeps the compiled code small.
     Two passes, like ``risk._mean_std`` on the compacted column: the std is NaN when
     ``m - ddof < 1`` and exactly 0.0 when all values are equal; mean and std are NaN
     for an all-NaN column.
@@ -224,22 +259,13 @@ def moments_block(x, j0, c, shift, ddof, mean, sd, count):  # type: ignore[no-un
     lo = np.full(c, np.inf)
     hi = np.full(c, -np.inf)
     ss = np.zeros(c)
-    zero = uintp(0)
-    if row_major(x):
-        _two_pass(x, uintp(j0), n, c, shift, s, m, lo, hi, mean, ss)
-    elif n * c <= GATHER_MAX_VALUES:  # transposed once, read twice
-        _two_pass(gather_block(x, j0, c), zero, n, c, shift, s, m, lo, hi, mean, ss)
-    else:
-        tile = np.empty((TILE_ROWS, TILE_COLS))
-        for i0 in range(0, n, TILE_ROWS):
-            r = min(TILE_ROWS, n - i0)
-            load_tile(x, i0, j0, tile)
-            _moments_rows(tile, zero, zero, r, c, shift, s, m, lo, hi)
-        _means(s, m, c, mean)
-        for i0 in range(0, n, TILE_ROWS):
-            r = min(TILE_ROWS, n - i0)
-            load_tile(x, i0, j0, tile)
-            _squares(tile, zero, zero, r, c, shift, mean, ss)
+    direct = c_typed(x)
+    # copied once, read twice; a chunk too long for one copy goes column by column
+    step = c if direct else max(1, min(c, GATHER_MAX_VALUES // max(n, 1)))
+    for jb in range(0, c, step):
+        cw = min(step, c - jb)
+        src, sj = (as_c(x), uintp(j0 + jb)) if direct else (gather_block(x, j0 + jb, cw), uintp(0))
+        _two_pass(src, sj, n, cw, shift, s[jb:], m[jb:], lo[jb:], hi[jb:], mean[jb:], ss[jb:])
     for j in range(c):
         mj = int(m[j])
         count[j] = mj
@@ -284,8 +310,8 @@ def downside_block(x, j0, c, shift, s, m, d2):  # type: ignore[no-untyped-def]
     """Per column of ``a = x[:, j0:j0 + c] - shift``: ``sum(a)``, the count and ``sum(min(a, 0)^2)``."""
     n = x.shape[0]
     zero = uintp(0)
-    if row_major(x):
-        _downside_rows(x, zero, uintp(j0), n, c, shift, s, m, d2)
+    if c_typed(x):
+        _downside_rows(as_c(x), zero, uintp(j0), n, c, shift, s, m, d2)
         return
     tile = np.empty((TILE_ROWS, TILE_COLS))
     for i0 in range(0, n, TILE_ROWS):
