@@ -61,10 +61,7 @@ def _sharpe_chunk(x, j0, c, risk_free, periods_per_year, out):  # type: ignore[n
     mean = np.empty(c)
     sd = np.empty(c)
     count = np.empty(c, dtype=np.int64)
-    if risk_free == 0.0:  # r - 0.0 == r: the same bits, and LLVM drops one subtraction per value
-        moments_block(x, j0, c, 0.0, 1, mean, sd, count)
-    else:
-        moments_block(x, j0, c, risk_free, 1, mean, sd, count)
+    moments_block(x, j0, c, risk_free, 1, mean, sd, count)
     scale = math.sqrt(periods_per_year)
     for j in range(c):
         if count[j] >= 2 and sd[j] > 0.0:
