@@ -23,6 +23,7 @@ PROTECTED: list[tuple[str, str, dict | None]] = [
     ("DELETE", "/api/portfolios/{p}/", None),
     ("GET", "/api/portfolios/{p}/positions/", None),
     ("POST", "/api/portfolios/{p}/positions/", BUY),
+    ("POST", "/api/portfolios/{p}/import/", None),  # multipart; another user's: below
     ("GET", "/api/transactions/", None),
     ("POST", "/api/transactions/", None),  # body built per case
     ("GET", "/api/transactions/{t}/", None),
@@ -133,6 +134,10 @@ def test_other_users_ids(api: Api) -> None:
         assert "secret" not in r.text and "private" not in r.text
         if status == 400:
             assert r.json()["details"] == {"field": "portfolio", "code": "not_found"}
+    statement = {"file": ("s.csv", b"date,symbol,action,quantity,price\n")}
+    r = api.client.post(f"/api/portfolios/{ids['p']}/import/", files=statement, headers=attacker)
+    assert r.status_code == 404, r.text
+    assert "secret" not in r.text and "private" not in r.text
     # a sell in the attacker's own portfolio naming the victim's buy as its lot
     own = api.client.post("/api/portfolios/", json={"name": "mine"}, headers=attacker).json()["id"]
     assert (
