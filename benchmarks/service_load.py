@@ -1,6 +1,7 @@
 """Load test of the finance service on a real uvicorn process, side by side with a bare Litestar app.
 
     python benchmarks/service_load.py            # full: 5 s per target, 32 connections
+    python benchmarks/service_load.py --connections 64   # the tail-latency goal's setting
     python benchmarks/service_load.py --quick    # CI: 0.3 s per target, 2 connections
     python benchmarks/service_load.py --database-url postgresql+asyncpg://postgres@127.0.0.1:5432/qc_bench
 
@@ -13,7 +14,9 @@ same event loop and HTTP parser). Targets:
 
 The load generator is a minimal keep-alive HTTP/1.1 client on asyncio streams (so
 that the client, not the server, is not the bottleneck of the bare endpoint).
-Numbers are reported, never asserted. Results also go to
+Numbers are reported, never asserted. Goals: the asset detail at >= 50 % and the
+list at >= 25 % of the bare endpoint's req/s; with 64 connections, each service
+endpoint's p99 within 5x the bare endpoint's p99 of the same run. Results also go to
 ``bench-results/service_load.json``.
 """
 
@@ -334,11 +337,11 @@ def main(argv: list[str] | None = None) -> int:
             f"{r.target:<32} {r.requests:>9} {r.rps:>9.0f} {r.p50_ms:>8.2f} {r.p99_ms:>8.2f} {r.errors:>7} {r.cpu_ms_per_request:>10.3f} {ratio:>7.0%}  {goal}"
         )
     bare_p99 = results[0].p99_ms
+    judged = args.connections >= 64 and not args.quick  # the tail goal is set at 64 connections
     for r in results[1:]:
         tail = r.p99_ms / bare_p99 if bare_p99 else float("nan")
-        print(
-            f"p99 {r.target:<28} {tail:>5.1f}x bare p99  goal <= 5x {'met' if tail <= 5 else 'NOT met'}"
-        )
+        verdict = ("met" if tail <= 5 else "NOT met") if judged else "(judged at --connections 64)"
+        print(f"p99 {r.target:<28} {tail:>5.1f}x bare p99  goal <= 5x {verdict}")
     out = Path(args.out)
     out.parent.mkdir(parents=True, exist_ok=True)
     out.write_text(json.dumps([asdict(r) | {"vs_bare": r.rps / base} for r in results], indent=2))
