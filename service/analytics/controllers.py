@@ -8,6 +8,7 @@ from litestar import Controller, Request, get
 from litestar.datastructures import State
 from litestar.di import NamedDependency
 from litestar.params import FromPath, QueryParameter
+from sqlalchemy.ext.asyncio import AsyncSession
 
 from service.analytics import services
 from service.analytics.schemas import (
@@ -22,7 +23,6 @@ from service.analytics.schemas import (
 from service.assets.market import MarketData
 from service.auth.guards import requires_user
 from service.auth.identity import Identity
-from service.db import Database
 
 __all__ = ["AnalyticsController"]
 
@@ -46,22 +46,21 @@ class AnalyticsController(Controller):
         self,
         request: Req,
         portfolio_id: FromPath[int],
-        db: NamedDependency[Database],
+        session: NamedDependency[AsyncSession],
         market: NamedDependency[MarketData],
         period: PeriodQ = "1y",
         benchmark: BenchmarkQ = None,
     ) -> MetricsRead:
-        async with db.read() as s:
-            return await services.portfolio_metrics(
-                s, market, request.user.id, portfolio_id, period, benchmark
-            )
+        return await services.portfolio_metrics(
+            session, market, request.user.id, portfolio_id, period, benchmark
+        )
 
     @get("/portfolio/{portfolio_id:int}/performance/", summary="Portfolio performance series")
     async def performance(
         self,
         request: Req,
         portfolio_id: FromPath[int],
-        db: NamedDependency[Database],
+        session: NamedDependency[AsyncSession],
         market: NamedDependency[MarketData],
         period: PeriodQ = "1y",
         interval: Annotated[
@@ -69,41 +68,40 @@ class AnalyticsController(Controller):
         ] = "1d",
         benchmark: BenchmarkQ = None,
     ) -> PerformanceRead:
-        async with db.read() as s:
-            return await services.performance(
-                s, market, request.user.id, portfolio_id, period, interval, benchmark
-            )
+        return await services.performance(
+            session, market, request.user.id, portfolio_id, period, interval, benchmark
+        )
 
     @get("/portfolio/{portfolio_id:int}/allocation/", summary="Portfolio allocation")
     async def allocation(
         self,
         request: Req,
         portfolio_id: FromPath[int],
-        db: NamedDependency[Database],
+        session: NamedDependency[AsyncSession],
         market: NamedDependency[MarketData],
     ) -> AllocationRead:
-        async with db.read() as s:
-            return await services.allocation(s, market, request.user.id, portfolio_id)
+        return await services.allocation(session, market, request.user.id, portfolio_id)
 
     @get("/portfolio/{portfolio_id:int}/risk/", summary="Portfolio risk")
     async def risk(
         self,
         request: Req,
         portfolio_id: FromPath[int],
-        db: NamedDependency[Database],
+        session: NamedDependency[AsyncSession],
         market: NamedDependency[MarketData],
         lookback: Annotated[
             int, QueryParameter(ge=20, le=2520, description="Daily returns used (trading days).")
         ] = 252,
     ) -> RiskRead:
-        async with db.read() as s:
-            return await services.portfolio_risk(s, market, request.user.id, portfolio_id, lookback)
+        return await services.portfolio_risk(
+            session, market, request.user.id, portfolio_id, lookback
+        )
 
     @get("/assets/{asset_id:int}/technical/", summary="Technical indicators of an asset")
     async def technical(
         self,
         asset_id: FromPath[int],
-        db: NamedDependency[Database],
+        session: NamedDependency[AsyncSession],
         market: NamedDependency[MarketData],
         indicators: Annotated[
             list[str] | None,
@@ -115,7 +113,6 @@ class AnalyticsController(Controller):
             int, QueryParameter(ge=1, le=5000, description="Daily bars returned.")
         ] = 252,
     ) -> TechnicalRead:
-        async with db.read() as s:
-            return await services.technical_indicators(
-                s, market, asset_id, indicators or [], period
-            )
+        return await services.technical_indicators(
+            session, market, asset_id, indicators or [], period
+        )
