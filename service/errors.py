@@ -335,10 +335,18 @@ def _http(request: Request[Any, Any, Any], exc: HTTPException) -> Response[Any]:
         if isinstance(decode, msgspec.ValidationError):
             return _api_error(request, validation_from_message(str(decode)))
         return _api_error(request, malformed_body(_body(request)) or _invalid_json(detail))
+    if status == 400 and detail.startswith("Invalid multipart"):
+        return _api_error(request, _NOT_MULTIPART)
     headers = dict(exc.headers or {})
     if status == 401:
         headers.setdefault("WWW-Authenticate", WWW_AUTHENTICATE)
     return _response(status, _STATUS_CODES.get(status, "error"), detail, {}, headers)
+
+
+#: Litestar refuses a form body that is not ``multipart/form-data`` before any handler runs.
+_NOT_MULTIPART = ValidationError(
+    "body", "invalid_multipart", "The body must be multipart/form-data (a file upload form)."
+)
 
 
 def internal_error(rid: str) -> ServerError:

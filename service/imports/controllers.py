@@ -7,16 +7,17 @@ from typing import Annotated, Any
 
 from litestar import Controller, Request, post
 from litestar.datastructures import State, UploadFile
+from litestar.di import NamedDependency
 from litestar.enums import RequestEncodingType
 from litestar.params import Body, FromPath
 
 from service.auth.guards import requires_user
 from service.auth.identity import Identity
+from service.db import Database
 from service.errors import ValidationError
 from service.imports import decode_mapping
 from service.imports.schemas import ImportRead
 from service.imports.services import MAX_FILE_BYTES, ImportOptions, guess_format, import_statement
-from service.state import Resources
 
 __all__ = ["ImportController", "ImportForm"]
 
@@ -70,9 +71,8 @@ class ImportController(Controller):
         request: Req,
         portfolio_id: FromPath[int],
         data: Annotated[ImportForm, Body(media_type=RequestEncodingType.MULTI_PART)],
-        state: State,
+        db: NamedDependency[Database],
     ) -> ImportRead:
-        res: Resources = state.resources
         content = await data.file.read()
         fmt = data.format or guess_format(data.file.filename, content)
         if fmt not in ("ofx", "csv"):
@@ -94,4 +94,4 @@ class ImportController(Controller):
             dry_run=data.dry_run,
             create_assets=data.create_assets,
         )
-        return await import_statement(res.db, request.user.id, portfolio_id, content, options)
+        return await import_statement(db, request.user.id, portfolio_id, content, options)

@@ -356,6 +356,11 @@ def test_form_errors_are_400(priced: Api) -> None:
     assert (r.status_code, r.json()["details"]["field"]) == (400, "preset"), r.text
     r = api.client.post(f"/api/portfolios/{pid}/import/", data={"format": "ofx"}, headers=headers)
     assert r.status_code == 400, r.text
+    # a JSON body where the form is expected: refused before the handler, naming the body
+    r = api.client.post(f"/api/portfolios/{pid}/import/", json={"format": "ofx"}, headers=headers)
+    assert r.status_code == 400, r.text
+    assert r.json()["error"] == "validation_error", r.text
+    assert (r.json()["details"]["field"], r.json()["details"]["code"]) == ("body", "invalid_multipart")
 
 
 def test_owner_only(priced: Api) -> None:
