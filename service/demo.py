@@ -14,6 +14,7 @@ from service.auth.services import create_token, create_user
 from service.db import Database
 from service.db.models import Asset, Portfolio, User
 from service.marketdata.provider import MarketDataProvider
+from service.portfolios.derive import lock_user_ledger
 from service.transactions.services import LedgerEntry, record
 
 __all__ = ["DEMO_PASSWORD", "DEMO_USER", "seed_demo", "sync_assets"]
@@ -77,6 +78,7 @@ async def seed_demo(
             user_id=user.id, name="Demo portfolio", description="Seeded on first start."
         )
         s.add(portfolio)
+        await lock_user_ledger(s, user.id)
     known = {a.symbol for a in provider.assets()}
     day = dt.date.today() - dt.timedelta(days=365)
     for symbol, qty in _DEMO_BUYS:

@@ -16,9 +16,10 @@ A non-finite computed value (no price, zero cost) is ``None`` (JSON ``null``).
 from __future__ import annotations
 
 import math
+from collections.abc import Sequence
 from decimal import Decimal
 
-__all__ = ["dec", "frac", "money", "percent", "price", "quantity", "ratio"]
+__all__ = ["dec", "frac", "money", "percent", "price", "price_column", "quantity", "ratio"]
 
 
 def _fixed(x: float | Decimal | None, digits: int) -> str | None:
@@ -40,6 +41,11 @@ def quantity(x: Decimal) -> str:
 def price(x: float | Decimal | None) -> str | None:
     """4 fractional digits."""
     return _fixed(x, 4)
+
+
+def price_column(values: Sequence[float]) -> list[str]:
+    """Finite prices (a bar column) with 4 fractional digits each, as :func:`price`."""
+    return [f"{v:.4f}" for v in values]
 
 
 def money(x: float | Decimal | None) -> str | None:

@@ -134,16 +134,10 @@ def price_history(
         (ts.isoformat().replace("+00:00", "Z") if intraday else ts.date().isoformat())
         for ts in bars.index
     ]
+    columns = zip(*(fmt.price_column(x.tolist()) for x in (o, h, lo, c)), strict=True)
     data = [
-        PriceBar(
-            date=stamps[i],
-            open=f"{o[i]:.4f}",
-            high=f"{h[i]:.4f}",
-            low=f"{lo[i]:.4f}",
-            close=f"{c[i]:.4f}",
-            volume=int(vol[i]),
-        )
-        for i in range(len(stamps))
+        PriceBar(date=day, open=op, high=hi, low=lw, close=cl, volume=v)
+        for day, (op, hi, lw, cl), v in zip(stamps, columns, vol.tolist(), strict=True)
     ]
     return PriceHistoryRead(symbol=asset.symbol, interval=interval, data=data)
 

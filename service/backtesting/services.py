@@ -23,7 +23,6 @@ from sqlalchemy.ext.asyncio import AsyncSession
 
 from service import formatting as fmt
 from service.analytics.prices import is_cached, panel
-from service.analytics.services import frac, ratio
 from service.assets.market import MarketData
 from service.backtesting import worker
 from service.backtesting.params import check_parameters, check_strategy_type
@@ -211,12 +210,12 @@ def _metrics(stored: dict[str, Any] | None) -> RunMetrics | None:
 
     equity = stored.get("equity") or []
     return RunMetrics(
-        total_return=frac(g("total_return")), annualized_return=frac(g("annualized_return")),
-        sharpe_ratio=ratio(g("sharpe_ratio")), max_drawdown=frac(g("max_drawdown")),
-        win_rate=frac(g("win_rate")), total_trades=int(g("total_trades")),
-        sortino_ratio=ratio(g("sortino_ratio")), profit_factor=ratio(g("profit_factor")),
-        exposure=frac(g("exposure")), benchmark_return=frac(g("benchmark_return")),
-        alpha=frac(g("alpha")), beta=ratio(g("beta")),
+        total_return=fmt.frac(g("total_return")), annualized_return=fmt.frac(g("annualized_return")),
+        sharpe_ratio=fmt.ratio(g("sharpe_ratio")), max_drawdown=fmt.frac(g("max_drawdown")),
+        win_rate=fmt.frac(g("win_rate")), total_trades=int(g("total_trades")),
+        sortino_ratio=fmt.ratio(g("sortino_ratio")), profit_factor=fmt.ratio(g("profit_factor")),
+        exposure=fmt.frac(g("exposure")), benchmark_return=fmt.frac(g("benchmark_return")),
+        alpha=fmt.frac(g("alpha")), beta=fmt.ratio(g("beta")),
         final_value=fmt.money(float(equity[-1])) if equity else None,
     )  # fmt: skip
 
@@ -261,7 +260,7 @@ def _trade_reads(stored: list[dict[str, Any]], days: list[dt.date]) -> list[Trad
                 exit_price=fmt.price(t["exit_price"]) if closed else None,
                 fees=fmt.money(t["fees"]) or "0.00",
                 pnl=fmt.money(t["pnl"]) or "0.00",
-                return_=frac(t["return"]),
+                return_=fmt.frac(t["return"]),
                 exit_reason=t.get("exit_reason"),
             )
         )

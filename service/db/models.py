@@ -84,10 +84,12 @@ class User(Base):
 
 
 class LedgerVersion(Base):
-    """A per-user counter bumped by database triggers on every portfolio or position write.
+    """A per-user counter that every write of the user's portfolios or ledger bumps.
 
-    Maintained by the database (migration 0004), never by the application: readers
-    compare it to decide whether rows they keep in memory are still current.
+    Bumped in the write's own transaction by
+    :func:`service.portfolios.derive.lock_user_ledger` (no database triggers since
+    migration 0008): readers compare it to decide whether rows they keep in memory
+    are still current.
     """
 
     __tablename__ = "ledger_versions"
