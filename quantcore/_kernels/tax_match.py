@@ -70,18 +70,29 @@ def _plan(
 
 
 @njit(cache=True, error_model="numpy")
-def _gather(rows: np.ndarray, fields: np.ndarray) -> np.ndarray:
-    """The transaction fields (one per row of ``fields``) in group order: each group then
-    reads its rows sequentially instead of one cache line per field and row."""
-    out = np.empty_like(fields)
-    for f in range(fields.shape[0]):
-        out[f] = fields[f][rows]
-    return out
+def _gather(
+    rows: np.ndarray, sym: np.ndarray, day: np.ndarray, kind: np.ndarray, qty: np.ndarray,
+    price: np.ndarray, fee: np.ndarray, lot_ref: np.ndarray, ratio: np.ndarray, cash: np.ndarray,
+    alloc: np.ndarray, target: np.ndarray,
+) -> tuple[np.ndarray, ...]:
+    """The transaction fields in group order (a tuple indexed by ``F_*``): each group then
+    reads its rows sequentially instead of one cache line per field and row. One array per
+    field: a single (fields x rows) block would exceed malloc's mmap threshold and be
+    page-faulted in afresh on every call."""
+    if ratio.shape[0] != sym.shape[0]:  # no corporate actions: those fields are never read
+        return (
+            sym[rows], day[rows], kind[rows], qty[rows], price[rows], fee[rows], lot_ref[rows],
+            ratio, cash, alloc, target,
+        )
+    return (
+        sym[rows], day[rows], kind[rows], qty[rows], price[rows], fee[rows], lot_ref[rows],
+        ratio[rows], cash[rows], alloc[rows], target[rows],
+    )
 
 
 @njit(cache=True, error_model="numpy")
 def _run_group(
-    g: int, rows: np.ndarray, row_start: np.ndarray, f: np.ndarray, group_start: np.ndarray,
+    g: int, rows: np.ndarray, row_start: np.ndarray, f: tuple[np.ndarray, ...], group_start: np.ndarray,
     group_syms: np.ndarray, loc: np.ndarray, method: np.ndarray, wgroup: np.ndarray, wash: bool, window: int,
     dividends: np.ndarray, piece_count: np.ndarray, open_count: np.ndarray,
     buf: np.ndarray, buf_start: np.ndarray, counts: np.ndarray,
@@ -90,8 +101,8 @@ def _run_group(
     a = row_start[g]
     b = row_start[g + 1]
     n_real, n_open, err, row = match_group_nb(
-        rows[a:b], f[F_SYM, a:b], f[F_DAY, a:b], f[F_KIND, a:b], f[F_QTY, a:b], f[F_PRICE, a:b],
-        f[F_FEE, a:b], f[F_REF, a:b], f[F_RATIO, a:b], f[F_CASH, a:b], f[F_ALLOC, a:b], f[F_TARGET, a:b],
+        rows[a:b], f[F_SYM][a:b], f[F_DAY][a:b], f[F_KIND][a:b], f[F_QTY][a:b], f[F_PRICE][a:b],
+        f[F_FEE][a:b], f[F_REF][a:b], f[F_RATIO][a:b], f[F_CASH][a:b], f[F_ALLOC][a:b], f[F_TARGET][a:b],
         loc, group_syms[group_start[g] : group_start[g + 1]], method, wgroup, wash, window,
         dividends[a:b], piece_count[a:b], open_count, buf[buf_start[g] : buf_start[g + 1]],
     )
@@ -215,6 +226,7 @@ def match_lots_nb(
     ratio, cash, alloc, target : ndarray of int64
         Corporate-action fields (see
         :func:`~quantcore._kernels.tax_lots.match_group_nb`); 0 and -1 elsewhere.
+        Empty arrays when no row is a corporate action (they are then never read).
     sym_group, group_start, group_syms : ndarray of int64
         Group code of each symbol and the symbols of group ``g``, ascending, as
         ``group_syms[group_start[g]:group_start[g + 1]]``. A group holds the
@@ -249,19 +261,7 @@ def match_lots_nb(
     """
     n_grp = group_start.shape[0] - 1
     row_start, rows, loc, cap_start = _plan(sym, sym_group, group_start, group_syms)
-    fields = np.empty((N_FIELDS, sym.shape[0]), dtype=np.int64)
-    fields[F_SYM] = sym
-    fields[F_DAY] = day
-    fields[F_KIND] = kind
-    fields[F_QTY] = qty
-    fields[F_PRICE] = price
-    fields[F_FEE] = fee
-    fields[F_REF] = lot_ref
-    fields[F_RATIO] = ratio
-    fields[F_CASH] = cash
-    fields[F_ALLOC] = alloc
-    fields[F_TARGET] = target
-    fg = _gather(rows, fields)
+    fg = _gather(rows, sym, day, kind, qty, price, fee, lot_ref, ratio, cash, alloc, target)
     div_g = np.zeros(sym.shape[0], dtype=np.int64)
     piece_count_g = np.zeros(sym.shape[0], dtype=np.int64)
     open_count = np.zeros(sym_group.shape[0], dtype=np.int64)
@@ -312,19 +312,7 @@ def match_lots_seq_nb(
     """:func:`match_lots_nb` on one thread, the groups one after the other (same results)."""
     n_grp = group_start.shape[0] - 1
     row_start, rows, loc, cap_start = _plan(sym, sym_group, group_start, group_syms)
-    fields = np.empty((N_FIELDS, sym.shape[0]), dtype=np.int64)
-    fields[F_SYM] = sym
-    fields[F_DAY] = day
-    fields[F_KIND] = kind
-    fields[F_QTY] = qty
-    fields[F_PRICE] = price
-    fields[F_FEE] = fee
-    fields[F_REF] = lot_ref
-    fields[F_RATIO] = ratio
-    fields[F_CASH] = cash
-    fields[F_ALLOC] = alloc
-    fields[F_TARGET] = target
-    fg = _gather(rows, fields)
+    fg = _gather(rows, sym, day, kind, qty, price, fee, lot_ref, ratio, cash, alloc, target)
     div_g = np.zeros(sym.shape[0], dtype=np.int64)
     piece_count_g = np.zeros(sym.shape[0], dtype=np.int64)
     open_count = np.zeros(sym_group.shape[0], dtype=np.int64)

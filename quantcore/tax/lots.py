@@ -695,9 +695,11 @@ def kernel_args(enc: _Encoded, wash_sales: bool = True) -> tuple[Any, ...]:
     n_groups = int(links.max()) + 1 if links.size else 0
     order = np.argsort(links, kind="stable")
     group_start = np.searchsorted(links[order], np.arange(n_groups + 1)).astype(np.int64)
+    actions = bool((enc.kind >= _FIRST_CA).any())
+    empty = np.empty(0, dtype=np.int64)  # no corporate action: fields never read, not gathered
     return (
         enc.sym, enc.day, enc.kind, enc.qty, enc.price, enc.fee, enc.lot_ref,
-        enc.ratio, enc.cash, enc.alloc, enc.target,
+        *((enc.ratio, enc.cash, enc.alloc, enc.target) if actions else (empty,) * 4),
         links, group_start, order.astype(np.int64), _method_codes(enc.methods), enc.groups,
         bool(wash_sales), WASH_SALE_WINDOW_DAYS,
     )
