@@ -406,29 +406,21 @@ def _pair_sums(src, i0, j0, bsrc, bi0, bj0, shared, r, c, sa, sb, m, blo, bhi): 
     ``shared``: the benchmark is the one column ``bsrc[:, 0]``, else ``bsrc[:, bj0 + j]``.
     """
     i = 0
-    while i + ROW_UNROLL <= r:  # ROW_UNROLL rows per load and store of the accumulators
+    # a shared benchmark: ROW_UNROLL (= 4) rows per load and store of the accumulators,
+    # the same 4 benchmark values for every column; one per column: a row at a time
+    # (the rarer case, kept simple: less code to compile)
+    while shared and i + ROW_UNROLL <= r:
         a = i0 + uintp(i)
         ab = bi0 + uintp(i)
-        if shared:  # the same ROW_UNROLL (= 4) benchmark values for every column
-            v0, v1, v2, v3 = bsrc[ab, 0], bsrc[ab + 1, 0], bsrc[ab + 2, 0], bsrc[ab + 3, 0]
-            for j in range(c):
-                jj = j0 + uintp(j)
-                saj, sbj, mj, lj, hj = sa[j], sb[j], m[j], blo[j], bhi[j]
-                saj, sbj, mj, lj, hj = _pair_sums_step(src[a, jj], v0, saj, sbj, mj, lj, hj)
-                saj, sbj, mj, lj, hj = _pair_sums_step(src[a + 1, jj], v1, saj, sbj, mj, lj, hj)
-                saj, sbj, mj, lj, hj = _pair_sums_step(src[a + 2, jj], v2, saj, sbj, mj, lj, hj)
-                saj, sbj, mj, lj, hj = _pair_sums_step(src[a + 3, jj], v3, saj, sbj, mj, lj, hj)
-                sa[j], sb[j], m[j], blo[j], bhi[j] = saj, sbj, mj, lj, hj
-        else:
-            for j in range(c):
-                jj = j0 + uintp(j)
-                jb = bj0 + uintp(j)
-                saj, sbj, mj, lj, hj = sa[j], sb[j], m[j], blo[j], bhi[j]
-                for q in range(ROW_UNROLL):
-                    u = src[a + uintp(q), jj]
-                    v = bsrc[ab + uintp(q), jb]
-                    saj, sbj, mj, lj, hj = _pair_sums_step(u, v, saj, sbj, mj, lj, hj)
-                sa[j], sb[j], m[j], blo[j], bhi[j] = saj, sbj, mj, lj, hj
+        v0, v1, v2, v3 = bsrc[ab, 0], bsrc[ab + 1, 0], bsrc[ab + 2, 0], bsrc[ab + 3, 0]
+        for j in range(c):
+            jj = j0 + uintp(j)
+            saj, sbj, mj, lj, hj = sa[j], sb[j], m[j], blo[j], bhi[j]
+            saj, sbj, mj, lj, hj = _pair_sums_step(src[a, jj], v0, saj, sbj, mj, lj, hj)
+            saj, sbj, mj, lj, hj = _pair_sums_step(src[a + 1, jj], v1, saj, sbj, mj, lj, hj)
+            saj, sbj, mj, lj, hj = _pair_sums_step(src[a + 2, jj], v2, saj, sbj, mj, lj, hj)
+            saj, sbj, mj, lj, hj = _pair_sums_step(src[a + 3, jj], v3, saj, sbj, mj, lj, hj)
+            sa[j], sb[j], m[j], blo[j], bhi[j] = saj, sbj, mj, lj, hj
         i += ROW_UNROLL
     for t in range(i, r):
         a = i0 + uintp(t)
@@ -454,29 +446,18 @@ def _pair_products_step(u, v, maj, mbj, cj, vj):  # type: ignore[no-untyped-def]
 @njit(cache=True)
 def _pair_products(src, i0, j0, bsrc, bi0, bj0, shared, r, c, ma, mb, cab, vbb):  # type: ignore[no-untyped-def]
     i = 0
-    while i + ROW_UNROLL <= r:
+    while shared and i + ROW_UNROLL <= r:  # as in ``_pair_sums``
         a = i0 + uintp(i)
         ab = bi0 + uintp(i)
-        if shared:  # the same ROW_UNROLL (= 4) benchmark values for every column
-            v0, v1, v2, v3 = bsrc[ab, 0], bsrc[ab + 1, 0], bsrc[ab + 2, 0], bsrc[ab + 3, 0]
-            for j in range(c):
-                jj = j0 + uintp(j)
-                maj, mbj, cj, vj = ma[j], mb[j], cab[j], vbb[j]
-                cj, vj = _pair_products_step(src[a, jj], v0, maj, mbj, cj, vj)
-                cj, vj = _pair_products_step(src[a + 1, jj], v1, maj, mbj, cj, vj)
-                cj, vj = _pair_products_step(src[a + 2, jj], v2, maj, mbj, cj, vj)
-                cj, vj = _pair_products_step(src[a + 3, jj], v3, maj, mbj, cj, vj)
-                cab[j], vbb[j] = cj, vj
-        else:
-            for j in range(c):
-                jj = j0 + uintp(j)
-                jb = bj0 + uintp(j)
-                maj, mbj, cj, vj = ma[j], mb[j], cab[j], vbb[j]
-                for q in range(ROW_UNROLL):
-                    u = src[a + uintp(q), jj]
-                    v = bsrc[ab + uintp(q), jb]
-                    cj, vj = _pair_products_step(u, v, maj, mbj, cj, vj)
-                cab[j], vbb[j] = cj, vj
+        v0, v1, v2, v3 = bsrc[ab, 0], bsrc[ab + 1, 0], bsrc[ab + 2, 0], bsrc[ab + 3, 0]
+        for j in range(c):
+            jj = j0 + uintp(j)
+            maj, mbj, cj, vj = ma[j], mb[j], cab[j], vbb[j]
+            cj, vj = _pair_products_step(src[a, jj], v0, maj, mbj, cj, vj)
+            cj, vj = _pair_products_step(src[a + 1, jj], v1, maj, mbj, cj, vj)
+            cj, vj = _pair_products_step(src[a + 2, jj], v2, maj, mbj, cj, vj)
+            cj, vj = _pair_products_step(src[a + 3, jj], v3, maj, mbj, cj, vj)
+            cab[j], vbb[j] = cj, vj
         i += ROW_UNROLL
     for t in range(i, r):
         a = i0 + uintp(t)
