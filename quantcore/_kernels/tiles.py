@@ -3,23 +3,27 @@
 A panel reduction keeps one accumulator per column and walks the rows, so that the
 inner loop runs across columns (SIMD lanes, independent chains) while each column
 still sees its values in time order: the sums are the same, to the last bit, as a
-plain loop down each column.
+plain loop down each column. Each pass takes ``ROW_UNROLL`` rows per load and
+store of a column's accumulators, which then stay in registers.
 
-A row-major (C-ordered) panel is read in place, in chunks of columns as wide as
+A C-typed (row-major) panel is read in place, in chunks of columns as wide as
 a power-of-two share of the panel allows (:func:`chunk_cols`): each pass walks every
 row of its chunk in one long, vectorized inner loop over the columns, with one
 accumulator array per statistic (a few KB, in L1). Narrow blocks would cut each
 row into short pieces: measured 2x slower on a 2,520 x 1,000 panel. Any other
-layout is copied a ``TILE_ROWS x TILE_COLS`` block at a time into a C-ordered
-scratch tile (:func:`load_tile`), so the same pass bodies serve both; those
-panels are split into ``TILE_COLS``-wide chunks. Percentiles need whole columns:
-:func:`load_columns` gathers a block of columns the same way.
+layout is split into ``TILE_COLS``-wide chunks: the two-pass statistics copy a
+chunk once into a row-major block (:func:`gather_block`) and read that twice;
+the one-pass ones copy ``TILE_ROWS x TILE_COLS`` tiles (:func:`load_tile`).
+Percentiles need whole columns: :func:`load_columns` gathers a block of columns.
 
-Chunks are independent: the public kernels are thin ``prange`` loops over them that
-call one serial function per chunk (a small parallel body keeps numba's parfor
-compile short). Select expressions (``v if ok else 0.0``) keep the loops
-branch-free; NaN fails every comparison, which the ``lo``/``hi`` updates rely on.
-Offsets are passed as ``uintp``, so every pass is compiled once per array type.
+The in-place path is chosen by the array's numba type (:func:`c_typed`, a
+compile-time constant), and reads :func:`as_c` of it, so the passes are compiled
+for C-typed arrays only, whatever the input's layout; each is called from one
+place (LLVM inlines a callee, and optimizes it again, at every call site).
+Chunks are independent: the public kernels are thin ``prange`` loops over them
+that call one serial function per chunk. Select expressions (``v if ok else 0.0``)
+keep the loops branch-free; NaN fails every comparison, which the ``lo``/``hi``
+updates rely on. Offsets are passed as ``uintp`` (no literal-typed copies).
 """
 
 from __future__ import annotations
