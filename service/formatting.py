@@ -18,8 +18,9 @@ from __future__ import annotations
 import math
 from collections.abc import Sequence
 from decimal import Decimal
+from typing import overload
 
-__all__ = ["dec", "frac", "money", "percent", "price", "price_column", "quantity", "ratio"]
+__all__ = ["dec", "frac", "money", "percent", "plain", "price", "price_column", "quantity", "ratio"]
 
 
 def _fixed(x: float | Decimal | None, digits: int) -> str | None:
@@ -38,8 +39,12 @@ def quantity(x: Decimal) -> str:
     return format(x.quantize(Decimal("1e-8")), "f")
 
 
+@overload
+def price(x: Decimal) -> str: ...
+@overload
+def price(x: float | Decimal | None) -> str | None: ...
 def price(x: float | Decimal | None) -> str | None:
-    """4 fractional digits."""
+    """4 fractional digits (a Decimal always gives a string)."""
     return _fixed(x, 4)
 
 
@@ -48,8 +53,12 @@ def price_column(values: Sequence[float]) -> list[str]:
     return [f"{v:.4f}" for v in values]
 
 
+@overload
+def money(x: Decimal) -> str: ...
+@overload
+def money(x: float | Decimal | None) -> str | None: ...
 def money(x: float | Decimal | None) -> str | None:
-    """2 fractional digits."""
+    """2 fractional digits (a Decimal always gives a string)."""
     return _fixed(x, 2)
 
 
@@ -66,6 +75,11 @@ def frac(x: float) -> str | None:
 def ratio(x: float) -> str | None:
     """A ratio with 4 fractional digits (``None`` when not finite)."""
     return _fixed(float(x), 4)
+
+
+def plain(x: Decimal) -> str:
+    """A Decimal's own digits, without trailing zeros or exponent (``"4"``, ``"0.1"``, ``"0.0238"``)."""
+    return format(x.normalize(), "f")
 
 
 def dec(x: Decimal) -> str:

@@ -23,6 +23,7 @@ from quantcore.tax import (
     schedule_d,
     tax_summary,
 )
+from service import formatting as fmt
 from service.assets.market import MarketData
 from service.db import Database
 from service.db.models import TaxRecord, TaxReport, UserTaxSettings, utcnow
@@ -59,8 +60,6 @@ __all__ = [
     "update_settings",
 ]
 
-_CENT = Decimal("0.01")
-
 
 def check_year(year: int) -> int:
     """A tax year from 1970 to the current (UTC) year; later years are ``max_value``."""
@@ -70,14 +69,6 @@ def check_year(year: int) -> int:
     if year < 1970:
         raise ValidationError("year", "min_value", "year must be at least 1970.")
     return year
-
-
-def _d(x: Decimal) -> str:
-    return format(x.quantize(_CENT), "f")
-
-
-def _rate(x: Decimal) -> str:
-    return format(x.normalize(), "f") if x != 0 else "0"
 
 
 async def _settings_row(session: AsyncSession, user_id: int) -> UserTaxSettings | None:
@@ -97,10 +88,10 @@ def _rates(row: UserTaxSettings | None) -> TaxRates:
 
 def _settings_read(rates: TaxRates) -> TaxSettingsRead:
     return TaxSettingsRead(
-        short_term_rate=_rate(rates.ordinary_rate),
-        long_term_rate=_rate(rates.long_term_rate),
+        short_term_rate=fmt.plain(rates.ordinary_rate),
+        long_term_rate=fmt.plain(rates.long_term_rate),
         niit=rates.niit,
-        loss_limit=_d(rates.loss_limit),
+        loss_limit=fmt.money(rates.loss_limit),
     )
 
 
@@ -181,14 +172,16 @@ def _summary_read(s: TaxSummary, portfolio_id: int | None, rates: TaxRates) -> T
     return TaxSummaryRead(
         tax_year=s.tax_year,
         portfolio_id=portfolio_id,
-        capital_gains=CapitalGains(**{k: _d(v) for k, v in s.capital_gains().items()}),
-        dividend_income=DividendIncomeRead(**{k: _d(v) for k, v in s.dividend_income().items()}),
-        estimated_tax_liability=_d(s.estimated_tax_liability),
-        short_term_carryover=_d(s.short_term_carryover),
-        long_term_carryover=_d(s.long_term_carryover),
-        capital_loss_deduction=_d(s.capital_loss_deduction),
-        short_term_carryforward=_d(s.short_term_carryforward),
-        long_term_carryforward=_d(s.long_term_carryforward),
+        capital_gains=CapitalGains(**{k: fmt.money(v) for k, v in s.capital_gains().items()}),
+        dividend_income=DividendIncomeRead(
+            **{k: fmt.money(v) for k, v in s.dividend_income().items()}
+        ),
+        estimated_tax_liability=fmt.money(s.estimated_tax_liability),
+        short_term_carryover=fmt.money(s.short_term_carryover),
+        long_term_carryover=fmt.money(s.long_term_carryover),
+        capital_loss_deduction=fmt.money(s.capital_loss_deduction),
+        short_term_carryforward=fmt.money(s.short_term_carryforward),
+        long_term_carryforward=fmt.money(s.long_term_carryforward),
         rates=_settings_read(rates),
     )
 
@@ -307,16 +300,16 @@ async def harvest(
                     portfolio_id=pid,
                     position=HarvestPosition(
                         asset_symbol=symbol,
-                        quantity=format(o.quantity.quantize(Decimal("1e-8")), "f"),
-                        average_cost=_d(o.average_cost),
-                        current_price=format(o.current_price.quantize(Decimal("1e-4")), "f"),
+                        quantity=fmt.quantity(o.quantity),
+                        average_cost=fmt.money(o.average_cost),
+                        current_price=fmt.price(o.current_price),
                     ),
                     lots=list(o.lots),
-                    loss_quantity=format(o.loss_quantity.quantize(Decimal("1e-8")), "f"),
-                    potential_loss_amount=_d(o.potential_loss_amount),
-                    short_term_loss=_d(o.short_term_loss),
-                    long_term_loss=_d(o.long_term_loss),
-                    tax_benefit_estimate=_d(o.tax_benefit_estimate),
+                    loss_quantity=fmt.quantity(o.loss_quantity),
+                    potential_loss_amount=fmt.money(o.potential_loss_amount),
+                    short_term_loss=fmt.money(o.short_term_loss),
+                    long_term_loss=fmt.money(o.long_term_loss),
+                    tax_benefit_estimate=fmt.money(o.tax_benefit_estimate),
                     wash_sale_risk=o.wash_sale_risk,
                     earliest_safe_sale=o.earliest_safe_sale,
                     earliest_safe_repurchase=o.earliest_safe_repurchase,
@@ -324,7 +317,10 @@ async def harvest(
                 )
             )
     return HarvestRead(
-        as_of=day, min_loss=_d(min_loss), min_loss_pct=_rate(min_loss_pct), opportunities=out
+        as_of=day,
+        min_loss=fmt.money(min_loss),
+        min_loss_pct=fmt.plain(min_loss_pct),
+        opportunities=out,
     )
 
 
@@ -356,7 +352,9 @@ def _sections(
             csv_parts.append(f"# Form 1099-DIV ({year})\n{div.to_csv()}")
     if report_type == "all" and led is not None:
         s = tax_summary(led, year, rates=rates)
-        doc["summary"] = {k: _d(v) if isinstance(v, Decimal) else v for k, v in s.__dict__.items()}
+        doc["summary"] = {
+            k: fmt.money(v) if isinstance(v, Decimal) else v for k, v in s.__dict__.items()
+        }
     return doc, "\n".join(part.rstrip("\n") + "\n" for part in csv_parts)
 
 

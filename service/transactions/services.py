@@ -539,7 +539,7 @@ async def remove(db: Database, user_id: int, txn_id: int) -> None:
 
 def _plain(d: Decimal | None) -> str | None:
     """A ratio as typed: no trailing zeros, no exponent (``"4"``, ``"0.1"``)."""
-    return None if d is None else format(d.normalize(), "f")
+    return None if d is None else fmt.plain(d)
 
 
 def _action_fields(txn: Transaction, target_symbol: str | None) -> dict[str, Any]:
