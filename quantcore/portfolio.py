@@ -66,10 +66,11 @@ def _mark_nb(quantity, cost_basis, price, change, new_quantity, new_cost):  # ty
         value[i] = v
         gain[i] = v - cost_basis[i]
         pct[i] = (v - cost_basis[i]) / cost_basis[i] * 100.0 if cost_basis[i] > 0.0 else np.nan
-        # shares bought since the previous close earn price - cost, the rest the change
+        # shares bought since the previous close earn price - cost, the rest the change;
+        # negative for the shares a reverse split took away (held at the close, gone now)
         fresh = min(new_quantity[i], quantity[i])
         daily[i] = (quantity[i] - fresh) * change[i]
-        if fresh > 0.0:
+        if fresh != 0.0:
             daily[i] += fresh * price[i] - new_cost[i]
     return value, gain, pct, daily
 
@@ -124,6 +125,8 @@ def mark_positions(
         Shares of each position bought since the previous close, and what they
         cost (fees included); zeros when omitted. They were not held at the close,
         so they add ``value - cost`` to the daily change, not ``quantity x change``.
+        Negative shares (at no cost) are shares held at the close that a reverse
+        split has since merged away.
 
     Returns
     -------
@@ -146,7 +149,9 @@ def mark_positions(
         G^{\\%}_i = 100\\, G_i / C_i \\ (C_i > 0,\\ \\text{else NaN}), \\qquad
         D_i = (q_i - n_i) \\Delta_i + (n_i p_i - c_i)
 
-    with :math:`n_i \\le q_i` shares bought since the previous close at cost :math:`c_i`.
+    with :math:`n_i \\le q_i` shares bought since the previous close at cost :math:`c_i`
+    (a split since the close adds :math:`q_i (1 - 1/r)` shares at no cost: negative for
+    a reverse split, so the change is :math:`q_i p_i - (q_i / r)\\,p^{\\text{close}}_i`).
 
     Examples
     --------

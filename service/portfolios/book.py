@@ -77,8 +77,11 @@ _USER_POSITIONS = POSITION_ROWS.join(Portfolio.__table__, _P.id == _POS.portfoli
     _P.user_id == bindparam("user_id")
 )
 _T = Transaction.__table__.c
-#: ``(portfolio_id, symbol, date, quantity, price, fees)`` of buys dated on or after
-#: ``since``: add a ``where`` on the portfolios.
+#: Ledger rows that add shares not held at a previous close: buys, and splits and stock
+#: dividends (their ``ratio`` multiplies the shares held).
+_ADDS_SHARES = ("buy", "split", "stock_dividend")
+#: ``(portfolio_id, symbol, date, quantity, price, fees, type, ratio)`` of the rows of
+#: :data:`_ADDS_SHARES` dated on or after ``since``: add a ``where`` on the portfolios.
 RECENT_BUYS = (
     select(
         _T.portfolio_id,
@@ -87,9 +90,11 @@ RECENT_BUYS = (
         cast(_T.quantity, Float),
         cast(_T.price, Float),
         cast(_T.fees, Float),
+        _T.transaction_type,
+        cast(_T.ratio, Float),
     )
     .join_from(Transaction.__table__, Asset.__table__, _ASSET.id == _T.asset_id)
-    .where(_T.transaction_type == "buy", _T.transaction_date >= bindparam("since"))
+    .where(_T.transaction_type.in_(_ADDS_SHARES), _T.transaction_date >= bindparam("since"))
 )
 _USER_RECENT = RECENT_BUYS.join(Portfolio.__table__, _P.id == _T.portfolio_id).where(
     _P.user_id == bindparam("user_id")
@@ -112,7 +117,8 @@ class Book:
     cost_basis: np.ndarray
     symbols: tuple[str, ...]  # distinct, sorted
     symbol_of: np.ndarray  # per position: index into ``symbols``
-    #: recent buys ``(position index, day ordinal, quantity, cost)``
+    #: shares added lately ``(position index, day ordinal, quantity, cost)``: buys at
+    #: their cost, and the shares a split or stock dividend added, at no cost
     recent: tuple[tuple[int, int, float, float], ...] = ()
     _valued: tuple[tuple[float, ...], list[PortfolioRead]] | None = field(default=None)
 
@@ -125,17 +131,30 @@ class Book:
         recent: Sequence[Any] = (),
     ) -> Book:
         """From portfolio rows, position rows ``(portfolio_id, quantity, cost_basis, symbol)``
-        and recent buys ``(portfolio_id, symbol, date, quantity, price, fees)``."""
+        and recent rows of :data:`RECENT_BUYS`.
+
+        A split or stock dividend of ratio ``r`` dated on or after a quote's day turned
+        the ``q / r`` shares held at that close into the ``q`` held now: it adds
+        ``q (1 - 1/r)`` shares at no cost (negative for a reverse split), so the day's
+        change is ``value - q / r x previous close`` as the quote's unadjusted closes
+        give it. ``q`` is the position as it stands (shares bought after the split on
+        the same days are counted as their own buys as well).
+        """
         index = {row[0]: i for i, row in enumerate(portfolios)}
         pid, qty, cost, symbol = zip(*positions, strict=True) if positions else ((), (), (), ())
         symbols = tuple(sorted(set(symbol)))
         where = {s: i for i, s in enumerate(symbols)}
         at = {(p, s): i for i, (p, s) in enumerate(zip(pid, symbol, strict=True))}
-        kept = tuple(
-            (at[(p, s)], day.toordinal(), q, q * price + fees)
-            for p, s, day, q, price, fees in recent
-            if (p, s) in at
-        )
+        kept: list[tuple[int, int, float, float]] = []
+        for p, s, day, q, price, fees, *action in recent:
+            i = at.get((p, s))
+            if i is None:
+                continue
+            kind, ratio = action if action else ("buy", None)
+            if kind == "buy":
+                kept.append((i, day.toordinal(), q, q * price + fees))
+            elif ratio:
+                kept.append((i, day.toordinal(), qty[i] * (1.0 - 1.0 / ratio), 0.0))
         return cls(
             version=version,
             portfolios=tuple(portfolios),
@@ -144,7 +163,7 @@ class Book:
             cost_basis=np.array(cost, np.float64),
             symbols=symbols,
             symbol_of=np.fromiter(map(where.__getitem__, symbol), np.intp, len(symbol)),
-            recent=kept,
+            recent=tuple(kept),
         )
 
     def quotes(self, market: MarketData) -> tuple[float, ...]:
@@ -168,7 +187,7 @@ class Book:
         change = triples[self.symbol_of, 1]
         new_qty = np.zeros(self.quantity.shape[0])
         new_cost = np.zeros(self.quantity.shape[0])
-        for i, day, q, cost in self.recent:  # bought on or after the quote's day
+        for i, day, q, cost in self.recent:  # added on or after the quote's day
             if day >= triples[self.symbol_of[i], 2]:
                 new_qty[i] += q
                 new_cost[i] += cost

@@ -42,3 +42,27 @@ def test_a_position_bought_today_at_the_price_has_no_daily_change(api: Api) -> N
     _buy(api, h, pid, "2", price - Decimal("0.5"), today)
     p = api.client.get(f"/api/portfolios/{pid}/", headers=h).json()
     assert Decimal(p["daily_change"]) == (5 * change + 1).quantize(Decimal("0.01"))
+
+
+def test_a_split_on_the_quotes_day_is_not_a_gain_of_the_new_shares(api: Api) -> None:
+    """Held 10 at the previous close, 40 after a 4-for-1 split today: the day's change
+    is the 40 shares' value less the 10 shares' value at that close (quotes are
+    unadjusted closes), not 40 x the price change; a 1-for-2 reverse split likewise."""
+    price, change = _quote(api, "KO")
+    today = MARKET_NOW.date().isoformat()
+    for ratio, after in (("4", 40), ("0.5", 5)):
+        _, h = api.user()
+        pid = api.client.post("/api/portfolios/", json={"name": "s"}, headers=h).json()["id"]
+        _buy(api, h, pid, "10", price - 1, "2026-11-02")
+        split = {"portfolio": pid, "asset_symbol": "KO", "transaction_type": "split",
+                 "split_ratio": ratio, "transaction_date": today}  # fmt: skip
+        r = api.client.post("/api/transactions/", json=split, headers=h)
+        assert r.status_code == 201, r.text
+        expected = (after * price - 10 * (price - change)).quantize(Decimal("0.01"))
+        p = api.client.get(f"/api/portfolios/{pid}/", headers=h).json()
+        # the quote's shown price and change are rounded: a cent of slack
+        assert abs(Decimal(p["daily_change"]) - expected) <= Decimal("0.02"), (ratio, p)
+        (pos,) = api.client.get(f"/api/portfolios/{pid}/positions/", headers=h).json()["results"]
+        assert Decimal(pos["quantity"]) == after
+        listed = api.client.get("/api/portfolios/", headers=h).json()["results"]
+        assert listed[0]["daily_change"] == p["daily_change"]
