@@ -171,12 +171,13 @@ def _slide(x, t, window, j0, c, shift, inv_window, cnt, mean, m2, bad):  # type:
 
 @njit(cache=True, error_model="numpy")
 def _moments_out(out, t, j0, c, window, scale, ddof, mode, mean, m2, bad, run):  # type: ignore[no-untyped-def]
-    for jj in range(c):
+    vol = mode == VOLATILITY
+    dof = window - ddof if vol else window - 1
+    for jj in range(c):  # one loop for both modes (a select, not two compiled copies)
         ss = 0.0 if run[jj] >= window else max(m2[jj], 0.0)
-        if mode == VOLATILITY:
-            val = math.sqrt(ss / (window - ddof)) * scale
-        else:
-            val = np.nan if ss == 0.0 else mean[jj] / math.sqrt(ss / (window - 1)) * scale
+        sd = math.sqrt(ss / dof)
+        sharpe = np.nan if ss == 0.0 else mean[jj] / sd * scale
+        val = sd * scale if vol else sharpe
         out[uintp(t), uintp(j0 + jj)] = np.nan if bad[jj] > 0 else val
 
 
