@@ -37,6 +37,8 @@ from litestar.types import Scope
 from litestar.utils.scope.state import ScopeState
 from sqlalchemy.exc import StatementError
 
+from service import patterns
+
 __all__ = [
     "ApiError",
     "AuthenticationRequired",
@@ -215,7 +217,20 @@ def validation_from_message(message: str, key: str | None = None) -> ValidationE
             break
     if code in ("min_value", "max_value") and "length" in message:
         code = "min_length" if code == "min_value" else "max_length"
-    return ValidationError(field or "body", code, message)
+    return ValidationError(field or "body", code, _readable(message, field))
+
+
+def _readable(message: str, field: str) -> str:
+    """``Expected `str` matching regex '...'`` said in words, for the patterns we declare."""
+    found = _REGEX_IN_MSG.search(message)
+    if found:
+        meaning = patterns.MEANINGS.get(found.group(1).replace("\\\\", "\\"))
+        if meaning is not None:
+            return f"{field or 'The value'} must be {meaning}."
+    return message
+
+
+_REGEX_IN_MSG = re.compile(r"matching regex '(.*)'")
 
 
 _INT64 = range(-(2**63), 2**63)

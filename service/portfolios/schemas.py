@@ -7,6 +7,7 @@ from typing import Annotated, Literal
 
 import msgspec
 
+from service import patterns
 from service.assets.schemas import AssetRef
 from service.transactions.schemas import DecimalInput
 
@@ -25,7 +26,7 @@ Name = Annotated[
     msgspec.Meta(
         min_length=1,
         max_length=200,
-        pattern=r"\A[^\x00-\x1f\x7f]*[^\s\x00-\x1f\x7f][^\x00-\x1f\x7f]*\Z",
+        pattern=patterns.PRINTABLE_NOT_BLANK,
     ),
 ]
 Description = Annotated[str, msgspec.Meta(max_length=10_000)]

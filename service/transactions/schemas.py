@@ -7,6 +7,8 @@ from typing import Annotated, Literal
 
 import msgspec
 
+from service import patterns
+
 __all__ = ["DecimalInput", "TransactionCreate", "TransactionRead", "TransactionType"]
 
 #: A decimal as a JSON string of ASCII digits (optional sign, point, exponent), or a JSON
@@ -14,7 +16,7 @@ __all__ = ["DecimalInput", "TransactionCreate", "TransactionRead", "TransactionT
 #: padding spaces; those are 400s naming the field.
 DecimalInput = (
     Annotated[
-        str, msgspec.Meta(pattern=r"\A[+-]?(?:[0-9]+(?:\.[0-9]*)?|\.[0-9]+)(?:[eE][+-]?[0-9]+)?\Z")
+        str, msgspec.Meta(pattern=patterns.DECIMAL)
     ]
     | int
     | float
