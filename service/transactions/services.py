@@ -409,11 +409,14 @@ async def record(
 
 
 async def _owned_txn(s: AsyncSession, user_id: int, txn_id: int) -> Transaction:
+    """The user's transaction, as committed now (an object the session already holds is
+    refreshed: a writer that waited for the ledger lock must not keep what it read before)."""
     txn = (
         await s.execute(
             select(Transaction)
             .join(Portfolio, Portfolio.id == Transaction.portfolio_id)
             .where(Transaction.id == txn_id, Portfolio.user_id == user_id)
+            .execution_options(populate_existing=True)
         )
     ).scalar_one_or_none()
     if txn is None:
@@ -450,6 +453,12 @@ async def update(
             else await _locked_portfolio(s, user_id, portfolio_id, None)
         )
         await derive.lock_user_ledger(s, user_id)
+        # read again under the lock: a concurrent writer may have changed it meanwhile (an
+        # ORM flush writes only what differs from the state it loaded, so a stale copy
+        # could leave a value unwritten that the positions were derived with)
+        txn = await _owned_txn(s, user_id, txn_id)
+        if txn.portfolio_id != old_portfolio.id:
+            old_portfolio = await _locked_portfolio(s, user_id, txn.portfolio_id, None)
         asset = await _asset(s, entry.symbol)
         target = await _target(s, entry)
         if entry.lot_id == txn.id:
@@ -513,6 +522,9 @@ async def remove(db: Database, user_id: int, txn_id: int) -> None:
         txn = await _owned_txn(s, user_id, txn_id)
         portfolio = await _locked_portfolio(s, user_id, txn.portfolio_id, None)
         await derive.lock_user_ledger(s, user_id)
+        txn = await _owned_txn(s, user_id, txn_id)  # as committed once the lock is held
+        if txn.portfolio_id != portfolio.id:
+            portfolio = await _locked_portfolio(s, user_id, txn.portfolio_id, None)
         if users := await _named_by(s, txn.id):
             raise ValidationError(
                 "lot_id", "in_use",
