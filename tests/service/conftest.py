@@ -137,12 +137,16 @@ def shared_market() -> SimulatedMarket:
 
 
 def _build(
-    database_url: str, data_dir: Path, extra_routers: Any = (), **overrides: Any
+    database_url: str,
+    data_dir: Path,
+    extra_routers: Any = (),
+    provider: SimulatedMarket | None = None,
+    **overrides: Any,
 ) -> tuple[Api, TestClient[Any]]:
     settings = make_settings(database_url, data_dir, **overrides)
     app = create_app(
         settings,
-        provider=shared_market(),
+        provider=provider or shared_market(),
         store=PriceStore(settings.prices_dir),
         extra_routers=extra_routers,
     )
@@ -153,11 +157,17 @@ def _build(
 
 @pytest.fixture
 def api_factory(database_url: str, tmp_path: Path) -> Iterator[Callable[..., Api]]:
-    """Build apps with custom settings on the parametrized database: ``api_factory(**overrides)``."""
+    """Build apps with custom settings on the parametrized database: ``api_factory(**overrides)``.
+
+    ``provider``: a market of the app's own, for tests that move prices (ticks), which
+    would otherwise change the shared market that other modules' expected figures use.
+    """
     clients: list[TestClient[Any]] = []
 
-    def build(*, extra_routers: Any = (), **overrides: Any) -> Api:
-        api, client = _build(database_url, tmp_path, extra_routers, **overrides)
+    def build(
+        *, extra_routers: Any = (), provider: SimulatedMarket | None = None, **overrides: Any
+    ) -> Api:
+        api, client = _build(database_url, tmp_path, extra_routers, provider, **overrides)
         clients.append(client)
         return api
 

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import datetime as dt
+from collections.abc import Callable
 from pathlib import Path
 
 import pandas as pd
@@ -78,7 +79,11 @@ def test_only_imported_symbols_need_no_provider(tmp_path: Path) -> None:
     assert [q.price for q in tick(market, ["ZZZ"], MARKET_NOW)] == [6.0]
 
 
-def test_force_price_update_publishes_the_imported_close(api: Api, tmp_path: Path) -> None:
+def test_force_price_update_publishes_the_imported_close(
+    api_factory: Callable[..., Api], tmp_path: Path
+) -> None:
+    # its own market: ticking MSFT in the shared one would move the quotes other modules expect
+    api = api_factory(provider=fixed_market())
     _, headers = api.user("feed")
     store = PriceStore(api.settings.prices_dir)
     path = tmp_path / "nvda.csv"
