@@ -10,7 +10,7 @@ it has no bars for is :class:`IntervalUnavailable` (a 400 naming ``interval``).
 from __future__ import annotations
 
 import datetime as dt
-from pathlib import Path
+import os
 from typing import Any
 
 import numpy as np
@@ -36,6 +36,9 @@ class MarketData:
     def __init__(self, provider: MarketDataProvider, store: Any | None = None) -> None:
         self.provider = provider
         self.store = store
+        root = getattr(store, "root", None)
+        # a plain string: the hot paths stat it on every quote (no Path building there)
+        self._daily_dir = None if root is None else os.path.join(root, "1d")
         self._imported_stamp: int | None = None
         self._imported: frozenset[str] = frozenset()
 
@@ -45,11 +48,10 @@ class MarketData:
         The stored symbols are listed again only when the store's daily folder changed
         (its mtime: a file added or removed), so the hot paths pay one ``stat``.
         """
-        root = getattr(self.store, "root", None)
-        if root is None:
+        if self._daily_dir is None:
             return False
         try:
-            stamp = (Path(root) / "1d").stat().st_mtime_ns
+            stamp = os.stat(self._daily_dir).st_mtime_ns
         except OSError:
             return False
         if stamp != self._imported_stamp:

@@ -71,14 +71,12 @@ def test_import_onto_a_universe_symbol_attaches_real_bars(api: Api, tmp_path) ->
 
 
 def test_given_name_sector_and_type_replace_the_kept_ones(api: Api, tmp_path) -> None:
+    # COP: a symbol no other test values (the database is shared by the session's modules,
+    # and other modules' expected allocations read sectors of the usual symbols)
     store = PriceStore(api.settings.prices_dir)
-    path = tmp_path / "msft.csv"
+    path = tmp_path / "cop.csv"
     _csv(path, [300.0, 301.0])
-    result = import_prices(path, store=store, name="Microsoft (real)", sector="Software")
+    result = import_prices(path, store=store, symbol="COP", name="Conoco (real)", sector="Oil")
     api.call(upsert_imported_asset, api.db, result)
-    a = _asset(api, "MSFT")
-    assert (a["name"], a["sector"], a["current_price"]) == (
-        "Microsoft (real)",
-        "Software",
-        "301.0000",
-    )
+    a = _asset(api, "COP")
+    assert (a["name"], a["sector"], a["current_price"]) == ("Conoco (real)", "Oil", "301.0000")
