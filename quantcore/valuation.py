@@ -15,6 +15,8 @@ from typing import Literal, NamedTuple
 import numpy as np
 from numpy.typing import NDArray
 
+from quantcore.returns import money_weighted_return
+
 __all__ = [
     "BUY",
     "DIVIDEND",
@@ -24,6 +26,7 @@ __all__ = [
     "herfindahl_index",
     "interval_returns",
     "ledger_value_history",
+    "money_weighted",
     "period_ends",
     "periods_per_year",
     "position_weights",
@@ -132,6 +135,55 @@ def ledger_value_history(
     with np.errstate(divide="ignore", invalid="ignore"):
         returns = np.where(base > 1e-9, (value + outflow) / base - 1.0, np.nan)
     return LedgerValues(value, inflow, outflow, returns, holdings)
+
+
+def money_weighted(
+    dates: NDArray[np.datetime64],
+    inflow: F64,
+    outflow: F64,
+    final_value: float,
+    *,
+    opening_value: float = 0.0,
+    opening_date: np.datetime64 | None = None,
+) -> float:
+    """Money-weighted return (XIRR, annual) of a stretch of a ledger's value history.
+
+    Parameters
+    ----------
+    dates : ndarray of datetime64[D]
+        The days of the stretch, increasing; the last is the valuation day.
+    inflow, outflow : ndarray of float
+        Per day, money put in (buys at cost) and taken out (sale proceeds and
+        dividends), as :func:`ledger_value_history` gives them.
+    final_value : float
+        The holdings' value on the last day.
+    opening_value, opening_date : float and datetime64, optional
+        The value held before the stretch (the close of ``opening_date``), counted
+        as money put in on that day; none by default.
+
+    Returns
+    -------
+    float
+        The annual rate of :func:`quantcore.returns.money_weighted_return` on those
+        flows; NaN when no rate solves it (no money in, or one day only).
+
+    Examples
+    --------
+    >>> days = np.array(["2024-01-02", "2025-01-01"], dtype="datetime64[D]")
+    >>> round(money_weighted(days, np.array([100.0, 0.0]), np.zeros(2), 110.0), 6)
+    0.1
+    """
+    flows = np.asarray(inflow, dtype=np.float64) - np.asarray(outflow, dtype=np.float64)
+    days = np.asarray(dates, dtype="datetime64[D]")
+    if opening_value and opening_date is not None:
+        days = np.concatenate((np.array([opening_date], dtype="datetime64[D]"), days))
+        flows = np.concatenate(([float(opening_value)], flows))
+    if days.size < 2 or not (flows > 0).any():
+        return float("nan")
+    try:
+        return float(money_weighted_return(days, flows, float(final_value)))
+    except ValueError:  # no rate solves these flows
+        return float("nan")
 
 
 def periods_per_year(dates: NDArray[np.datetime64]) -> float:

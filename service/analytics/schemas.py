@@ -30,7 +30,8 @@ Interval = Literal["1d", "1w", "1m"]
 
 
 class MetricsRead(msgspec.Struct, kw_only=True):
-    """Performance metrics of a portfolio over ``period`` (time-weighted daily returns)."""
+    """Performance metrics of a portfolio over ``period`` (time-weighted daily returns),
+    and beside them the money-weighted return (XIRR, annual) of the same stretch."""
 
     period: str
     start_date: dt.date | None
@@ -45,6 +46,7 @@ class MetricsRead(msgspec.Struct, kw_only=True):
     alpha: str | None
     beta: str | None
     benchmark_return: str | None
+    money_weighted_return: str | None = None
 
 
 class PerformancePoint(msgspec.Struct, kw_only=True):

@@ -174,6 +174,23 @@ async def portfolio_metrics(
         alpha=frac(s["alpha"]),
         beta=ratio(s["beta"]),
         benchmark_return=frac(float(returns.total_return(b))),
+        money_weighted_return=frac(_money_weighted(hist, keep)),
+    )
+
+
+def _money_weighted(hist: ValueHistory, keep: NDArray[np.bool_]) -> float:
+    """XIRR of the window's rows: the value held before it put in on its eve, each day's
+    buys in and proceeds out, the last day's value as the final value."""
+    at = np.flatnonzero(keep)
+    first, last = int(at[0]), int(at[-1])
+    span = slice(first, last + 1)
+    return valuation.money_weighted(
+        hist.dates[span],
+        hist.inflow[span],
+        hist.outflow[span],
+        float(hist.value[last]),
+        opening_value=float(hist.value[first - 1]) if first > 0 else 0.0,
+        opening_date=hist.dates[first - 1] if first > 0 else None,
     )
 
 

@@ -174,6 +174,36 @@ def test_returns_are_time_weighted(api: Api) -> None:
     assert close(m["total_return"], twr)
     # a deposit is not a gain: the total return is far from value / invested - 1
     assert abs(float(m["total_return"]) - (values[-1] / inflow.sum() - 1.0)) > 1e-4
+    # beside it, the money-weighted return: XIRR of the same flows and the final value
+    mwr = qc.returns.money_weighted_return(
+        np.array(dates, dtype="datetime64[D]"), inflow - outflow, values[-1]
+    )
+    assert close(m["money_weighted_return"], mwr)
+    assert m["money_weighted_return"] != m["annualized_return"]
+
+
+def test_money_weighted_return_counts_the_value_held_before_the_window(api: Api) -> None:
+    """A window that starts after the first purchase opens with the value then held."""
+    _, h = api.user()
+    pid = _portfolio(api, h)
+    m = api.client.get(f"/api/analytics/portfolio/{pid}/metrics/?period=3m", headers=h).json()
+    dates, values, rets, _ = twin()
+    keep = _window(dates, 3) & np.isfinite(rets)
+    first, last = int(np.flatnonzero(keep)[0]), int(np.flatnonzero(keep)[-1])
+    assert first > 0  # else the test could not tell
+    inflow = np.zeros(len(dates))
+    outflow = np.zeros(len(dates))
+    for _sym, kind, q, px, fee, day in LEDGER:
+        i = int(np.searchsorted(dates, day))
+        amount = float(q) * float(px)
+        if kind == "buy":
+            inflow[i] += amount + float(fee)
+        else:
+            outflow[i] += amount - float(fee)
+    days = np.array(dates[first - 1 : last + 1], dtype="datetime64[D]")
+    flows = np.concatenate(([values[first - 1]], (inflow - outflow)[first : last + 1]))
+    expected = qc.returns.money_weighted_return(days, flows, values[last])
+    assert close(m["money_weighted_return"], expected)
 
 
 def test_metrics_benchmark_and_errors(api: Api) -> None:
