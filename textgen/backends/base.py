@@ -9,7 +9,18 @@ model, a local Hugging Face model or an upstream server all fit behind it.
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator, Iterable, Mapping, Sequence
+import asyncio
+import threading
+from collections.abc import (
+    AsyncGenerator,
+    AsyncIterator,
+    Callable,
+    Iterable,
+    Iterator,
+    Mapping,
+    Sequence,
+)
+from concurrent.futures import Executor
 from dataclasses import dataclass, field
 from typing import Any, Literal, Protocol, runtime_checkable
 
@@ -32,6 +43,7 @@ __all__ = [
     "TextDelta",
     "TokenLogprob",
     "chat_turns",
+    "relay_from_thread",
 ]
 
 Role = Literal["system", "developer", "user", "assistant", "tool"]
@@ -206,6 +218,62 @@ class Finish:
 
 
 Delta = TextDelta | ReasoningDelta | FunctionCallStart | ArgumentsDelta | Finish
+
+
+async def relay_from_thread(
+    executor: Executor,
+    produce: Callable[[threading.Event], Iterator[Delta]],
+    *,
+    release: Callable[[], None] | None = None,
+) -> AsyncGenerator[Delta, None]:
+    """Stream ``produce(stop)``, run in a worker thread of ``executor``, on the event loop.
+
+    Deltas cross to the loop one by one; an exception of the worker is raised here.
+    Closing this generator (a cancelled request, a client gone) sets ``stop``, which
+    the worker checks at each delta. ``release`` runs on the loop once the worker has
+    finished (or at once if it could not be started): a local model's context goes
+    back to its pool there.
+    """
+    loop = asyncio.get_running_loop()
+    queue: asyncio.Queue[Any] = asyncio.Queue()
+    stop = threading.Event()
+    done = object()
+
+    def put(value: Any) -> None:
+        try:
+            loop.call_soon_threadsafe(queue.put_nowait, value)
+        except RuntimeError:  # the loop closed: nobody is listening any more
+            stop.set()
+
+    def work() -> None:
+        try:
+            for delta in produce(stop):
+                if stop.is_set():
+                    return
+                put(delta)
+        except BaseException as exc:  # re-raised on the event loop
+            put(exc)
+        finally:
+            if release is not None:
+                try:
+                    loop.call_soon_threadsafe(release)
+                except RuntimeError:
+                    pass  # the loop closed, and whatever ``release`` returns to with it
+            put(done)
+
+    try:
+        loop.run_in_executor(executor, work)
+    except BaseException:
+        if release is not None:
+            release()
+        raise
+    try:
+        while (value := await queue.get()) is not done:
+            if isinstance(value, BaseException):
+                raise value
+            yield value
+    finally:
+        stop.set()
 
 
 class ReasoningSplitter:

@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import asyncio
 import codecs
+import contextlib
 import json
 import secrets
 import threading
@@ -49,6 +50,7 @@ from textgen.backends.base import (
     TextDelta,
     TokenLogprob,
     chat_turns,
+    relay_from_thread,
 )
 from textgen.backends.constrained import SchemaError, compile_schema
 from textgen.backends.llama_cpp_pool import ContextPool, cached_ids, common_prefix
@@ -57,7 +59,6 @@ __all__ = ["TOOL_CALL_CLOSE", "TOOL_CALL_OPEN", "LlamaCppBackend", "Sampling", "
 
 TOOL_CALL_OPEN = "<tool_call>"
 TOOL_CALL_CLOSE = "</tool_call>"
-_DONE = object()
 _EMPTY_OBJECT = {"type": "object", "properties": {}}
 # JSON Schema keywords llama-cpp-python's grammar converter ignores: refused, since the output could not be promised valid.
 _UNENFORCED = ("minimum", "maximum", "exclusiveMinimum", "exclusiveMaximum")
@@ -404,45 +405,15 @@ class LlamaCppBackend:
     async def generate(self, request: GenerationRequest) -> AsyncIterator[Delta]:
         """Stream the output, generated in a worker thread that holds one context of the pool."""
         plan = await asyncio.to_thread(self._plan, request)
-        loop = asyncio.get_running_loop()
-        queue: asyncio.Queue[Any] = asyncio.Queue()
-        stop = threading.Event()
-
-        def put(value: Any) -> None:
-            try:
-                loop.call_soon_threadsafe(queue.put_nowait, value)
-            except RuntimeError:  # the loop closed: nobody is listening any more
-                stop.set()
-
         llama = await self.pool.acquire(plan.ids)
-
-        def work() -> None:
-            try:
-                for delta in self._run(llama, plan, request, stop):
-                    if stop.is_set():
-                        return
-                    put(delta)
-            except BaseException as exc:  # re-raised on the event loop
-                put(exc)
-            finally:
-                try:
-                    loop.call_soon_threadsafe(self.pool.release, llama)
-                except RuntimeError:
-                    pass  # the loop closed, and the pool with it
-                put(_DONE)
-
-        try:
-            loop.run_in_executor(self._executor, work)
-        except BaseException:
-            self.pool.release(llama)
-            raise
-        try:
-            while (value := await queue.get()) is not _DONE:
-                if isinstance(value, BaseException):
-                    raise value
-                yield value
-        finally:
-            stop.set()  # a cancelled or disconnected request frees its context at the next token
+        deltas = relay_from_thread(
+            self._executor,
+            lambda stop: self._run(llama, plan, request, stop),
+            release=lambda: self.pool.release(llama),
+        )
+        async with contextlib.aclosing(deltas):  # closing it frees the context at the next token
+            async for delta in deltas:
+                yield delta
 
     def close(self) -> None:
         """Stop the worker threads (after the running generations)."""

@@ -27,7 +27,7 @@ decoded.
 
 from __future__ import annotations
 
-import asyncio
+import contextlib
 import copy
 import json
 import secrets
@@ -60,11 +60,11 @@ from textgen.backends.base import (
     RequestRejected,
     TextDelta,
     chat_turns,
+    relay_from_thread,
 )
 
 __all__ = ["PromptCache", "TransformersBackend", "build_tiny_model", "common_prefix"]
 
-_DONE = object()
 _EMPTY_OBJECT = {"type": "object", "properties": {}}
 _DTYPES = {"float32": torch.float32, "bfloat16": torch.bfloat16, "float16": torch.float16}
 
@@ -364,35 +364,10 @@ class TransformersBackend:
 
     async def generate(self, request: GenerationRequest) -> AsyncIterator[Delta]:
         """Stream the output of :meth:`_run`, computed in this model's worker thread."""
-        loop = asyncio.get_running_loop()
-        queue: asyncio.Queue[Any] = asyncio.Queue()
-        stop = threading.Event()
-
-        def put(value: Any) -> None:
-            try:
-                loop.call_soon_threadsafe(queue.put_nowait, value)
-            except RuntimeError:  # the loop closed: nobody is listening any more
-                stop.set()
-
-        def work() -> None:
-            try:
-                for delta in self._run(request, stop):
-                    if stop.is_set():
-                        return
-                    put(delta)
-            except BaseException as exc:  # re-raised on the event loop
-                put(exc)
-            finally:
-                put(_DONE)
-
-        loop.run_in_executor(self._executor, work)
-        try:
-            while (value := await queue.get()) is not _DONE:
-                if isinstance(value, BaseException):
-                    raise value
-                yield value
-        finally:
-            stop.set()  # a client that went away stops the worker at the next token
+        deltas = relay_from_thread(self._executor, lambda stop: self._run(request, stop))
+        async with contextlib.aclosing(deltas):  # a client that went away stops the worker
+            async for delta in deltas:
+                yield delta
 
     def close(self) -> None:
         """Stop the worker thread (after the running generation)."""
