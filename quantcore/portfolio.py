@@ -55,30 +55,36 @@ class PortfolioTotals(NamedTuple):
 
 
 @njit(cache=True)
-def _mark_nb(quantity, cost_basis, price, change, new_quantity, new_cost):  # type: ignore[no-untyped-def]
+def _mark_nb(quantity, cost_basis, price, change, new_quantity, new_cost, rate, previous_rate):  # type: ignore[no-untyped-def]
     n = quantity.shape[0]
     value = np.empty(n)
     gain = np.empty(n)
     pct = np.empty(n)
     daily = np.empty(n)
     for i in range(n):
-        v = quantity[i] * price[i]
+        r = rate[i]
+        v = quantity[i] * price[i] * r
+        cost = cost_basis[i] * r
         value[i] = v
-        gain[i] = v - cost_basis[i]
-        pct[i] = (v - cost_basis[i]) / cost_basis[i] * 100.0 if cost_basis[i] > 0.0 else np.nan
-        # shares bought since the previous close earn price - cost, the rest the change;
-        # negative for the shares a reverse split took away (held at the close, gone now)
+        gain[i] = v - cost
+        pct[i] = (v - cost) / cost * 100.0 if cost > 0.0 else np.nan
+        # shares bought since the previous close earn price - cost, the rest the change
+        # (of price x rate); negative for the shares a reverse split took away
         fresh = min(new_quantity[i], quantity[i])
-        daily[i] = (quantity[i] - fresh) * change[i]
+        # p r - (p - change) r' = change r' + p (r - r'), the second term only when it moved
+        moved = change[i] * previous_rate[i]
+        if r != previous_rate[i]:
+            moved += price[i] * (r - previous_rate[i])
+        daily[i] = (quantity[i] - fresh) * moved
         if fresh != 0.0:
-            daily[i] += fresh * price[i] - new_cost[i]
+            daily[i] += (fresh * price[i] - new_cost[i]) * r
     return value, gain, pct, daily
 
 
 @njit(cache=True)
-def _totals_nb(group, n_groups, value, daily):  # type: ignore[no-untyped-def]
-    total = np.zeros(n_groups)
-    change = np.zeros(n_groups)
+def _totals_nb(group, n_groups, value, daily, cash, cash_change):  # type: ignore[no-untyped-def]
+    total = cash.copy()
+    change = cash_change.copy()
     count = np.zeros(n_groups, dtype=np.int64)
     for i in range(group.shape[0]):
         g = group[i]
@@ -108,8 +114,10 @@ def mark_positions(
     change: Any,
     new_quantity: Any = None,
     new_cost: Any = None,
+    rate: Any = None,
+    previous_rate: Any = None,
 ) -> PositionMarks:
-    """Mark positions to market.
+    """Mark positions to market, in a base currency when given exchange rates.
 
     Parameters
     ----------
@@ -127,6 +135,11 @@ def mark_positions(
         so they add ``value - cost`` to the daily change, not ``quantity x change``.
         Negative shares (at no cost) are shares held at the close that a reverse
         split has since merged away.
+    rate, previous_rate : array_like, optional
+        Price of one unit of each position's currency in the base currency, now and
+        at the previous close (ones when omitted: no conversion). Prices, changes and
+        costs are in the position's currency; the marks come out in the base currency,
+        the cost converted at ``rate`` (the gain is the price gain at today's rate).
 
     Returns
     -------
@@ -149,6 +162,11 @@ def mark_positions(
         G^{\\%}_i = 100\\, G_i / C_i \\ (C_i > 0,\\ \\text{else NaN}), \\qquad
         D_i = (q_i - n_i) \\Delta_i + (n_i p_i - c_i)
 
+    in the position's currency (rates 1). With rates :math:`x_i` now and
+    :math:`x'_i` at the previous close, :math:`V_i = q_i p_i x_i`, :math:`G_i = V_i - C_i x_i`
+    and the change of the shares held at the close is
+    :math:`p_i x_i - (p_i - \\Delta_i) x'_i` per share (price and currency move together).
+
     with :math:`n_i \\le q_i` shares bought since the previous close at cost :math:`c_i`
     (a split since the close adds :math:`q_i (1 - 1/r)` shares at no cost: negative for
     a reverse split, so the change is :math:`q_i p_i - (q_i / r)\\,p^{\\text{close}}_i`).
@@ -167,6 +185,13 @@ def mark_positions(
 
     >>> mark_positions([10.0], [1297.0], [100.0], [1.5], [4.0], [397.0]).daily_change
     array([12.])
+
+    A euro stock in a dollar portfolio: 10 shares at 100 EUR, EURUSD 1.10 (1.08 at the
+    previous close, when the price was 98):
+
+    >>> m = mark_positions([10.0], [900.0], [100.0], [2.0], rate=[1.10], previous_rate=[1.08])
+    >>> m.value, m.gain, np.round(m.daily_change, 6)
+    (array([1100.]), array([110.]), array([41.6]))
     """
     q, _ = as_float64_1d(quantity, "quantity")
     c, _ = as_float64_1d(cost_basis, "cost_basis")
@@ -174,14 +199,23 @@ def mark_positions(
     d, _ = as_float64_1d(change, "change")
     nq = np.zeros_like(q) if new_quantity is None else as_float64_1d(new_quantity, "new_quantity")[0]
     nc = np.zeros_like(q) if new_cost is None else as_float64_1d(new_cost, "new_cost")[0]
+    r = np.ones_like(q) if rate is None else as_float64_1d(rate, "rate")[0]
+    r0 = r if previous_rate is None else as_float64_1d(previous_rate, "previous_rate")[0]
     _same_length(
-        {"quantity": q, "cost_basis": c, "price": p, "change": d, "new_quantity": nq, "new_cost": nc}
-    )
-    return PositionMarks(*_mark_nb(q, c, p, d, nq, nc))
+        {"quantity": q, "cost_basis": c, "price": p, "change": d, "new_quantity": nq,
+         "new_cost": nc, "rate": r, "previous_rate": r0}
+    )  # fmt: skip
+    return PositionMarks(*_mark_nb(q, c, p, d, nq, nc, r, r0))
 
 
-def portfolio_totals(group: Any, n_groups: int, marks: PositionMarks) -> PortfolioTotals:
-    """Total position marks per portfolio.
+def portfolio_totals(
+    group: Any,
+    n_groups: int,
+    marks: PositionMarks,
+    cash_value: Any = None,
+    cash_change: Any = None,
+) -> PortfolioTotals:
+    """Total position marks per portfolio, with each portfolio's cash.
 
     Parameters
     ----------
@@ -191,6 +225,10 @@ def portfolio_totals(group: Any, n_groups: int, marks: PositionMarks) -> Portfol
         Number of portfolios; portfolios without positions get zeros.
     marks : PositionMarks
         Output of :func:`mark_positions` for the same positions.
+    cash_value, cash_change : array_like, optional
+        Per portfolio, its cash (in the currency of the marks; may be negative) and
+        the day's change of that cash's value (from exchange rates); zeros when omitted.
+        Cash adds to the total value and the daily change, not to the position count.
 
     Returns
     -------
@@ -209,11 +247,12 @@ def portfolio_totals(group: Any, n_groups: int, marks: PositionMarks) -> Portfol
 
     .. math::
 
-        T_k = \\sum_{i:\\,g_i = k} V_i, \\qquad
-        D_k = \\sum_{i:\\,g_i = k} D_i, \\qquad
+        T_k = M_k + \\sum_{i:\\,g_i = k} V_i, \\qquad
+        D_k = \\Delta M_k + \\sum_{i:\\,g_i = k} D_i, \\qquad
         D^{\\%}_k = 100\\, \\frac{D_k}{T_k - D_k} \\ (T_k - D_k > 0,\\ \\text{else } 0)
 
-    :math:`T_k - D_k` is the portfolio's value at the previous close.
+    with cash :math:`M_k` and its change :math:`\\Delta M_k`. :math:`T_k - D_k` is the
+    portfolio's value at the previous close.
 
     Examples
     --------
@@ -239,7 +278,13 @@ def portfolio_totals(group: Any, n_groups: int, marks: PositionMarks) -> Portfol
         )
     value = np.ascontiguousarray(marks.value, dtype=np.float64)
     daily = np.ascontiguousarray(marks.daily_change, dtype=np.float64)
-    return PortfolioTotals(*_totals_nb(g.astype(np.int64, copy=False), n, value, daily))
+    cash = np.zeros(n) if cash_value is None else as_float64_1d(cash_value, "cash_value")[0]
+    moved = np.zeros(n) if cash_change is None else as_float64_1d(cash_change, "cash_change")[0]
+    if cash.shape[0] != n or moved.shape[0] != n:
+        raise ValueError(f"cash_value and cash_change must have n_groups={n} entries")
+    return PortfolioTotals(
+        *_totals_nb(g.astype(np.int64, copy=False), n, value, daily, cash, moved)
+    )
 
 
 def ledger_positions(

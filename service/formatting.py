@@ -8,7 +8,9 @@ computed values are float64 (``quantcore``) rounded once here:
 * money amounts (values, changes, gains): 2 fractional digits;
 * percentages: 2 fractional digits, in percent (``"1.25"`` is +1.25 %);
 * fractions (returns, weights, drawdowns as 0.0125): 6 fractional digits;
-* ratios (Sharpe, beta, correlation): 4 fractional digits.
+* ratios (Sharpe, beta, correlation): 4 fractional digits;
+* exchange rates: 6 fractional digits (``"1.083412"``; a JPY rate such as
+  ``"0.006712"`` keeps 4 significant digits).
 
 A non-finite computed value (no price, zero cost) is ``None`` (JSON ``null``).
 """
@@ -20,7 +22,9 @@ from collections.abc import Sequence
 from decimal import Decimal
 from typing import overload
 
-__all__ = ["dec", "frac", "money", "percent", "plain", "price", "price_column", "quantity", "ratio"]
+__all__ = [
+    "dec", "frac", "fx_rate", "money", "percent", "plain", "price", "price_column", "quantity", "ratio",
+]  # fmt: skip
 
 
 def _fixed(x: float | Decimal | None, digits: int) -> str | None:
@@ -75,6 +79,11 @@ def frac(x: float) -> str | None:
 def ratio(x: float) -> str | None:
     """A ratio with 4 fractional digits (``None`` when not finite)."""
     return _fixed(float(x), 4)
+
+
+def fx_rate(x: float) -> str | None:
+    """An exchange rate with 6 fractional digits (``None`` when not finite)."""
+    return _fixed(float(x), 6)
 
 
 def plain(x: Decimal) -> str:

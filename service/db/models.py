@@ -144,6 +144,7 @@ class Asset(Base):
     sector: Mapped[str] = mapped_column(String(100), default="")
     market_cap: Mapped[Decimal | None] = mapped_column(default=None)
     data_source: Mapped[str] = mapped_column(String(32), default="simulated")
+    currency: Mapped[str] = mapped_column(String(3), default="USD", server_default="USD")  # ISO 4217
     created_at: Mapped[dt.datetime] = mapped_column(default=utcnow)
     updated_at: Mapped[dt.datetime] = mapped_column(default=utcnow, onupdate=utcnow)
 
@@ -157,6 +158,9 @@ class Portfolio(Base):
     benchmark_symbol: Mapped[str] = mapped_column(String(32), default="SPY")
     is_active: Mapped[bool] = mapped_column(Boolean, default=True)
     lot_method: Mapped[str] = mapped_column(String(16), default="fifo")
+    base_currency: Mapped[str] = mapped_column(String(3), default="USD", server_default="USD")
+    # "track": cash may go negative; "strict": a write that would make it negative is a 400
+    cash_policy: Mapped[str] = mapped_column(String(8), default="track", server_default="track")
     created_at: Mapped[dt.datetime] = mapped_column(default=utcnow)
     updated_at: Mapped[dt.datetime] = mapped_column(default=utcnow)
 
@@ -174,7 +178,10 @@ class Transaction(Base):
     )
     id: Mapped[int] = mapped_column(primary_key=True)
     portfolio_id: Mapped[int] = mapped_column(ForeignKey("portfolios.id", ondelete="CASCADE"))
-    asset_id: Mapped[int] = mapped_column(ForeignKey("assets.id", ondelete="RESTRICT"), index=True)
+    # NULL on a cash row (deposit, withdrawal, interest, fee: migration 0009)
+    asset_id: Mapped[int | None] = mapped_column(
+        ForeignKey("assets.id", ondelete="RESTRICT"), index=True
+    )
     transaction_type: Mapped[str] = mapped_column(String(32))
     quantity: Mapped[Decimal] = mapped_column()
     price: Mapped[Decimal] = mapped_column()
@@ -197,6 +204,8 @@ class Transaction(Base):
     target_asset_id: Mapped[int | None] = mapped_column(Integer, index=True, default=None)
     basis_allocation: Mapped[Decimal | None] = mapped_column(default=None)
     cash: Mapped[Decimal | None] = mapped_column(default=None)
+    # a cash row's currency (migration 0009); NULL on a security row: its asset's currency
+    currency: Mapped[str | None] = mapped_column(String(3), default=None)
 
 
 class Position(Base):

@@ -14,6 +14,12 @@ recomputed only when a price or the ledger changed.
 Daily change counts what was held at the previous close: the book also keeps the
 buys of the last week, and shares bought on or after a quote's day add
 ``value - cost`` instead of ``quantity x change`` (:func:`quantcore.portfolio.mark_positions`).
+
+Cash is derived with the rest (:mod:`service.portfolios.cash`: the balance per currency
+of each portfolio, from its ledger rows) when the book is read. Values are in each
+portfolio's base currency: a position or a cash balance in another currency is
+converted at the market's latest rate, and the day's change includes the rate's move
+since the previous close (:func:`quantcore.portfolio.mark_positions` with rates).
 """
 
 from __future__ import annotations
@@ -33,7 +39,8 @@ from service import formatting as fmt
 from service.assets.market import MarketData
 from service.db import Database
 from service.db.models import Asset, LedgerVersion, Portfolio, Position, Transaction
-from service.portfolios.schemas import PortfolioRead
+from service.portfolios import cash as cash_ledger
+from service.portfolios.schemas import CashBalanceRead, PortfolioRead
 
 __all__ = [
     "POSITION_ROWS",
@@ -52,7 +59,8 @@ _P = Portfolio.__table__.c
 _POS = Position.__table__.c
 _ASSET = Asset.__table__.c
 
-#: ``(id, name, description, benchmark_symbol, is_active, created_at, updated_at)``.
+#: ``(id, name, description, benchmark_symbol, is_active, created_at, updated_at,
+#: base_currency, cash_policy)`` (the last two default to ``USD``, ``track`` when absent).
 PortfolioRow = tuple[Any, ...]
 _PORTFOLIO_COLUMNS = (
     _P.id,
@@ -62,6 +70,8 @@ _PORTFOLIO_COLUMNS = (
     _P.is_active,
     _P.created_at,
     _P.updated_at,
+    _P.base_currency,
+    _P.cash_policy,
 )
 _VERSION = select(LedgerVersion.__table__.c.version).where(
     LedgerVersion.__table__.c.user_id == bindparam("user_id")
@@ -69,9 +79,13 @@ _VERSION = select(LedgerVersion.__table__.c.version).where(
 _USER_PORTFOLIOS = (
     select(*_PORTFOLIO_COLUMNS).where(_P.user_id == bindparam("user_id")).order_by(_P.id)
 )
-#: ``(portfolio_id, quantity, cost_basis, symbol)`` of positions: add a ``where``.
+#: ``(portfolio_id, quantity, cost_basis, symbol, currency)`` of positions: add a ``where``.
 POSITION_ROWS = select(
-    _POS.portfolio_id, cast(_POS.quantity, Float), cast(_POS.cost_basis, Float), _ASSET.symbol
+    _POS.portfolio_id,
+    cast(_POS.quantity, Float),
+    cast(_POS.cost_basis, Float),
+    _ASSET.symbol,
+    _ASSET.currency,
 ).join_from(Position.__table__, Asset.__table__, _ASSET.id == _POS.asset_id)
 _USER_POSITIONS = POSITION_ROWS.join(Portfolio.__table__, _P.id == _POS.portfolio_id).where(
     _P.user_id == bindparam("user_id")
@@ -101,6 +115,16 @@ _USER_RECENT = RECENT_BUYS.join(Portfolio.__table__, _P.id == _T.portfolio_id).w
 )
 
 
+def base_currency(row: PortfolioRow) -> str:
+    """A portfolio row's base currency."""
+    return str(row[7]) if len(row) > 7 else "USD"
+
+
+def cash_policy(row: PortfolioRow) -> str:
+    """A portfolio row's cash policy."""
+    return str(row[8]) if len(row) > 8 else "track"
+
+
 def recent_since() -> dt.date:
     """The first day whose buys a book keeps (a quote's previous close is within a week)."""
     return dt.datetime.now(dt.UTC).date() - dt.timedelta(days=7)
@@ -120,6 +144,14 @@ class Book:
     #: shares added lately ``(position index, day ordinal, quantity, cost)``: buys at
     #: their cost, and the shares a split or stock dividend added, at no cost
     recent: tuple[tuple[int, int, float, float], ...] = ()
+    #: exchange rates the valuation needs: ``(currency, base)`` with ``currency != base``
+    pairs: tuple[tuple[str, str], ...] = ()
+    pair_of: np.ndarray = field(default_factory=lambda: np.zeros(0, np.intp))  # per position; -1: none
+    #: cash balances: per entry its portfolio index, currency, amount and pair (-1: none)
+    cash_group: np.ndarray = field(default_factory=lambda: np.zeros(0, np.intp))
+    cash_currency: tuple[str, ...] = ()
+    cash_amount: np.ndarray = field(default_factory=lambda: np.zeros(0))
+    cash_pair: np.ndarray = field(default_factory=lambda: np.zeros(0, np.intp))
     _valued: tuple[tuple[float, ...], list[PortfolioRead]] | None = field(default=None)
 
     @classmethod
@@ -129,9 +161,11 @@ class Book:
         portfolios: Sequence[PortfolioRow],
         positions: Sequence[Any],
         recent: Sequence[Any] = (),
+        cash: dict[int, dict[str, float]] | None = None,
     ) -> Book:
-        """From portfolio rows, position rows ``(portfolio_id, quantity, cost_basis, symbol)``
-        and recent rows of :data:`RECENT_BUYS`.
+        """From portfolio rows, position rows ``(portfolio_id, quantity, cost_basis, symbol[,
+        currency])``, recent rows of :data:`RECENT_BUYS` and the cash of each portfolio
+        (portfolio id -> currency -> amount).
 
         A split or stock dividend of ratio ``r`` dated on or after a quote's day turned
         the ``q / r`` shares held at that close into the ``q`` held now: it adds
@@ -141,7 +175,24 @@ class Book:
         the same days are counted as their own buys as well).
         """
         index = {row[0]: i for i, row in enumerate(portfolios)}
-        pid, qty, cost, symbol = zip(*positions, strict=True) if positions else ((), (), (), ())
+        positions = [(*p, "USD") if len(p) == 4 else tuple(p) for p in positions]
+        pid, qty, cost, symbol, currency = (
+            zip(*positions, strict=True) if positions else ((), (), (), (), ())
+        )
+        bases = [base_currency(row) for row in portfolios]
+        pairs: dict[tuple[str, str], int] = {}
+
+        def pair(code: str, base: str) -> int:
+            return -1 if code == base else pairs.setdefault((code, base), len(pairs))
+
+        pair_of = [pair(c, bases[index[p]]) for p, c in zip(pid, currency, strict=True)]
+        held = [
+            (index[p], code, amount)
+            for p, by_code in (cash or {}).items()
+            if p in index
+            for code, amount in sorted(by_code.items())
+        ]
+        cash_pair = [pair(code, bases[g]) for g, code, _ in held]
         symbols = tuple(sorted(set(symbol)))
         where = {s: i for i, s in enumerate(symbols)}
         at = {(p, s): i for i, (p, s) in enumerate(zip(pid, symbol, strict=True))}
@@ -164,10 +215,17 @@ class Book:
             symbols=symbols,
             symbol_of=np.fromiter(map(where.__getitem__, symbol), np.intp, len(symbol)),
             recent=tuple(kept),
+            pairs=tuple(pairs),
+            pair_of=np.array(pair_of, np.intp),
+            cash_group=np.array([g for g, _, _ in held], np.intp),
+            cash_currency=tuple(code for _, code, _ in held),
+            cash_amount=np.array([a for _, _, a in held], np.float64),
+            cash_pair=np.array(cash_pair, np.intp),
         )
 
     def quotes(self, market: MarketData) -> tuple[float, ...]:
-        """``(price, change, day ordinal)`` of each symbol, flattened (NaN when no quote)."""
+        """``(price, change, day ordinal)`` of each symbol, then ``(rate, previous close)``
+        of each of :attr:`pairs`, flattened (NaN when no quote)."""
         found = market.quotes(list(self.symbols))
         nan = float("nan")
         out: list[float] = []
@@ -178,21 +236,65 @@ class Book:
                 if q is not None
                 else (nan, nan, nan)
             )
+        for code, base in self.pairs:
+            try:
+                fx = market.fx_quote(code, base)
+            except KeyError:
+                fx = None
+            out += (fx.rate, fx.previous_close) if fx is not None else (nan, nan)
         return tuple(out)
+
+    def _rates(self, quotes: tuple[float, ...]) -> tuple[np.ndarray, np.ndarray]:
+        """``(rate, previous close)`` per pair index, with a last entry of ones for ``-1``."""
+        fx = np.array(quotes[3 * len(self.symbols) :], np.float64).reshape(-1, 2)
+        fx = np.vstack([fx, np.ones((1, 2))])
+        return fx[:, 0], fx[:, 1]
+
+    def cash_values(self, quotes: tuple[float, ...]) -> tuple[np.ndarray, np.ndarray]:
+        """Per cash entry, its value in the base currency and the rate used."""
+        rate, _ = self._rates(quotes)
+        used = rate[self.cash_pair]
+        return self.cash_amount * used, used
 
     def totals(self, quotes: tuple[float, ...], n: int) -> PortfolioTotals:
         """Per-portfolio totals at ``quotes`` (vectorized: :mod:`quantcore.portfolio`)."""
-        triples = np.array(quotes, np.float64).reshape(-1, 3)
+        triples = np.array(quotes[: 3 * len(self.symbols)], np.float64).reshape(-1, 3)
         price = triples[self.symbol_of, 0]
         change = triples[self.symbol_of, 1]
+        rate, previous = self._rates(quotes)
         new_qty = np.zeros(self.quantity.shape[0])
         new_cost = np.zeros(self.quantity.shape[0])
         for i, day, q, cost in self.recent:  # added on or after the quote's day
             if day >= triples[self.symbol_of[i], 2]:
                 new_qty[i] += q
                 new_cost[i] += cost
-        marks = mark_positions(self.quantity, self.cost_basis, price, change, new_qty, new_cost)
-        return portfolio_totals(self.group, n, marks)
+        marks = mark_positions(
+            self.quantity, self.cost_basis, price, change, new_qty, new_cost,
+            rate[self.pair_of], previous[self.pair_of],
+        )  # fmt: skip
+        # cash of an unknown rate counts as nothing (its balance is still listed)
+        moved = np.nan_to_num(self.cash_amount * (rate[self.cash_pair] - previous[self.cash_pair]))
+        cash_value = np.bincount(
+            self.cash_group, np.nan_to_num(self.cash_values(quotes)[0]), minlength=n
+        )
+        cash_change = np.bincount(self.cash_group, moved, minlength=n)
+        return portfolio_totals(self.group, n, marks, cash_value, cash_change)
+
+    def cash_reads(self, quotes: tuple[float, ...], n: int) -> tuple[np.ndarray, list[list[CashBalanceRead]]]:
+        """Per portfolio, its cash in base currency and its balances per currency."""
+        value, used = self.cash_values(quotes)
+        total = np.bincount(self.cash_group, np.nan_to_num(value), minlength=n)
+        per: list[list[CashBalanceRead]] = [[] for _ in range(n)]
+        for k, g in enumerate(self.cash_group):
+            per[g].append(
+                CashBalanceRead(
+                    currency=self.cash_currency[k],
+                    amount=fmt.money(float(self.cash_amount[k])) or "0.00",
+                    fx_rate=fmt.fx_rate(float(used[k])),
+                    value=fmt.money(float(value[k])),
+                )
+            )
+        return total, per
 
     def reads(self, market: MarketData) -> list[PortfolioRead]:
         """Read models of every portfolio at the current quotes, in id order.
@@ -203,13 +305,24 @@ class Book:
         quotes = self.quotes(market)
         if self._valued is not None and self._valued[0] == quotes:
             return self._valued[1]
-        totals = self.totals(quotes, len(self.portfolios))
-        reads = [read_model(row, totals, i) for i, row in enumerate(self.portfolios)]
+        n = len(self.portfolios)
+        totals = self.totals(quotes, n)
+        cash_total, balances = self.cash_reads(quotes, n)
+        reads = [
+            read_model(row, totals, i, float(cash_total[i]), balances[i])
+            for i, row in enumerate(self.portfolios)
+        ]
         self._valued = (quotes, reads)
         return reads
 
 
-def read_model(row: PortfolioRow, totals: PortfolioTotals, i: int) -> PortfolioRead:
+def read_model(
+    row: PortfolioRow,
+    totals: PortfolioTotals,
+    i: int,
+    cash_total: float = 0.0,
+    cash_balances: Sequence[CashBalanceRead] = (),
+) -> PortfolioRead:
     """The read model of a portfolio row valued at position ``i`` of ``totals``."""
     return PortfolioRead(
         id=row[0],
@@ -217,6 +330,10 @@ def read_model(row: PortfolioRow, totals: PortfolioTotals, i: int) -> PortfolioR
         description=row[2],
         benchmark_symbol=row[3],
         is_active=bool(row[4]),
+        base_currency=base_currency(row),
+        cash_policy=cash_policy(row),
+        cash_balance=fmt.money(cash_total) or "0.00",
+        cash_balances=list(cash_balances),
         total_value=fmt.money(float(totals.total_value[i])) or "0.00",
         daily_change=fmt.money(float(totals.daily_change[i])) or "0.00",
         daily_change_percent=fmt.percent(float(totals.daily_change_percent[i])) or "0.00",
@@ -245,15 +362,21 @@ async def load_book(conn: AsyncConnection, user_id: int, version: int | None = N
     portfolios = [tuple(r) for r in await conn.execute(_USER_PORTFOLIOS, params)]
     positions = (await conn.execute(_USER_POSITIONS, params)).all()
     recent = (await conn.execute(_USER_RECENT, {**params, "since": recent_since()})).all()
-    return Book.from_rows(version, portfolios, positions, recent)
+    rows = await cash_ledger.read_cash_rows(conn, user_id=user_id)
+    cash = cash_ledger.balances(rows, {row[0]: base_currency(row) for row in portfolios})
+    return Book.from_rows(version, portfolios, positions, recent, cash)
 
 
 def warm_up() -> None:
     """Value a one-position book once, so that the kernels are loaded before the first request."""
     now = dt.datetime.now(dt.UTC)
-    book = Book.from_rows(0, [(1, "", "", "", True, now, now)], [(1, 1.0, 1.0, "X")])
-    totals = book.totals((1.0, 0.0, float(now.toordinal())), 1)
-    read_model(book.portfolios[0], totals, 0)
+    book = Book.from_rows(
+        0, [(1, "", "", "", True, now, now, "USD")], [(1, 1.0, 1.0, "X", "EUR")], cash={1: {"GBP": 1.0}}
+    )
+    quotes = (1.0, 0.0, float(now.toordinal()), 1.1, 1.0, 1.3, 1.2)
+    totals = book.totals(quotes, 1)
+    cash_total, balances = book.cash_reads(quotes, 1)
+    read_model(book.portfolios[0], totals, 0, float(cash_total[0]), balances[0])
 
 
 class BookCache:

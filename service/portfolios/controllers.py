@@ -130,5 +130,7 @@ class PortfolioController(Controller):
         _, asset, position = await record(
             db, request.user.id, portfolio_id, entry, missing_portfolio=NotFoundError
         )
-        assert position is not None  # a buy always leaves an open position
-        return services.position_reads([(position, asset)], market)[0]
+        assert position is not None and asset is not None  # a buy leaves an open position
+        async with db.read() as s:
+            base = (await services.get_owned(s, request.user.id, portfolio_id)).base_currency
+        return services.position_reads([(position, asset)], market, base)[0]

@@ -9,9 +9,11 @@ import msgspec
 
 from service import patterns
 from service.assets.schemas import AssetRef
-from service.transactions.schemas import DecimalInput
+from service.transactions.schemas import Currency, DecimalInput
 
 __all__ = [
+    "CashBalanceRead",
+    "CashPolicy",
     "Ordering",
     "PortfolioCreate",
     "PortfolioRead",
@@ -31,14 +33,21 @@ Name = Annotated[
 ]
 Description = Annotated[str, msgspec.Meta(max_length=10_000)]
 Symbol = Annotated[str, msgspec.Meta(min_length=1, max_length=32)]
+#: ``track``: cash may go negative (shown as such); ``strict``: a write that would make
+#: it negative on any day is refused.
+CashPolicy = Literal["track", "strict"]
 Ordering = Literal["name", "-name", "created_at", "-created_at", "total_value", "-total_value"]
 
 
 class PortfolioCreate(msgspec.Struct, kw_only=True, forbid_unknown_fields=True):
+    """A new portfolio. ``base_currency`` is what its values are shown in (ISO 4217)."""
+
     name: Name
     description: Description = ""
     benchmark_symbol: Symbol = "SPY"
     is_active: bool = True
+    base_currency: Currency = "USD"
+    cash_policy: CashPolicy = "track"
 
 
 class PortfolioUpdate(msgspec.Struct, kw_only=True, forbid_unknown_fields=True):
@@ -48,14 +57,33 @@ class PortfolioUpdate(msgspec.Struct, kw_only=True, forbid_unknown_fields=True):
     description: Description | None = None
     benchmark_symbol: Symbol | None = None
     is_active: bool | None = None
+    base_currency: Currency | None = None
+    cash_policy: CashPolicy | None = None
+
+
+class CashBalanceRead(msgspec.Struct, kw_only=True):
+    """The cash held in one currency, and its value in the portfolio's base currency."""
+
+    currency: str
+    amount: str
+    fx_rate: str | None  # base currency per unit; null when no rate is known
+    value: str | None
 
 
 class PortfolioRead(msgspec.Struct, kw_only=True):
+    """A portfolio valued in ``base_currency``: ``total_value`` is its positions' value
+    plus ``cash_balance`` (the cash of every currency, converted; negative when more
+    was spent than put in)."""
+
     id: int
     name: str
     description: str
     benchmark_symbol: str
     is_active: bool
+    base_currency: str
+    cash_policy: str
+    cash_balance: str
+    cash_balances: list[CashBalanceRead]
     total_value: str
     daily_change: str
     daily_change_percent: str
@@ -75,11 +103,19 @@ class PositionCreate(msgspec.Struct, kw_only=True, forbid_unknown_fields=True):
 
 
 class PositionRead(msgspec.Struct, kw_only=True):
+    """A holding. ``average_cost`` and ``cost_basis`` are in the asset's ``currency``, as
+    recorded; ``current_value`` and the gains are in the portfolio's base currency at
+    ``fx_rate`` (base currency per unit of ``currency``; the cost converted at the same
+    rate, so the gain is the price gain; the tax report has the gain with basis at the
+    purchase dates' rates)."""
+
     id: int
     asset: AssetRef
     quantity: str
     average_cost: str
     cost_basis: str
+    currency: str
+    fx_rate: str | None
     current_value: str | None
     unrealized_gain_loss: str | None
     unrealized_gain_loss_percent: str | None

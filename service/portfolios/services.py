@@ -24,7 +24,7 @@ from service.db import Database
 from service.db.models import Asset, Portfolio, Position, Transaction, utcnow
 from service.errors import NotFoundError, ValidationError
 from service.pagination import PageParams
-from service.portfolios import derive
+from service.portfolios import cash, derive
 from service.portfolios.book import (
     POSITION_ROWS,
     RECENT_BUYS,
@@ -104,6 +104,8 @@ def _row(p: Portfolio) -> PortfolioRow:
         p.is_active,
         p.created_at,
         p.updated_at,
+        p.base_currency,
+        p.cash_policy,
     )
 
 
@@ -113,12 +115,16 @@ async def portfolio_reads(
     """Valued read models of ``portfolios`` (one positions query, one vectorized valuation)."""
     rows: Sequence[Any] = []
     recent: Sequence[Any] = []
+    held: dict[int, dict[str, float]] = {}
     if portfolios:
         conn = await session.connection()
         ids = {"ids": [p.id for p in portfolios]}
         rows = (await conn.execute(_POSITIONS, ids)).all()
         recent = (await conn.execute(_RECENT, {**ids, "since": recent_since()})).all()
-    return Book.from_rows(-1, [_row(p) for p in portfolios], rows, recent).reads(market)
+        ledger = await cash.read_cash_rows(conn, portfolio_ids=ids["ids"])
+        held = cash.balances(ledger, {p.id: p.base_currency for p in portfolios})
+    book = Book.from_rows(-1, [_row(p) for p in portfolios], rows, recent, held)
+    return book.reads(market)
 
 
 _SORT_KEYS: dict[str, Callable[[PortfolioRead], Any]] = {
@@ -197,6 +203,8 @@ async def create_portfolio(
             description=data.description,
             benchmark_symbol=await _benchmark(s, data.benchmark_symbol),
             is_active=data.is_active,
+            base_currency=cash.check_currency(market, data.base_currency, "base_currency"),
+            cash_policy=data.cash_policy,
             created_at=now,
             updated_at=now,
         )
@@ -218,6 +226,13 @@ async def update_portfolio(
             p.benchmark_symbol = await _benchmark(s, data.benchmark_symbol)
         if data.is_active is not None:
             p.is_active = data.is_active
+        if data.base_currency is not None:
+            p.base_currency = cash.check_currency(market, data.base_currency, "base_currency")
+        if data.cash_policy is not None:
+            p.cash_policy = data.cash_policy
+        if p.cash_policy == "strict":  # the history so far must keep to it
+            rows = await cash.read_cash_rows(await s.connection(), portfolio_ids=[p.id])
+            cash.check_strict(rows, p.base_currency, "cash_policy", "Making the cash policy strict")
         p.updated_at = utcnow()
         await s.flush()
         return (await portfolio_reads(s, market, [p]))[0]
@@ -237,14 +252,29 @@ async def delete_portfolio(db: Database, user_id: int, portfolio_id: int) -> Non
         await derive.sync_positions(s, user_id)
 
 
+def _rates(market: MarketData, currencies: Sequence[str], base: str) -> tuple[np.ndarray, np.ndarray]:
+    """Latest rate and previous close into ``base`` of each entry of ``currencies`` (NaN: unknown)."""
+    known: dict[str, tuple[float, float]] = {}
+    for code in set(currencies):
+        try:
+            fx = market.fx_quote(code, base)
+        except KeyError:
+            fx = None
+        known[code] = (fx.rate, fx.previous_close) if fx is not None else (np.nan, np.nan)
+    rate = np.array([known[c][0] for c in currencies], np.float64)
+    previous = np.array([known[c][1] for c in currencies], np.float64)
+    return rate, previous
+
+
 def position_reads(
-    rows: Sequence[tuple[Position, Asset]], market: MarketData
+    rows: Sequence[tuple[Position, Asset]], market: MarketData, base: str = "USD"
 ) -> list[PositionRead]:
-    """Marked read models of positions (vectorized over the rows)."""
+    """Marked read models of positions in the ``base`` currency (vectorized over the rows)."""
     price, change = _prices(market, [a.symbol for _, a in rows])
+    rate, previous = _rates(market, [a.currency for _, a in rows], base)
     qty = np.array([float(p.quantity) for p, _ in rows], np.float64)
     cost = np.array([float(p.cost_basis) for p, _ in rows], np.float64)
-    marks = mark_positions(qty, cost, price, change)
+    marks = mark_positions(qty, cost, price, change, rate=rate, previous_rate=previous)
     out = []
     for i, (pos, asset) in enumerate(rows):
         out.append(
@@ -259,6 +289,8 @@ def position_reads(
                 quantity=fmt.quantity(pos.quantity),
                 average_cost=fmt.price(pos.cost_basis / pos.quantity) or "0.0000",
                 cost_basis=fmt.money(pos.cost_basis) or "0.00",
+                currency=asset.currency,
+                fx_rate=fmt.fx_rate(float(rate[i])),
                 current_value=fmt.money(float(marks.value[i])),
                 unrealized_gain_loss=fmt.money(float(marks.gain[i])),
                 unrealized_gain_loss_percent=fmt.percent(float(marks.gain_percent[i])),
@@ -271,6 +303,7 @@ def position_reads(
 async def list_positions(
     session: AsyncSession, market: MarketData, user_id: int, portfolio_id: int, page: PageParams
 ) -> tuple[list[PositionRead], int]:
-    await get_owned(session, user_id, portfolio_id)
+    portfolio = await get_owned(session, user_id, portfolio_id)
     rows = await _positions(session, [portfolio_id])
-    return position_reads(rows[page.offset : page.offset + page.limit], market), len(rows)
+    page_rows = rows[page.offset : page.offset + page.limit]
+    return position_reads(page_rows, market, portfolio.base_currency), len(rows)

@@ -10,17 +10,21 @@ from litestar.datastructures import State
 from litestar.di import NamedDependency, Provide
 from litestar.params import FromPath, FromQuery, JSONBody
 
+from service.assets.market import MarketData
 from service.auth.guards import requires_user
 from service.auth.identity import Identity
 from service.db import Database
 from service.pagination import Page, PageParams, provide_page_params
+from service.portfolios.cash import check_currency
 from service.transactions import services
 from service.transactions.schemas import TransactionCreate, TransactionRead, TransactionType
 
 __all__ = ["TransactionController"]
 
 
-def _entry(data: TransactionCreate) -> services.LedgerEntry:
+def _entry(data: TransactionCreate, market: MarketData) -> services.LedgerEntry:
+    if data.currency is not None:
+        check_currency(market, data.currency, "currency")
     return services.LedgerEntry(
         data.asset_symbol,
         data.transaction_type,
@@ -35,6 +39,7 @@ def _entry(data: TransactionCreate) -> services.LedgerEntry:
         target_symbol=data.target_symbol,
         basis_allocation=data.basis_allocation,
         cash_per_share=data.cash_per_share,
+        currency=data.currency,
     )
 
 
@@ -75,8 +80,9 @@ class TransactionController(Controller):
         request: Request[Identity, Any, State],
         data: JSONBody[TransactionCreate],
         db: NamedDependency[Database],
+        market: NamedDependency[MarketData],
     ) -> TransactionRead:
-        entry = _entry(data)
+        entry = _entry(data, market)
         txn, asset, _ = await services.record(db, request.user.id, data.portfolio, entry)
         return services.transaction_read(txn, asset, entry.target_symbol)
 
@@ -87,9 +93,10 @@ class TransactionController(Controller):
         transaction_id: FromPath[int],
         data: JSONBody[TransactionCreate],
         db: NamedDependency[Database],
+        market: NamedDependency[MarketData],
     ) -> TransactionRead:
         """The whole entry is replaced (same body as create); the symbol's ledger is re-checked."""
-        entry = _entry(data)
+        entry = _entry(data, market)
         txn, asset = await services.update(db, request.user.id, transaction_id, data.portfolio, entry)
         return services.transaction_read(txn, asset, entry.target_symbol)
 

@@ -9,7 +9,7 @@ import msgspec
 
 from service import patterns
 
-__all__ = ["DecimalInput", "TransactionCreate", "TransactionRead", "TransactionType"]
+__all__ = ["CASH_TYPES", "Currency", "DecimalInput", "TransactionCreate", "TransactionRead", "TransactionType"]
 
 #: A decimal as a JSON string of ASCII digits (optional sign, point, exponent), or a JSON
 #: number. Python's ``Decimal`` would also read ``"1_000"``, full-width digits and
@@ -23,8 +23,13 @@ DecimalInput = (
 )
 
 TransactionType = Literal[
-    "buy", "sell", "dividend", "split", "stock_dividend", "return_of_capital", "spin_off", "merger"
+    "buy", "sell", "dividend", "split", "stock_dividend", "return_of_capital", "spin_off", "merger",
+    "deposit", "withdrawal", "interest", "fee",
 ]
+#: Rows that move cash only: no asset, ``price`` is the amount.
+CASH_TYPES = ("deposit", "withdrawal", "interest", "fee")
+#: An ISO 4217 code.
+Currency = Annotated[str, msgspec.Meta(pattern=patterns.CURRENCY)]
 
 _Symbol = Annotated[str, msgspec.Meta(min_length=1, max_length=32)]
 
@@ -33,6 +38,12 @@ class TransactionCreate(msgspec.Struct, kw_only=True, forbid_unknown_fields=True
     """A ledger entry. For ``dividend``, ``quantity`` is the shares paid on and ``price`` the amount per share.
 
     ``lot_id`` (sells only): the id of the buy whose tax lot the sell relieves.
+
+    Cash rows (``deposit``, ``withdrawal``: money put in or taken out; ``interest``;
+    ``fee``) omit ``asset_symbol`` and ``quantity``: ``price`` is the amount, in
+    ``currency`` (default: the portfolio's base currency). ``fees`` of a deposit,
+    withdrawal or interest are charged on top (a ``fee`` row takes none). A security
+    row's cash moves in its asset's currency; it takes no ``currency``.
 
     Corporate actions act on every share of ``asset_symbol`` held in the portfolio on
     ``transaction_date`` (the ex-date; take no ``quantity``, ``fees`` or ``lot_id``):
@@ -51,7 +62,7 @@ class TransactionCreate(msgspec.Struct, kw_only=True, forbid_unknown_fields=True
     """
 
     portfolio: int
-    asset_symbol: _Symbol
+    asset_symbol: _Symbol | None = None
     transaction_type: TransactionType
     quantity: DecimalInput | None = None
     price: DecimalInput | None = None
@@ -64,16 +75,22 @@ class TransactionCreate(msgspec.Struct, kw_only=True, forbid_unknown_fields=True
     target_symbol: _Symbol | None = None
     basis_allocation: DecimalInput | None = None
     cash_per_share: DecimalInput | None = None
+    currency: Currency | None = None
 
 
 class TransactionRead(msgspec.Struct, kw_only=True, omit_defaults=True):
-    """A ledger row; a corporate action's fields appear on corporate actions only."""
+    """A ledger row; a corporate action's fields appear on corporate actions only.
+
+    A cash row has no asset (``asset_symbol`` and ``asset_name`` null), quantity 1 and
+    its amount as ``price``. ``currency`` is the currency its cash moves in.
+    """
 
     id: int
     portfolio: int
-    asset_symbol: str
-    asset_name: str
+    asset_symbol: str | None
+    asset_name: str | None
     transaction_type: str
+    currency: str
     quantity: str
     price: str
     fees: str

@@ -36,10 +36,10 @@ from service.db.models import Asset, Portfolio, Position, Transaction, utcnow
 from service.db.types import quantize
 from service.errors import ApiError, NotFoundError, ValidationError
 from service.pagination import PageParams
-from service.portfolios import derive
+from service.portfolios import cash, derive
 from service.tax.ledger import Action, LedgerCheckError, check_rows
 from service.transactions import lots
-from service.transactions.schemas import TransactionRead
+from service.transactions.schemas import CASH_TYPES, TransactionRead
 
 __all__ = [
     "LedgerEntry",
@@ -99,13 +99,13 @@ class LedgerEntry:
     """
 
     __slots__ = (
-        "basis_allocation", "cash", "date", "fees", "kind", "lot_id", "price", "quantity",
-        "ratio", "symbol", "target_symbol",
+        "basis_allocation", "cash", "currency", "date", "fees", "kind", "lot_id", "price",
+        "quantity", "ratio", "symbol", "target_symbol",
     )  # fmt: skip
 
     def __init__(
         self,
-        symbol: str,
+        symbol: str | None,
         kind: str,
         quantity: Decimal | str | float | None,
         price: Decimal | str | float | None,
@@ -121,9 +121,11 @@ class LedgerEntry:
         target_symbol: str | None = None,
         basis_allocation: Decimal | str | float | None = None,
         cash_per_share: Decimal | str | float | None = None,
+        currency: str | None = None,
     ) -> None:
-        self.symbol = symbol.upper()
+        self.symbol = symbol.upper() if symbol is not None else None
         self.kind = kind
+        self.currency = currency
         self.ratio: Decimal | None = None
         self.cash: Decimal | None = None
         self.basis_allocation: Decimal | None = None
@@ -154,6 +156,16 @@ class LedgerEntry:
         for name, value in given.items():
             if value is not None and name not in allowed:
                 raise ValidationError(name, "invalid", f"{name} does not apply to a {kind}.")
+        if kind in CASH_TYPES:
+            self._cash(kind, symbol, quantity, price, fees, price_field)
+            return
+        if self.symbol is None:
+            raise ValidationError("asset_symbol", "required", f"A {kind} needs asset_symbol.")
+        if currency is not None:
+            raise ValidationError(
+                "currency", "invalid",
+                f"A {kind}'s cash moves in its asset's currency; currency is for cash rows.",
+            )  # fmt: skip
         if kind in lots.CORPORATE_ACTIONS:
             self._action(kind, quantity, price, fees, price_field, given)
             return
@@ -169,6 +181,39 @@ class LedgerEntry:
             raise ValidationError(
                 "fees", "max_value", f"fees of a {kind} cannot exceed quantity x {price_field}."
             )
+
+    def _cash(
+        self,
+        kind: str,
+        symbol: str | None,
+        quantity: Decimal | str | float | None,
+        price: Decimal | str | float | None,
+        fees: Decimal | str | float,
+        price_field: str,
+    ) -> None:
+        """A cash row: no asset, no quantity; ``price`` is the amount."""
+        if symbol is not None:
+            raise ValidationError(
+                "asset_symbol", "invalid", f"A {kind} moves cash only; it takes no asset_symbol."
+            )
+        if quantity is not None:
+            raise ValidationError(
+                "quantity", "invalid", f"A {kind} takes no quantity; {price_field} is the amount."
+            )
+        if price is None:
+            raise ValidationError(price_field, "required", f"A {kind} needs {price_field}, the amount.")
+        self.quantity = Decimal(1)
+        self.price = check_amount(price, price_field, positive=True)
+        self.fees = check_amount(fees, "fees", positive=False)
+        if kind == "fee" and self.fees != 0:
+            raise ValidationError("fees", "invalid", f"A fee row's amount is its {price_field}; it takes no fees.")
+        if kind in ("deposit", "interest") and self.fees > self.price:
+            raise ValidationError("fees", "max_value", f"fees of a {kind} cannot exceed its {price_field}.")
+
+    @property
+    def is_cash(self) -> bool:
+        """Whether the entry moves cash only (no asset)."""
+        return self.kind in CASH_TYPES
 
     def _action(
         self,
@@ -359,6 +404,36 @@ def _row(entry: LedgerEntry, row_id: int | None) -> lots.LotRow:
     )
 
 
+def _cash_field(entry: LedgerEntry) -> str:
+    """The request field a strict portfolio's cash refusal names."""
+    return "price" if entry.is_cash else "quantity"
+
+
+async def _check_cash(s: AsyncSession, portfolio: Portfolio, field: str, action: str) -> None:
+    """Under the strict policy, refuse the (flushed) change when cash would go negative."""
+    if portfolio.cash_policy != "strict":
+        return
+    rows = await cash.read_cash_rows(await s.connection(), portfolio_ids=[portfolio.id])
+    cash.check_strict(rows, portfolio.base_currency, field, action)
+
+
+async def _record_cash(
+    s: AsyncSession, portfolio: Portfolio, entry: LedgerEntry
+) -> Transaction:
+    """Write a cash row (no asset, no positions to derive) and check the strict policy."""
+    now = utcnow()
+    txn = Transaction(
+        portfolio_id=portfolio.id, asset_id=None, created_at=now,
+        currency=entry.currency or portfolio.base_currency,
+    )  # fmt: skip
+    _set_fields(txn, entry, None)
+    s.add(txn)
+    portfolio.updated_at = now
+    await s.flush()
+    await _check_cash(s, portfolio, "price", f"Recording this {entry.kind} on {entry.date}")
+    return txn
+
+
 async def record(
     db: Database,
     user_id: int,
@@ -366,8 +441,12 @@ async def record(
     entry: LedgerEntry,
     *,
     missing_portfolio: type[ApiError] | None = None,
-) -> tuple[Transaction, Asset, Position | None]:
+) -> tuple[Transaction, Asset | None, Position | None]:
     """Append ``entry`` to the ledger of one of the user's portfolios; re-derive the positions.
+
+    A cash row (deposit, withdrawal, interest, fee) has no asset: the asset returned is
+    ``None`` and no position changes. Under ``cash_policy = "strict"`` a row that leaves
+    cash negative on some day is refused (``insufficient_cash``).
 
     Args:
         missing_portfolio: raise this (404) instead of a 400 on ``portfolio`` when the
@@ -383,6 +462,8 @@ async def record(
     async with db.write() as s:
         portfolio = await _locked_portfolio(s, user_id, portfolio_id, missing_portfolio)
         await derive.lock_user_ledger(s, user_id)
+        if entry.symbol is None:
+            return await _record_cash(s, portfolio, entry), None, None
         asset = await _asset(s, entry.symbol)
         target = await _target(s, entry)
         if entry.lot_id is not None:
@@ -405,6 +486,7 @@ async def record(
             matched = _checked(changed, txn.id, entry.kind, action)
             _dividends_covered(changed, action)
         held = await derive.sync_positions(s, user_id, touched, ledger=changed, matched=matched)
+        await _check_cash(s, portfolio, "quantity", action)
     return txn, asset, held.get((portfolio.id, asset.id))
 
 
@@ -433,11 +515,12 @@ async def _named_by(s: AsyncSession, txn_id: int) -> list[int]:
 
 async def update(
     db: Database, user_id: int, txn_id: int, portfolio_id: int, entry: LedgerEntry
-) -> tuple[Transaction, Asset]:
+) -> tuple[Transaction, Asset | None]:
     """Replace one of the user's transactions by ``entry`` (its id and ``created_at`` stay).
 
     The old and the new (portfolio, asset) ledgers are both re-checked with the change
     applied; a buy that sells name as their lot keeps its portfolio, asset and type.
+    A row may turn from a security row into a cash row or back.
 
     Raises:
         NotFoundError: not the user's transaction.
@@ -459,13 +542,14 @@ async def update(
         txn = await _owned_txn(s, user_id, txn_id)
         if txn.portfolio_id != old_portfolio.id:
             old_portfolio = await _locked_portfolio(s, user_id, txn.portfolio_id, None)
-        asset = await _asset(s, entry.symbol)
+        asset = await _asset(s, entry.symbol) if entry.symbol is not None else None
         target = await _target(s, entry)
         if entry.lot_id == txn.id:
             raise ValidationError("lot_id", "invalid", "A sell cannot name itself as its lot.")
-        if entry.lot_id is not None:
+        if entry.lot_id is not None and asset is not None:
             await lots.named_lot(s, user_id, portfolio.id, asset.id, entry.lot_id, entry.date)
-        moved = (portfolio.id, asset.id, entry.kind) != (txn.portfolio_id, txn.asset_id, "buy")
+        new_asset_id = asset.id if asset is not None else None
+        moved = (portfolio.id, new_asset_id, entry.kind) != (txn.portfolio_id, txn.asset_id, "buy")
         if txn.transaction_type == "buy" and moved and (users := await _named_by(s, txn.id)):
             raise ValidationError(
                 "lot_id", "in_use",
@@ -474,40 +558,57 @@ async def update(
                 transaction_ids=users,
             )  # fmt: skip
         action = f"Changing transaction {txn.id}"
-        new_row = _row(entry, txn.id)
-        touched = {txn.asset_id, asset.id} | ({target.id} if target is not None else set())
-        ledger = await derive.read_ledger(s, user_id, touched)
-        old_symbol = next(r[2] for r in ledger.rows if r[0] == txn.id)
-        with_actions = ledger.has_actions or entry.is_action
-        if with_actions:
-            pass  # checked by quantcore below, once the row is written
-        elif (portfolio.id, asset.id) == (txn.portfolio_id, txn.asset_id):
-            lots.check_ledger(
-                _lot_rows(ledger, portfolio.id, asset.symbol),
-                add=new_row, drop=txn.id, action=action,
-            )  # fmt: skip
-        else:
-            lots.check_ledger(
-                _lot_rows(ledger, txn.portfolio_id, old_symbol), drop=txn.id, action=action
-            )
-            lots.check_ledger(
-                _lot_rows(ledger, portfolio.id, asset.symbol), add=new_row, action=action
-            )
+        touched = {a for a in (txn.asset_id, new_asset_id) if a is not None}
+        if target is not None:
+            touched.add(target.id)
+        ledger = await derive.read_ledger(s, user_id, touched) if touched else None
+        with_actions = ledger is not None and (ledger.has_actions or entry.is_action)
+        if ledger is not None and not with_actions:
+            _check_moved_rows(ledger, txn, portfolio.id, asset, entry, action)
         now = utcnow()
         txn.portfolio_id = portfolio.id
-        txn.asset_id = asset.id
+        txn.asset_id = new_asset_id
+        txn.currency = (entry.currency or portfolio.base_currency) if entry.is_cash else None
         _set_fields(txn, entry, target)
         old_portfolio.updated_at = portfolio.updated_at = now
         await s.flush()
-        changed = ledger.changed(
-            drop=txn.id, add=derive.row_of(txn, asset.symbol), action=entry.action()
-        )
-        matched = None
-        if with_actions:
-            matched = _checked(changed, txn.id, entry.kind, action)
-            _dividends_covered(changed, action)
-        await derive.sync_positions(s, user_id, touched, ledger=changed, matched=matched)
+        if ledger is not None:
+            add = derive.row_of(txn, asset.symbol) if asset is not None else None
+            changed = ledger.changed(drop=txn.id, add=add, action=entry.action())
+            matched = None
+            if with_actions:
+                matched = _checked(changed, txn.id, entry.kind, action)
+                _dividends_covered(changed, action)
+            await derive.sync_positions(s, user_id, touched, ledger=changed, matched=matched)
+        await _check_cash(s, portfolio, _cash_field(entry), action)
+        if old_portfolio.id != portfolio.id:
+            await _check_cash(s, old_portfolio, "portfolio", action)
     return txn, asset
+
+
+def _check_moved_rows(
+    ledger: derive.SymbolLedger,
+    txn: Transaction,
+    portfolio_id: int,
+    asset: Asset | None,
+    entry: LedgerEntry,
+    action: str,
+) -> None:
+    """The lot checks of an edit without corporate actions: the row leaves its old
+    (portfolio, asset) ledger and joins the new one (either may be none: a cash row)."""
+    new_row = _row(entry, txn.id)
+    old_symbol = next((r[2] for r in ledger.rows if r[0] == txn.id), None)
+    if asset is not None and (portfolio_id, asset.id) == (txn.portfolio_id, txn.asset_id):
+        lots.check_ledger(
+            _lot_rows(ledger, portfolio_id, asset.symbol), add=new_row, drop=txn.id, action=action
+        )
+        return
+    if old_symbol is not None:
+        lots.check_ledger(
+            _lot_rows(ledger, txn.portfolio_id, old_symbol), drop=txn.id, action=action
+        )
+    if asset is not None:
+        lots.check_ledger(_lot_rows(ledger, portfolio_id, asset.symbol), add=new_row, action=action)
 
 
 async def remove(db: Database, user_id: int, txn_id: int) -> None:
@@ -531,11 +632,17 @@ async def remove(db: Database, user_id: int, txn_id: int) -> None:
                 f"Transaction {txn.id} is the lot of sell(s) {users}; delete or change those first.",
                 transaction_ids=users,
             )  # fmt: skip
+        action = f"Deleting transaction {txn.id}"
+        if txn.asset_id is None:  # a cash row: no positions to derive
+            await s.delete(txn)
+            portfolio.updated_at = utcnow()
+            await s.flush()
+            await _check_cash(s, portfolio, "cash_balance", action)
+            return
         asset_id = txn.asset_id
         touched = [asset_id] if txn.target_asset_id is None else [asset_id, txn.target_asset_id]
         ledger = await derive.read_ledger(s, user_id, touched)
         symbol = next(r[2] for r in ledger.rows if r[0] == txn.id)
-        action = f"Deleting transaction {txn.id}"
         changed = ledger.changed(drop=txn.id)
         matched = None
         if ledger.has_actions:
@@ -547,6 +654,7 @@ async def remove(db: Database, user_id: int, txn_id: int) -> None:
         portfolio.updated_at = utcnow()
         await s.flush()
         await derive.sync_positions(s, user_id, touched, ledger=changed, matched=matched)
+        await _check_cash(s, portfolio, "cash_balance", action)
 
 
 def _plain(d: Decimal | None) -> str | None:
@@ -571,20 +679,25 @@ def _action_fields(txn: Transaction, target_symbol: str | None) -> dict[str, Any
     return out
 
 
-def transaction_read(txn: Transaction, asset: Asset, target_symbol: str | None = None) -> TransactionRead:
-    """The wire shape; ``total_amount`` is money: the cash paid (buy: gross + fees) or
-    received (sell, dividend: gross - fees, never negative), rounded to cents; 0.00 for a
-    corporate action (its cash is in the tax figures)."""
+def transaction_read(
+    txn: Transaction, asset: Asset | None, target_symbol: str | None = None
+) -> TransactionRead:
+    """The wire shape; ``total_amount`` is money: the cash paid (buy, withdrawal: gross +
+    fees; fee: its amount) or received (sell, dividend, deposit, interest: gross - fees,
+    never negative), rounded to cents; 0.00 for a corporate action (its cash is in the
+    tax figures). ``asset`` is ``None`` for a cash row."""
     gross = txn.quantity * txn.price
-    total = gross + txn.fees if txn.transaction_type == "buy" else gross - txn.fees
+    paid = txn.transaction_type in ("buy", "withdrawal")
+    total = gross + txn.fees if paid else gross - txn.fees
     if txn.transaction_type in lots.CORPORATE_ACTIONS:
         total = Decimal(0)
     return TransactionRead(
         id=txn.id,
         portfolio=txn.portfolio_id,
-        asset_symbol=asset.symbol,
-        asset_name=asset.name,
+        asset_symbol=asset.symbol if asset is not None else None,
+        asset_name=asset.name if asset is not None else None,
         transaction_type=txn.transaction_type,
+        currency=txn.currency or (asset.currency if asset is not None else "USD"),
         quantity=fmt.quantity(txn.quantity),
         price=fmt.dec(txn.price),
         fees=fmt.dec(txn.fees),
@@ -603,7 +716,7 @@ def _owned(user_id: int) -> Select[Any]:
     return (
         select(Transaction, Asset, _TARGET.symbol)
         .join(Portfolio, Portfolio.id == Transaction.portfolio_id)
-        .join(Asset, Asset.id == Transaction.asset_id)
+        .outerjoin(Asset, Asset.id == Transaction.asset_id)
         .outerjoin(_TARGET, _TARGET.id == Transaction.target_asset_id)
         .where(Portfolio.user_id == user_id)
     )

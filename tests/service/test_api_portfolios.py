@@ -58,6 +58,15 @@ def test_valuation_matches_quotes(api: Api) -> None:
     _, h = api.user()
     pid = _portfolio(api, h)["id"]
     holdings = {"SPY": ("3", "400.10"), "AAPL": ("12.5", "30"), "BTC-USD": ("0.12345678", "25000")}
+    # a deposit of exactly what the buys cost: cash ends at 0, the total is the positions'
+    paid = sum(Decimal(q) * Decimal(px) + Decimal("1.25") for q, px in holdings.values())
+    r = api.client.post(
+        "/api/transactions/",
+        json={"portfolio": pid, "transaction_type": "deposit", "price": str(paid),
+              "transaction_date": "2020-01-02"},
+        headers=h,
+    )  # fmt: skip
+    assert r.status_code == 201, r.text
     for sym, (q, px) in holdings.items():
         _buy(api, h, pid, sym, q, px, fees="1.25")
     market = fixed_market()
@@ -84,6 +93,7 @@ def test_valuation_matches_quotes(api: Api) -> None:
         )
     p = api.client.get(f"/api/portfolios/{pid}/", headers=h).json()
     assert p["position_count"] == 3
+    assert p["cash_balance"] == "0.00"
     assert p["total_value"] == f"{total:.2f}"
     assert p["daily_change"] == f"{change:.2f}"
     assert p["daily_change_percent"] == f"{change / (total - change) * 100:.2f}"

@@ -446,9 +446,11 @@ def test_force_update_reaches_asset_and_portfolio_subscribers(server: Server) ->
                 assert {k: pushed[k] for k in forced} == forced
                 value = await recv_until(mine, of_type("portfolio_update", timestamp=ts))
                 got = await http.get(f"/api/portfolios/{pid}/", headers=headers)
-                # Valued at the forced price: 10 units, as the REST API values them.
-                assert abs(float(value["total_value"]) - 10 * float(forced["price"])) < 0.01
                 assert got.status_code == 200
+                # Valued at the forced price: 10 units, plus the cash the buy spent, as
+                # the REST API values them.
+                cash = float(got.json()["cash_balance"])
+                assert abs(float(value["total_value"]) - (10 * float(forced["price"]) + cash)) < 0.01
 
     asyncio.run(run())
 
