@@ -53,7 +53,9 @@ def _numbers(frame: pd.DataFrame, column: str) -> np.ndarray:
     return np.nan_to_num(values, nan=0.0)
 
 
-def cash_flows(transactions: pd.DataFrame, *, default_currency: str = "USD") -> pd.DataFrame:
+def cash_flows(
+    transactions: pd.DataFrame, *, default_currency: str = "USD", by: str | None = None
+) -> pd.DataFrame:
     """The cash each row of ``transactions`` moves, in date order.
 
     Parameters
@@ -65,13 +67,18 @@ def cash_flows(transactions: pd.DataFrame, *, default_currency: str = "USD") -> 
         ``target_symbol`` as :func:`quantcore.portfolio.corporate_action_flows` reads them.
     default_currency : str
         The currency of rows that name none.
+    by : str, optional
+        A column that splits the table into separate accounts (a portfolio id): the
+        shares that corporate actions pay on are counted per account, and the column
+        is kept in the result.
 
     Returns
     -------
     DataFrame
         Columns ``date``, ``currency``, ``amount`` (received positive, paid negative)
-        and ``external`` (deposits and withdrawals), one row per ledger row that moves
-        cash (and per corporate action that pays cash), sorted by date (stable).
+        and ``external`` (deposits and withdrawals), plus ``by``: one row per ledger
+        row that moves cash (and per corporate action that pays cash), sorted by date
+        (stable).
 
     Examples
     --------
@@ -82,16 +89,9 @@ def cash_flows(transactions: pd.DataFrame, *, default_currency: str = "USD") -> 
     >>> cash_flows(t)["amount"].tolist()
     [1000.0, -901.0, 2.5]
     """
-    n = len(transactions)
-    if n == 0:
-        return pd.DataFrame(
-            {
-                "date": pd.to_datetime([]),
-                "currency": [],
-                "amount": [],
-                "external": np.zeros(0, bool),
-            }
-        )
+    columns = ["date", "currency", "amount", "external", *([by] if by else [])]
+    if len(transactions) == 0:
+        return pd.DataFrame({c: [] for c in columns}).astype({"external": bool})
     kind = transactions["type"].astype(str).str.strip().str.lower().to_numpy()
     q = _numbers(transactions, "quantity")
     p = _numbers(transactions, "price")
@@ -108,43 +108,58 @@ def cash_flows(transactions: pd.DataFrame, *, default_currency: str = "USD") -> 
         0.0,
     )
     if "currency" in transactions:
-        currency = transactions["currency"].where(
-            transactions["currency"].notna(), default_currency
-        )
-        currency = currency.astype(str).str.strip().str.upper().replace("", default_currency)
+        given = transactions["currency"]
+        currency = given.where(given.notna(), default_currency).astype(str).str.strip().str.upper()
+        currency = currency.replace("", default_currency).to_numpy(dtype=object)
     else:
-        currency = pd.Series(default_currency, index=transactions.index)
+        currency = np.full(len(transactions), default_currency, dtype=object)
     dates = pd.to_datetime(transactions["date"]).to_numpy(dtype="datetime64[ns]")
     moves = np.isin(kind, ("buy", "sell", "dividend", *CASH_TYPES))
-    frame = pd.DataFrame(
-        {
-            "date": dates[moves],
-            "currency": currency.to_numpy(dtype=object)[moves],
-            "amount": amount[moves],
-            "external": np.isin(kind[moves], EXTERNAL_TYPES),
-        }
-    )
-    if np.isin(kind, _ACTIONS).any():
-        frame = pd.concat([frame, _action_cash(transactions, kind, currency)], ignore_index=True)
+    parts = {
+        "date": dates[moves],
+        "currency": currency[moves],
+        "amount": amount[moves],
+        "external": np.isin(kind[moves], EXTERNAL_TYPES),
+    }
+    if by is not None:
+        parts[by] = transactions[by].to_numpy()[moves]
+    frame = pd.DataFrame(parts)
+    actions = np.isin(kind, _ACTIONS)
+    if actions.any():
+        frame = pd.concat(
+            [frame, *_action_cash(transactions, kind, currency, by)], ignore_index=True
+        )
     order = np.argsort(frame["date"].to_numpy(dtype="datetime64[ns]"), kind="stable")
-    return frame.iloc[order].reset_index(drop=True)
+    return frame.iloc[order].reset_index(drop=True)[columns]
 
 
-def _action_cash(transactions: pd.DataFrame, kind: np.ndarray, currency: pd.Series) -> pd.DataFrame:
-    """Cash that corporate actions pay, in the currency of the symbol they act on."""
+def _action_cash(
+    transactions: pd.DataFrame, kind: np.ndarray, currency: np.ndarray, by: str | None
+) -> list[pd.DataFrame]:
+    """Cash that corporate actions pay, per account, in the currency of the symbol they act on."""
     securities = ~np.isin(kind, CASH_TYPES)
-    rows = transactions[securities]
-    paid = corporate_action_flows(rows)
-    paid = paid[paid["cash"] != 0]
-    of_symbol = dict(zip(rows["symbol"].astype(str).str.strip(), currency[securities], strict=True))
-    return pd.DataFrame(
-        {
+    if by is None:
+        accounts = [(None, np.flatnonzero(securities))]
+    else:
+        keys = transactions[by].to_numpy()
+        with_actions = set(keys[np.isin(kind, _ACTIONS)].tolist())
+        accounts = [(k, np.flatnonzero(securities & (keys == k))) for k in with_actions]
+    out = []
+    for key, at in accounts:
+        rows = transactions.iloc[at]
+        paid = corporate_action_flows(rows)
+        paid = paid[paid["cash"] != 0]
+        of_symbol = dict(zip(rows["symbol"].astype(str).str.strip(), currency[at], strict=True))
+        part = {
             "date": pd.to_datetime(paid["date"]).to_numpy(dtype="datetime64[ns]"),
             "currency": [of_symbol.get(s, "USD") for s in paid["symbol"]],
             "amount": paid["cash"].to_numpy(dtype=np.float64),
             "external": np.zeros(len(paid), bool),
         }
-    )
+        if by is not None:
+            part[by] = [key] * len(paid)
+        out.append(pd.DataFrame(part))
+    return out
 
 
 def cash_balances(transactions: pd.DataFrame, *, default_currency: str = "USD") -> dict[str, float]:

@@ -21,7 +21,7 @@ from sqlalchemy import Float, bindparam, cast, func, select
 from sqlalchemy.ext.asyncio import AsyncConnection
 from sqlalchemy.orm import aliased
 
-from quantcore.cash import cash_balances, first_overdraft
+from quantcore.cash import cash_flows, first_overdraft
 from service import formatting as fmt
 from service.assets.market import MarketData
 from service.db.models import Asset, Portfolio, Transaction
@@ -92,14 +92,18 @@ def ledger_frame(rows: Sequence[CashRow]) -> pd.DataFrame:
 
 def balances(rows: Sequence[CashRow], base: dict[int, str]) -> dict[int, dict[str, float]]:
     """Cash per currency of each portfolio of ``base`` (portfolio id -> its base currency,
-    the currency of a cash row that names none)."""
+    the currency of a cash row that names none): one pass over all the rows."""
     out: dict[int, dict[str, float]] = {pid: {} for pid in base}
     if not rows:
         return out
     frame = ledger_frame(rows)
-    for pid, group in frame.groupby("portfolio", sort=False):
-        key = int(pid)  # type: ignore[arg-type]
-        out[key] = cash_balances(group, default_currency=base.get(key, "USD"))
+    missing = frame["currency"].isna()
+    if missing.any():
+        frame.loc[missing, "currency"] = frame.loc[missing, "portfolio"].map(base).fillna("USD")
+    flows = cash_flows(frame, by="portfolio")
+    sums = flows.groupby(["portfolio", "currency"], sort=True)["amount"].sum()
+    for (pid, code), amount in sums.items():
+        out.setdefault(int(pid), {})[str(code)] = float(amount)
     return out
 
 

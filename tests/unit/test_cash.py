@@ -125,3 +125,20 @@ def test_first_overdraft_is_the_first_day_ending_negative() -> None:
     assert (low.date, low.currency, low.balance) == (pd.Timestamp("2024-01-04"), "USD", -50.0)
     assert first_overdraft(t.iloc[[0, 2]]) is None
     assert np.isclose(cash_balances(t)["USD"], 10.0)
+
+
+def test_accounts_count_their_own_shares() -> None:
+    t = pd.DataFrame(
+        {
+            "account": [1, 2, 1, 2],
+            "type": ["buy", "buy", "return_of_capital", "deposit"],
+            "date": ["2024-01-02", "2024-01-02", "2024-02-01", "2024-02-01"],
+            "symbol": ["X", "X", "X", None],
+            "quantity": [10, 3, None, None],
+            "price": [100, 100, 2.0, 50],
+        }
+    )
+    flows = cash_flows(t, by="account")
+    sums = flows.groupby("account")["amount"].sum().to_dict()
+    # the return of capital pays on account 1's 10 shares, not on the 13 held in all
+    assert sums == {1: -1000.0 + 20.0, 2: -300.0 + 50.0}
