@@ -107,10 +107,11 @@ def cash_flows(
         [-(q * p + f), q * p - f, p - f, -(p + f), -p],
         0.0,
     )
+    currency: np.ndarray
     if "currency" in transactions:
         given = transactions["currency"]
-        currency = given.where(given.notna(), default_currency).astype(str).str.strip().str.upper()
-        currency = currency.replace("", default_currency).to_numpy(dtype=object)
+        codes = given.where(given.notna(), default_currency).astype(str).str.strip().str.upper()
+        currency = codes.replace("", default_currency).to_numpy(dtype=object)
     else:
         currency = np.full(len(transactions), default_currency, dtype=object)
     dates = pd.to_datetime(transactions["date"]).to_numpy(dtype="datetime64[ns]")
@@ -126,9 +127,7 @@ def cash_flows(
     frame = pd.DataFrame(parts)
     actions = np.isin(kind, _ACTIONS)
     if actions.any():
-        frame = pd.concat(
-            [frame, *_action_cash(transactions, kind, currency, by)], ignore_index=True
-        )
+        frame = pd.concat([frame, *_action_cash(transactions, kind, currency, by)], ignore_index=True)
     order = np.argsort(frame["date"].to_numpy(dtype="datetime64[ns]"), kind="stable")
     return frame.iloc[order].reset_index(drop=True)[columns]
 

@@ -1,10 +1,11 @@
 """Portfolio value histories, time-weighted daily returns and concentration.
 
-A ledger (buys, sells, dividends) valued on a calendar of closes: holdings, value,
-flows and the daily time-weighted return; the calendar helpers the analytics need
-(periods per year, the last row of each week or month, compounding between them);
-and the weights of positions with their concentration (Herfindahl index, sums
-per group). Arrays in, arrays out; the finance service calls these with its rows.
+A ledger (buys, sells, dividends; deposits, withdrawals, interest, fees) valued on a
+calendar of closes and exchange rates: holdings, cash, value, external flows and the
+daily time-weighted return; the calendar helpers the analytics need (periods per
+year, the last row of each week or month, compounding between them); and the weights
+of positions with their concentration (Herfindahl index, sums per group). Arrays in,
+arrays out; the finance service calls these with its rows.
 """
 
 from __future__ import annotations
@@ -13,15 +14,20 @@ from collections.abc import Sequence
 from typing import Literal, NamedTuple
 
 import numpy as np
-from numpy.typing import NDArray
+from numpy.typing import ArrayLike, NDArray
 
 from quantcore.returns import money_weighted_return
 
 __all__ = [
     "BUY",
+    "DEPOSIT",
     "DIVIDEND",
+    "FEE",
+    "INTEREST",
     "SELL",
+    "WITHDRAWAL",
     "LedgerValues",
+    "cash_amounts",
     "group_weights",
     "herfindahl_index",
     "interval_returns",
@@ -34,18 +40,73 @@ __all__ = [
 
 F64 = NDArray[np.float64]
 
-#: Kinds of ledger rows (``kind`` argument of :func:`ledger_value_history`).
+#: Kinds of ledger rows (``kind`` argument of :func:`ledger_value_history`): security rows.
 BUY, SELL, DIVIDEND = 0, 1, 2
+#: Cash rows (no asset; ``price`` is the amount).
+DEPOSIT, WITHDRAWAL, INTEREST, FEE = 3, 4, 5, 6
+#: Rows whose cash moves at the start of the day (money put in, money spent); the
+#: others (proceeds, income, withdrawals) move at its end.
+_AT_OPEN = (DEPOSIT, BUY, FEE)
 
 
 class LedgerValues(NamedTuple):
-    """Daily value, flows, returns and holdings of a ledger on a calendar."""
+    """Daily value, external flows, returns, holdings and cash of a ledger on a calendar."""
 
     value: F64
     inflow: F64
     outflow: F64
     returns: F64
     holdings: F64  # (n_days, n_assets)
+    cash: F64  # (n_days, n_currencies): end-of-day balance, in each currency
+
+
+def cash_amounts(kind: ArrayLike, quantity: ArrayLike, price: ArrayLike, fees: ArrayLike) -> F64:
+    """The cash each ledger row moves, in its own currency (received positive).
+
+    Parameters
+    ----------
+    kind : ndarray of int
+        Per row, :data:`BUY`, :data:`SELL`, :data:`DIVIDEND`, :data:`DEPOSIT`,
+        :data:`WITHDRAWAL`, :data:`INTEREST` or :data:`FEE` (any other value moves none).
+    quantity, price, fees : ndarray of float
+        Per row; a cash row's ``price`` is its amount (its ``quantity`` is not read).
+
+    Returns
+    -------
+    ndarray of float
+        ``-(q p + f)`` for a buy; ``q p - f`` for a sale or dividend; ``p - f`` for a
+        deposit or interest; ``-(p + f)`` for a withdrawal; ``-p`` for a fee; 0 else.
+        The rule of :func:`quantcore.cash.cash_flows`.
+
+    Examples
+    --------
+    >>> cash_amounts(np.array([DEPOSIT, BUY, FEE]), np.array([1.0, 10.0, 1.0]),
+    ...              np.array([1000.0, 90.0, 5.0]), np.array([0.0, 1.0, 0.0]))
+    array([1000., -901.,   -5.])
+    """
+    what = np.asarray(kind, dtype=np.int64)
+    q = np.asarray(quantity, dtype=np.float64)
+    p = np.asarray(price, dtype=np.float64)
+    f = np.asarray(fees, dtype=np.float64)
+    with np.errstate(invalid="ignore"):  # a cash row's quantity may be NaN: never selected
+        return np.select(
+            [
+                what == BUY,
+                (what == SELL) | (what == DIVIDEND),
+                (what == DEPOSIT) | (what == INTEREST),
+                what == WITHDRAWAL,
+                what == FEE,
+            ],
+            [-(q * p + f), q * p - f, p - f, -(p + f), -p],
+            0.0,
+        ).astype(np.float64)
+
+
+def _in_base(amounts: F64, rates: F64) -> F64:
+    """Per day, the sum over currencies of ``amounts x rates`` (a zero amount counts as
+    zero even where its rate is unknown)."""
+    with np.errstate(invalid="ignore"):
+        return np.where(amounts != 0.0, amounts * rates, 0.0).sum(axis=1)
 
 
 def ledger_value_history(
@@ -56,8 +117,12 @@ def ledger_value_history(
     price: F64,
     fees: F64,
     close: F64,
+    *,
+    currency: NDArray[np.int64] | None = None,
+    rates: F64 | None = None,
+    asset_currency: NDArray[np.int64] | None = None,
 ) -> LedgerValues:
-    """Holdings x closes and time-weighted daily returns of a ledger.
+    """Securities and cash in the base currency, external flows and time-weighted daily returns.
 
     Parameters
     ----------
@@ -65,38 +130,69 @@ def ledger_value_history(
         Per ledger row, the calendar row it applies on (``0 .. n_days``; ``n_days``
         means after the calendar: ignored).
     column : ndarray of int
-        Per row, the asset's column in ``close``.
+        Per security row, the asset's column in ``close`` (not read on cash rows).
     kind : ndarray of int
-        Per row, :data:`BUY`, :data:`SELL` or :data:`DIVIDEND`.
+        Per row, :data:`BUY`, :data:`SELL`, :data:`DIVIDEND` (security rows) or
+        :data:`DEPOSIT`, :data:`WITHDRAWAL`, :data:`INTEREST`, :data:`FEE` (cash rows);
+        any other value is ignored.
     quantity, price, fees : ndarray of float
-        Per row (a dividend's ``quantity x price`` is the amount received).
+        Per row (a dividend's ``quantity x price`` is the amount received; a cash
+        row's ``price`` is its amount).
     close : ndarray of float, shape (n_days, n_assets)
-        Closes on the calendar (carried forward over days an asset did not trade;
-        NaN before its first close).
+        Closes on the calendar, each in its asset's currency (carried forward over days
+        an asset did not trade; NaN before its first close).
+    currency : ndarray of int, optional
+        Per row, the column of ``rates`` of the currency its cash moves in. Default: a
+        security row's asset's (``asset_currency[column]``), column 0 for a cash row.
+    rates : ndarray of float, shape (n_days, n_currencies), optional
+        Per day, the price of one unit of each currency in the base currency (1.0 for
+        the base itself; NaN: unknown). Default: one currency, the base (all 1.0).
+    asset_currency : ndarray of int, optional
+        Per asset, the column of ``rates`` its closes are in (default 0).
 
     Returns
     -------
     LedgerValues
-        ``value``, ``inflow``, ``outflow`` and ``returns`` of length ``n_days``;
-        ``holdings`` of the shape of ``close``.
+        ``value``, ``inflow``, ``outflow`` and ``returns`` of length ``n_days``
+        (amounts in the base currency); ``holdings`` of the shape of ``close``;
+        ``cash`` (n_days, n_currencies), each currency's end-of-day balance in that
+        currency (negative where spent before it was put in).
 
     Notes
     -----
-    With holdings :math:`q_{t,i}` (cumulative buys minus sells up to day *t*):
+    Holdings :math:`q_{t,i}` are cumulative buys minus sells up to day *t*. Each row
+    moves cash (:func:`cash_amounts`) in its currency *c*: at the start of the day
+    deposits, buys and fees; at its end sale proceeds, dividends, interest and
+    withdrawals. :math:`C_{t,c}` is the balance at the end of day *t* and
+    :math:`C^o_{t,c}` after the start-of-day rows. A negative balance is money
+    spent that was never recorded as put in (a ledger of buys only); it counts as put
+    in from outside when it arises. With the shortfalls :math:`S = \\max(0, -C)`,
+    :math:`S^o = \\max(0, -C^o)` and the rates :math:`x_{t,c}`:
 
-    * value :math:`V_t = \\sum_i q_{t,i} p_{t,i}` (NaN when a held asset has no close);
-    * inflow :math:`B_t`: the day's buys at cost (quantity x price + fees),
-      invested at the start of the day;
-    * outflow :math:`W_t`: the day's sale proceeds and dividends (quantity x price -
-      fees), withdrawn at the end of the day;
+    * value :math:`V_t = \\sum_i q_{t,i} p_{t,i} x_{t,c(i)} + \\sum_c \\max(C_{t,c}, 0) x_{t,c}`
+      (NaN when a held asset or a positive balance has no price or rate);
+    * inflow :math:`B_t = \\sum_c (D_{t,c} + S^o_{t,c} - S_{t-1,c}) x_{t,c}`, deposits
+      :math:`D` (their ``price``) and the shortfall that arose at the open, invested
+      at the start of the day;
+    * outflow :math:`W_t = \\sum_c (X_{t,c} + S^o_{t,c} - S_{t,c}) x_{t,c}`,
+      withdrawals :math:`X` (their ``price``) and the shortfall that cash received
+      repaid, taken out at the end of the day;
     * return :math:`r_t = (V_t + W_t) / (V_{t-1} + B_t) - 1`, NaN when
       :math:`V_{t-1} + B_t \\le 0` (no capital at work).
 
-    The product of :math:`1 + r_t` is the time-weighted return: deposits and
-    withdrawals are not gains; a dividend is income and counts as return. It equals
+    The product of :math:`1 + r_t` is the time-weighted return: a deposit or a
+    withdrawal is never a gain or a loss; interest and dividends are income, fees
+    (a fee row, or the fees of a deposit or withdrawal) a cost; idle cash earns 0.
+    Each day's gain :math:`V_t + W_t - V_{t-1} - B_t` is the change of the securities
+    plus the portfolio's own cash moves, whatever was deposited. For a ledger without
+    cash rows whose cash never ends a day above zero, :math:`B_t` is the day's buys at
+    cost and :math:`W_t` its proceeds and dividends, the implicit-cash model (each buy
+    money put in, each proceed money taken out). The chained returns equal
     :func:`quantcore.returns.time_weighted_return` on each day split in two
     sub-periods (values :math:`V_t + W_t` then :math:`V_t`, flows :math:`B_t` then
-    :math:`-W_t`). Holdings below ``1e-12`` in magnitude count as none.
+    :math:`-W_t`). Holdings below ``1e-12`` in magnitude count as none. A shortfall
+    is kept in its currency: a foreign buy paid from outside is money put in at that
+    day's rate, and the rate's later moves are the holding's, not a flow.
 
     Examples
     --------
@@ -107,34 +203,66 @@ def ledger_value_history(
     array([20. , 22. , 24.2])
     >>> np.round(h.returns, 6)
     array([0. , 0.1, 0.1])
+
+    A deposit of 100, half of it invested: the cash earns nothing.
+
+    >>> h = ledger_value_history(np.array([0, 0]), np.array([0, 0]),
+    ...                          np.array([DEPOSIT, BUY]), np.array([1.0, 5.0]),
+    ...                          np.array([100.0, 10.0]), np.zeros(2), close)
+    >>> h.value
+    array([100. , 105. , 110.5])
+    >>> h.inflow
+    array([100.,   0.,   0.])
+    >>> np.round(h.returns, 6)
+    array([0.      , 0.05    , 0.052381])
     """
     close = np.asarray(close, dtype=np.float64)
     n, k = close.shape
+    fx = np.ones((n, 1)) if rates is None else np.asarray(rates, dtype=np.float64)
+    fx = fx[:, None] if fx.ndim == 1 else fx
+    m = fx.shape[1]
+    of_asset = (
+        np.zeros(k, np.int64) if asset_currency is None else np.asarray(asset_currency, np.int64)
+    )
     delta = np.zeros((n + 1, k))
-    inflow = np.zeros(n + 1)
-    outflow = np.zeros(n + 1)
+    opens, closes, put_in, taken = (np.zeros((n + 1, m)) for _ in range(4))
     if len(day):
         idx = np.asarray(day, dtype=np.int64)
-        j = np.asarray(column, dtype=np.int64)
         what = np.asarray(kind, dtype=np.int64)
         qty = np.asarray(quantity, dtype=np.float64)
-        amount = qty * np.asarray(price, dtype=np.float64)
-        cost = np.asarray(fees, dtype=np.float64)
-        buy, sell, div = what == BUY, what == SELL, what == DIVIDEND
+        px = np.asarray(price, dtype=np.float64)
+        security = (what == BUY) | (what == SELL) | (what == DIVIDEND)
+        j = np.where(security, np.asarray(column, dtype=np.int64), k)  # k: no asset
+        buy, sell = what == BUY, what == SELL
         np.add.at(delta, (idx[buy], j[buy]), qty[buy])
         np.add.at(delta, (idx[sell], j[sell]), -qty[sell])
-        np.add.at(inflow, idx[buy], amount[buy] + cost[buy])
-        np.add.at(outflow, idx[sell], amount[sell] - cost[sell])
-        np.add.at(outflow, idx[div], amount[div] - cost[div])
+        if currency is None:
+            cur = np.append(of_asset, 0)[j]
+        else:
+            cur = np.asarray(currency, dtype=np.int64)
+        amount = cash_amounts(what, qty, px, fees)
+        at_open = np.isin(what, _AT_OPEN)
+        np.add.at(opens, (idx[at_open], cur[at_open]), amount[at_open])
+        np.add.at(closes, (idx[~at_open], cur[~at_open]), amount[~at_open])
+        dep, wd = what == DEPOSIT, what == WITHDRAWAL
+        np.add.at(put_in, (idx[dep], cur[dep]), px[dep])
+        np.add.at(taken, (idx[wd], cur[wd]), px[wd])
+    opens, closes, put_in, taken = opens[:n], closes[:n], put_in[:n], taken[:n]
+    balance = np.cumsum(opens + closes, axis=0)  # end of day, per currency
+    short = np.maximum(-balance, 0.0)
+    short_open = np.maximum(-(balance - closes), 0.0)  # after the day's start-of-day rows
+    short_before = np.concatenate((np.zeros((min(n, 1), m)), short[:-1]))
+    inflow = _in_base(put_in + short_open - short_before, fx)
+    outflow = _in_base(taken + short_open - short, fx)
     holdings = np.cumsum(delta[:n], axis=0)
     held = np.abs(holdings) > 1e-12
-    priced = np.where(held, holdings * close, 0.0)
-    value = priced.sum(axis=1)
-    inflow, outflow = inflow[:n], outflow[:n]
+    with np.errstate(invalid="ignore"):
+        priced = np.where(held, holdings * close * fx[:, of_asset], 0.0)
+    value = priced.sum(axis=1) + _in_base(np.maximum(balance, 0.0), fx)
     base = np.concatenate(([0.0], value[:-1])) + inflow
     with np.errstate(divide="ignore", invalid="ignore"):
         returns = np.where(base > 1e-9, (value + outflow) / base - 1.0, np.nan)
-    return LedgerValues(value, inflow, outflow, returns, holdings)
+    return LedgerValues(value, inflow, outflow, returns, holdings, balance)
 
 
 def money_weighted(
@@ -153,10 +281,11 @@ def money_weighted(
     dates : ndarray of datetime64[D]
         The days of the stretch, increasing; the last is the valuation day.
     inflow, outflow : ndarray of float
-        Per day, money put in (buys at cost) and taken out (sale proceeds and
-        dividends), as :func:`ledger_value_history` gives them.
+        Per day, money put in and taken out from outside (deposits and withdrawals,
+        and cash spent or received beyond what was put in), as
+        :func:`ledger_value_history` gives them.
     final_value : float
-        The holdings' value on the last day.
+        The portfolio's value (securities and cash) on the last day.
     opening_value, opening_date : float and datetime64, optional
         The value held before the stretch (the close of ``opening_date``), counted
         as money put in on that day; none by default.

@@ -7,7 +7,7 @@ import logging
 from decimal import Decimal
 from pathlib import Path
 
-from sqlalchemy import select
+from sqlalchemy import select, update
 from sqlalchemy.exc import IntegrityError
 
 from service.auth.services import create_token, create_user
@@ -27,11 +27,32 @@ _DEMO_BUYS = [("SPY", "25"), ("AAPL", "40"), ("MSFT", "20"), ("TLT", "30"), ("BT
 
 
 async def sync_assets(db: Database, provider: MarketDataProvider) -> int:
-    """Insert the provider's assets missing from the table; returns how many were added."""
+    """Insert the provider's assets missing from the table; returns how many were added.
+
+    The provider owns the currency of its assets: an existing row of the same source
+    whose currency differs (a row from before currencies) is given the provider's.
+    """
     infos = provider.assets()
     async with db.read() as s:
-        known = set((await s.execute(select(Asset.symbol))).scalars())
+        known = {
+            r.symbol: (r.data_source, r.currency)
+            for r in await s.execute(select(Asset.symbol, Asset.data_source, Asset.currency))
+        }
     missing = [a for a in infos if a.symbol not in known]
+    stale = [
+        a
+        for a in infos
+        if a.symbol in known and known[a.symbol][0] == a.data_source
+        and known[a.symbol][1] != a.currency
+    ]  # fmt: skip
+    if stale:
+        async with db.write() as s:
+            for a in stale:
+                await s.execute(
+                    update(Asset)
+                    .where(Asset.symbol == a.symbol, Asset.data_source == a.data_source)
+                    .values(currency=a.currency)
+                )
     if not missing:
         return 0
     try:
@@ -45,6 +66,7 @@ async def sync_assets(db: Database, provider: MarketDataProvider) -> int:
                         sector=a.sector,
                         market_cap=Decimal(str(round(a.market_cap, 2))),
                         data_source=a.data_source,
+                        currency=a.currency,
                     )
                 )
     except IntegrityError:  # another worker inserted them first
@@ -81,16 +103,19 @@ async def seed_demo(
         await lock_user_ledger(s, user.id)
     known = {a.symbol for a in provider.assets()}
     day = dt.date.today() - dt.timedelta(days=365)
+    buys = []
     for symbol, qty in _DEMO_BUYS:
         if symbol not in known:
             continue
         bars = provider.history(symbol, day - dt.timedelta(days=7), day, "1d")
         price = Decimal(f"{float(bars['close'].iloc[-1]):.2f}")
-        await record(
-            db,
-            user.id,
-            portfolio.id,
-            LedgerEntry(symbol, "buy", Decimal(qty), price, Decimal("1"), day),
-        )
+        buys.append(LedgerEntry(symbol, "buy", Decimal(qty), price, Decimal("1"), day))
+    # the money the buys spend, deposited first (rounded up to the thousand): cash stays positive
+    spent = sum((b.quantity * b.price + b.fees for b in buys), Decimal(0))
+    deposit = (spent / 1000).to_integral_value(rounding="ROUND_CEILING") * 1000
+    if buys:
+        await record(db, user.id, portfolio.id, LedgerEntry(None, "deposit", None, deposit, 0, day))
+    for entry in buys:
+        await record(db, user.id, portfolio.id, entry)
     log.info("demo data seeded: user %r, portfolio %d", DEMO_USER, portfolio.id)
     return DEMO_USER, token

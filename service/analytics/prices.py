@@ -1,4 +1,5 @@
-"""Daily closes for analytics and backtests, cached briefly and aligned on one calendar.
+"""Daily closes and exchange rates for analytics and backtests, cached briefly and aligned
+on one calendar.
 
 ``MarketData.history`` builds a DataFrame per call (about 1 ms); a metrics request
 over 50 positions would spend 50 ms there. :class:`CloseCache` keeps the close
@@ -23,7 +24,7 @@ from numpy.typing import NDArray
 
 from service.assets.market import MarketData
 
-__all__ = ["CloseCache", "ClosePanel", "closes", "is_cached", "panel"]
+__all__ = ["CloseCache", "ClosePanel", "FxPanel", "closes", "fx_panel", "is_cached", "panel"]
 
 Days = NDArray[np.datetime64]
 F64 = NDArray[np.float64]
@@ -174,3 +175,49 @@ def panel(
     if own_calendar:  # shared between requests (read-only arrays)
         _PANELS.store(market, key, result)
     return result
+
+
+class FxPanel:
+    """Rates of currencies in a base currency on a calendar (``MarketData.fx_rates``).
+
+    Attributes:
+        dates: the calendar (``datetime64[D]``).
+        rates: ``(n_dates, n_codes)``: base currency per unit of each code; NaN where
+            unknown (before the first close, or a currency the market has no rate for).
+        codes: column order; ``codes[0]`` is the base currency (all 1.0).
+    """
+
+    __slots__ = ("codes", "dates", "rates")
+
+    def __init__(self, dates: Days, rates: F64, codes: Sequence[str]) -> None:
+        self.dates = dates
+        self.rates = rates
+        self.codes = tuple(codes)
+
+
+_FX = _TTLCache(_CACHE.ttl, 64)
+
+
+def _rates(market: MarketData, code: str, base: str, dates: Days) -> F64:
+    try:
+        return np.asarray(market.fx_rates(code, base, pd.DatetimeIndex(dates)), dtype=np.float64)
+    except KeyError:  # a code the market does not support: values in it are unknown
+        return np.full(dates.size, np.nan)
+
+
+def fx_panel(market: MarketData, codes: Sequence[str], dates: Days) -> FxPanel:
+    """Rates of ``codes`` in ``codes[0]`` (the base currency) on ``dates``, cached briefly."""
+    base = codes[0]
+    if len(codes) == 1:  # the common case: everything in the base currency
+        return FxPanel(dates, np.ones((dates.size, 1)), codes)
+    key = (tuple(codes), dates.tobytes())
+    hit = _FX.lookup(market, key)
+    if hit is not None:
+        return hit
+    rates = np.ones((dates.size, len(codes)))
+    for j, code in enumerate(codes[1:], start=1):
+        rates[:, j] = _rates(market, code, base, dates)
+    rates.setflags(write=False)
+    out = FxPanel(dates, rates, codes)
+    _FX.store(market, key, out)
+    return out

@@ -1,13 +1,17 @@
 """Analytics over the ledger and price history, computed with ``quantcore``.
 
-Every figure starts from :func:`service.analytics.history.value_history` (holdings
-x closes, time-weighted daily returns; see that module for the method).
+Every figure starts from :func:`service.analytics.history.value_history` (securities and
+cash in the portfolio's base currency, external flows, time-weighted daily returns; see
+:func:`quantcore.valuation.ledger_value_history` for the method). Amounts are in the
+portfolio's ``base_currency``: closes and cash in another currency are converted at the
+day's rate (``MarketData.fx_rates``), current quotes at the latest one (``fx_quote``).
 """
 
 from __future__ import annotations
 
 import datetime as dt
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
 
 import numpy as np
 import pandas as pd
@@ -19,8 +23,14 @@ from quantcore import drawdown, metrics, returns, valuation
 from quantcore import risk as qrisk
 from service import formatting as fmt
 from service.analytics import technical
-from service.analytics.history import LedgerRow, ValueHistory, value_history
-from service.analytics.prices import panel
+from service.analytics.history import (
+    LedgerRow,
+    ValueHistory,
+    cash_balances,
+    row_currencies,
+    value_history,
+)
+from service.analytics.prices import ClosePanel, fx_panel, panel
 from service.analytics.schemas import (
     AllocationItem,
     AllocationRead,
@@ -31,7 +41,7 @@ from service.analytics.schemas import (
     TechnicalRead,
 )
 from service.assets.market import MarketData
-from service.db.models import Asset, Position, Transaction
+from service.db.models import Asset, Portfolio, Position, Transaction
 from service.errors import NotFoundError, ValidationError
 from service.formatting import frac, ratio
 from service.portfolios.services import get_owned
@@ -61,7 +71,11 @@ def _today(market: MarketData) -> dt.date:
 
 
 async def ledger_rows(session: AsyncSession, portfolio_id: int) -> list[LedgerRow]:
-    """The portfolio's ledger in date order, amounts as floats (one column query)."""
+    """The portfolio's ledger in date order, amounts as floats (one column query).
+
+    Cash rows (no asset) have an empty symbol and their own currency (empty: the base
+    currency); a security row's currency is its asset's.
+    """
     rows = await session.execute(
         select(
             Asset.symbol,
@@ -70,16 +84,43 @@ async def ledger_rows(session: AsyncSession, portfolio_id: int) -> list[LedgerRo
             Transaction.price,
             Transaction.fees,
             Transaction.transaction_date,
+            Transaction.currency,
+            Asset.currency,
         )
-        .join(Asset, Asset.id == Transaction.asset_id)
+        .outerjoin(Asset, Asset.id == Transaction.asset_id)
         .where(Transaction.portfolio_id == portfolio_id)
         .order_by(Transaction.transaction_date, Transaction.id)
     )
     out = [
-        LedgerRow(sym, kind, float(q), float(p), float(f), day)
-        for sym, kind, q, p, f, day in rows.tuples()
+        LedgerRow(
+            sym or "", kind, float(q), float(p), float(f), day, (asset_cur or own or "").upper()
+        )
+        for sym, kind, q, p, f, day, own, asset_cur in rows.tuples()
     ]
     return await history_rows(session, portfolio_id, out)  # corporate actions as share changes
+
+
+@dataclass(frozen=True, slots=True)
+class _Ledger:
+    """A portfolio's ledger rows, its base currency and the currency of each symbol it
+    names (with the benchmarks asked for)."""
+
+    rows: list[LedgerRow]
+    base: str
+    currency_of: Mapping[str, str]
+
+
+async def _ledger(session: AsyncSession, p: Portfolio, extra: Sequence[str] = ()) -> _Ledger:
+    rows = await ledger_rows(session, p.id)
+    currency_of = {r.symbol: r.currency for r in rows if r.symbol and r.currency}
+    # symbols only corporate actions name (a merger's target) and the benchmarks
+    missing = ({r.symbol for r in rows if r.symbol} | set(extra)) - set(currency_of)
+    if missing:
+        found = await session.execute(
+            select(Asset.symbol, Asset.currency).where(Asset.symbol.in_(sorted(missing)))
+        )
+        currency_of.update({sym: cur.upper() for sym, cur in found.tuples()})
+    return _Ledger(rows, (p.base_currency or "USD").upper(), currency_of)
 
 
 def _benchmark(market: MarketData, symbol: str, field: str = "benchmark") -> str:
@@ -91,20 +132,41 @@ def _benchmark(market: MarketData, symbol: str, field: str = "benchmark") -> str
 
 def _history(
     market: MarketData,
-    rows: Sequence[LedgerRow],
+    ledger: _Ledger,
     start: dt.date,
     end: dt.date,
     extra: Sequence[str],
 ) -> tuple[ValueHistory, dict[str, F64]]:
     """Value history on ``[first transaction, end]`` and the closes of ``extra`` symbols
-    on the same calendar; ``start`` only bounds the price window from below."""
-    symbols = sorted({r.symbol for r in rows})
+    (in the base currency) on the same calendar; ``start`` only bounds the price window
+    from below. The calendar is the union of the held symbols' trading days, or of the
+    ``extra`` symbols' when the ledger holds cash only."""
+    rows = ledger.rows
+    symbols = sorted({r.symbol for r in rows if r.symbol})
     first = min(r.date for r in rows) if rows else start
     lo = min(first, start)
-    prices = panel(market, symbols, lo, end)
-    hist = value_history(rows, prices)
-    bench = panel(market, list(extra), lo, end, calendar=hist.dates) if extra else None
-    return hist, {s: bench.column(s) for s in extra} if bench is not None else {}
+    if symbols:
+        prices = panel(market, symbols, lo, end)
+    else:
+        days = panel(market, list(extra), lo, end).dates
+        prices = ClosePanel(days, np.empty((days.size, 0)), ())
+    codes = row_currencies(rows, ledger.currency_of, ledger.base)
+    fx = fx_panel(market, codes, prices.dates)
+    hist = value_history(rows, prices, fx=fx, asset_currency=ledger.currency_of)
+    if not extra:
+        return hist, {}
+    bench = panel(market, list(extra), lo, end, calendar=hist.dates)
+    return hist, {s: _in_base(market, ledger, s, bench.column(s), hist.dates) for s in extra}
+
+
+def _in_base(
+    market: MarketData, ledger: _Ledger, symbol: str, close: F64, days: NDArray[np.datetime64]
+) -> F64:
+    """``symbol``'s closes in the base currency (a benchmark in another currency)."""
+    code = ledger.currency_of.get(symbol, ledger.base)
+    if code == ledger.base:
+        return close
+    return np.asarray(close * fx_panel(market, (ledger.base, code), days).rates[:, 1])
 
 
 def _simple(close: F64) -> F64:
@@ -132,7 +194,7 @@ async def portfolio_metrics(
     """
     p = await get_owned(session, user_id, portfolio_id)
     bench = _benchmark(market, benchmark or p.benchmark_symbol)
-    rows = await ledger_rows(session, p.id)
+    ledger = await _ledger(session, p, [bench])
     end = _today(market)
     start = (pd.Timestamp(end) - pd.DateOffset(months=PERIOD_MONTHS[period])).date()
     empty = MetricsRead(
@@ -140,9 +202,9 @@ async def portfolio_metrics(
         total_return=None, annualized_return=None, volatility=None, sharpe_ratio=None,
         max_drawdown=None, alpha=None, beta=None, benchmark_return=None,
     )  # fmt: skip
-    if not rows:
+    if not ledger.rows:
         return empty
-    hist, extra = _history(market, rows, start, end, [bench])
+    hist, extra = _history(market, ledger, start, end, [bench])
     keep = _window(hist, start)
     if not keep.any():
         return empty
@@ -179,8 +241,8 @@ async def portfolio_metrics(
 
 
 def _money_weighted(hist: ValueHistory, keep: NDArray[np.bool_]) -> float:
-    """XIRR of the window's rows: the value held before it put in on its eve, each day's
-    buys in and proceeds out, the last day's value as the final value."""
+    """XIRR of the window's external flows: the value held before it put in on its eve,
+    each day's inflow in and outflow out, the last day's value as the final value."""
     at = np.flatnonzero(keep)
     first, last = int(at[0]), int(at[-1])
     span = slice(first, last + 1)
@@ -212,13 +274,13 @@ async def performance(
     """
     p = await get_owned(session, user_id, portfolio_id)
     bench = _benchmark(market, benchmark or p.benchmark_symbol)
-    rows = await ledger_rows(session, p.id)
+    ledger = await _ledger(session, p, [bench])
     out = PerformanceRead(period=period, interval=interval, benchmark=bench, series=[])
-    if not rows:
+    if not ledger.rows:
         return out
     end = _today(market)
     start = (pd.Timestamp(end) - pd.DateOffset(months=PERIOD_MONTHS[period])).date()
-    hist, extra = _history(market, rows, start, end, [bench])
+    hist, extra = _history(market, ledger, start, end, [bench])
     keep = hist.dates > np.datetime64(start, "D")
     keep &= np.cumsum(np.isfinite(hist.returns)) > 0  # from the first day with capital
     if not keep.any():
@@ -245,9 +307,36 @@ async def performance(
     return out
 
 
-async def _marked_positions(
-    session: AsyncSession, market: MarketData, portfolio_id: int
-) -> tuple[list[Asset], F64]:
+@dataclass(frozen=True, slots=True)
+class _Line:
+    """A line of the book at current quotes: a position, or the cash of one currency."""
+
+    symbol: str
+    name: str
+    asset_type: str
+    sector: str
+
+
+#: Cash below half a cent is float residue of amounts given to the cent, not a line.
+_CASH_TOLERANCE = 0.005
+
+
+def _quote_rate(market: MarketData, code: str, base: str) -> float:
+    """The latest rate of ``code`` in ``base`` (NaN when the market has none)."""
+    if code == base:
+        return 1.0
+    try:
+        quote = market.fx_quote(code, base)
+    except KeyError:  # a currency the market does not support
+        return float("nan")
+    return quote.rate if quote is not None else float("nan")
+
+
+async def _marked_book(
+    session: AsyncSession, market: MarketData, ledger: _Ledger, portfolio_id: int
+) -> tuple[list[_Line], F64]:
+    """Positions and positive cash balances, each valued in the base currency at current
+    quotes and rates (NaN: no price or no rate)."""
     rows = list(
         (
             await session.execute(
@@ -261,8 +350,17 @@ async def _marked_positions(
     assets = [a for _, a in rows]
     quotes = market.quotes([a.symbol for a in assets])
     price = np.array([quotes[a.symbol].price if a.symbol in quotes else np.nan for a in assets])
+    rate = np.array(
+        [_quote_rate(market, (a.currency or "USD").upper(), ledger.base) for a in assets]
+    )
     qty = np.array([float(pos.quantity) for pos, _ in rows])
-    return assets, qty * price
+    lines = [_Line(a.symbol, a.name, a.asset_type, a.sector) for a in assets]
+    values = [qty * price * rate]
+    cash = cash_balances(ledger.rows, ledger.currency_of, ledger.base)
+    held = {code: amount for code, amount in cash.items() if amount > _CASH_TOLERANCE}
+    lines += [_Line(code, f"Cash ({code})", "cash", "Cash") for code in held]
+    values.append(np.array([v * _quote_rate(market, c, ledger.base) for c, v in held.items()]))
+    return lines, np.concatenate(values)
 
 
 def _group(keys: Sequence[str], weight: F64) -> dict[str, str]:
@@ -273,9 +371,11 @@ def _group(keys: Sequence[str], weight: F64) -> dict[str, str]:
 async def allocation(
     session: AsyncSession, market: MarketData, user_id: int, portfolio_id: int
 ) -> AllocationRead:
-    """Weights of each position (value / total at current quotes), by sector and by asset type."""
+    """Weights of each position and of cash (value / total at current quotes and rates, in
+    the base currency), by sector and by asset type (cash: sector ``Cash``, type ``cash``)."""
     p = await get_owned(session, user_id, portfolio_id)
-    assets, value = await _marked_positions(session, market, p.id)
+    ledger = await _ledger(session, p)
+    lines, value = await _marked_book(session, market, ledger, p.id)
     total, weight = valuation.position_weights(value)
     items = [
         AllocationItem(
@@ -286,14 +386,14 @@ async def allocation(
             weight=frac(float(weight[i])),
             value=fmt.money(float(value[i])),
         )
-        for i, a in enumerate(assets)
+        for i, a in enumerate(lines)
     ]
     items.sort(key=lambda it: -float(it.value or 0))
     return AllocationRead(
         total_value=fmt.money(total) or "0.00",
         allocations=items,
-        by_sector=_group([a.sector for a in assets], weight),
-        by_asset_type=_group([a.asset_type for a in assets], weight),
+        by_sector=_group([a.sector for a in lines], weight),
+        by_asset_type=_group([a.asset_type for a in lines], weight),
     )
 
 
@@ -304,25 +404,27 @@ async def portfolio_risk(
 
     Over the last ``lookback`` defined daily returns: ``quantcore.risk.value_at_risk`` and
     ``expected_shortfall`` (historical, level 0.95; positive fractions of value,
-    also times the current value), ``volatility`` (annualized), ``beta`` on the
-    portfolio's benchmark and ``correlation`` with SPY. Sector weights come from
-    current quotes; ``herfindahl_index`` is the sum of squared position weights.
+    also times the current value, positions and cash), ``volatility`` (annualized),
+    ``beta`` on the portfolio's benchmark and ``correlation`` with SPY. Sector weights
+    come from current quotes (cash is the sector ``Cash``); ``herfindahl_index`` is the
+    sum of squared weights of the allocation's lines.
     """
     p = await get_owned(session, user_id, portfolio_id)
     bench = _benchmark(market, p.benchmark_symbol, "benchmark_symbol")
-    assets, value = await _marked_positions(session, market, p.id)
+    extra = sorted({bench, CORRELATION_SYMBOL})
+    ledger = await _ledger(session, p, extra)
+    lines, value = await _marked_book(session, market, ledger, p.id)
     total, weight = valuation.position_weights(value)
-    rows = await ledger_rows(session, p.id)
     end = _today(market)
     start = end - dt.timedelta(days=int(lookback * 1.6) + 14)
     r = b = s = np.empty(0)
     ppy = 252.0
-    if rows:
-        hist, extra = _history(market, rows, start, end, sorted({bench, CORRELATION_SYMBOL}))
+    if ledger.rows:
+        hist, closes = _history(market, ledger, start, end, extra)
         ok = np.flatnonzero(np.isfinite(hist.returns))[-lookback:]
         r = hist.returns[ok]
-        b = _simple(extra[bench])[ok]
-        s = _simple(extra[CORRELATION_SYMBOL])[ok]
+        b = _simple(closes[bench])[ok]
+        s = _simple(closes[CORRELATION_SYMBOL])[ok]
         ppy = valuation.periods_per_year(hist.dates[ok]) if ok.size else ppy
     nan = float("nan")
     enough = r.size >= 2
@@ -343,7 +445,7 @@ async def portfolio_risk(
         beta=ratio(float(qrisk.beta(r, b)) if enough else nan),
         benchmark=bench,
         correlation_spy=ratio(float(qrisk.correlation(r, s)) if enough else nan),
-        sector_concentration=_group([a.sector for a in assets], weight),
+        sector_concentration=_group([a.sector for a in lines], weight),
         herfindahl_index=frac(valuation.herfindahl_index(weight)) if total > 0 else None,
     )
 

@@ -36,6 +36,7 @@ class AssetRow(msgspec.Struct, frozen=True):
     market_cap: Decimal | None
     data_source: str
     updated_at: dt.datetime
+    currency: str = "USD"  # ISO 4217
 
 
 def _log_failure(f: asyncio.Future[None]) -> None:
@@ -79,6 +80,7 @@ class AssetDirectory:
                         a.market_cap,
                         a.data_source,
                         a.updated_at,
+                        a.currency,
                     )
                     for a in (await s.execute(select(Asset))).scalars()
                 ]

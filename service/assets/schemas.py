@@ -43,8 +43,9 @@ class AssetRead(msgspec.Struct, kw_only=True):
     price_change: str | None
     price_change_percent: str | None
     volume: int | None
-    market_cap: str | None
+    market_cap: str | None  # in ``currency``
     data_source: str
+    currency: str  # ISO 4217 code of the prices, e.g. "USD", "EUR"
     last_updated: dt.datetime | None
 
 

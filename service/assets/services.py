@@ -30,8 +30,10 @@ from service.pagination import PageParams
 __all__ = [
     "MAX_DAYS",
     "AssetReads",
+    "CurrencyConflict",
     "asset_read",
     "bulk_prices",
+    "check_import_currency",
     "get_asset",
     "list_assets",
     "price_history",
@@ -56,6 +58,7 @@ def asset_read(asset: Asset | AssetRow, market: MarketData) -> AssetRead:
         volume=quote.volume if quote else None,
         market_cap=fmt.money(asset.market_cap) if asset.market_cap is not None else None,
         data_source=asset.data_source,
+        currency=asset.currency,
         last_updated=quote.timestamp if quote else asset.updated_at,
     )
 
@@ -189,14 +192,47 @@ class AssetReads:
         return await bulk_prices(self.directory, self.market, symbols)
 
 
+class CurrencyConflict(ValueError):
+    """An import gives a provider's asset another currency than the provider's."""
+
+
+async def check_import_currency(db: Database, symbol: str, currency: str | None) -> None:
+    """Refuse a ``currency`` that contradicts the provider's for one of its assets.
+
+    The provider owns the currency of its assets (the startup sync writes it), so an
+    import may state it again but not change it; an imported asset's is the import's.
+
+    Raises:
+        CurrencyConflict: ``symbol`` is a provider's asset in another currency.
+    """
+    if currency is None:
+        return
+    async with db.read() as s:
+        row = (
+            await s.execute(select(Asset.data_source, Asset.currency).where(Asset.symbol == symbol))
+        ).one_or_none()
+    if row is not None and row.data_source != "import" and row.currency != currency:
+        raise CurrencyConflict(
+            f"{symbol} is a {row.data_source} asset in {row.currency}; "
+            f"its currency cannot be changed to {currency}"
+        )
+
+
 async def upsert_imported_asset(db: Database, result: ImportResult) -> tuple[Asset, bool]:
     """Attach an ``import-prices`` result to its asset; ``(asset, created)``.
 
     A new symbol becomes an asset (``data_source="import"``, named by its ticker unless
-    a name is given). An existing asset keeps its name, type, sector and source unless
-    the import gives them: its imported bars replace the provider's series
-    (:class:`~service.assets.market.MarketData`).
+    a name is given, in USD unless a currency is given). An existing asset keeps its
+    name, type, sector, currency and source unless the import gives them: its imported
+    bars replace the provider's series (:class:`~service.assets.market.MarketData`).
+
+    Raises:
+        ValueError: The result is an FX pair (it has no asset).
+        CurrencyConflict: See :func:`check_import_currency`.
     """
+    if result.fx_pair:
+        raise ValueError(f"{result.symbol} is an FX pair: it has no asset")
+    await check_import_currency(db, result.symbol, result.currency)
     async with db.write() as s:
         asset = (
             await s.execute(select(Asset).where(Asset.symbol == result.symbol))
@@ -209,6 +245,7 @@ async def upsert_imported_asset(db: Database, result: ImportResult) -> tuple[Ass
                 asset_type=result.asset_type or "stock",
                 sector=result.sector or "",
                 data_source="import",
+                currency=result.currency or "USD",
             )
             s.add(asset)
         else:
@@ -218,4 +255,6 @@ async def upsert_imported_asset(db: Database, result: ImportResult) -> tuple[Ass
                 asset.asset_type = result.asset_type
             if result.sector is not None:
                 asset.sector = result.sector
+            if result.currency is not None:
+                asset.currency = result.currency
     return asset, created

@@ -14,7 +14,8 @@ equity session of the simulation (14:30-21:00 UTC for 5m and 1h bars), so every
 equity bar has a rate; a weekend or holiday date takes the last completed
 daily close before it (:meth:`SimulatedFX.rates`). ``volume`` is an activity
 index, not a traded amount. Other pairs are crosses of these
-(:func:`quantcore.fx.cross_rate`).
+(:func:`quantcore.fx.cross_rate`); :data:`CURRENCIES` are the codes they connect,
+the ones the service supports.
 """
 
 from __future__ import annotations
@@ -25,11 +26,11 @@ from collections.abc import Callable, Sequence
 import numpy as np
 import pandas as pd
 
-from service.marketdata.provider import Interval
+from service.marketdata.provider import Interval, Quote
 from service.marketdata.simulated import DEFAULT_SEED, SimulatedMarket, utc_now
 from service.marketdata.universe import AssetSpec
 
-__all__ = ["FX_PAIRS", "FX_UNIVERSE", "SimulatedFX"]
+__all__ = ["CURRENCIES", "FX_PAIRS", "FX_UNIVERSE", "SimulatedFX", "fx_pair"]
 
 
 def _pair(symbol: str, name: str, beta: float, loading: float, idio: float, price0: float) -> AssetSpec:
@@ -44,6 +45,21 @@ FX_UNIVERSE: tuple[AssetSpec, ...] = (
     _pair("USDJPY", "US Dollar / Japanese Yen", 0.10, -0.55, 0.060, 120.50),
 )
 FX_PAIRS: tuple[str, ...] = tuple(spec.symbol for spec in FX_UNIVERSE)
+
+#: The ISO 4217 codes the service supports: USD and the other side of each pair.
+CURRENCIES: tuple[str, ...] = ("USD", "EUR", "GBP", "JPY")
+
+
+def fx_pair(symbol: str) -> tuple[str, str] | None:
+    """``("EUR", "USD")`` for ``"eurusd"``: the two codes of a pair symbol, else ``None``.
+
+    A pair symbol is two different supported codes (:data:`CURRENCIES`), six letters.
+    """
+    text = symbol.strip().upper()
+    first, second = text[:3], text[3:]
+    if len(text) == 6 and first != second and first in CURRENCIES and second in CURRENCIES:
+        return first, second
+    return None
 
 
 class SimulatedFX:
@@ -73,6 +89,24 @@ class SimulatedFX:
             ValueError: Unknown interval, or ``start`` after ``end``.
         """
         return self._market.history(pair, start, end, interval)
+
+    def quote(self, pair: str) -> Quote:
+        """The live rate of ``pair``: it moves inside the session as asset quotes do.
+
+        Cached like :meth:`SimulatedMarket.quote` (a tick under 5 minutes old is reused).
+
+        Raises:
+            KeyError: Unknown pair.
+        """
+        return self._market.quote(pair)
+
+    def previous_close(self, pair: str, at: dt.datetime) -> float:
+        """The daily close a quote of ``pair`` at ``at`` changes from (the session before).
+
+        Raises:
+            KeyError: Unknown pair.
+        """
+        return self._market.previous_close(pair, at)
 
     def rates(self, pair: str, dates: Sequence[dt.date] | pd.DatetimeIndex) -> pd.Series:
         """Daily close of ``pair`` as of each date (the last close on or before it; NaN before the first).

@@ -8,6 +8,10 @@ Accepted files:
 * Parquet with the same columns (a ``Date`` index written by pandas counts too).
 
 The file type is recognised by content (Parquet's ``PAR1`` magic), not by name.
+A six-letter symbol made of two supported currency codes (``EURUSD``) is an FX
+pair: its bars are stored like an asset's and become that pair's rates
+(:meth:`service.assets.market.MarketData.fx_rates`); it describes no asset, so the
+asset options (name, type, sector, currency) do not apply to it.
 Every row is checked before anything is written; the first problem raises
 :class:`PriceImportError`, whose message names the file, the line (CSV, the header
 is line 1) or row (Parquet, first data row is 1) and the column. The store is only
@@ -32,6 +36,7 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 from numpy.typing import NDArray
 
+from service.marketdata.fx import CURRENCIES, fx_pair
 from service.marketdata.provider import AssetType, Interval
 from service.marketdata.store import PriceStore, normalize_symbol
 
@@ -87,6 +92,7 @@ class ImportResult:
         asset_type: ``stock``, ``etf``, ``bond`` or ``crypto``; ``None``: not given
             (new: ``stock``; existing: kept).
         sector: Sector for the asset record; ``None``: not given (new: ``""``; kept).
+        currency: ISO 4217 code of the prices; ``None``: not given (new: ``USD``; kept).
         interval: Bar interval stored.
         rows: Rows read from the file.
         first: First bar (a date for daily bars, a UTC datetime otherwise).
@@ -100,6 +106,7 @@ class ImportResult:
     name: str | None
     asset_type: AssetType | None
     sector: str | None
+    currency: str | None
     interval: Interval
     rows: int
     first: dt.date
@@ -113,6 +120,11 @@ class ImportResult:
         """``"created"`` or ``"updated"``."""
         return "created" if self.created else "updated"
 
+    @property
+    def fx_pair(self) -> bool:
+        """Whether the symbol is an FX pair (``EURUSD``): rates, no asset."""
+        return fx_pair(self.symbol) is not None
+
 
 def import_prices(
     path: str | os.PathLike[str],
@@ -121,6 +133,7 @@ def import_prices(
     asset_type: AssetType | None = None,
     sector: str | None = None,
     name: str | None = None,
+    currency: str | None = None,
     store: PriceStore,
     interval: Interval = "1d",
 ) -> ImportResult:
@@ -136,6 +149,8 @@ def import_prices(
             existing asset's, ``stock`` for a new one.
         sector: Sector of the asset; default: keep (new: ``""``).
         name: Display name; default: keep (new: the symbol).
+        currency: ISO 4217 code of the prices, one of :data:`~service.marketdata.fx.CURRENCIES`
+            (case-insensitive); default: keep (new: ``USD``).
         store: Where the bars go.
         interval: ``1d`` (dates) or ``1h``/``5m`` (timestamps; naive ones are UTC).
 
@@ -156,12 +171,23 @@ def import_prices(
             f"interval must be one of {', '.join(get_args(Interval))}, got {interval!r}",
             path=source,
         )
+    code = None if currency is None else currency.strip().upper()
+    if code is not None and code not in CURRENCIES:
+        raise PriceImportError(
+            f"currency must be one of {', '.join(CURRENCIES)}, got {currency!r}", path=source
+        )
     raw_symbol = symbol if symbol is not None else source.stem
     try:
         ticker = normalize_symbol(raw_symbol)
     except ValueError as exc:
         hint = "" if symbol is not None else " (taken from the file name; pass a symbol)"
         raise PriceImportError(f"{exc}{hint}", path=source) from None
+    given = {"name": name, "asset_type": asset_type, "sector": sector, "currency": currency}
+    if fx_pair(ticker) is not None and (used := [k for k, v in given.items() if v is not None]):
+        raise PriceImportError(
+            f"{ticker} is an FX pair, not an asset ({', '.join(used)}: for assets only)",
+            path=source,
+        )
     bars = read_price_file(source, interval=interval)
     created = store.upsert(ticker, bars, interval)
     stamps = pd.DatetimeIndex(bars.index)
@@ -171,6 +197,7 @@ def import_prices(
         name=(name or "").strip() or None,
         asset_type=asset_type,
         sector=None if sector is None else sector.strip(),
+        currency=code,
         interval=interval,
         rows=len(bars),
         first=first.date() if interval == "1d" else first,

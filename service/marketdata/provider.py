@@ -28,8 +28,9 @@ class AssetInfo:
     name: str
     asset_type: AssetType
     sector: str
-    market_cap: float
+    market_cap: float  # in ``currency``
     data_source: str  # "simulated", "import", ...
+    currency: str = "USD"  # ISO 4217 code of the asset's prices
 
 
 @dataclass(frozen=True, slots=True)

@@ -1,6 +1,6 @@
 """The default market-data provider: a deterministic simulated universe.
 
-``SimulatedMarket`` serves the 41 assets of :mod:`service.marketdata.universe`:
+``SimulatedMarket`` serves the 47 assets of :mod:`service.marketdata.universe`:
 daily bars from a factor model (:mod:`._daily`), 5-minute and hourly bars that
 aggregate exactly to them (:mod:`._intraday`), and live quotes. Everything is a
 function of the seed and the time: two instances with the same seed give the same
@@ -39,7 +39,7 @@ from service.marketdata._random import normals
 from service.marketdata.provider import AssetInfo, Interval, Quote
 from service.marketdata.universe import START_DATE, UNIVERSE, AssetSpec
 
-__all__ = ["DEFAULT_SEED", "INTERVALS", "SimulatedMarket", "empty_bars", "utc_now"]
+__all__ = ["DEFAULT_SEED", "INTERVALS", "QUOTE_TTL", "SimulatedMarket", "empty_bars", "utc_now"]
 
 DEFAULT_SEED = 42  # chosen for a plausible demo: SPY about 2.6x from 2015 to 2026, a 34 % crash
 INTERVALS: tuple[Interval, ...] = ("1d", "1h", "5m")
@@ -47,6 +47,8 @@ _MINUTE_US = 60_000_000
 _DAY_US = 1440 * _MINUTE_US
 _EPOCH_DAY = (START_DATE - dt.date(1970, 1, 1)).days
 _COLUMNS = ["open", "high", "low", "close", "volume"]
+#: A held quote is served while younger than this (one 5-minute bar), then ticked again.
+QUOTE_TTL = dt.timedelta(minutes=BAR_MINUTES)
 
 
 def utc_now() -> dt.datetime:
@@ -95,6 +97,11 @@ class SimulatedMarket:
         self._horizon = 0  # day numbers 0 .. _horizon - 1 are simulated
         self._sessions: OrderedDict[tuple[str, int], IntradayBars] = OrderedDict()
         self._live: dict[str, Quote] = {}
+
+    @property
+    def clock(self) -> Callable[[], dt.datetime]:
+        """The market's clock (the FX rates of the same market share it)."""
+        return self._clock
 
     # -- static data -------------------------------------------------------------------
 
@@ -184,14 +191,14 @@ class SimulatedMarket:
         now = self._now()
         with self._lock:
             last = self._live.get(spec.symbol)
-        if last is not None and now - last.timestamp < dt.timedelta(minutes=BAR_MINUTES):
+        if last is not None and now - last.timestamp < QUOTE_TTL:
             return last
         return self.tick([spec.symbol], now)[0]
 
     def quotes(self, symbols: Iterable[str]) -> dict[str, Quote]:
         """:meth:`quote` for many symbols at once (one clock read, one lock); unknown ones left out."""
         now = self._now()
-        fresh = dt.timedelta(minutes=BAR_MINUTES)
+        fresh = QUOTE_TTL
         out: dict[str, Quote] = {}
         stale: list[str] = []
         with self._lock:
@@ -231,6 +238,21 @@ class SimulatedMarket:
                     self._live[quote.symbol] = quote
         return quotes
 
+    def previous_close(self, symbol: str, at: dt.datetime) -> float:
+        """The close before the session current at ``at`` (what a quote at ``at`` changes from).
+
+        Raises:
+            KeyError: Unknown symbol.
+            ValueError: ``at`` is not timezone-aware.
+        """
+        if at.tzinfo is None or at.utcoffset() is None:
+            raise ValueError("at must be a timezone-aware datetime")
+        spec = self.spec(symbol)
+        at = at.astimezone(dt.UTC)
+        if at.date() < START_DATE:
+            return spec.price0
+        return self._session_state(spec, at)[1]
+
     # -- internals ---------------------------------------------------------------------
 
     def _now(self) -> dt.datetime:
@@ -259,6 +281,7 @@ class SimulatedMarket:
             sector=spec.sector,
             market_cap=float(spec.shares * price),
             data_source="simulated",
+            currency=spec.currency,
         )
 
     def _session(self, spec: AssetSpec, day: int) -> IntradayBars:

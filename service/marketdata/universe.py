@@ -1,4 +1,4 @@
-"""The simulated asset universe: 41 assets and the factor model behind their prices.
+"""The simulated asset universe: 47 assets and the factor model behind their prices.
 
 Every asset loads on one **market** factor and at most one **group** factor (its
 sector, ``Rates`` for the bond ETFs, ``Crypto`` for the coins) and has its own
@@ -6,6 +6,15 @@ idiosyncratic noise. Volatilities and drifts are annual and chosen to look like
 the real asset class (large caps 20-35 %, SPY about 16 %, long Treasuries about
 14 %, bitcoin about 60 %). The tickers and names are familiar on purpose; the
 prices are not theirs (every asset says ``data_source="simulated"``).
+
+Six listings trade outside the US, in their own currency (``currency``, ISO 4217;
+every other asset, crypto included, is in US dollars): SAP.DE and SIE.DE in euros,
+HSBA.L and AZN.L in pounds (pounds, not the pence London quotes in), 7203.T and
+6758.T in yen. They load on the same market and sector factors as the US stocks
+and trade in the same simulated session (exchange hours are not modelled). They
+are appended at the end of :data:`UNIVERSE`: every draw is keyed by the symbol or
+the factor, never by a position in the universe, so adding them left the bars of
+the other 41 assets bit-identical (``tests/service/test_asset_currencies.py``).
 
 Bond ETFs (TLT, IEF, AGG, BND) have ``asset_type="bond"``: the API's
 ``asset_type`` filter has a ``bond`` value, and a user filtering on it expects
@@ -66,6 +75,7 @@ class AssetSpec:
         price0: Price on :data:`START_DATE`.
         shares: Units outstanding (shares, fund units, coins), for the market cap.
         volume: Typical daily volume in units.
+        currency: ISO 4217 code of the prices (and of ``price0``).
     """
 
     symbol: str
@@ -80,6 +90,7 @@ class AssetSpec:
     price0: float
     shares: float
     volume: float
+    currency: str = "USD"
 
     @property
     def trades_weekends(self) -> bool:
@@ -103,10 +114,11 @@ def _stock(
     price0: float,
     shares_m: float,
     volume_m: float,
+    currency: str = "USD",
 ) -> AssetSpec:
     return AssetSpec(
         symbol, name, "stock", sector, sector, beta, 1.0, idio, drift, price0,
-        shares_m * 1e6, volume_m * 1e6,
+        shares_m * 1e6, volume_m * 1e6, currency,
     )  # fmt: skip
 
 
@@ -357,6 +369,38 @@ UNIVERSE: tuple[AssetSpec, ...] = (
         3.0,
         120,
         0.35,
+    ),
+    # Non-US listings, in their own currency (always appended: see the module docstring).
+    # Prices on 2015-01-02 split-adjusted; London in pounds (Yahoo's .L quotes are pence).
+    _stock("SAP.DE", "SAP SE", "Technology", 1.00, 0.20, 0.11, 58.3, 1_229, 2.0, "EUR"),
+    _stock("SIE.DE", "Siemens AG", "Industrials", 1.00, 0.19, 0.07, 93.7, 850, 1.8, "EUR"),
+    _stock(
+        "HSBA.L", "HSBC Holdings plc", "Financials", 0.95, 0.22, 0.04, 6.10, 19_200, 30.0, "GBP"
+    ),
+    _stock("AZN.L", "AstraZeneca PLC", "Healthcare", 0.60, 0.18, 0.09, 46.0, 1_264, 2.0, "GBP"),
+    _stock(
+        "7203.T",
+        "Toyota Motor Corporation",
+        "Consumer",
+        0.80,
+        0.22,
+        0.07,
+        1_513.0,
+        16_300,
+        25.0,
+        "JPY",
+    ),
+    _stock(
+        "6758.T",
+        "Sony Group Corporation",
+        "Technology",
+        1.00,
+        0.28,
+        0.12,
+        490.0,
+        6_300,
+        10.0,
+        "JPY",
     ),
 )
 

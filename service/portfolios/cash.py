@@ -102,9 +102,15 @@ def balances(rows: Sequence[CashRow], base: dict[int, str]) -> dict[int, dict[st
         frame.loc[missing, "currency"] = frame.loc[missing, "portfolio"].map(base).fillna("USD")
     flows = cash_flows(frame, by="portfolio")
     sums = flows.groupby(["portfolio", "currency"], sort=True)["amount"].sum()
-    for (pid, code), amount in sums.items():
-        out.setdefault(int(pid), {})[str(code)] = float(amount)
+    for key, amount in sums.items():
+        pid, code = _group_key(key)
+        out.setdefault(pid, {})[code] = float(amount)
     return out
+
+
+def _group_key(key: Any) -> tuple[int, str]:
+    """A ``(portfolio, currency)`` group key with its types."""
+    return int(key[0]), str(key[1])
 
 
 def check_strict(rows: Sequence[CashRow], base_currency: str, field: str, action: str) -> None:

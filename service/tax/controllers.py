@@ -1,4 +1,5 @@
-"""``/api/tax/``: settings, summaries, stored calculations, loss harvesting and reports."""
+"""``/api/tax/``: settings, summaries, stored calculations, loss harvesting and reports
+(every amount in US dollars)."""
 
 from __future__ import annotations
 
@@ -89,20 +90,25 @@ class TaxController(Controller):
         self,
         request: Req,
         db: NamedDependency[Database],
+        market: NamedDependency[MarketData],
         year: YearQ = None,
         portfolio_id: PortfolioQ = None,
     ) -> TaxSummaryRead:
         async with db.read() as s:
-            return await services.summary(s, request.user.id, year, portfolio_id)
+            return await services.summary(s, market, request.user.id, year, portfolio_id)
 
     @post(
         "/analytics/calculate/", summary="Calculate and store a year's tax figures", status_code=200
     )
     async def calculate(
-        self, request: Req, data: JSONBody[TaxCalculate], db: NamedDependency[Database]
+        self,
+        request: Req,
+        data: JSONBody[TaxCalculate],
+        db: NamedDependency[Database],
+        market: NamedDependency[MarketData],
     ) -> TaxCalculationRead:
         return await services.calculate(
-            db, request.user.id, data.year, data.portfolio_id, data.reprocess
+            db, market, request.user.id, data.year, data.portfolio_id, data.reprocess
         )
 
     @get("/loss-harvesting/", summary="Tax-loss-harvesting opportunities")
@@ -163,11 +169,16 @@ class TaxController(Controller):
 
     @post("/reports/generate/", summary="Generate and store a tax report")
     async def generate(
-        self, request: Req, data: JSONBody[ReportCreate], db: NamedDependency[Database]
+        self,
+        request: Req,
+        data: JSONBody[ReportCreate],
+        db: NamedDependency[Database],
+        market: NamedDependency[MarketData],
     ) -> ReportRead:
         return await services.generate_report(
-            db, request.user.id, data.year, data.report_type, data.portfolio_id, _base(request)
-        )
+            db, market, request.user.id, data.year, data.report_type, data.portfolio_id,
+            _base(request),
+        )  # fmt: skip
 
     @get("/reports/{report_id:int}/download/", summary="Download a report as CSV or JSON")
     async def download(

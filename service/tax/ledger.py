@@ -19,6 +19,10 @@ Lots are named by transaction id: a buy's ``lot_id`` is its own id, a sell's the
 of the buy it names (sells that name none relieve first in, first out under
 ``specific``). Harvesting proposals and reports therefore label lots with the ids a
 sell can name.
+
+Cash rows (no asset) hold no lots and are not read. The tax figures read the ledger
+in US dollars (:func:`load_ledger` with ``market``, :mod:`service.tax.usd`); the
+positions read it in each asset's own currency.
 """
 
 from __future__ import annotations
@@ -27,7 +31,7 @@ import dataclasses
 import datetime as dt
 from collections.abc import Collection, Iterable, Mapping
 from decimal import Decimal
-from typing import Any, cast
+from typing import TYPE_CHECKING, Any, cast
 
 import pandas as pd
 from sqlalchemy import Select, or_, select
@@ -38,7 +42,11 @@ from quantcore.tax import LotLedger, LotMethod, match_lots
 from quantcore.tax.lots import LedgerError
 from service.db.models import Asset, Portfolio, Transaction
 from service.errors import ValidationError
+from service.tax.usd import in_usd
 from service.transactions.lots import CORPORATE_ACTIONS, ledger_key
+
+if TYPE_CHECKING:
+    from service.assets.market import MarketData
 
 __all__ = [
     "Action",
@@ -113,6 +121,7 @@ async def ledger_rows_with_actions(
 
 
 def _rows_query(portfolio_ids: Collection[int]) -> Select[Any]:
+    # the inner join leaves out cash rows (no asset): they hold no lots
     return (
         select(
             Transaction.id,
@@ -258,18 +267,23 @@ async def load_ledger(
     portfolio_id: int | None,
     *,
     asset_ids: Collection[int] | None = None,
+    market: MarketData | None = None,
 ) -> LotLedger | None:
     """The lot ledger of one of the user's portfolios, or of all of them (``None``: no portfolio).
 
     ``asset_ids`` limits it to those assets (exact: wash sales only join a symbol's
-    own purchases).
+    own purchases). With ``market``, the amounts of assets quoted in other currencies
+    are converted to US dollars at their rows' dates' rates before matching
+    (:mod:`service.tax.usd`): the ledger of the tax figures. Without, every amount is
+    in its asset's currency (the positions' ledger).
 
     One portfolio's ledger is cut from the ledger of all of them (:meth:`LotLedger.only`),
     so its wash sales include those caused by purchases in the user's other portfolios.
 
     Raises:
         ValidationError: ``lot_method`` ``invalid`` when ``quantcore`` cannot relieve
-            the lots (e.g. a sell dated before the shares it sells were bought).
+            the lots (e.g. a sell dated before the shares it sells were bought);
+            ``currency`` when a rate is missing (:func:`service.tax.usd.usd_rates`).
     """
     query = select(Portfolio.id, Portfolio.lot_method).where(Portfolio.user_id == user_id)
     methods: dict[int, str] = dict((await session.execute(query)).tuples().all())
@@ -279,6 +293,8 @@ async def load_ledger(
         rows, actions, _ = await linked_ledger_rows(session, list(methods), asset_ids)
     else:
         rows, actions = await ledger_rows_with_actions(session, list(methods), None)
+    if market is not None:
+        rows, actions = await in_usd(session, market, rows, actions)
     ledger = match_rows(rows, methods, actions)
     if portfolio_id is None:
         return ledger

@@ -1,6 +1,10 @@
 """Tax figures from the ledger with ``quantcore.tax``: summaries, stored calculations,
 loss harvesting and reports. Lot relief follows each portfolio's ``lot_method``;
-rates come from the user's tax settings (see :mod:`service.tax.ledger`)."""
+rates come from the user's tax settings (see :mod:`service.tax.ledger`).
+
+Every figure is in US dollars: assets quoted in other currencies enter the lots at the
+rates of their transactions' dates (:mod:`service.tax.usd`), and harvesting values
+their open lots at the current rate."""
 
 from __future__ import annotations
 
@@ -45,6 +49,7 @@ from service.tax.schemas import (
     TaxSettingsUpdate,
     TaxSummaryRead,
 )
+from service.tax.usd import USD, foreign_currencies, usd_price
 
 __all__ = [
     "calculate",
@@ -187,11 +192,12 @@ def _summary_read(s: TaxSummary, portfolio_id: int | None, rates: TaxRates) -> T
 
 
 async def _ledger(
-    session: AsyncSession, user_id: int, portfolio_id: int | None
+    session: AsyncSession, market: MarketData, user_id: int, portfolio_id: int | None
 ) -> LotLedger | None:
+    """The user's lot ledger in US dollars (one portfolio's, or all of them)."""
     if portfolio_id is not None:
         await get_owned(session, user_id, portfolio_id)
-    return await load_ledger(session, user_id, portfolio_id)
+    return await load_ledger(session, user_id, portfolio_id, market=market)
 
 
 def _empty_summary(year: int) -> TaxSummary:
@@ -200,19 +206,28 @@ def _empty_summary(year: int) -> TaxSummary:
 
 
 async def summary(
-    session: AsyncSession, user_id: int, year: int | None, portfolio_id: int | None
+    session: AsyncSession,
+    market: MarketData,
+    user_id: int,
+    year: int | None,
+    portfolio_id: int | None,
 ) -> TaxSummaryRead:
     """``quantcore.tax.tax_summary`` of one portfolio, or of all the user's portfolios
     (``year`` defaults to the current UTC year)."""
     year = check_year(dt.datetime.now(dt.UTC).year if year is None else year)
     rates = _rates(await _settings_row(session, user_id))
-    ledger = await _ledger(session, user_id, portfolio_id)
+    ledger = await _ledger(session, market, user_id, portfolio_id)
     s = tax_summary(ledger, year, rates=rates) if ledger is not None else _empty_summary(year)
     return _summary_read(s, portfolio_id, rates)
 
 
 async def calculate(
-    db: Database, user_id: int, year: int, portfolio_id: int | None, reprocess: bool
+    db: Database,
+    market: MarketData,
+    user_id: int,
+    year: int,
+    portfolio_id: int | None,
+    reprocess: bool,
 ) -> TaxCalculationRead:
     """The summary of (year, portfolio), stored; never stale.
 
@@ -235,7 +250,7 @@ async def calculate(
         record = (
             await s.execute(select(TaxRecord).where(*where).order_by(TaxRecord.id.desc()).limit(1))
         ).scalar_one_or_none()
-        result = await summary(s, user_id, year, portfolio_id)
+        result = await summary(s, market, user_id, year, portfolio_id)
         payload = msgspec.to_builtins(result)
         if record is not None and not reprocess and record.summary == payload:
             return TaxCalculationRead(
@@ -264,6 +279,29 @@ def _as_of(market: MarketData, symbols: list[str]) -> dt.date:
     return max(stamps).date() if stamps else dt.datetime.now(dt.UTC).date()
 
 
+async def _usd_prices(
+    session: AsyncSession, market: MarketData, symbols: tuple[str, ...], bare: list[str]
+) -> dict[str, float]:
+    """The current price of each ledger symbol with a quote, in US dollars: a non-USD
+    asset's quote at the current rate (the lots' basis is in dollars at their purchase
+    rates, so the unrealized gain includes the currency's move, as a sale's would)."""
+    quotes = market.quotes(bare)
+    currency_of = await foreign_currencies(session)
+    usd: dict[str, float] = {}
+    for symbol, quote in quotes.items():
+        currency = currency_of.get(symbol, USD)
+        if currency == USD:
+            usd[symbol] = round(quote.price, 8)
+            continue
+        try:
+            fx = market.fx_quote(currency, USD)
+        except KeyError:  # an unsupported currency: as below
+            fx = None
+        if fx is not None:  # no rate: no dollar value, so no proposal for it
+            usd[symbol] = usd_price(quote.price, fx.rate)
+    return {s: usd[split_symbol(s)[1]] for s in symbols if split_symbol(s)[1] in usd}
+
+
 async def harvest(
     session: AsyncSession,
     market: MarketData,
@@ -279,17 +317,12 @@ async def harvest(
         if not value.is_finite() or value < 0:
             raise ValidationError(name, "min_value", f"{name} must be a number >= 0.")
     rates = _rates(await _settings_row(session, user_id))
-    ledger = await _ledger(session, user_id, portfolio_id)
+    ledger = await _ledger(session, market, user_id, portfolio_id)
     out: list[HarvestOpportunityRead] = []
     bare = sorted({split_symbol(s)[1] for s in ledger.symbols}) if ledger is not None else []
     day = as_of or _as_of(market, bare)
     if ledger is not None and ledger.open_lots.size:
-        quotes = market.quotes(bare)
-        prices = {
-            s: round(quotes[split_symbol(s)[1]].price, 8)
-            for s in ledger.symbols
-            if split_symbol(s)[1] in quotes
-        }
+        prices = await _usd_prices(session, market, ledger.symbols, bare)
         for o in harvest_opportunities(
             ledger, prices, day, rates=rates, min_loss=min_loss, min_loss_pct=min_loss_pct
         ):
@@ -376,13 +409,19 @@ def _report_read(r: TaxReport, base_url: str) -> ReportRead:
 
 
 async def generate_report(
-    db: Database, user_id: int, year: int, report_type: str, portfolio_id: int | None, base_url: str
+    db: Database,
+    market: MarketData,
+    user_id: int,
+    year: int,
+    report_type: str,
+    portfolio_id: int | None,
+    base_url: str,
 ) -> ReportRead:
-    """Compute and store a report; it is downloadable as CSV or JSON."""
+    """Compute and store a report (amounts in US dollars); downloadable as CSV or JSON."""
     check_year(year)
     async with db.write() as s:
         rates = _rates(await _settings_row(s, user_id))
-        ledger = await _ledger(s, user_id, portfolio_id)
+        ledger = await _ledger(s, market, user_id, portfolio_id)
         doc, csv_text = _sections(ledger, year, report_type, rates)
         doc["portfolio_id"] = portfolio_id
         json_text = json.dumps(doc, indent=2)

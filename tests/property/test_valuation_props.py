@@ -46,23 +46,31 @@ def ledgers(draw: st.DrawFn) -> tuple[np.ndarray, list[tuple[int, int, int, floa
 def twin(
     close: np.ndarray, rows: list[tuple[int, int, int, float, float, float]]
 ) -> tuple[list[float], list[float]]:
+    """Buys at the open, proceeds and dividends at the close, with the ledger's cash: money
+    spent beyond the cash held is put in from outside (an inflow), cash received repays it
+    (an outflow), and what is received beyond it stays as cash, a part of the value
+    (docs/service_analytics.md, "How the value history is computed"). While the cash never
+    ends a day above zero this is the implicit-cash model: buys in, proceeds out."""
     n, k = close.shape
     held = [0.0] * k
+    cash = short = 0.0
     prev, values, rets = 0.0, [], []
     for t in range(n):
-        inflow = outflow = 0.0
-        for day, j, kind, qty, price, fees in rows:
-            if day != t:
-                continue
+        today = [r for r in rows if r[0] == t]
+        for _, j, kind, qty, price, fees in today:
             if kind == v.BUY:
                 held[j] += qty
-                inflow += qty * price + fees
-            elif kind == v.SELL:
+                cash -= qty * price + fees
+        short_open = max(0.0, -cash)
+        for _, j, kind, qty, price, fees in today:
+            if kind == v.SELL:
                 held[j] -= qty
-                outflow += qty * price - fees
-            else:
-                outflow += qty * price - fees
+            if kind != v.BUY:
+                cash += qty * price - fees
+        inflow, outflow = short_open - short, short_open - max(0.0, -cash)
+        short = max(0.0, -cash)
         value = sum(held[j] * close[t, j] for j in range(k) if abs(held[j]) > 1e-12)
+        value += max(cash, 0.0)
         base = prev + inflow
         rets.append((value + outflow) / base - 1.0 if base > 1e-9 else math.nan)
         values.append(value)

@@ -57,24 +57,35 @@ def cases(draw: st.DrawFn) -> tuple[ClosePanel, list[LedgerRow]]:
 
 
 def twin(panel: ClosePanel, rows: list[LedgerRow]) -> tuple[list[float], list[float]]:
+    """Buys at the open, proceeds and dividends at the close, with the ledger's cash: money
+    spent beyond the cash held is put in from outside (an inflow), cash received repays it
+    (an outflow), and what is received beyond it stays as cash, a part of the value
+    (docs/service_analytics.md, "How the value history is computed"). While the cash never
+    ends a day above zero this is the implicit-cash model: buys in, proceeds out."""
     held = dict.fromkeys(SYMBOLS, 0.0)
     pending = list(rows)
+    cash = short = 0.0
     prev, values, rets = 0.0, [], []
     for t, day in enumerate(panel.dates.astype(dt.date)):
-        inflow = outflow = 0.0
+        today = []
         while pending and pending[0].date <= day:
-            r = pending.pop(0)
+            today.append(pending.pop(0))
+        for r in today:
             if r.kind == "buy":
                 held[r.symbol] += r.quantity
-                inflow += r.quantity * r.price + r.fees
-            elif r.kind == "sell":
+                cash -= r.quantity * r.price + r.fees
+        short_open = max(0.0, -cash)
+        for r in today:
+            if r.kind == "sell":
                 held[r.symbol] -= r.quantity
-                outflow += r.quantity * r.price - r.fees
-            else:  # a dividend: the cash received, net of fees
-                outflow += r.quantity * r.price - r.fees
+            if r.kind != "buy":  # a sale or a dividend: the cash received, net of fees
+                cash += r.quantity * r.price - r.fees
+        inflow, outflow = short_open - short, short_open - max(0.0, -cash)
+        short = max(0.0, -cash)
         value = sum(
             q * panel.close[t, j] for j, (s, q) in enumerate(held.items()) if abs(q) > 1e-12
         )
+        value += max(cash, 0.0)
         base = prev + inflow
         rets.append((value + outflow) / base - 1.0 if base > 1e-9 else math.nan)
         values.append(value)

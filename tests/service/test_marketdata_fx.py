@@ -9,7 +9,7 @@ import pandas as pd
 import pytest
 
 from quantcore import fx
-from service.marketdata import FX_PAIRS, SimulatedFX, SimulatedMarket
+from service.marketdata import CURRENCIES, FX_PAIRS, SimulatedFX, SimulatedMarket, fx_pair
 
 NOW = dt.datetime(2025, 6, 2, 12, 0, tzinfo=dt.UTC)  # a Monday, before the session opens
 
@@ -86,3 +86,21 @@ def test_crosses_come_from_quantcore_fx(closes: pd.DataFrame) -> None:
     np.testing.assert_allclose(eurgbp.to_numpy(), (closes["EURUSD"] / closes["GBPUSD"]).to_numpy(), rtol=1e-15)
     eurjpy = fx.cross_rate(pairs, "EUR", "JPY")
     np.testing.assert_allclose(eurjpy.to_numpy(), (closes["EURUSD"] * closes["USDJPY"]).to_numpy(), rtol=1e-15)
+
+
+def test_pair_symbols_are_two_supported_codes() -> None:
+    assert fx_pair("eurusd") == ("EUR", "USD") and fx_pair(" USDJPY ") == ("USD", "JPY")
+    assert fx_pair("EURGBP") == ("EUR", "GBP")  # not simulated, still a pair
+    for symbol in ("EURCHF", "USDUSD", "EURUS", "EURUSD1", "AAPL", "BTC-USD"):
+        assert fx_pair(symbol) is None, symbol
+    assert set(CURRENCIES) == {code for pair in FX_PAIRS for code in (pair[:3], pair[3:])}
+
+
+def test_quote_before_the_session_is_the_last_close() -> None:
+    market = SimulatedFX(clock=_clock)  # Monday 12:00 UTC, before the session opens
+    bars = market.history("EURUSD", dt.date(2025, 5, 28), dt.date(2025, 5, 30))["close"]
+    quote = market.quote("eurusd")
+    assert (quote.price, quote.timestamp) == (bars.iloc[-1], NOW)
+    assert market.previous_close("EURUSD", quote.timestamp) == bars.iloc[-2]
+    with pytest.raises(KeyError):
+        market.quote("EURCHF")
