@@ -2,6 +2,7 @@
 
     python benchmarks/portfolio_list_cash.py            # 2,000 requests per case
     python benchmarks/portfolio_list_cash.py -n 500
+    python benchmarks/portfolio_list_cash.py --cases single   # also runs on code without cash
 
 Two users in one process, one app, SQLite under a temporary directory, the same
 shape of book: 20 portfolios of 10 positions each.
@@ -129,6 +130,9 @@ async def _user_id(app: Any, name: str) -> int:
         return int((await s.execute(select(User.id).where(User.username == name))).scalar_one())
 
 
+CASES = {"single": "single currency, no cash rows", "mixed": "cash + 3 currencies"}
+
+
 async def _main(n: int, tokens: dict[str, str]) -> None:
     from litestar.testing import AsyncTestClient
 
@@ -136,10 +140,11 @@ async def _main(n: int, tokens: dict[str, str]) -> None:
 
     app = app_from_env()
     async with AsyncTestClient(app) as client:
-        await _seed(client, tokens["single"], mixed=False)
-        await _seed(client, tokens["mixed"], mixed=True)
+        for case in tokens:
+            await _seed(client, tokens[case], mixed=case == "mixed")
         print(f"{'GET /api/portfolios/ (20 x 10)':<44}{'steady':>12}{'after a write':>16}")
-        for case, label in (("single", "single currency, no cash rows"), ("mixed", "cash + 3 currencies")):
+        for case in tokens:
+            label = CASES[case]
             steady = await _steady(app, tokens[case], n)
             fresh = await _after_write(app, tokens[case], await _user_id(app, case), max(n // 10, 50))
             print(f"{label:<44}{steady * 1e3:>9.3f} ms{fresh * 1e3:>13.3f} ms")
@@ -148,6 +153,7 @@ async def _main(n: int, tokens: dict[str, str]) -> None:
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("-n", type=int, default=2000, help="steady requests per case")
+    parser.add_argument("--cases", nargs="+", choices=sorted(CASES), default=list(CASES))
     args = parser.parse_args(argv)
     env = {
         **os.environ,
@@ -158,7 +164,7 @@ def main(argv: list[str] | None = None) -> int:
     env.pop("QC_DATABASE_URL", None)
     _cli(env, "migrate")
     tokens = {}
-    for name in ("single", "mixed"):
+    for name in args.cases:
         _cli(env, "createuser", name, "--password-stdin", stdin=b"benchmark-password\n")
         tokens[name] = _cli(env, "token", name)
     os.environ.update({k: v for k, v in env.items() if k.startswith("QC_")})

@@ -21,7 +21,7 @@ so a deposit is never a gain and interest always is.
 
 from __future__ import annotations
 
-from typing import NamedTuple
+from typing import Any, NamedTuple
 
 import numpy as np
 import pandas as pd
@@ -29,19 +29,24 @@ import pandas as pd
 from quantcore.portfolio import corporate_action_flows
 
 __all__ = [
+    "ACTION_TYPES",
     "CASH_TYPES",
     "EXTERNAL_TYPES",
     "Overdraft",
     "cash_balances",
     "cash_flows",
+    "corporate_action_cash",
     "first_overdraft",
+    "row_amounts",
 ]
 
 #: Rows that move cash only (no asset).
 CASH_TYPES = ("deposit", "withdrawal", "interest", "fee")
 #: Rows that are money put in or taken out from outside the portfolio.
 EXTERNAL_TYPES = ("deposit", "withdrawal")
-_ACTIONS = ("split", "stock_dividend", "return_of_capital", "spin_off", "merger")
+#: Corporate actions: the cash they pay depends on the shares held.
+ACTION_TYPES = ("split", "stock_dividend", "return_of_capital", "spin_off", "merger")
+_ACTIONS = ACTION_TYPES
 
 
 def _numbers(frame: pd.DataFrame, column: str) -> np.ndarray:
@@ -51,6 +56,37 @@ def _numbers(frame: pd.DataFrame, column: str) -> np.ndarray:
         dtype=np.float64, na_value=np.nan
     )
     return np.nan_to_num(values, nan=0.0)
+
+
+def row_amounts(kind: Any, quantity: Any, price: Any, fees: Any) -> np.ndarray:
+    """The cash each row moves by itself, by the table above (0 for corporate actions,
+    whose cash depends on the shares held: :func:`cash_flows`).
+
+    Parameters
+    ----------
+    kind : array_like of str
+        Lower-case row types.
+    quantity, price, fees : array_like of float
+        Per row (NaN counts as 0).
+
+    Examples
+    --------
+    >>> row_amounts(["buy", "deposit", "fee", "split"], [10, 1, 1, 0], [90, 500, 2, 0], [1, 0, 0, 0])
+    array([-901.,  500.,   -2.,    0.])
+    """
+    k = np.asarray(kind, dtype=object)
+    q, p, f = (np.nan_to_num(np.asarray(x, dtype=np.float64)) for x in (quantity, price, fees))
+    return np.select(
+        [
+            k == "buy",
+            (k == "sell") | (k == "dividend"),
+            (k == "deposit") | (k == "interest"),
+            k == "withdrawal",
+            k == "fee",
+        ],
+        [-(q * p + f), q * p - f, p - f, -(p + f), -p],
+        0.0,
+    )
 
 
 def cash_flows(
@@ -96,17 +132,7 @@ def cash_flows(
     q = _numbers(transactions, "quantity")
     p = _numbers(transactions, "price")
     f = _numbers(transactions, "fees")
-    amount = np.select(
-        [
-            kind == "buy",
-            (kind == "sell") | (kind == "dividend"),
-            (kind == "deposit") | (kind == "interest"),
-            kind == "withdrawal",
-            kind == "fee",
-        ],
-        [-(q * p + f), q * p - f, p - f, -(p + f), -p],
-        0.0,
-    )
+    amount = row_amounts(kind, q, p, f)
     currency: np.ndarray
     if "currency" in transactions:
         given = transactions["currency"]
@@ -127,7 +153,9 @@ def cash_flows(
     frame = pd.DataFrame(parts)
     actions = np.isin(kind, _ACTIONS)
     if actions.any():
-        frame = pd.concat([frame, *_action_cash(transactions, kind, currency, by)], ignore_index=True)
+        frame = pd.concat(
+            [frame, *_action_cash(transactions, kind, currency, by)], ignore_index=True
+        )
     order = np.argsort(frame["date"].to_numpy(dtype="datetime64[ns]"), kind="stable")
     return frame.iloc[order].reset_index(drop=True)[columns]
 
@@ -159,6 +187,37 @@ def _action_cash(
             part[by] = [key] * len(paid)
         out.append(pd.DataFrame(part))
     return out
+
+
+def corporate_action_cash(
+    transactions: pd.DataFrame, *, default_currency: str = "USD", by: str | None = None
+) -> pd.DataFrame:
+    """Only the cash that corporate actions pay (the rows :func:`cash_flows` adds to the
+    rows' own amounts): columns ``date``, ``currency``, ``amount``, ``external`` (False)
+    and ``by``.
+
+    Examples
+    --------
+    >>> t = pd.DataFrame({"date": ["2024-01-02", "2024-02-01"], "type": ["buy", "return_of_capital"],
+    ...                   "symbol": ["X", "X"], "quantity": [10, None], "price": [100, 2.5]})
+    >>> corporate_action_cash(t)["amount"].tolist()
+    [25.0]
+    """
+    flows = cash_flows(transactions.iloc[:0], by=by)
+    if len(transactions) == 0:
+        return flows
+    kind = transactions["type"].astype(str).str.strip().str.lower().to_numpy()
+    if not np.isin(kind, _ACTIONS).any():
+        return flows
+    given = (
+        transactions["currency"]
+        if "currency" in transactions
+        else pd.Series(None, index=transactions.index)
+    )
+    codes = given.where(given.notna(), default_currency).astype(str).str.strip().str.upper()
+    currency = codes.replace("", default_currency).to_numpy(dtype=object)
+    parts = _action_cash(transactions, kind, currency, by)
+    return pd.concat(parts, ignore_index=True)[list(flows.columns)] if parts else flows
 
 
 def cash_balances(transactions: pd.DataFrame, *, default_currency: str = "USD") -> dict[str, float]:

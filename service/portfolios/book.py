@@ -362,8 +362,8 @@ async def load_book(conn: AsyncConnection, user_id: int, version: int | None = N
     portfolios = [tuple(r) for r in await conn.execute(_USER_PORTFOLIOS, params)]
     positions = (await conn.execute(_USER_POSITIONS, params)).all()
     recent = (await conn.execute(_USER_RECENT, {**params, "since": recent_since()})).all()
-    rows = await cash_ledger.read_cash_rows(conn, user_id=user_id)
-    cash = cash_ledger.balances(rows, {row[0]: base_currency(row) for row in portfolios})
+    bases = {row[0]: base_currency(row) for row in portfolios}
+    cash = await cash_ledger.read_balances(conn, bases, user_id=user_id)
     return Book.from_rows(version, portfolios, positions, recent, cash)
 
 

@@ -21,7 +21,7 @@ from sqlalchemy import Float, bindparam, cast, func, select
 from sqlalchemy.ext.asyncio import AsyncConnection
 from sqlalchemy.orm import aliased
 
-from quantcore.cash import cash_flows, first_overdraft
+from quantcore.cash import ACTION_TYPES, corporate_action_cash, first_overdraft, row_amounts
 from service import formatting as fmt
 from service.assets.market import MarketData
 from service.db.models import Asset, Portfolio, Transaction
@@ -33,6 +33,7 @@ __all__ = [
     "check_currency",
     "check_strict",
     "ledger_frame",
+    "read_balances",
     "read_cash_rows",
 ]
 
@@ -68,6 +69,23 @@ _OF_PORTFOLIOS = _ROWS.where(_T.portfolio_id.in_(bindparam("ids", expanding=True
 _OF_USER = _ROWS.join(Portfolio.__table__, Portfolio.__table__.c.id == _T.portfolio_id).where(
     Portfolio.__table__.c.user_id == bindparam("user_id")
 )
+#: ``(portfolio_id, type, currency, quantity, price, fees)``: what a row's own cash needs.
+_AMOUNTS = (
+    select(
+        _T.portfolio_id,
+        _T.transaction_type,
+        func.coalesce(_T.currency, _A.c.currency),
+        cast(_T.quantity, Float),
+        cast(_T.price, Float),
+        cast(_T.fees, Float),
+    )
+    .select_from(Transaction.__table__)
+    .outerjoin(_A, _A.c.id == _T.asset_id)
+)
+_AMOUNTS_OF_PORTFOLIOS = _AMOUNTS.where(_T.portfolio_id.in_(bindparam("ids", expanding=True)))
+_AMOUNTS_OF_USER = _AMOUNTS.join(
+    Portfolio.__table__, Portfolio.__table__.c.id == _T.portfolio_id
+).where(Portfolio.__table__.c.user_id == bindparam("user_id"))
 _COLUMNS = (
     "portfolio", "id", "date", "type", "symbol", "currency", "quantity", "price", "fees",
     "ratio", "cash", "target_symbol",
@@ -90,27 +108,69 @@ def ledger_frame(rows: Sequence[CashRow]) -> pd.DataFrame:
     return pd.DataFrame(list(rows), columns=list(_COLUMNS))
 
 
+def _add(out: dict[int, dict[str, float]], owner: int, currency: str, amount: float) -> None:
+    held = out.setdefault(owner, {})
+    held[currency] = held.get(currency, 0.0) + amount
+
+
+def _row_cash(
+    out: dict[int, dict[str, float]], rows: Sequence[Any], base: dict[int, str]
+) -> set[int]:
+    """Add each row's own cash (``(portfolio, type, currency, quantity, price, fees)``,
+    :func:`quantcore.cash.row_amounts` on plain arrays); the portfolios with corporate actions."""
+    if not rows:
+        return set()
+    pid, kind, code, q, p, f = zip(*rows, strict=True)
+    for owner, currency, amount in zip(pid, code, row_amounts(kind, q, p, f).tolist(), strict=True):
+        _add(out, owner, currency or base.get(owner, "USD"), amount)
+    return {owner for owner, k in zip(pid, kind, strict=True) if k in ACTION_TYPES}
+
+
+def _action_cash(out: dict[int, dict[str, float]], rows: Sequence[CashRow]) -> None:
+    """Add the cash corporate actions paid (:func:`quantcore.cash.corporate_action_cash`)."""
+    paid = corporate_action_cash(ledger_frame(rows), by="portfolio")
+    for owner, currency, amount in zip(
+        paid["portfolio"], paid["currency"], paid["amount"], strict=True
+    ):
+        _add(out, int(owner), str(currency), float(amount))
+
+
+def _sorted(out: dict[int, dict[str, float]]) -> dict[int, dict[str, float]]:
+    return {k: dict(sorted(v.items())) for k, v in sorted(out.items())}
+
+
 def balances(rows: Sequence[CashRow], base: dict[int, str]) -> dict[int, dict[str, float]]:
     """Cash per currency of each portfolio of ``base`` (portfolio id -> its base currency,
-    the currency of a cash row that names none): one pass over all the rows."""
+    the currency of a cash row that names none), from :data:`CashRow` rows: each row's own
+    amount plus what corporate actions paid (together :func:`quantcore.cash.cash_flows`)."""
     out: dict[int, dict[str, float]] = {pid: {} for pid in base}
-    if not rows:
+    own = [(r[0], r[3], r[5], r[6], r[7], r[8]) for r in rows]
+    with_actions = _row_cash(out, own, base)
+    if with_actions:
+        _action_cash(out, [r for r in rows if r[0] in with_actions])
+    return _sorted(out)
+
+
+async def read_balances(
+    conn: AsyncConnection,
+    base: dict[int, str],
+    *,
+    user_id: int | None = None,
+) -> dict[int, dict[str, float]]:
+    """:func:`balances` of the user's portfolios (``None``: of the portfolios of ``base``),
+    read lean: six columns per row, and the whole rows only of portfolios holding a
+    corporate action (a book is re-read after every write; dates and joins cost most)."""
+    out: dict[int, dict[str, float]] = {pid: {} for pid in base}
+    if user_id is not None:
+        result = await conn.execute(_AMOUNTS_OF_USER, {"user_id": user_id})
+    elif base:
+        result = await conn.execute(_AMOUNTS_OF_PORTFOLIOS, {"ids": list(base)})
+    else:
         return out
-    frame = ledger_frame(rows)
-    missing = frame["currency"].isna()
-    if missing.any():
-        frame.loc[missing, "currency"] = frame.loc[missing, "portfolio"].map(base).fillna("USD")
-    flows = cash_flows(frame, by="portfolio")
-    sums = flows.groupby(["portfolio", "currency"], sort=True)["amount"].sum()
-    for key, amount in sums.items():
-        pid, code = _group_key(key)
-        out.setdefault(pid, {})[code] = float(amount)
-    return out
-
-
-def _group_key(key: Any) -> tuple[int, str]:
-    """A ``(portfolio, currency)`` group key with its types."""
-    return int(key[0]), str(key[1])
+    with_actions = _row_cash(out, result.all(), base)
+    if with_actions:
+        _action_cash(out, await read_cash_rows(conn, portfolio_ids=with_actions))
+    return _sorted(out)
 
 
 def check_strict(rows: Sequence[CashRow], base_currency: str, field: str, action: str) -> None:

@@ -121,8 +121,7 @@ async def portfolio_reads(
         ids = {"ids": [p.id for p in portfolios]}
         rows = (await conn.execute(_POSITIONS, ids)).all()
         recent = (await conn.execute(_RECENT, {**ids, "since": recent_since()})).all()
-        ledger = await cash.read_cash_rows(conn, portfolio_ids=ids["ids"])
-        held = cash.balances(ledger, {p.id: p.base_currency for p in portfolios})
+        held = await cash.read_balances(conn, {p.id: p.base_currency for p in portfolios})
     book = Book.from_rows(-1, [_row(p) for p in portfolios], rows, recent, held)
     return book.reads(market)
 

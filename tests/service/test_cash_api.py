@@ -267,3 +267,17 @@ def test_a_base_currency_converts_positions_and_names_the_rate(api: Api) -> None
         f"/api/portfolios/{pid}/", json={"name": "x", "base_currency": "XYZ"}, headers=h
     )
     assert r.status_code == 400 and r.json()["details"]["code"] == "unsupported"
+
+
+def test_cash_a_corporate_action_pays_counts_the_shares_held_that_day(api: Api) -> None:
+    _, h = api.user("roc")
+    pid = _portfolio(api, h)
+    _ok(api, h, pid, "deposit", price="1000", transaction_date="2025-01-02")
+    _ok(api, h, pid, "buy", asset_symbol="XOM", quantity="8", price="100",
+        transaction_date="2025-01-03")  # fmt: skip
+    _ok(api, h, pid, "return_of_capital", asset_symbol="XOM", price="1.25",
+        transaction_date="2025-02-03")  # fmt: skip
+    # a buy entered later but dated after the distribution does not share in it
+    _ok(api, h, pid, "buy", asset_symbol="XOM", quantity="1", price="90",
+        transaction_date="2025-03-03")  # fmt: skip
+    assert _read(api, h, pid)["cash_balance"] == _money(Decimal(1000) - 800 + 8 * Decimal("1.25") - 90)

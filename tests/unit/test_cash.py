@@ -142,3 +142,48 @@ def test_accounts_count_their_own_shares() -> None:
     sums = flows.groupby("account")["amount"].sum().to_dict()
     # the return of capital pays on account 1's 10 shares, not on the 13 held in all
     assert sums == {1: -1000.0 + 20.0, 2: -300.0 + 50.0}
+
+
+def test_the_service_balances_equal_cash_balances_per_portfolio() -> None:
+    """service.portfolios.cash.balances (arrays, actions apart) == quantcore per portfolio."""
+    from service.portfolios.cash import balances, ledger_frame
+
+    rng = np.random.default_rng(7)
+    rows = []
+    for i in range(300):
+        pid = int(rng.integers(1, 4))
+        day = dt.date(2024, 1, 1) + dt.timedelta(days=int(rng.integers(0, 90)))
+        kind = str(rng.choice([*KINDS, "return_of_capital", "split"]))
+        cash_row = kind in ("deposit", "withdrawal", "interest", "fee")
+        symbol = None if cash_row else str(rng.choice(["X", "Y"]))
+        code = str(rng.choice(["EUR", "USD"])) if cash_row else {"X": "USD", "Y": "EUR"}[symbol]
+        q = (
+            None
+            if kind in ("return_of_capital", "split") or cash_row
+            else float(rng.integers(1, 20))
+        )
+        ratio = 2.0 if kind == "split" else None
+        price = None if kind == "split" else float(rng.integers(1, 100))
+        rows.append(
+            (
+                pid,
+                i,
+                day,
+                kind,
+                symbol,
+                code,
+                q or 1.0,
+                price,
+                0.0 if kind == "fee" else 0.5,
+                ratio,
+                None,
+                None,
+            )
+        )
+    got = balances(rows, {1: "USD", 2: "EUR", 3: "USD"})
+    frame = ledger_frame(rows)
+    for pid in (1, 2, 3):
+        want = cash_balances(frame[frame["portfolio"] == pid])
+        assert sorted(got[pid]) == sorted(want)
+        for code in want:
+            assert got[pid][code] == pytest.approx(want[code], rel=1e-12, abs=1e-6)
