@@ -10,14 +10,19 @@ and the child's peak resident set size after the timed run (``ru_maxrss``:
 interpreter, the generated file and the parse) is reported beside it. The statement mixes buys, sells, dividends and cash
 transactions over 100 securities. Reported, never asserted.
 
+The imported statement's cash rows (deposits, with interest, service charges and
+withdrawals among them) are imported too, into a portfolio with
+``cash_policy="strict"``, so the import also runs the overdraft check.
+
 Then the import service (``service.imports.services.import_statement``, what
 ``POST /api/portfolios/{id}/import/`` and ``import-transactions`` call) loads a
 valid 50,000-transaction OFX 2.x statement into an empty portfolio of a fresh
 database (SQLite in a temporary directory unless ``--database-url`` names a
 PostgreSQL server, where a scratch database is created and dropped), in a fresh
 subprocess: the parser alone (the same file, for the ratio), a dry run, the import itself (parse, duplicate check against the
-portfolio's source ids, the whole-ledger check of every symbol, one multi-row
-insert, positions re-derived once; unknown tickers created as assets), and the
+portfolio's source ids, the whole-ledger check of every symbol, the cash check of
+the strict portfolio, one multi-row insert, positions re-derived once; unknown
+tickers created as assets), and the
 same file again (every row a duplicate). Each is timed after a warm-up import of
 a few rows into another portfolio (numba's cached kernels loaded once per process);
 the child's peak RSS is read before the first import and after the last.
@@ -112,9 +117,13 @@ def sec(k):
 FUND = "<SUBACCTSEC>CASH</SUBACCTSEC><SUBACCTFUND>CASH</SUBACCTFUND>"
 START = dt.date(1990, 1, 1)
 
+BANK = {0: ("INT", "2.50"), 1: ("SRVCHG", "-1.00"), 2: ("DEBIT", "-100.00")}
+
 def tran(i):
     # rounds of four on one day: buy 10, sell 5, dividend (from the security's second
-    # round on: shares held at the previous close), deposit; rounds cycle over 100 securities
+    # round on: shares held at the previous close), a cash row: a deposit of 1,000.00,
+    # every fifth round interest, a service charge or a withdrawal instead (cash never
+    # goes below zero: the portfolio is strict); rounds cycle over 100 securities
     r, kind = divmod(i, 4)
     k = r % 100
     day = (START + dt.timedelta(days=r)).strftime("%Y%m%d")
@@ -127,8 +136,9 @@ def tran(i):
                 f"<COMMISSION>1.00</COMMISSION><TOTAL>1</TOTAL>{FUND}</INVSELL><SELLTYPE>SELL</SELLTYPE></SELLSTOCK>")
     if kind == 2 and r >= 100:
         return f"<INCOME>{inv}{sec(k)}<INCOMETYPE>DIV</INCOMETYPE><TOTAL>{1 + i % 9}.10</TOTAL>{FUND}</INCOME>"
-    return (f"<INVBANKTRAN><STMTTRN><TRNTYPE>CREDIT</TRNTYPE><DTPOSTED>{day}</DTPOSTED><TRNAMT>1000.00</TRNAMT>"
-            f"<FITID>T{i}</FITID><NAME>Deposit</NAME></STMTTRN><SUBACCTFUND>CASH</SUBACCTFUND></INVBANKTRAN>")
+    trntype, amount = BANK[(r // 5) % 3] if r % 5 == 4 else ("CREDIT", "1000.00")
+    return (f"<INVBANKTRAN><STMTTRN><TRNTYPE>{trntype}</TRNTYPE><DTPOSTED>{day}</DTPOSTED><TRNAMT>{amount}</TRNAMT>"
+            f"<FITID>T{i}</FITID><NAME>{trntype}</NAME></STMTTRN><SUBACCTFUND>CASH</SUBACCTFUND></INVBANKTRAN>")
 
 secinfo = "".join(
     f"<STOCKINFO><SECINFO>{sec(k)}<SECNAME>Security {k}</SECNAME><TICKER>BX{k:03d}</TICKER></SECINFO></STOCKINFO>"
@@ -170,7 +180,7 @@ async def run(db_url):
             user = User(username="bench", password_hash="x")
             s.add(user)
             await s.flush()
-            portfolio = Portfolio(user_id=user.id, name="imported")
+            portfolio = Portfolio(user_id=user.id, name="imported", cash_policy="strict")
             warm = Portfolio(user_id=user.id, name="warm-up")
             s.add_all([portfolio, warm])
             await s.flush()
@@ -186,8 +196,11 @@ async def run(db_url):
             t0 = time.perf_counter()
             report = await import_statement(db, uid, pid, data, opts)
             out[label] = time.perf_counter() - t0
+            assert not report.errors, report.errors[:3]
             out[label + "_added"] = report.added
             out[label + "_skipped"] = report.skipped_duplicates
+            if label == "import":
+                out["counts"] = report.counts
         out["ignored"] = len(report.ignored)
         out["rss_after"] = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024
     finally:
@@ -221,10 +234,13 @@ def _import_report(n: int, url: str) -> None:
     res = json.loads(proc.stdout.strip().splitlines()[-1])
     backend = "SQLite" if url == "sqlite" else "PostgreSQL"
     ledger_rows = res["import_added"]
+    cash_rows = sum(v for k, v in res["counts"].items() if k in ("deposit", "withdrawal", "interest", "fee"))
     print(
         f"import service, {backend}: {res['rows']:,} transactions ({res['bytes'] / 2**20:.1f} MiB, "
-        f"{ledger_rows:,} ledger rows added, {res['ignored']:,} cash rows ignored)"
+        f"{ledger_rows:,} ledger rows added, {cash_rows:,} of them cash rows, "
+        f"{res['ignored']:,} ignored; strict cash policy)"
     )
+    print(f"  rows by type: {res['counts']}")
     print(
         f"  {'parse only':<16} {res['parse']:6.2f} s = {res['rows'] / res['parse']:,.0f} transactions/s"
     )

@@ -149,12 +149,32 @@ def cmd_token(args: argparse.Namespace, settings: Settings) -> int:
 
 
 def cmd_import_prices(args: argparse.Namespace, settings: Settings) -> int:
-    from service.assets.services import upsert_imported_asset
+    from service.assets.services import (
+        CurrencyConflict,
+        check_import_currency,
+        upsert_imported_asset,
+    )
+    from service.marketdata.fx import CURRENCIES, fx_pair
     from service.marketdata.importers import PriceImportError, import_prices, read_price_file
-    from service.marketdata.store import PriceStore
+    from service.marketdata.store import PriceStore, normalize_symbol
 
     if args.symbol and len(args.files) > 1:
         print("error: --symbol applies to one file only", file=sys.stderr)
+        return 2
+    if args.currency is not None and args.currency not in CURRENCIES:
+        print(f"error: --currency must be one of {', '.join(CURRENCIES)}", file=sys.stderr)
+        return 2
+    symbols = []
+    for path in args.files:
+        try:
+            symbols.append(normalize_symbol(args.symbol or Path(path).stem))
+        except ValueError:
+            pass  # import_prices names the problem
+    options = [f"--{k.replace('_', '-')}" for k in ("name", "asset_type", "sector", "currency")
+               if getattr(args, k) is not None]  # fmt: skip
+    if options and (pairs := [s for s in symbols if fx_pair(s) is not None]):
+        print(f"error: {', '.join(options)}: for assets only, not FX pairs ({', '.join(pairs)})",
+              file=sys.stderr)  # fmt: skip
         return 2
     try:  # validate every file first: a bad file changes nothing
         for path in args.files:
@@ -168,6 +188,8 @@ def cmd_import_prices(args: argparse.Namespace, settings: Settings) -> int:
         db = _db(settings)
         try:
             await migrate(db)
+            for symbol in symbols:  # a currency the provider contradicts changes nothing either
+                await check_import_currency(db, symbol, args.currency)
             for path in args.files:
                 result = import_prices(
                     path,
@@ -175,17 +197,22 @@ def cmd_import_prices(args: argparse.Namespace, settings: Settings) -> int:
                     asset_type=args.asset_type,
                     sector=args.sector,
                     name=args.name,
+                    currency=args.currency,
                     store=store,
                 )
+                span = f"{result.symbol}: {result.rows} rows {result.first}..{result.last}"
+                if result.fx_pair:
+                    print(f"{span} (FX pair: rates, no asset)")
+                    continue
                 _, created = await upsert_imported_asset(db, result)
                 verb = "new asset" if created else "attached to the existing asset"
-                print(f"{result.symbol}: {result.rows} rows {result.first}..{result.last} ({verb})")
+                print(f"{span} ({verb})")
         finally:
             await db.dispose()
 
     try:
         asyncio.run(run())
-    except PriceImportError as exc:
+    except (PriceImportError, CurrencyConflict) as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 1
     return 0
@@ -198,6 +225,7 @@ def cmd_import_transactions(args: argparse.Namespace, settings: Settings) -> int
     from service.db.models import Portfolio
     from service.imports import decode_mapping
     from service.imports.services import ImportOptions, guess_format, import_statement
+    from service.marketdata.fx import CURRENCIES
 
     path = Path(args.file)
     try:
@@ -217,7 +245,7 @@ def cmd_import_transactions(args: argparse.Namespace, settings: Settings) -> int
         return 2
     options = ImportOptions(
         format=fmt, mapping=mapping, preset=args.preset, dry_run=args.dry_run,
-        create_assets=args.create_assets,
+        create_assets=args.create_assets, currencies=CURRENCIES,  # the app's MarketData.currencies()
     )  # fmt: skip
 
     async def run() -> tuple[bytes, bool]:
@@ -276,7 +304,10 @@ def _parser() -> argparse.ArgumentParser:
     token = sub.add_parser("token", help="print a new API token for a user")
     token.add_argument("name")
     token.set_defaults(func=cmd_token)
-    imp = sub.add_parser("import-prices", help="import OHLCV from CSV (Yahoo style) or Parquet")
+    imp = sub.add_parser(
+        "import-prices",
+        help="import OHLCV from CSV (Yahoo style) or Parquet; an FX pair symbol (EURUSD) stores rates",
+    )
     imp.add_argument("files", nargs="+")
     imp.add_argument("--symbol", default=None, help="ticker (default: file name)")
     imp.add_argument(
@@ -287,6 +318,12 @@ def _parser() -> argparse.ArgumentParser:
     )
     imp.add_argument("--sector", default=None, help="default: kept (new asset: empty)")
     imp.add_argument("--name", default=None, help="default: kept (new asset: the ticker)")
+    imp.add_argument(
+        "--currency",
+        default=None,
+        type=lambda code: code.strip().upper(),
+        help="ISO 4217 code of the prices (USD, EUR, GBP, JPY); default: kept (new asset: USD)",
+    )
     imp.set_defaults(func=cmd_import_prices)
     txn = sub.add_parser(
         "import-transactions",
@@ -309,7 +346,10 @@ def _parser() -> argparse.ArgumentParser:
     txn.add_argument(
         "--dry-run", action="store_true", help="report what would be added, write nothing"
     )
-    txn.add_argument("--create-assets", action="store_true", help="add unknown symbols as assets")
+    txn.add_argument(
+        "--create-assets", action="store_true",
+        help="add unknown symbols as assets (in their rows' currency)",
+    )  # fmt: skip
     txn.set_defaults(func=cmd_import_transactions)
     return parser
 

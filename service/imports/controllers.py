@@ -11,6 +11,7 @@ from litestar.di import NamedDependency
 from litestar.enums import RequestEncodingType
 from litestar.params import Body, FromPath
 
+from service.assets.market import MarketData
 from service.auth.guards import requires_user
 from service.auth.identity import Identity
 from service.db import Database
@@ -34,7 +35,7 @@ class ImportForm:
     ``date_format``, ``decimal_comma``, ``delimiter``, ``currency``). ``preset``:
     CSV only, ``schwab`` or ``fidelity`` (default: detected from the header).
     ``dry_run``: report without writing. ``create_assets``: add unknown symbols
-    as assets instead of refusing their rows.
+    as assets (in the rows' currency) instead of refusing their rows.
     """
 
     file: UploadFile
@@ -59,8 +60,11 @@ class ImportController(Controller):
             "(`skipped_duplicates`). Any bad line (an uncovered sale on the whole resulting "
             "ledger, an unknown symbol without `create_assets`, a bad number or date, a "
             "share transfer) makes it a 400 `validation_error` whose `details.errors` lists every "
-            "problem with its line and field; nothing is written. Cash rows are `ignored` with "
-            "a reason. `dry_run` returns the same report without writing. Files up to "
+            "problem with its line and field; nothing is written. Cash rows (deposits, "
+            "withdrawals, interest, fees) are imported in their currency; a security row's "
+            "currency must be its asset's. Under `cash_policy` `strict`, an import that would "
+            "leave cash below zero on some day is refused (`insufficient_cash` on the line). "
+            "`dry_run` returns the same report without writing. Files up to "
             f"{MAX_FILE_BYTES // (1024 * 1024)} MiB (413 `request_too_large` above)."
         ),
         status_code=200,
@@ -72,6 +76,7 @@ class ImportController(Controller):
         portfolio_id: FromPath[int],
         data: Annotated[ImportForm, Body(media_type=RequestEncodingType.MULTI_PART)],
         db: NamedDependency[Database],
+        market: NamedDependency[MarketData],
     ) -> ImportRead:
         content = await data.file.read()
         fmt = data.format or guess_format(data.file.filename, content)
@@ -93,5 +98,6 @@ class ImportController(Controller):
             preset=data.preset or None,
             dry_run=data.dry_run,
             create_assets=data.create_assets,
+            currencies=market.currencies(),
         )
         return await import_statement(db, request.user.id, portfolio_id, content, options)

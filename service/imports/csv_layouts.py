@@ -16,6 +16,29 @@ the files two widely used US brokers let their customers download:
 
 Neither broker publishes a specification of its file: the layouts are the ones
 those downloads write, as docs/service.md shows with an example of each.
+
+Cash rows. Both downloads sign ``Amount`` from the account's side, the net cash
+the row moved (a buy's is ``-(quantity x price + fees)``, a deposit's positive),
+in US dollars (US accounts). The actions that move cash only:
+
+============================================  =========================================
+Schwab "MoneyLink Transfer", "MoneyLink       ``deposit`` when the amount is positive,
+Deposit", "Wire Funds", "Wire Received",      else ``withdrawal`` (a "Journal" or
+"Funds Received", "Journal", "Security        transfer naming a symbol and a quantity
+Transfer"; Fidelity "ELECTRONIC FUNDS         moves shares: ``transfer``)
+TRANSFER ...", "CASH CONTRIBUTION ...",
+"TRANSFERRED FROM/TO ...", "DIRECT
+DEPOSIT/DEBIT ...", "DEPOSIT", "WITHDRAWAL",
+"CHECK RECEIVED/PAID", "BILL PAYMENT",
+"WIRE TRANSFER ..."
+Schwab "Bank Interest", "Credit Interest",    ``interest`` (a negative amount: ``fee``)
+"Bond Interest"; Fidelity "INTEREST EARNED"
+Schwab "Service Fee", "ADR Mgmt Fee",         ``fee`` (a positive amount, a refund:
+"Margin Interest", "Foreign Tax Paid",        ``interest``)
+"NRA Tax Adj"; Fidelity "FEE CHARGED",
+"FOREIGN TAX PAID", "MARGIN INTEREST",
+"ADVISORY FEE"
+============================================  =========================================
 """
 
 from __future__ import annotations
@@ -46,6 +69,8 @@ class CsvMapping(msgspec.Struct, kw_only=True, forbid_unknown_fields=True):
     ``types`` maps the file's type words (case-insensitive) to row types; the row
     types' own names are always understood. ``date_format`` uses ``strptime``
     codes (default ISO ``YYYY-MM-DD``); ``decimal_comma`` reads ``1.234,56``.
+    ``currency`` (ISO 4217) applies to rows without a currency cell; unset, such a
+    row is in its asset's currency (a cash row: the portfolio's base currency).
     """
 
     columns: dict[str, str] = {}
@@ -53,7 +78,7 @@ class CsvMapping(msgspec.Struct, kw_only=True, forbid_unknown_fields=True):
     date_format: str | None = None
     decimal_comma: bool = False
     delimiter: str = ","
-    currency: str = "USD"  # when no currency column
+    currency: str | None = None
 
 
 #: Decides a row's type from its cells (field -> text) and signed amount; None if unknown.
@@ -72,13 +97,28 @@ class Layout:
     date_formats: tuple[str | None, ...] = (None,)
     decimal_comma: bool = False
     delimiter: str = ","
-    currency: str = "USD"
+    currency: str | None = None  # of rows without a currency cell (None: the file does not say)
     stop_at_blank: bool = False  # a blank line ends the data (a footer follows)
     skip_dates: frozenset[str] = field(default_factory=frozenset)  # summary lines, not rows
 
 
 def _by_sign(amount: Decimal | None) -> str:
     return "withdrawal" if amount is not None and amount < 0 else "deposit"
+
+
+def _signed(kind: str | None, amount: Decimal | None) -> str | None:
+    """A broker's signed amount over its word: interest paid is a cost (``fee``), a
+    cost paid back (a fee or tax refund) is income (``interest``)."""
+    if kind == "interest" and amount is not None and amount < 0:
+        return "fee"
+    if kind == "fee" and amount is not None and amount > 0:
+        return "interest"
+    return kind
+
+
+def _moves_shares(cells: dict[str, str]) -> bool:
+    """A transfer or journal row naming a symbol and a quantity moves shares, not cash."""
+    return bool(cells.get("symbol", "").strip() and cells.get("quantity", "").strip())
 
 
 def generic_layout(mapping: CsvMapping | None = None) -> Layout:
@@ -99,7 +139,8 @@ def generic_layout(mapping: CsvMapping | None = None) -> Layout:
     headers: dict[str, tuple[str, ...]] = {f: (m.columns[f],) if f in m.columns else (f,) for f in FIELDS}
     return Layout(
         name="generic", headers=headers, classify=classify, date_formats=(m.date_format,),
-        decimal_comma=m.decimal_comma, delimiter=m.delimiter, currency=m.currency.upper(),
+        decimal_comma=m.decimal_comma, delimiter=m.delimiter,
+        currency=m.currency.strip().upper() if m.currency else None,
     )
 
 
@@ -121,11 +162,8 @@ _SCHWAB_CASH_MOVES = frozenset({"moneylink transfer", "moneylink deposit", "wire
 def _schwab(cells: dict[str, str], amount: Decimal | None) -> str | None:
     action = cells.get("type", "").strip().lower()
     if action in _SCHWAB_CASH_MOVES:
-        # a journal that carries a symbol and shares moves securities, not cash
-        if cells.get("symbol", "").strip() and cells.get("quantity", "").strip():
-            return "transfer"
-        return _by_sign(amount)
-    return _SCHWAB_TYPES.get(action)
+        return "transfer" if _moves_shares(cells) else _by_sign(amount)
+    return _signed(_SCHWAB_TYPES.get(action), amount)
 
 
 _FIDELITY_PREFIXES = (
@@ -136,8 +174,8 @@ _FIDELITY_PREFIXES = (
     ("ADVISORY FEE", "fee"), ("DISTRIBUTION", "split"),
 )
 _FIDELITY_CASH = re.compile(
-    r"^(ELECTRONIC FUNDS TRANSFER|CASH CONTRIBUTION|TRANSFERRED (FROM|TO)|DIRECT DEPOSIT|"
-    r"DEPOSIT|WITHDRAWAL|CHECK RECEIVED|WIRE TRANSFER)"
+    r"^(ELECTRONIC FUNDS TRANSFER|CASH CONTRIBUTION|TRANSFERRED (FROM|TO)|DIRECT (DEPOSIT|DEBIT)|"
+    r"DEPOSIT|WITHDRAWAL|CHECK (RECEIVED|PAID)|BILL PAYMENT|WIRE TRANSFER)"
 )
 
 
@@ -145,13 +183,15 @@ def _fidelity(cells: dict[str, str], amount: Decimal | None) -> str | None:
     action = " ".join(cells.get("type", "").upper().split())
     for prefix, kind in _FIDELITY_PREFIXES:
         if action.startswith(prefix):
-            return kind
+            return _signed(kind, amount)
     if _FIDELITY_CASH.match(action):
-        return _by_sign(amount)
+        return "transfer" if _moves_shares(cells) else _by_sign(amount)
     return None
 
 
 _BASE_HEADERS = {"currency": ("Currency",), "id": ()}
+#: Both brokers' downloads are of US accounts, in US dollars.
+_US_ACCOUNT = "USD"
 
 PRESETS: dict[str, Layout] = {
     "schwab": Layout(
@@ -161,6 +201,7 @@ PRESETS: dict[str, Layout] = {
             "quantity": ("Quantity",), "price": ("Price",), "fees": ("Fees & Comm",), "amount": ("Amount",),
         },
         classify=_schwab, date_formats=("%m/%d/%Y",), skip_dates=frozenset({"transactions total"}),
+        currency=_US_ACCOUNT,
     ),
     "fidelity": Layout(
         name="fidelity",
@@ -171,6 +212,7 @@ PRESETS: dict[str, Layout] = {
             "amount": ("Amount ($)", "Amount"),
         },
         classify=_fidelity, date_formats=("%m/%d/%Y", "%m-%d-%Y"), stop_at_blank=True,
+        currency=_US_ACCOUNT,
     ),
 }
 

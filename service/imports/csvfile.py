@@ -5,6 +5,7 @@ from __future__ import annotations
 import csv
 import io
 from collections import Counter
+from collections.abc import Callable
 from decimal import Decimal
 from typing import Any
 
@@ -199,15 +200,39 @@ def _fields(
         if quantity is None or quantity == 0:
             bad("quantity", "required", f"a {kind} needs a non-zero quantity")
         price = abs(price) if price is not None else _ZERO
-    elif kind is not None:  # cash rows and dividends: quantity 1, price the amount
-        cash = amount if amount is not None else (price * (quantity or ONE) if price is not None else None)
-        if cash is None:
+    elif kind is not None:  # cash rows and dividends: quantity 1, price the gross amount
+        if amount is not None:
+            price, fees = _gross(kind, abs(amount), fees, bad)
+        elif price is not None:
+            price = abs(price * (quantity or ONE))
+        else:
             bad("amount", "required", f"a {kind} needs an amount")
-        price, quantity = (abs(cash) if cash is not None else None), ONE
+        quantity = ONE
     if errors or kind is None or date is None or quantity is None or price is None:
         return None, errors
+    currency = cells.get("currency") or layout.currency
     return {
         "date": date, "type": kind, "symbol": None if kind in CASH_TYPES else symbol,
         "quantity": quantity, "price": price, "fees": fees,
-        "currency": (cells.get("currency") or layout.currency).upper(),
+        "currency": currency.strip().upper() if currency else None,
     }, errors
+
+
+def _gross(
+    kind: str, net: Decimal, fees: Decimal, bad: Callable[[str, str, str], None]
+) -> tuple[Decimal | None, Decimal]:
+    """``(price, fees)`` of a row whose amount column is the net cash it moved.
+
+    An amount column is net of the fees beside it (as the brokers' ``Amount`` is:
+    a buy's is ``-(quantity x price + fees)``), while the ledger keeps the gross
+    amount and the fees apart: received rows are ``net + fees``, a withdrawal
+    ``net - fees``; a fee row's amount is all cost (its fees are part of it).
+    """
+    if kind == "fee":
+        return net, _ZERO
+    if kind == "withdrawal":
+        if fees > net:
+            bad("fees", "max_value", f"fees {fees} above the withdrawal's amount {net}")
+            return None, fees
+        return net - fees, fees
+    return net + fees, fees

@@ -20,13 +20,34 @@ Mapping (OFX 2.2 section 13.9.2.4):
 ``INVEXPENSE`` ``MARGININTEREST``      ``fee``
 ``SPLIT``                              ``split`` (ratio numerator/denominator)
 ``TRANSFER``                           ``transfer`` (in: +units, out: -units)
-``INVBANKTRAN``                        ``interest`` (INT, DIV), ``fee`` (FEE,
-                                       SRVCHG), else ``deposit`` or
-                                       ``withdrawal`` by the amount's sign
+``INVBANKTRAN``                        by ``STMTTRN/TRNTYPE`` (below)
 ``JRNLFUND`` ``JRNLSEC``               skipped: a move between sub-accounts
                                        of the same account changes nothing
 options, ``RETOFCAP``                  an ``unsupported`` error
 =====================================  =====================================
+
+``INVBANKTRAN`` holds a bank ``STMTTRN`` (OFX 2.2 section 11.4.3; the ``TRNTYPE``
+values are the ones ofxtools validates, its section 11.3.1.1), whose ``TRNAMT`` is
+signed from the customer's side (section 3.2.9.2: received positive, paid negative):
+
+=======================================  =====================================
+``INT`` ``DIV``                          ``interest`` (a negative amount is
+                                         interest charged: ``fee``)
+``FEE`` ``SRVCHG``                       ``fee`` (a positive amount is a fee
+                                         refunded: income, ``interest``)
+``CREDIT`` ``DEP`` ``DIRECTDEP``         ``deposit`` when the amount is
+``DEBIT`` ``ATM`` ``CHECK`` ``PAYMENT``  positive, else ``withdrawal``: the
+``DIRECTDEBIT`` ``XFER`` ``POS``         sign decides, whatever the type says
+``CASH`` ``REPEATPMT`` ``OTHER`` ...
+=======================================  =====================================
+
+Currencies (OFX 2.2 section 5.2): amounts are in the statement's ``CURDEF`` unless
+the transaction has a ``CURRENCY`` aggregate (amounts in its ``CURSYM``) or an
+``ORIGCURRENCY`` one (amounts converted into ``CURDEF`` from ``CURSYM``; ``CURRATE``
+is ``CURDEF`` per unit of ``CURSYM`` in both). A row with a symbol is kept in the
+security's currency: ``CURSYM`` for either aggregate, its ``ORIGCURRENCY`` amounts
+divided by ``CURRATE`` (8 decimal places). A cash row is in the currency its cash
+moved in: ``CURSYM`` with ``CURRENCY``, ``CURDEF`` otherwise.
 """
 
 from __future__ import annotations
@@ -64,6 +85,7 @@ _OPENING = re.compile(r"<(" + "|".join(_TRANSACTION_TAGS) + r")>")
 _POSITION = re.compile(r"position=\[(\d+):")
 _END = re.compile(r"</OFX>\s*$")
 _ZERO = Decimal(0)
+_EIGHT = Decimal("1e-8")
 
 
 def _line_of(text: str, offset: int, first_line: int) -> int:
@@ -191,6 +213,7 @@ class _Reader:
         self.errors: list[RowError] = []
         self.duplicates: list[int] = []
         self.seen: dict[str, tuple[ET.Element, int]] = {}
+        self.money = _Money("USD", None, None)
 
     def error(self, line: int, field: str, code: str, message: str) -> None:
         self.errors.append(RowError(line=line, field=field, code=code, message=message))
@@ -228,11 +251,9 @@ class _Reader:
         except ValueError:
             self.error(line, "DTTRADE", "invalid", f"not a date: {date_text!r}")
             return
-        base = {"line": line, "date": date, "currency": curdef, "memo": ""}
-        cur = getattr(tx, "currency", None)
-        if cur is not None:  # amounts are in CURSYM; CURRATE converts them to CURDEF
-            base["currency"] = str(cur.cursym)
-            base["fx_rate"] = cur.currate
+        base = {"line": line, "date": date, "memo": ""}
+        # amounts in CURSYM (CURRENCY), or converted into CURDEF from it (ORIGCURRENCY)
+        self.money = _Money(curdef, getattr(tx, "currency", None), getattr(tx, "origcurrency", None))
         try:
             self._rows(tag, tx, fitid, base)
         except _RowProblem as exc:
@@ -243,7 +264,7 @@ class _Reader:
         return self.securities.get(uid, uid)
 
     def _add(self, source_id: str, **fields: Any) -> None:
-        self.rows.append(ImportRow(source_id=source_id, **fields))
+        self.rows.append(ImportRow(source_id=source_id, **self.money.apply(fields)))
 
     def _rows(self, tag: str, tx: Any, fitid: str, base: dict[str, Any]) -> None:
         memo = (tx.invtran.memo or "") if hasattr(tx, "invtran") else ""
@@ -308,17 +329,58 @@ class _Reader:
         else:  # INVBANKTRAN
             st = tx.stmttrn
             amount = st.trnamt
-            if st.trntype in ("INT", "DIV"):
-                kind = "interest"
-            elif st.trntype in ("FEE", "SRVCHG"):
-                kind = "fee"
-            else:
-                kind = "deposit" if amount >= 0 else "withdrawal"
-            row = {**base, "memo": st.memo or st.name or st.trntype}
-            if st.currency is not None:
-                row["currency"] = str(st.currency.cursym)
-                row["fx_rate"] = st.currency.currate
-            self._add(fitid, **row, type=kind, symbol=None, quantity=ONE, price=abs(amount))
+            kind = _bank_kind(st.trntype, amount)
+            memo = st.memo or st.name or st.trntype
+            if kind == "interest" and st.trntype in _BANK_COSTS:
+                memo = f"refund: {memo}"
+            self._add(
+                fitid, **{**base, "memo": memo},
+                type=kind, symbol=None, quantity=ONE, price=abs(amount),
+            )
+
+
+_BANK_INCOME = frozenset({"INT", "DIV"})
+_BANK_COSTS = frozenset({"FEE", "SRVCHG"})
+
+
+def _bank_kind(trntype: str, amount: Decimal) -> str:
+    """A bank transaction's row type (module docstring): income, cost, else by sign."""
+    if trntype in _BANK_INCOME:
+        return "interest" if amount >= 0 else "fee"
+    if trntype in _BANK_COSTS:
+        return "fee" if amount <= 0 else "interest"
+    return "deposit" if amount >= 0 else "withdrawal"
+
+
+class _Money:
+    """The currency of one transaction's amounts, and where its rows' amounts go."""
+
+    __slots__ = ("curdef", "currency", "original")
+
+    def __init__(self, curdef: str, currency: Any, original: Any) -> None:
+        self.curdef = curdef
+        self.currency = currency  # CURRENCY: amounts in its CURSYM
+        self.original = original  # ORIGCURRENCY: amounts in CURDEF, converted from CURSYM
+
+    def apply(self, fields: dict[str, Any]) -> dict[str, Any]:
+        """``fields`` with the row's ``currency`` (and ``fx_rate``), amounts converted.
+
+        A row with a symbol is kept in the security's currency, CURSYM (ORIGCURRENCY
+        amounts divided by CURRATE back into it); a cash row in the currency its cash
+        moved in.
+        """
+        if self.currency is not None:
+            return {**fields, "currency": str(self.currency.cursym), "fx_rate": self.currency.currate}
+        if self.original is None or fields.get("symbol") is None:
+            return {**fields, "currency": self.curdef}
+        rate = self.original.currate
+        if not rate or rate <= 0:
+            raise _RowProblem("CURRATE", f"CURRATE must be positive, got {rate}")
+        out = {**fields, "currency": str(self.original.cursym), "fx_rate": rate}
+        for name in ("price", "fees"):
+            if out.get(name):
+                out[name] = (out[name] / rate).quantize(_EIGHT)
+        return out
 
 
 class _RowProblem(Exception):

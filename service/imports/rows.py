@@ -49,6 +49,9 @@ class ImportRow(msgspec.Struct, kw_only=True, frozen=True):
     it (OFX), and ``quantity`` the shares added (negative for a reverse split).
     ``transfer``: shares moved in (positive ``quantity``) or out (negative),
     ``price`` the per-share cost basis when given, else 0.
+
+    ``currency``: a security row's amounts are in it (its asset's currency); a
+    cash row's cash moves in it.
     """
 
     line: int  # 1-based line of the file where the entry starts
@@ -59,7 +62,7 @@ class ImportRow(msgspec.Struct, kw_only=True, frozen=True):
     quantity: Decimal
     price: Decimal
     fees: Decimal = Decimal(0)
-    currency: str = "USD"
+    currency: str | None = None  # ISO 4217; None: the file does not say (the importer decides)
     ratio: Decimal | None = None
     fx_rate: Decimal | None = None  # statement currency per row currency (OFX CURRATE)
     memo: str = ""
@@ -70,7 +73,7 @@ class RowError(msgspec.Struct, kw_only=True, frozen=True):
 
     line: int
     field: str
-    code: str  # "invalid", "required", "unknown_type", "unsupported", "malformed"
+    code: str  # "invalid", "required", "unknown_type", "unsupported", "malformed", "mismatch"
     message: str
 
 

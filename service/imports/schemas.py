@@ -19,12 +19,18 @@ StatementFormat = Literal["ofx", "csv"]
 
 
 class ImportRowRead(msgspec.Struct, kw_only=True):
-    """A ledger row the import adds (or would add), in the transactions' vocabulary."""
+    """A ledger row the import adds (or would add), in the transactions' vocabulary.
+
+    A cash row (deposit, withdrawal, interest, fee) has no ``asset_symbol`` and
+    ``price`` is its amount; ``currency`` is the one its cash moves in (a security
+    row's: its asset's).
+    """
 
     line: int
     source_id: str
     transaction_type: str
-    asset_symbol: str
+    asset_symbol: str | None
+    currency: str
     transaction_date: dt.date
     quantity: str
     price: str
@@ -32,7 +38,7 @@ class ImportRowRead(msgspec.Struct, kw_only=True):
 
 
 class ImportIgnoredRead(msgspec.Struct, kw_only=True):
-    """A statement row the import leaves out on purpose, and why."""
+    """A statement row the import leaves out on purpose, and why (a cash row of 0)."""
 
     line: int
     type: str

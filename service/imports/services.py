@@ -7,12 +7,17 @@ the user's ledger locked as every ledger write locks them:
 1. rows whose source id (OFX ``FITID``, or the hash of a CSV row) the portfolio
    already holds are skipped: importing the same statement twice adds nothing;
 2. each remaining row is checked like a typed transaction (numbers, dates, fees;
-   :class:`service.transactions.services.LedgerEntry`) and its symbol must be an
-   asset (or is created with ``create_assets``);
+   :class:`service.transactions.services.LedgerEntry`); a security row's symbol must
+   be an asset (or is created with ``create_assets``) and its currency the asset's;
 3. the portfolio's whole ledger of every symbol the file touches, existing rows and
    imported ones together in ledger order, must relieve
    (:func:`service.transactions.lots.first_shortfall`): an uncovered sale, or a
-   dividend on shares not held at the previous close, is an error on its line.
+   dividend on shares not held at the previous close, is an error on its line;
+4. under ``cash_policy = "strict"``, the portfolio's cash, existing rows and imported
+   ones together, must not end a day below zero in any currency
+   (:func:`quantcore.cash.first_overdraft`): else an error on the imported line that
+   overdraws it (``insufficient_cash``). Checked once every line is fine: a refused
+   deposit would otherwise show as an overdraft later.
 
 Every problem of the file is collected with its line and field. Any problem and
 nothing is written (400 ``validation_error``, ``details.errors``); ``dry_run``
@@ -20,19 +25,24 @@ reports the same figures and errors without writing. Otherwise the rows are inse
 in one statement and the positions of the touched assets re-derived once
 (:func:`service.portfolios.derive.sync_positions`).
 
-Rows beyond buys, sells and dividends:
+Rows by kind:
 
-* cash rows (``deposit``, ``withdrawal``, ``interest``, ``fee``) are **ignored**
-  and listed with the reason: portfolios hold securities only, so leaving them out
-  changes no position, value or gain;
+* cash rows (``deposit``, ``withdrawal``, ``interest``, ``fee``) are written with no
+  asset, ``price`` the amount, in their currency; a cash row of 0 (no amount, no
+  fees) carries nothing and is listed in ``ignored``;
 * ``split`` rows become ``split`` transactions: OFX gives the ratio; a CSV gives the
   shares added, so the ratio is (held + added) / held on the shares held before it
   (exact to 8 decimals, else an error on ``quantity``);
 * ``transfer`` rows are **errors** (code ``unsupported``): skipping them would leave
   the positions wrong, and a transfer in carries an acquisition date the statement
-  does not give, so the file is refused rather than imported wrong;
-* a security row in another currency than USD is an error (code ``unsupported``
-  on ``currency``): the ledger holds USD prices only.
+  does not give, so the file is refused rather than imported wrong.
+
+Currencies: a code the market has no rates for (:meth:`MarketData.currencies`,
+passed in :class:`ImportOptions`) is an error on ``currency`` (``unsupported``). A
+security row's amounts are in its asset's currency: a row stating another one is an
+error (``mismatch``); a row stating none is taken in it. An asset created by the
+import takes its first row's currency, else the portfolio's base currency. A cash
+row's cash moves in its stated currency, else the portfolio's base currency.
 
 Dividends: a statement gives a dividend's total, the ledger a per-share amount on
 the shares held. A dividend is stored as quantity 1 at the total (exact), or, when
@@ -43,22 +53,31 @@ shares held at the total divided by them (8 decimal places).
 from __future__ import annotations
 
 import asyncio
+import datetime as dt
 import hashlib
 import re
 from collections import Counter, defaultdict
-from dataclasses import dataclass, field
-from decimal import Decimal
-from typing import Any
+from dataclasses import dataclass
+from typing import Any, cast
 
-from sqlalchemy import insert, select
+from sqlalchemy import Table, insert, select
 from sqlalchemy.ext.asyncio import AsyncSession
 
+from quantcore.cash import first_overdraft
 from service import formatting as fmt
 from service.db import Database
 from service.db.models import Asset, Portfolio, Transaction, utcnow
-from service.db.types import quantize
 from service.errors import ApiError, NotFoundError, ValidationError
 from service.imports import CASH_TYPES, CsvMapping, ImportRow, ParseResult, parse_statement
+from service.imports.plan import (
+    TEMP_ID,
+    Plan,
+    Planned,
+    cash_entry,
+    check_ledgers,
+    security_entry,
+    walk_holdings,
+)
 from service.imports.schemas import (
     ImportErrorRead,
     ImportIgnoredRead,
@@ -66,7 +85,8 @@ from service.imports.schemas import (
     ImportRowRead,
     StatementFormat,
 )
-from service.portfolios import derive
+from service.marketdata.fx import CURRENCIES
+from service.portfolios import cash, derive
 from service.transactions import lots
 from service.transactions.services import LedgerEntry
 
@@ -82,19 +102,15 @@ __all__ = [
 MAX_FILE_BYTES = 64 * 1024 * 1024
 #: Rows shown in a reply (``rows``); ``counts`` and ``added`` cover all of them.
 PREVIEW_ROWS = 20
-#: Shortfalls reported per import (the rest of the ledger is not checked further).
-MAX_LEDGER_ERRORS = 1000
 
 _LEDGER_TYPES = frozenset({"buy", "sell", "dividend", "split"})
-_ZERO = Decimal(0)
+_PAYS = frozenset({"buy", "withdrawal", "fee"})  # rows that take cash out
 _UNSUPPORTED = {
     "transfer": "share transfers in or out cannot be recorded yet; importing the rest without "
     "it would leave the positions wrong",
 }
-_IGNORED = "cash is not tracked yet: a {kind} moves cash only and changes no position"
+_TRANSACTIONS = cast(Table, Transaction.__table__)
 _SYMBOL = re.compile(r"\A[A-Z0-9][A-Z0-9.\-/^=_]{0,31}\Z")
-_TEMP_ID = 1 << 60  # ids of rows not yet written, above every real id, in file order
-_FIELDS = {"transaction_date": "date"}
 
 
 class FileTooLarge(ApiError):
@@ -106,13 +122,18 @@ class FileTooLarge(ApiError):
 
 @dataclass(frozen=True, slots=True)
 class ImportOptions:
-    """How to read and apply a statement (see :func:`import_statement`)."""
+    """How to read and apply a statement (see :func:`import_statement`).
+
+    ``currencies``: the ISO 4217 codes rows may be in (the market's
+    :meth:`~service.assets.market.MarketData.currencies`).
+    """
 
     format: StatementFormat
     mapping: CsvMapping | None = None
     preset: str | None = None
     dry_run: bool = False
     create_assets: bool = False
+    currencies: tuple[str, ...] = CURRENCIES
 
 
 def guess_format(filename: str | None, data: bytes) -> StatementFormat | None:
@@ -126,20 +147,6 @@ def guess_format(filename: str | None, data: bytes) -> StatementFormat | None:
     if head.startswith(b"OFXHEADER") or b"<?OFX" in head or b"<OFX>" in head:
         return "ofx"
     return None
-
-
-@dataclass
-class _Plan:
-    """What an import would do."""
-
-    entries: list[tuple[ImportRow, LedgerEntry]] = field(default_factory=list)
-    errors: list[ImportErrorRead] = field(default_factory=list)
-    ignored: list[ImportIgnoredRead] = field(default_factory=list)
-    skipped: int = 0
-    new_assets: list[str] = field(default_factory=list)
-
-    def error(self, line: int, field_name: str, code: str, message: str) -> None:
-        self.errors.append(ImportErrorRead(line=line, field=field_name, code=code, message=message))
 
 
 def _source_id(raw: str) -> str:
@@ -171,12 +178,12 @@ async def import_statement(
     if options.dry_run:
         async with db.read() as s:
             portfolio = await _portfolio(s, user_id, portfolio_id, lock=False)
-            plan = await _plan(s, user_id, portfolio, parsed, options.create_assets)
+            plan = await _plan(s, user_id, portfolio, parsed, options)
         return _reply(portfolio_id, options, parsed, plan)
     async with db.write() as s:
         portfolio = await _portfolio(s, user_id, portfolio_id, lock=True)
         await derive.lock_user_ledger(s, user_id)
-        plan = await _plan(s, user_id, portfolio, parsed, options.create_assets)
+        plan = await _plan(s, user_id, portfolio, parsed, options)
         if plan.errors:
             plan.errors.sort(key=lambda e: (e.line, e.field))
             raise ValidationError(
@@ -204,9 +211,9 @@ async def _portfolio(s: AsyncSession, user_id: int, portfolio_id: int, *, lock: 
 
 
 async def _plan(
-    s: AsyncSession, user_id: int, portfolio: Portfolio, parsed: ParseResult, create_assets: bool
-) -> _Plan:
-    plan = _Plan()
+    s: AsyncSession, user_id: int, portfolio: Portfolio, parsed: ParseResult, options: ImportOptions
+) -> Plan:
+    plan = Plan()
     named: set[tuple[int, str]] = set()
     for e in parsed.errors:
         if (e.line, e.field) not in named:  # "ten" is invalid, not also a missing quantity
@@ -221,241 +228,171 @@ async def _plan(
             )
         ).scalars()
     )
-    candidates: list[ImportRow] = []
-    for row in parsed.rows:
+    supported = frozenset(options.currencies)
+    candidates: list[tuple[int, ImportRow]] = []
+    cash_rows: list[tuple[int, ImportRow, LedgerEntry]] = []
+    for order, row in enumerate(parsed.rows):
         if _source_id(row.source_id) in held_ids:
             plan.skipped += 1
+        elif row.currency is not None and row.currency not in supported:
+            plan.error(
+                row.line, "currency", "unsupported",
+                f"{row.currency!r} has no exchange rates here; supported: "
+                f"{', '.join(options.currencies)}",
+            )  # fmt: skip
         elif row.type in CASH_TYPES:
-            plan.ignored.append(
-                ImportIgnoredRead(
-                    line=row.line, type=row.type, reason=_IGNORED.format(kind=row.type)
-                )
-            )
+            if row.price == 0 and row.fees == 0:
+                reason = "moves no cash (amount 0)"
+                plan.ignored.append(ImportIgnoredRead(line=row.line, type=row.type, reason=reason))
+                continue
+            entry = cash_entry(plan, row, row.currency or portfolio.base_currency)
+            if entry is not None:
+                cash_rows.append((order, row, entry))
         elif row.type not in _LEDGER_TYPES:
             plan.error(
                 row.line, "type", "unsupported", f"{row.type}: {_UNSUPPORTED.get(row.type, '')}"
             )
-        elif row.currency.upper() != "USD":
-            plan.error(
-                row.line, "currency", "unsupported",
-                f"a {row.type} in {row.currency}: the ledger holds USD prices only",
-            )  # fmt: skip
         elif row.symbol is None or not _SYMBOL.match(row.symbol):
             plan.error(row.line, "symbol", "invalid", f"not a ticker symbol: {row.symbol!r}")
         else:
-            candidates.append(row)
-    symbols = sorted({r.symbol for r in candidates if r.symbol is not None})
-    assets: dict[str, int] = {}
+            candidates.append((order, row))
+    symbols = sorted({r.symbol for _, r in candidates if r.symbol is not None})
+    assets: dict[str, tuple[int, str]] = {}
     for i in range(0, len(symbols), 500):
         chunk = symbols[i : i + 500]
-        found = await s.execute(select(Asset.symbol, Asset.id).where(Asset.symbol.in_(chunk)))
-        assets.update(found.tuples().all())
-    unknown = [sym for sym in symbols if sym not in assets]
-    if create_assets:
-        plan.new_assets = unknown
-    ledger = await derive.read_ledger(s, user_id, list(assets.values()))
+        found = await s.execute(
+            select(Asset.symbol, Asset.id, Asset.currency).where(Asset.symbol.in_(chunk))
+        )
+        assets.update((sym, (aid, ccy)) for sym, aid, ccy in found.tuples())
+    ledger = await derive.read_ledger(s, user_id, [aid for aid, _ in assets.values()])
     existing: dict[str, list[lots.LotRow]] = defaultdict(list)
     for tid, pid, sym, day, kind, qty, price, fees, lot in ledger.rows:
         if pid == portfolio.id:
             action = ledger.actions.get(tid)  # a split's multiplier counts in the check
             ratio = action.ratio if action is not None else None
             existing[sym].append(lots.LotRow(tid, kind, qty, day, lot, price, fees, ratio))
-    rows: list[tuple[ImportRow, LedgerEntry | None]] = []
-    for row in candidates:
-        assert row.symbol is not None
-        if row.symbol not in assets and not create_assets:
-            plan.error(
-                row.line, "symbol", "not_found",
-                f"unknown asset symbol {row.symbol!r} (import with create_assets to add it)",
-            )  # fmt: skip
+    rows: list[Planned] = []
+    for order, row in candidates:
+        if not _asset_currency(plan, row, assets, options.create_assets, portfolio.base_currency):
             continue
         if row.type == "split" and row.ratio is None:
-            rows.append((row, None))  # shares added, no ratio (CSV): set from the holding
+            rows.append((order, row, None))  # shares added, no ratio (CSV): set from the holding
             continue
-        entry = _entry(plan, row, row.quantity, row.price)
+        entry = security_entry(plan, row, row.quantity, row.price)
         if entry is not None:
-            rows.append((row, entry))
-    entries = _walk_holdings(plan, rows, existing)
-    _check_ledgers(plan, entries, existing)
-    plan.entries = entries
+            rows.append((order, row, entry))
+    securities = walk_holdings(plan, rows, existing)
+    check_ledgers(plan, securities, existing)
+    merged = sorted([*securities, *cash_rows], key=lambda planned: planned[0])
+    plan.entries = [(row, entry) for _, row, entry in merged]
+    if not plan.errors and plan.entries and portfolio.cash_policy == "strict":
+        await _check_cash(s, portfolio, plan)
     return plan
 
 
-def _entry(
-    plan: _Plan,
+def _asset_currency(
+    plan: Plan,
     row: ImportRow,
-    quantity: Decimal,
-    price: Decimal,
-    *,
-    ratio: Decimal | None = None,
-) -> LedgerEntry | None:
-    """The row as a checked ledger entry (a split: ``ratio``, else the row's), or None and an error."""
+    assets: dict[str, tuple[int, str]],
+    create_assets: bool,
+    base_currency: str,
+) -> bool:
+    """Whether the row's asset exists (or will) in the row's currency; else an error."""
     assert row.symbol is not None
-    try:
-        if row.type == "split":
-            return LedgerEntry(
-                row.symbol, "split", None, None, 0, row.date, date_field="date",
-                split_ratio=ratio if ratio is not None else row.ratio,
-            )  # fmt: skip
-        return LedgerEntry(
-            row.symbol, row.type, quantity, price, row.fees, row.date, date_field="date"
-        )
-    except ValidationError as exc:
-        plan.error(row.line, _FIELDS.get(exc.field, exc.field), exc.code, exc.message)
-        return None
-
-
-def _walk_holdings(
-    plan: _Plan,
-    rows: list[tuple[ImportRow, LedgerEntry | None]],
-    existing: dict[str, list[lots.LotRow]],
-) -> list[tuple[ImportRow, LedgerEntry]]:
-    """Fit the rows that depend on the shares held, walking each symbol's ledger in order.
-
-    * a split given as shares added (CSV) gets ``ratio = (held + added) / held``, which
-      must be exact to 8 decimals (else an error on ``quantity``);
-    * a dividend on fewer than one share held at the previous close becomes
-      (shares held) x (total / shares).
-
-    Returns the entries in file order (rows that failed are left out, with an error).
-    """
-    if not any(e is None or e.kind == "dividend" for _, e in rows):
-        return [(row, e) for row, e in rows if e is not None]
-    timeline: dict[str, list[tuple[tuple[Any, ...], int, lots.LotRow | None]]] = defaultdict(list)
-    for sym, old in existing.items():
-        for r in old:
-            key = lots.ledger_key(r.date, r.kind, r.price, r.quantity, r.fees, r.id)
-            timeline[sym].append((key, -1, r))
-    for i, (row, e) in enumerate(rows):
-        assert row.symbol is not None
-        if e is None:
-            key = lots.ledger_key(row.date, "split", _ZERO, _ZERO, _ZERO, _TEMP_ID + i)
-        else:
-            key = lots.ledger_key(e.date, e.kind, e.price, e.quantity, e.fees, _TEMP_ID + i)
-        timeline[row.symbol].append((key, i, None))
-    fitted: dict[int, LedgerEntry | None] = {}
-    for events in timeline.values():
-        held = _ZERO
-        for _, i, old_row in sorted(events, key=lambda ev: ev[0]):
-            if old_row is not None:
-                kind, quantity, ratio = old_row.kind, old_row.quantity, old_row.ratio
-            else:
-                row, e = rows[i]
-                if e is None:
-                    e = fitted[i] = _split_from_shares(plan, row, held)
-                elif e.kind == "dividend" and _ZERO < held < 1:
-                    e = fitted[i] = _entry(plan, row, held, quantize(e.price / held))
-                if e is None:
-                    continue
-                kind, quantity, ratio = e.kind, e.quantity, e.ratio
-            if kind == "buy":
-                held += quantity
-            elif kind == "sell":
-                held -= quantity
-            elif kind in ("split", "stock_dividend") and ratio is not None:
-                held *= ratio
-            elif kind == "merger":
-                held = _ZERO  # the shares became the target's
-    out: list[tuple[ImportRow, LedgerEntry]] = []
-    for i, (row, e) in enumerate(rows):
-        entry = fitted.get(i, e)
-        if entry is not None:
-            out.append((row, entry))
-    return out
-
-
-def _split_from_shares(plan: _Plan, row: ImportRow, held: Decimal) -> LedgerEntry | None:
-    """A split stated as shares added: its ratio from the shares held before it."""
-    if held <= 0:
+    sym = row.symbol
+    if sym in assets:
+        currency = assets[sym][1]
+        whose = f"{sym} is priced in {currency}"
+    elif create_assets:
+        currency = plan.new_assets.setdefault(sym, row.currency or base_currency)
+        whose = f"the new asset {sym} is in {currency}, as an earlier line of the file has it"
+    else:
         plan.error(
-            row.line, "quantity", "insufficient_quantity",
-            f"a split of {row.symbol} on {row.date} adds {row.quantity} shares to none held",
+            row.line, "symbol", "not_found",
+            f"unknown asset symbol {sym!r} (import with create_assets to add it)",
         )  # fmt: skip
-        return None
-    after = held + row.quantity
-    ratio = quantize(after / held)
-    if after <= 0 or ratio * held != after:
-        plan.error(
-            row.line, "quantity", "invalid",
-            f"a split of {row.symbol} on {row.date} adding {row.quantity} shares to {held} held "
-            "has no exact ratio (8 decimals)",
-        )  # fmt: skip
-        return None
-    return _entry(plan, row, _ZERO, _ZERO, ratio=ratio)
+        return False
+    if row.currency is not None and row.currency != currency:
+        plan.error(row.line, "currency", "mismatch", f"a {row.type} in {row.currency}: {whose}")
+        return False
+    plan.currency_of[sym] = currency
+    return True
 
 
-def _check_ledgers(
-    plan: _Plan, rows: list[tuple[ImportRow, LedgerEntry]], existing: dict[str, list[lots.LotRow]]
-) -> None:
-    """Relieve each symbol's whole ledger with the imported rows; an error per short row."""
-    by_symbol: dict[str, list[lots.LotRow]] = defaultdict(list)
-    lines: dict[int, ImportRow] = {}
-    for i, (row, e) in enumerate(rows):
-        temp = _TEMP_ID + i
-        lines[temp] = row
-        by_symbol[e.symbol].append(
-            lots.LotRow(temp, e.kind, e.quantity, e.date, None, e.price, e.fees, e.ratio)
-        )
-    reported = 0
-    for sym, new in sorted(by_symbol.items()):
-        ledger = sorted(
-            [*existing.get(sym, []), *new],
-            key=lambda r: lots.ledger_key(r.date, r.kind, r.price, r.quantity, r.fees, r.id),
-        )
-        while reported < MAX_LEDGER_ERRORS:
-            short = lots.first_shortfall(ledger)
-            if short is None:
-                break
-            reported += 1
-            r = short.row
-            at = ledger.index(r)
-            del ledger[at]
-            held = fmt.quantity(short.held)
-            if r.id is not None and r.id in lines:
-                line = lines[r.id].line
-                if r.kind == "dividend":
-                    message = (
-                        f"a dividend on {sym} on {r.date} needs shares held at the previous "
-                        f"close: {held} held"
-                    )
-                else:
-                    message = (
-                        f"cannot sell {fmt.quantity(r.quantity)} {sym} on {r.date}: {held} held"
-                    )
-                plan.error(line, "quantity", "insufficient_quantity", message)
-                continue
-            # an existing row left short: blame the last imported sell before it
-            cause = next(
-                (x for x in reversed(ledger[:at]) if x.id in lines and x.kind == "sell"), None
-            )
-            plan.error(
-                lines[cause.id].line if cause is not None and cause.id is not None else 0,
-                "quantity", "insufficient_quantity",
-                f"the import would leave the {r.kind} of transaction {r.id} on {r.date} "
-                f"({fmt.quantity(r.quantity)} {sym}) short of shares: {held} held",
-            )  # fmt: skip
+async def _check_cash(s: AsyncSession, portfolio: Portfolio, plan: Plan) -> None:
+    """The strict policy on the portfolio's rows and the planned ones: an error on the
+    imported line that first leaves cash below zero (module docstring, step 4)."""
+    held = await cash.read_cash_rows(await s.connection(), portfolio_ids=[portfolio.id])
+    planned = [
+        _cash_row(portfolio.id, TEMP_ID + i, e, plan.currency(e))
+        for i, (_, e) in enumerate(plan.entries)
+    ]
+    low = first_overdraft(
+        cash.ledger_frame([*held, *planned]), default_currency=portfolio.base_currency
+    )
+    if low is None:
+        return
+    day = low.date.date()
+    row, entry = _overdrawing(plan, day, low.currency)
+    plan.error(
+        row.line if row is not None else 0,
+        "amount" if entry is not None and entry.is_cash else "quantity",
+        "insufficient_cash",
+        f"the import would leave {fmt.money(low.balance)} {low.currency} of cash on {day}; "
+        "the portfolio's cash_policy is strict (cash may not go negative)",
+    )
 
 
-async def _write(s: AsyncSession, portfolio: Portfolio, plan: _Plan) -> None:
+def _cash_row(portfolio_id: int, temp_id: int, e: LedgerEntry, currency: str) -> cash.CashRow:
+    """A planned entry as :func:`service.portfolios.cash.read_cash_rows` gives a stored row."""
+    ratio = float(e.ratio) if e.ratio is not None else None
+    return (
+        portfolio_id, temp_id, e.date, e.kind, e.symbol, currency,
+        float(e.quantity), float(e.price), float(e.fees), ratio, None, None,
+    )  # fmt: skip
+
+
+def _overdrawing(
+    plan: Plan, day: dt.date, currency: str
+) -> tuple[ImportRow | None, LedgerEntry | None]:
+    """The imported row to blame for ``currency`` below zero on ``day``: the first one
+    paying cash out that day, else the last one paying out before it."""
+    paying = [
+        (e.date, row.line, i)
+        for i, (row, e) in enumerate(plan.entries)
+        if e.kind in _PAYS and e.date <= day and plan.currency(e) == currency
+    ]
+    if not paying:
+        return None, None
+    same_day = [p for p in paying if p[0] == day]
+    return plan.entries[(min(same_day) if same_day else max(paying))[2]]
+
+
+async def _write(s: AsyncSession, portfolio: Portfolio, plan: Plan) -> None:
     now = utcnow()
     ids: dict[str, int] = {}
-    for sym in plan.new_assets:
+    for sym, currency in sorted(plan.new_assets.items()):
         asset = Asset(
             symbol=sym, name=sym, asset_type="stock", sector="", data_source="statement",
-            created_at=now, updated_at=now,
+            currency=currency, created_at=now, updated_at=now,
         )  # fmt: skip
         s.add(asset)
         await s.flush()
         ids[sym] = asset.id
-    symbols = {e.symbol for _, e in plan.entries} - set(ids)
-    found = await s.execute(select(Asset.symbol, Asset.id).where(Asset.symbol.in_(symbols)))
-    ids.update(found.tuples().all())
+    symbols = {e.symbol for _, e in plan.entries if e.symbol is not None} - set(ids)
+    if symbols:
+        found = await s.execute(select(Asset.symbol, Asset.id).where(Asset.symbol.in_(symbols)))
+        ids.update(found.tuples().all())
+    # Core, not the ORM's bulk insert: that drops NULL columns from each row's
+    # parameters, so alternating cash (no asset) and security rows (no currency) would
+    # split one executemany into a batch per run of rows
     await s.execute(
-        insert(Transaction),
+        insert(_TRANSACTIONS),
         [
             {
                 "portfolio_id": portfolio.id,
-                "asset_id": ids[e.symbol],
+                "asset_id": ids[e.symbol] if e.symbol is not None else None,
+                "currency": e.currency if e.is_cash else None,
                 "transaction_type": e.kind,
                 "quantity": e.quantity,
                 "price": e.price,
@@ -471,11 +408,12 @@ async def _write(s: AsyncSession, portfolio: Portfolio, plan: _Plan) -> None:
     )
     portfolio.updated_at = now
     await s.flush()
-    await derive.sync_positions(s, portfolio.user_id, sorted(set(ids.values())))
+    if ids:
+        await derive.sync_positions(s, portfolio.user_id, sorted(set(ids.values())))
 
 
 def _reply(
-    portfolio_id: int, options: ImportOptions, parsed: ParseResult, plan: _Plan
+    portfolio_id: int, options: ImportOptions, parsed: ParseResult, plan: Plan
 ) -> ImportRead:
     entries = [] if plan.errors and not options.dry_run else plan.entries
     counts = Counter(e.kind for _, e in entries)
@@ -488,13 +426,14 @@ def _reply(
         skipped_duplicates=plan.skipped,
         duplicate_lines=list(parsed.duplicates),
         ignored=plan.ignored,
-        created_assets=plan.new_assets if entries else [],
+        created_assets=sorted(plan.new_assets) if entries else [],
         rows=[
             ImportRowRead(
                 line=row.line,
                 source_id=_source_id(row.source_id),
                 transaction_type=e.kind,
                 asset_symbol=e.symbol,
+                currency=plan.currency(e),
                 transaction_date=e.date,
                 quantity=fmt.quantity(e.quantity),
                 price=fmt.dec(e.price),

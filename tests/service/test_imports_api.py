@@ -2,37 +2,48 @@
 
 Every statement is written here: OFX 1.x SGML and 2.x XML (OFX 2.2 section 13.9.2),
 the Schwab and Fidelity history downloads and a generic CSV (layouts in
-docs/service.md). The round trip values positions from real bars imported for the
-symbols, so every figure is computed by hand below.
+docs/service.md). The round trips value positions from real bars imported for the
+symbols (and the simulated market's quotes and FX rates for the EUR listing), and
+every figure (positions, cash per currency, total value) is computed here, in
+Decimal, from the amounts in the files.
 """
 
 from __future__ import annotations
 
 import asyncio
+import csv
+import io
 import json
-from decimal import Decimal
+from collections.abc import Sequence
+from decimal import ROUND_HALF_EVEN, Decimal
 from pathlib import Path
 from typing import Any
 
 import pandas as pd
 import pytest
 
+from service.assets.market import MarketData
 from service.assets.services import upsert_imported_asset
 from service.cli import main
 from service.imports import services as import_services
 from service.marketdata.importers import import_prices
 from service.marketdata.store import PriceStore
 from tests.service.conftest import MARKET_NOW, Api
-from tests.service.test_imports_parsers import AAPL, FUND, _bank, _invtran, ofx_v1, ofx_v2
+from tests.service.test_imports_parsers import AAPL, FUND, SAP, _bank, _invtran, ofx_v1, ofx_v2
 
 D = Decimal
+CENT = D("0.01")
 MSFT = "<SECID><UNIQUEID>594918104</UNIQUEID><UNIQUEIDTYPE>CUSIP</UNIQUEIDTYPE></SECID>"
 ZZZ = "<SECID><UNIQUEID>ZZZ000001</UNIQUEID><UNIQUEIDTYPE>CUSIP</UNIQUEIDTYPE></SECID>"
+ZZE = "<SECID><UNIQUEID>ZZE000001</UNIQUEID><UNIQUEIDTYPE>CUSIP</UNIQUEIDTYPE></SECID>"
 SECLIST = (
     "<SECLISTMSGSRSV1><SECLIST>"
     f"<STOCKINFO><SECINFO>{AAPL}<SECNAME>Apple Inc.</SECNAME><TICKER>AAPL</TICKER></SECINFO></STOCKINFO>"
     f"<STOCKINFO><SECINFO>{MSFT}<SECNAME>Microsoft</SECNAME><TICKER>MSFT</TICKER></SECINFO></STOCKINFO>"
     f"<STOCKINFO><SECINFO>{ZZZ}<SECNAME>Zed Corp</SECNAME><TICKER>ZZQX</TICKER></SECINFO></STOCKINFO>"
+    f"<STOCKINFO><SECINFO>{ZZE}<SECNAME>Zed Europe</SECNAME><TICKER>ZZEU</TICKER></SECINFO></STOCKINFO>"
+    # SAP.DE: the simulated universe's euro listing (service/marketdata/universe.py)
+    f"<STOCKINFO><SECINFO>{SAP}<SECNAME>SAP SE</SECNAME><TICKER>SAP.DE</TICKER></SECINFO></STOCKINFO>"
     "</SECLIST></SECLISTMSGSRSV1>"
 )
 
@@ -50,6 +61,29 @@ def _sell(fitid: str, day: str, sec: str, units: str, price: str, fees: str = "0
         f"<SELLSTOCK><INVSELL>{_invtran(fitid, day)}{sec}<UNITS>-{units}</UNITS>"
         f"<UNITPRICE>{price}</UNITPRICE><COMMISSION>{fees}</COMMISSION>"
         f"<TOTAL>1</TOTAL>{FUND}</INVSELL><SELLTYPE>SELL</SELLTYPE></SELLSTOCK>"
+    )
+
+
+def _fx(currency: str, rate: str = "1.08", tag: str = "CURRENCY") -> str:
+    """A ``CURRENCY`` (or ``ORIGCURRENCY``) aggregate, OFX 2.2 section 5.2."""
+    return f"<{tag}><CURRATE>{rate}</CURRATE><CURSYM>{currency}</CURSYM></{tag}>"
+
+
+def _buy_in(fitid: str, day: str, sec: str, units: str, price: str, fees: str, currency: str) -> str:
+    """A buy whose amounts are in ``currency`` (its ``CURRENCY`` follows ``TOTAL``)."""
+    return (
+        f"<BUYSTOCK><INVBUY>{_invtran(fitid, day)}{sec}<UNITS>{units}</UNITS>"
+        f"<UNITPRICE>{price}</UNITPRICE><COMMISSION>{fees}</COMMISSION>"
+        f"<TOTAL>-1</TOTAL>{_fx(currency)}{FUND}</INVBUY><BUYTYPE>BUY</BUYTYPE></BUYSTOCK>"
+    )
+
+
+def _bank_in(fitid: str, day: str, kind: str, amount: str, currency: str) -> str:
+    """A bank transaction in ``currency`` (``CURRENCY`` after ``NAME``, as STMTTRN orders it)."""
+    return (
+        f"<INVBANKTRAN><STMTTRN><TRNTYPE>{kind}</TRNTYPE><DTPOSTED>2025{day}</DTPOSTED>"
+        f"<TRNAMT>{amount}</TRNAMT><FITID>{fitid}</FITID><NAME>{kind}</NAME>{_fx(currency)}"
+        "</STMTTRN><SUBACCTFUND>CASH</SUBACCTFUND></INVBANKTRAN>"
     )
 
 
@@ -124,31 +158,91 @@ def _ledger(api: Api, pid: int, headers: dict[str, str]) -> list[tuple[str, ...]
     r = api.client.get(f"/api/transactions/?portfolio={pid}&page_size=100", headers=headers)
     assert r.status_code == 200, r.text
     return sorted(
-        (t["transaction_date"], t["transaction_type"], t["asset_symbol"], t["quantity"], t["price"],
-         t["fees"]) for t in r.json()["results"]
+        (t["transaction_date"], t["transaction_type"], t["asset_symbol"] or "", t["quantity"],
+         t["price"], t["fees"]) for t in r.json()["results"]
     )  # fmt: skip
 
 
-# Hand-computed figures of ACCOUNT (cash rows are ignored: positions hold securities).
+def _market(api: Api) -> MarketData:
+    return api.client.app.state.resources.market
+
+
+def _price(api: Api, symbol: str) -> Decimal:
+    quote = _market(api).quote(symbol)
+    assert quote is not None
+    return D(repr(quote.price))
+
+
+def _rate(api: Api, currency: str, base: str = "USD") -> Decimal:
+    fx = _market(api).fx_quote(currency, base)
+    assert fx is not None
+    return D(repr(fx.rate))
+
+
+def _cents(x: Decimal) -> str:
+    return str(x.quantize(CENT, ROUND_HALF_EVEN))
+
+
+def _value(api: Api, holdings: dict[str, tuple[Decimal, str]], cash: dict[str, Decimal]) -> Decimal:
+    """Positions (symbol -> quantity, currency) and cash at the market's quotes and
+    rates, in USD: quantity x price x rate, plus each currency's cash x rate."""
+    positions = sum(
+        (q * _price(api, sym) * _rate(api, ccy) for sym, (q, ccy) in holdings.items()), D(0)
+    )
+    return positions + sum((amount * _rate(api, ccy) for ccy, amount in cash.items()), D(0))
+
+
+def _cash(api: Api, pid: int, headers: dict[str, str]) -> tuple[dict[str, str], str, str]:
+    """The portfolio's cash per currency, its cash in USD and its total value."""
+    r = api.client.get(f"/api/portfolios/{pid}/", headers=headers)
+    assert r.status_code == 200, r.text
+    body = r.json()
+    per = {c["currency"]: c["amount"] for c in body["cash_balances"]}
+    return per, body["cash_balance"], body["total_value"]
+
+
+def _assert_cash(api: Api, pid: int, headers: dict[str, str],
+                 holdings: dict[str, tuple[Decimal, str]], cash: dict[str, Decimal]) -> None:  # fmt: skip
+    """Cash per currency, cash in USD and total value equal the hand-computed figures."""
+    per, cash_usd, total = _cash(api, pid, headers)
+    assert per == {ccy: _cents(amount) for ccy, amount in cash.items()}
+    assert cash_usd == _cents(sum((a * _rate(api, c) for c, a in cash.items()), D(0)))
+    assert total == _cents(_value(api, holdings, cash))
+
+
+# Hand-computed figures of ACCOUNT.
 # AAPL: bought 10 @ 150.00 + 1.05 fees (150.105 a share), sold 4 first in, first out:
 # 6 left = 900.63; the reinvested dividend bought 0.125 @ 160.00 = 20.00.
 # Quantity 6.125, basis 920.63, value 6.125 x 200.00 (last imported close) = 1225.00.
-# MSFT: 5 @ 300.00 = 1500.00, value 5 x 310.00 = 1550.00. Total 2775.00.
+# MSFT: 5 @ 300.00 = 1500.00, value 5 x 310.00 = 1550.00.
 POSITIONS = {
     "AAPL": ("6.12500000", "920.63", "1225.00"),
     "MSFT": ("5.00000000", "1500.00", "1550.00"),
 }
+HOLDINGS = {"AAPL": (D("6.125"), "USD"), "MSFT": (D(5), "USD")}
+# Cash of ACCOUNT, row by row (received +, paid -): deposit, buy (10 x 150.00 + 1.05),
+# sell (4 x 160.00 - 1.00), dividend (1.50 - 0.10 withheld), reinvested dividend and its
+# buy, margin interest, withdrawal, MSFT buy. 7,136.10; total value 2,775.00 + 7,136.10.
+ACCOUNT_CASH = (
+    D("10000.00") - (10 * D("150.00") + D("1.05")) + (4 * D("160.00") - D("1.00"))
+    + (D("1.50") - D("0.10")) + D("20.00") - D("0.125") * D("160.00") - D("3.25")
+    - D("500.00") - 5 * D("300.00")
+)  # fmt: skip
 LEDGER = sorted([
+    ("2025-01-02", "deposit", "", "1.00000000", "10000.00000000", "0E-8"),
     ("2025-01-03", "buy", "AAPL", "10.00000000", "150.00000000", "1.05000000"),
     ("2025-02-10", "sell", "AAPL", "4.00000000", "160.00000000", "1.00000000"),
     ("2025-02-15", "dividend", "AAPL", "1.00000000", "1.50000000", "0.10000000"),
     ("2025-02-16", "dividend", "AAPL", "1.00000000", "20.00000000", "0E-8"),
     ("2025-02-16", "buy", "AAPL", "0.12500000", "160.00000000", "0E-8"),
+    ("2025-03-05", "fee", "", "1.00000000", "3.25000000", "0E-8"),
+    ("2025-03-07", "withdrawal", "", "1.00000000", "500.00000000", "0E-8"),
     ("2025-03-11", "buy", "MSFT", "5.00000000", "300.00000000", "0E-8"),
 ])  # fmt: skip
+COUNTS = {"buy": 3, "deposit": 1, "dividend": 2, "fee": 1, "sell": 1, "withdrawal": 1}
 
 
-def _norm(rows: list[tuple[str, ...]]) -> list[tuple[Any, ...]]:
+def _norm(rows: Sequence[tuple[str, ...]]) -> list[tuple[Any, ...]]:
     return sorted((d, k, s, D(q), D(p), D(f)) for d, k, s, q, p, f in rows)
 
 
@@ -162,29 +256,34 @@ def test_ofx_round_trip_positions_and_value_by_hand(priced: Api, version: str) -
     assert r.status_code == 200, r.text
     body = r.json()
     assert body["dry_run"] is False and body["format"] == "ofx"
-    assert body["added"] == 6
-    assert body["counts"] == {"buy": 3, "dividend": 2, "sell": 1}
-    assert body["skipped_duplicates"] == 0 and body["errors"] == []
+    # the deposit, the margin interest and the withdrawal are imported too (they used to
+    # be ignored while portfolios held securities only: cash is now part of the value)
+    assert body["added"] == 9 and body["counts"] == COUNTS
+    assert body["skipped_duplicates"] == 0 and body["errors"] == [] and body["ignored"] == []
     first = FIRST[version]
-    assert [(i["line"], i["type"]) for i in body["ignored"]] == [
-        (first, "deposit"), (first + 5, "fee"), (first + 6, "withdrawal"),
-    ]  # fmt: skip
-    assert "cash is not tracked" in body["ignored"][0]["reason"]
-    assert [(x["line"], x["source_id"], x["transaction_type"]) for x in body["rows"]] == [
-        (first + 1, "B1", "buy"), (first + 2, "S1", "sell"), (first + 3, "I1", "dividend"),
-        (first + 4, "R1#income", "dividend"), (first + 4, "R1#buy", "buy"), (first + 7, "X1", "buy"),
+    got = [(x["line"], x["source_id"], x["transaction_type"], x["asset_symbol"], x["currency"])
+           for x in body["rows"]]  # fmt: skip
+    assert got == [
+        (first, "D1", "deposit", None, "USD"), (first + 1, "B1", "buy", "AAPL", "USD"),
+        (first + 2, "S1", "sell", "AAPL", "USD"), (first + 3, "I1", "dividend", "AAPL", "USD"),
+        (first + 4, "R1#income", "dividend", "AAPL", "USD"), (first + 4, "R1#buy", "buy", "AAPL", "USD"),
+        (first + 5, "M1", "fee", None, "USD"), (first + 6, "W1", "withdrawal", None, "USD"),
+        (first + 7, "X1", "buy", "MSFT", "USD"),
     ]  # fmt: skip
     assert _norm(_ledger(api, pid, headers)) == _norm(LEDGER)
     assert _positions(api, pid, headers) == POSITIONS
+    assert ACCOUNT_CASH == D("7136.10")  # the comment above, by hand
+    _assert_cash(api, pid, headers, HOLDINGS, {"USD": ACCOUNT_CASH})
     portfolio = api.client.get(f"/api/portfolios/{pid}/", headers=headers).json()
-    assert (portfolio["total_value"], portfolio["position_count"]) == ("2775.00", 2)
+    assert (portfolio["total_value"], portfolio["position_count"]) == ("9911.10", 2)
 
     # the same file again adds nothing
     again = _import(api, pid, headers, data)
     assert again.status_code == 200, again.text
-    assert (again.json()["added"], again.json()["skipped_duplicates"]) == (0, 6)
+    assert (again.json()["added"], again.json()["skipped_duplicates"]) == (0, 9)
     assert _norm(_ledger(api, pid, headers)) == _norm(LEDGER)
     assert _positions(api, pid, headers) == POSITIONS
+    _assert_cash(api, pid, headers, HOLDINGS, {"USD": ACCOUNT_CASH})
 
     # a later statement overlapping the first adds only its new rows
     later = MAKERS[version](
@@ -194,10 +293,12 @@ def test_ofx_round_trip_positions_and_value_by_hand(priced: Api, version: str) -
     assert r.status_code == 200, r.text
     assert (r.json()["added"], r.json()["skipped_duplicates"], r.json()["counts"]) == (
         1,
-        1,
+        2,
         {"sell": 1},
     )
     assert _positions(api, pid, headers)["MSFT"] == ("3.00000000", "900.00", "930.00")
+    holdings = {**HOLDINGS, "MSFT": (D(3), "USD")}
+    _assert_cash(api, pid, headers, holdings, {"USD": ACCOUNT_CASH + 2 * D("320.00")})
 
 
 def test_dry_run_reports_without_writing(priced: Api) -> None:
@@ -209,8 +310,8 @@ def test_dry_run_reports_without_writing(priced: Api) -> None:
     assert r.status_code == 200, r.text
     body = r.json()
     assert body["dry_run"] is True
-    assert (body["added"], body["counts"]) == (6, {"buy": 3, "dividend": 2, "sell": 1})
-    assert len(body["rows"]) == 6 and body["errors"] == []
+    assert (body["added"], body["counts"]) == (9, COUNTS)  # the cash rows counted by type too
+    assert len(body["rows"]) == 9 and body["errors"] == []
     assert _ledger(api, pid, headers) == [] and _positions(api, pid, headers) == {}
     # a dry run with problems lists every one of them, still writing nothing
     bad = ofx_v2([*ACCOUNT, _sell("S9", "0312", MSFT, "50", "1.00")], seclist=SECLIST)
@@ -404,7 +505,8 @@ SCHWAB = """"Date","Action","Symbol","Description","Quantity","Price","Fees & Co
 "02/10/2025","Sell","AAPL","APPLE INC","4","$160.00","$1.00","$639.00"
 "01/03/2025","Buy","AAPL","APPLE INC","10","$150.00","$1.05","-$1,501.05"
 "01/02/2025","MoneyLink Transfer","","Tfr BANK, JANE DOE","","","","$10,000.00"
-"Transactions Total","","","","","","","$8,136.20"
+"01/02/2025","Journal","","JOURNAL FRM ...123","","","","$0.00"
+"Transactions Total","","","","","","","$7,136.20"
 """
 
 FIDELITY = """
@@ -439,17 +541,46 @@ MAPPING = {
 }  # fmt: skip
 
 
+def _amount_column(text: str, header: str) -> Decimal:
+    """The sum of a broker file's amount column (the net cash of each row), summary lines
+    and the preamble left out: the account's cash by another road than the ledger's."""
+    lines = text.strip().splitlines()
+    start = next(i for i, line in enumerate(lines) if header in line)
+    total = D(0)
+    for record in csv.DictReader(io.StringIO("\n".join(lines[start:]))):
+        cell = (record.get(header) or "").strip().replace("$", "").replace(",", "")
+        date = (record.get("Date") or record.get("Run Date") or "").strip()
+        if cell and date[:2].isdigit():
+            total += D(cell)
+    return total
+
+
+# Cash of the generic file by hand (it has no amount on trades): the deposit, the buy
+# (10 x 150.00 + 1.05), the sale (4 x 160.00 - 1.00), two dividends, the reinvested buy
+# and the MSFT buy. 7,639.45.
+GENERIC_CASH = (
+    D("10000.00") - (10 * D("150.00") + D("1.05")) + (4 * D("160.00") - D("1.00")) + D("1.50")
+    + D("20.00") - D("0.125") * D("160.00") - 5 * D("300.00")
+)  # fmt: skip
+SCHWAB_COUNTS = {"buy": 3, "deposit": 1, "dividend": 2, "fee": 1, "sell": 1, "withdrawal": 1}
+FIDELITY_COUNTS = {"buy": 3, "deposit": 1, "dividend": 2, "sell": 1}
+
+
 @pytest.mark.parametrize(
-    ("text", "form", "ignored"),
+    ("text", "form", "counts", "cash"),
     [
-        (SCHWAB, {}, 3),
-        (FIDELITY, {"preset": "fidelity"}, 1),
-        (GENERIC, {"mapping": MAPPING}, 1),
+        (SCHWAB, {}, SCHWAB_COUNTS, _amount_column(SCHWAB, "Amount")),
+        (FIDELITY, {"preset": "fidelity"}, FIDELITY_COUNTS, _amount_column(FIDELITY, "Amount ($)")),
+        (GENERIC, {"mapping": MAPPING}, FIDELITY_COUNTS, GENERIC_CASH),
     ],
     ids=["schwab", "fidelity", "generic"],
 )
-def test_csv_presets_round_trip(priced: Api, text: str, form: dict[str, Any], ignored: int) -> None:
-    # the same account as ACCOUNT in each broker's layout: the same positions and value
+def test_csv_presets_round_trip(
+    priced: Api, text: str, form: dict[str, Any], counts: dict[str, int], cash: Decimal
+) -> None:
+    # the same account as ACCOUNT in each broker's layout: the same positions; the cash
+    # rows each file has are imported (they used to be ignored), so cash and total
+    # value follow each file's amounts
     api = priced
     _, headers = api.user("csv")
     pid = _portfolio(api, headers)
@@ -457,18 +588,26 @@ def test_csv_presets_round_trip(priced: Api, text: str, form: dict[str, Any], ig
     r = _import(api, pid, headers, data, name="history.csv", **form)
     assert r.status_code == 200, r.text
     body = r.json()
-    assert (body["format"], body["counts"], len(body["ignored"])) == (
-        "csv", {"buy": 3, "dividend": 2, "sell": 1}, ignored,
-    )  # fmt: skip
+    assert (body["format"], body["counts"]) == ("csv", counts)
+    # only Schwab's $0.00 journal carries nothing: listed, not written
+    ignored = [(x["line"], x["type"]) for x in body["ignored"]]
+    assert ignored == ([(11, "deposit")] if "Journal" in text else [])
     assert all(x["source_id"].startswith("csv:") for x in body["rows"])
+    assert all(x["currency"] == "USD" for x in body["rows"])
     assert _positions(api, pid, headers) == POSITIONS
-    assert (
-        api.client.get(f"/api/portfolios/{pid}/", headers=headers).json()["total_value"]
-        == "2775.00"
-    )
+    _assert_cash(api, pid, headers, HOLDINGS, {"USD": cash})
     again = _import(api, pid, headers, data, name="history.csv", **form)
-    assert (again.json()["added"], again.json()["skipped_duplicates"]) == (0, 6)
+    assert (again.json()["added"], again.json()["skipped_duplicates"]) == (0, sum(counts.values()))
     assert _positions(api, pid, headers) == POSITIONS
+    _assert_cash(api, pid, headers, HOLDINGS, {"USD": cash})
+
+
+def test_the_files_cash_by_hand() -> None:
+    # the amount columns against the rows' own arithmetic: Schwab has ACCOUNT's rows
+    # but no withholding on the dividend (+0.10); Fidelity and the generic file have no
+    # margin interest and no withdrawal
+    assert _amount_column(SCHWAB, "Amount") == ACCOUNT_CASH + D("0.10") == D("7136.20")
+    assert _amount_column(FIDELITY, "Amount ($)") == GENERIC_CASH == D("7639.45")
 
 
 def test_fractional_holdings_get_their_dividend(priced: Api) -> None:
@@ -493,13 +632,14 @@ def test_cli_import_transactions(priced: Api, tmp_path: Path, monkeypatch: pytes
     path.write_bytes(ofx_v2(ACCOUNT, seclist=SECLIST))
     assert main(["import-transactions", str(pid), str(path), "--dry-run"]) == 0
     report = json.loads(capsys.readouterr().out)
-    assert (report["dry_run"], report["added"]) == (True, 6)
+    assert (report["dry_run"], report["added"], report["counts"]) == (True, 9, COUNTS)
     assert _ledger(api, pid, headers) == []
     assert main(["import-transactions", str(pid), str(path)]) == 0
-    assert json.loads(capsys.readouterr().out)["added"] == 6
+    assert json.loads(capsys.readouterr().out)["added"] == 9
     assert _positions(api, pid, headers)["AAPL"][:2] == POSITIONS["AAPL"][:2]
+    assert _cash(api, pid, headers)[0] == {"USD": _cents(ACCOUNT_CASH)}
     assert main(["import-transactions", str(pid), str(path)]) == 0
-    assert json.loads(capsys.readouterr().out)["skipped_duplicates"] == 6
+    assert json.loads(capsys.readouterr().out)["skipped_duplicates"] == 9
     # errors: exit 1, each line on stderr, nothing written
     bad = tmp_path / "bad.ofx"
     bad.write_bytes(ofx_v2([_sell("S7", "0601", MSFT, "99", "1.00")], seclist=SECLIST))
@@ -514,7 +654,7 @@ def test_cli_import_transactions(priced: Api, tmp_path: Path, monkeypatch: pytes
         main(["import-transactions", str(pid), str(generic), f"--mapping=@{mapping}", "--dry-run"])
         == 0
     )
-    assert json.loads(capsys.readouterr().out)["counts"] == {"buy": 3, "dividend": 2, "sell": 1}
+    assert json.loads(capsys.readouterr().out)["counts"] == FIDELITY_COUNTS
     assert main(["import-transactions", "999999999", str(path)]) == 1
     assert "no portfolio" in capsys.readouterr().err
     assert _positions(api, pid, headers)["MSFT"][:2] == POSITIONS["MSFT"][:2]
@@ -622,7 +762,7 @@ def test_concurrent_imports_of_one_file_add_it_once(priced: Api) -> None:
     user_id = api.client.get("/api/auth/me/", headers=headers).json()["id"]
     data = ofx_v2(ACCOUNT, seclist=SECLIST)
     reports = api.call(_concurrently, api.db, user_id, pid, data, 4)
-    assert sorted((r.added, r.skipped_duplicates) for r in reports) == [(0, 6)] * 3 + [(6, 0)]
+    assert sorted((r.added, r.skipped_duplicates) for r in reports) == [(0, 9)] * 3 + [(9, 0)]
     assert _norm(_ledger(api, pid, headers)) == _norm(LEDGER)
     assert _positions(api, pid, headers) == POSITIONS
 
@@ -668,3 +808,187 @@ def test_statements_above_the_default_body_limit_are_accepted(priced: Api) -> No
     r = _import(api, pid, headers, text.encode(), name="big.csv", dry_run=True)
     assert r.status_code == 200, r.text[:300]
     assert (r.json()["added"], r.json()["errors"]) == (2100, [])
+
+
+# The euro part of an account: a deposit, a buy of the euro listing SAP.DE, its dividend
+# and interest, all with a CURRENCY aggregate (amounts in EUR).
+EURO = [
+    _bank_in("ED1", "0310", "DEP", "1000.00", "EUR"),
+    _buy_in("EB1", "0312", SAP, "3", "120.00", "2.00", "EUR"),
+    f"<INCOME>{_invtran('EI1', '0320')}{SAP}<INCOMETYPE>DIV</INCOMETYPE><TOTAL>4.50</TOTAL>{FUND}"
+    f"{_fx('EUR')}</INCOME>",
+    _bank_in("EN1", "0325", "INT", "1.25", "EUR"),
+]
+# deposit - (3 x 120.00 + 2.00) + dividend + interest = 643.75 EUR
+EURO_CASH = D("1000.00") - (3 * D("120.00") + D("2.00")) + D("4.50") + D("1.25")
+
+
+@pytest.mark.parametrize("version", ["v2", "v1"])
+def test_ofx_two_currencies_round_trip(priced: Api, version: str) -> None:
+    # a security row in EUR used to be refused ("the ledger holds USD prices only"): it
+    # is now imported in its asset's currency, and the euro cash beside it
+    api = priced
+    _, headers = api.user("eur")
+    pid = _portfolio(api, headers)
+    data = MAKERS[version]([*ACCOUNT, *EURO], seclist=SECLIST)
+    r = _import(api, pid, headers, data)
+    assert r.status_code == 200, r.text
+    body = r.json()
+    assert body["counts"] == {**COUNTS, "buy": 4, "deposit": 2, "dividend": 3, "interest": 1}
+    first = FIRST[version] + len(ACCOUNT)
+    assert [(x["line"], x["transaction_type"], x["asset_symbol"], x["currency"], x["price"])
+            for x in body["rows"][-4:]] == [
+        (first, "deposit", None, "EUR", "1000.00"),
+        (first + 1, "buy", "SAP.DE", "EUR", "120.00"),
+        (first + 2, "dividend", "SAP.DE", "EUR", "4.50"),
+        (first + 3, "interest", None, "EUR", "1.25"),
+    ]  # fmt: skip
+    # SAP.DE: 3 shares, basis 362.00 EUR as recorded, valued in USD at the EURUSD rate
+    sap_value = _cents(3 * _price(api, "SAP.DE") * _rate(api, "EUR"))
+    assert _positions(api, pid, headers) == {
+        **POSITIONS, "SAP.DE": ("3.00000000", "362.00", sap_value),
+    }  # fmt: skip
+    assert EURO_CASH == D("643.75")
+    holdings = {**HOLDINGS, "SAP.DE": (D(3), "EUR")}
+    cash = {"EUR": EURO_CASH, "USD": ACCOUNT_CASH}
+    _assert_cash(api, pid, headers, holdings, cash)
+    txns = api.client.get(
+        f"/api/transactions/?portfolio={pid}&transaction_type=deposit", headers=headers
+    ).json()["results"]
+    assert sorted((t["currency"], t["price"]) for t in txns) == [
+        ("EUR", "1000.00"), ("USD", "10000.00"),
+    ]  # fmt: skip
+    again = _import(api, pid, headers, data)
+    assert (again.json()["added"], again.json()["skipped_duplicates"]) == (0, 13)
+    _assert_cash(api, pid, headers, holdings, cash)
+
+
+def test_cash_rows_default_to_the_portfolio_base_currency(priced: Api) -> None:
+    # a CSV without a currency column: the deposit is in the portfolio's base currency
+    # (EUR here), the SAP.DE buy in its asset's currency (EUR), the AAPL buy in USD
+    api = priced
+    _, headers = api.user("base")
+    r = api.client.post(
+        "/api/portfolios/", json={"name": "Euro", "base_currency": "EUR"}, headers=headers
+    )
+    assert r.status_code == 201, r.text
+    pid = int(r.json()["id"])
+    text = (
+        "date,type,symbol,quantity,price,fees,amount\n"
+        "2025-01-02,deposit,,,,,500.00\n"
+        "2025-01-03,buy,SAP.DE,2,100.00,1.00,\n"
+        "2025-01-03,buy,AAPL,1,150.00,,\n"
+        "2025-01-06,withdrawal,,,,2.00,-50.00\n"  # 50.00 out, fees included: 48.00 + 2.00
+    )
+    r = _import(api, pid, headers, text.encode(), name="e.csv")
+    assert r.status_code == 200, r.text
+    rows = [(x["transaction_type"], x["currency"], x["price"], x["fees"]) for x in r.json()["rows"]]
+    assert rows == [
+        ("deposit", "EUR", "500.00", "0.00"), ("buy", "EUR", "100.00", "1.00"),
+        ("buy", "USD", "150.00", "0.00"), ("withdrawal", "EUR", "48.00", "2.00"),
+    ]  # fmt: skip
+    per, cash_eur, total = _cash(api, pid, headers)
+    eur = D("500.00") - (2 * D("100.00") + D("1.00")) - D("50.00")
+    assert per == {"EUR": _cents(eur), "USD": _cents(-D("150.00"))}
+    usd_in_eur = _rate(api, "USD", "EUR")
+    assert cash_eur == _cents(eur - D("150.00") * usd_in_eur)
+    positions = 2 * _price(api, "SAP.DE") + _price(api, "AAPL") * usd_in_eur
+    assert total == _cents(positions + eur - D("150.00") * usd_in_eur)
+
+
+def test_currency_errors(priced: Api) -> None:
+    api = priced
+    _, headers = api.user("ccy")
+    pid = _portfolio(api, headers)
+    rows = [
+        _buy("B1", "0103", SAP, "3", "120.00"),  # SAP.DE in the statement's USD: not its EUR
+        _buy_in("B2", "0104", AAPL, "1", "100.00", "0", "EUR"),  # AAPL is in USD
+        _bank_in("D1", "0105", "DEP", "100.00", "CHF"),  # no CHF rates here
+        _buy_in("B3", "0106", ZZE, "2", "10.00", "0", "GBP"),  # unknown symbol
+        _buy("B4", "0107", ZZE, "1", "10.00"),  # unknown symbol
+    ]
+    data = ofx_v2(rows, seclist=SECLIST)
+    first = FIRST["v2"]
+    r = _import(api, pid, headers, data)
+    assert r.status_code == 400, r.text
+    errors = r.json()["details"]["errors"]
+    assert [(e["line"] - first, e["field"], e["code"]) for e in errors] == [
+        (0, "currency", "mismatch"),
+        (1, "currency", "mismatch"),
+        (2, "currency", "unsupported"),
+        (3, "symbol", "not_found"),
+        (4, "symbol", "not_found"),
+    ]
+    assert "SAP.DE is priced in EUR" in errors[0]["message"]
+    assert "'CHF'" in errors[2]["message"] and "EUR" in errors[2]["message"]
+    # creating ZZEU: it takes its first row's currency (GBP), which the next row contradicts
+    r = _import(api, pid, headers, data, create_assets=True, dry_run=True)
+    assert r.status_code == 200, r.text
+    got = [(e["line"] - first, e["field"], e["code"]) for e in r.json()["errors"]]
+    assert got[3:] == [(4, "currency", "mismatch")]
+    assert "new asset ZZEU is in GBP" in r.json()["errors"][3]["message"]
+    assert _ledger(api, pid, headers) == []
+    r = _import(api, pid, headers, ofx_v2(rows[3:4], seclist=SECLIST), create_assets=True)
+    assert r.status_code == 200, r.text
+    assert (r.json()["created_assets"], r.json()["rows"][0]["currency"]) == (["ZZEU"], "GBP")
+    (asset,) = [a for a in api.client.get("/api/assets/?symbol=ZZEU").json()["results"]
+                if a["symbol"] == "ZZEU"]  # fmt: skip
+    assert asset["currency"] == "GBP"
+    assert _positions(api, pid, headers)["ZZEU"][:2] == ("2.00000000", "20.00")
+    assert _cash(api, pid, headers)[0] == {"GBP": "-20.00"}  # no GBP deposit: track policy
+
+
+def test_strict_portfolio_refuses_an_import_that_overdraws(priced: Api) -> None:
+    api = priced
+    _, headers = api.user("strict")
+    r = api.client.post(
+        "/api/portfolios/", json={"name": "Strict", "cash_policy": "strict"}, headers=headers
+    )
+    assert r.status_code == 201, r.text
+    pid = int(r.json()["id"])
+    first = FIRST["v2"]
+    # 1,000.00 in, then a buy of 1,501.05 on 01-03: cash -501.05 that day (the deposit of
+    # 01-10 comes too late); the buy's line is named
+    rows = [
+        _bank("D1", "0102", "CREDIT", "1000.00", "Deposit"),
+        _buy("B1", "0103", AAPL, "10", "150.00", "1.05"),
+        _bank("D2", "0110", "CREDIT", "2000.00", "Deposit"),
+    ]
+    data = ofx_v2(rows, seclist=SECLIST)
+    for dry in (True, False):
+        r = _import(api, pid, headers, data, dry_run=dry)
+        assert r.status_code == (200 if dry else 400), r.text
+        errors = r.json()["errors"] if dry else r.json()["details"]["errors"]
+        assert [(e["line"], e["field"], e["code"]) for e in errors] == [
+            (first + 1, "quantity", "insufficient_cash")
+        ]
+        short = D("1000.00") - (10 * D("150.00") + D("1.05"))
+        assert f"{short} USD of cash on 2025-01-03" in errors[0]["message"]
+    assert _ledger(api, pid, headers) == []
+    # the second deposit on the buy's day covers it: a day counts once all its rows are in
+    rows[2] = _bank("D2", "0103", "CREDIT", "2000.00", "Deposit")
+    r = _import(api, pid, headers, ofx_v2(rows, seclist=SECLIST))
+    assert r.status_code == 200, r.text
+    left = D("3000.00") - (10 * D("150.00") + D("1.05"))
+    assert _cash(api, pid, headers)[0] == {"USD": _cents(left)}
+    # a withdrawal of more than is left, on its own line: named, field amount
+    r = _import(api, pid, headers, ofx_v2([_bank("W1", "0105", "DEBIT", "-1500.00", "Out")]))
+    assert r.status_code == 400, r.text
+    (err,) = r.json()["details"]["errors"]
+    assert (err["line"], err["field"], err["code"]) == (first, "amount", "insufficient_cash")
+    # a withdrawal that leaves cash, but not enough for a typed buy later on: the
+    # overdraft is on the typed row's day, and the last imported row paying before it
+    # is named
+    r = api.client.post(
+        "/api/transactions/",
+        json={"portfolio": pid, "asset_symbol": "AAPL", "transaction_type": "buy", "quantity": "1",
+              "price": "100", "transaction_date": "2025-02-03"},
+        headers=headers,
+    )  # fmt: skip
+    assert r.status_code == 201, r.text
+    r = _import(api, pid, headers, ofx_v2([_bank("W2", "0120", "DEBIT", "-1400.00", "Out")]))
+    assert r.status_code == 400, r.text
+    (err,) = r.json()["details"]["errors"]
+    assert (err["line"], err["field"], err["code"]) == (first, "amount", "insufficient_cash")
+    assert "2025-02-03" in err["message"]
+    assert _cash(api, pid, headers)[0] == {"USD": _cents(left - D("100"))}

@@ -456,3 +456,145 @@ def test_csv_keys_do_not_depend_on_row_order(picks: list[int], order: random.Ran
     first = keys(lines)
     assert len(set(first)) == len(lines)
     assert first == keys(shuffled)
+
+
+def _bank_tran(fitid: str, kind: str, amount: str, extra: str = "") -> str:
+    return (
+        f"<INVBANKTRAN><STMTTRN><TRNTYPE>{kind}</TRNTYPE><DTPOSTED>20250102</DTPOSTED>"
+        f"<TRNAMT>{amount}</TRNAMT><FITID>{fitid}</FITID><NAME>x</NAME>{extra}</STMTTRN>"
+        "<SUBACCTFUND>CASH</SUBACCTFUND></INVBANKTRAN>"
+    )
+
+
+# (TRNTYPE, TRNAMT, row type): the table of service/imports/ofx.py. TRNAMT is signed
+# from the customer's side (OFX 2.2 section 3.2.9.2), so the sign decides in or out.
+BANK_TYPES = [
+    ("CREDIT", "100.00", "deposit"), ("DEP", "100.00", "deposit"),
+    ("DIRECTDEP", "100.00", "deposit"), ("CREDIT", "-100.00", "withdrawal"),
+    ("DEBIT", "-100.00", "withdrawal"), ("ATM", "-100.00", "withdrawal"),
+    ("CHECK", "-100.00", "withdrawal"), ("PAYMENT", "-100.00", "withdrawal"),
+    ("DIRECTDEBIT", "-100.00", "withdrawal"), ("XFER", "-100.00", "withdrawal"),
+    ("XFER", "100.00", "deposit"), ("POS", "-100.00", "withdrawal"), ("OTHER", "100.00", "deposit"),
+    ("INT", "100.00", "interest"), ("DIV", "100.00", "interest"), ("INT", "-100.00", "fee"),
+    ("FEE", "-100.00", "fee"), ("SRVCHG", "-100.00", "fee"), ("FEE", "100.00", "interest"),
+]  # fmt: skip
+
+
+def test_ofx_bank_transactions_by_type_and_sign() -> None:
+    trans = [_bank_tran(f"K{i}", kind, amount) for i, (kind, amount, _) in enumerate(BANK_TYPES)]
+    result = parse_ofx(ofx_v2(trans))
+    assert result.errors == []
+    got = [(r.type, r.symbol, r.quantity, r.price, r.currency) for r in result.rows]
+    assert got == [(kind, None, D(1), D("100.00"), "USD") for _, _, kind in BANK_TYPES]
+    assert result.rows[-1].memo.startswith("refund")  # a fee paid back
+
+
+def _statement_in(curdef: str, transactions: list[str]) -> bytes:
+    return ofx_v2(transactions).replace(b"<CURDEF>USD</CURDEF>", f"<CURDEF>{curdef}</CURDEF>".encode())
+
+
+def test_ofx_currencies_of_rows() -> None:
+    orig = "<ORIGCURRENCY><CURRATE>1.08</CURRATE><CURSYM>EUR</CURSYM></ORIGCURRENCY>"
+    cur = "<CURRENCY><CURRATE>0.79</CURRATE><CURSYM>GBP</CURSYM></CURRENCY>"
+    # a SAP buy reported in USD converted from EUR at 1.08 (ORIGCURRENCY, OFX 2.2 section 5.2):
+    # 129.60 USD a share and 2.16 USD commission are 120.00 and 2.00 EUR
+    sap_in_usd = (
+        f"<BUYSTOCK><INVBUY>{_invtran('X1', '0311')}{SAP}<UNITS>3</UNITS><UNITPRICE>129.60</UNITPRICE>"
+        f"<COMMISSION>2.16</COMMISSION><TOTAL>-390.96</TOTAL>{orig}{FUND}</INVBUY>"
+        "<BUYTYPE>BUY</BUYTYPE></BUYSTOCK>"
+    )
+    rows = parse_ofx(_statement_in("USD", [
+        sap_in_usd,
+        _bank_tran("C1", "DEP", "500.00", orig),  # converted into USD: the cash is USD
+        _bank_tran("C2", "DEP", "400.00", cur),  # in GBP: the cash is GBP
+        _bank_tran("C3", "DEP", "300.00"),  # the statement's CURDEF
+    ])).rows  # fmt: skip
+    got = [(r.type, r.symbol, r.price, r.fees, r.currency, r.fx_rate) for r in rows]
+    assert got == [
+        ("buy", "SAP", D("120.00"), D("2.00"), "EUR", D("1.08")),
+        ("deposit", None, D("500.00"), D(0), "USD", None),
+        ("deposit", None, D("400.00"), D(0), "GBP", D("0.79")),
+        ("deposit", None, D("300.00"), D(0), "USD", None),
+    ]
+    # a statement kept in euros: rows without an aggregate are in EUR
+    (row,) = parse_ofx(_statement_in("EUR", [_bank_tran("C4", "DEP", "50.00")])).rows
+    assert (row.type, row.currency) == ("deposit", "EUR")
+    bad = sap_in_usd.replace("<CURRATE>1.08</CURRATE>", "<CURRATE>0</CURRATE>")
+    result = parse_ofx(ofx_v2([bad]))
+    assert [(e.field, e.code) for e in result.errors] == [("CURRATE", "invalid")]
+
+
+SCHWAB_CASH = '''"Date","Action","Symbol","Description","Quantity","Price","Fees & Comm","Amount"
+"03/02/2025","Credit Interest","","SCHWAB1 INT","","","","$1.10"
+"03/03/2025","Bank Interest","","BANK INT ADJ","","","","-$0.20"
+"03/04/2025","Service Fee","","SERVICE FEE","","","","-$25.00"
+"03/05/2025","ADR Mgmt Fee","SAP","ADR FEE","","","","-$0.40"
+"03/06/2025","NRA Tax Adj","","NRA TAX REFUND","","","","$3.00"
+"03/07/2025","Wire Funds","","WIRED FUNDS DISBURSED","","","","-$2,000.00"
+"03/08/2025","Wire Received","","WIRED FUNDS RECEIVED","","","$15.00","$4,985.00"
+"03/09/2025","Journal","AAPL","JOURNALED SHARES","3","","",""
+"03/10/2025","Journal","","JOURNAL FRM ...123","","","","$0.00"
+'''
+
+
+def test_schwab_cash_actions() -> None:
+    result = parse_csv(SCHWAB_CASH.encode())
+    assert result.errors == []
+    got = [(r.line, r.type, r.symbol, r.price, r.fees, r.currency) for r in result.rows]
+    assert got == [
+        (2, "interest", None, D("1.10"), D(0), "USD"),
+        (3, "fee", None, D("0.20"), D(0), "USD"),  # interest taken back: a cost
+        (4, "fee", None, D("25.00"), D(0), "USD"),
+        (5, "fee", None, D("0.40"), D(0), "USD"),
+        (6, "interest", None, D("3.00"), D(0), "USD"),  # a tax refunded: income
+        (7, "withdrawal", None, D("2000.00"), D(0), "USD"),
+        (8, "deposit", None, D("5000.00"), D("15.00"), "USD"),  # 4,985.00 net of the 15.00 fee
+        (9, "transfer", "AAPL", D(0), D(0), "USD"),  # shares journaled, not cash
+        (10, "deposit", None, D(0), D(0), "USD"),  # nothing moved (the importer ignores it)
+    ]
+
+
+FIDELITY_CASH = """Run Date,Action,Symbol,Description,Type,Quantity,Price ($),Commission ($),Fees ($),Accrued Interest ($),Amount ($),Settlement Date
+01/02/2025, ELECTRONIC FUNDS TRANSFER RECEIVED (Cash), ,No Description,Cash,,,,,,5000,
+01/03/2025, CASH CONTRIBUTION CURRENT YEAR (Cash), ,No Description,Cash,,,,,,6500,
+01/06/2025, ELECTRONIC FUNDS TRANSFER PAID (Cash), ,No Description,Cash,,,,,,-700,
+01/07/2025, DIRECT DEBIT CARD PAYMENT (Cash), ,No Description,Cash,,,,,,-45.10,
+01/08/2025, CHECK PAID # 1001 (Cash), ,No Description,Cash,,,,,,-120,
+01/31/2025, INTEREST EARNED FDIC INSURED DEPOSIT (Cash), ,FDIC INSURED,Cash,,,,,,0.42,
+02/03/2025, ADVISORY FEE (Cash), ,No Description,Cash,,,,,,-12.50,
+02/04/2025, FEE CHARGED (Cash), ,No Description,Cash,,,,,,-5,
+02/05/2025, TRANSFERRED FROM VS Z12-34567 (Cash), AAPL,APPLE INC,Cash,4,,,,,,
+"""
+
+
+def test_fidelity_cash_actions() -> None:
+    result = parse_csv(FIDELITY_CASH.encode(), preset="fidelity")
+    assert result.errors == []
+    got = [(r.type, r.symbol, r.price) for r in result.rows]
+    assert got == [
+        ("deposit", None, D(5000)), ("deposit", None, D(6500)), ("withdrawal", None, D(700)),
+        ("withdrawal", None, D("45.10")), ("withdrawal", None, D(120)),
+        ("interest", None, D("0.42")), ("fee", None, D("12.50")), ("fee", None, D(5)),
+        ("transfer", "AAPL", D(0)),  # shares moved between accounts, not cash
+    ]  # fmt: skip
+
+
+def test_generic_amounts_are_net_of_fees_and_currency_unset_unless_given() -> None:
+    data = (
+        b"date,type,symbol,quantity,price,fees,amount\n"
+        b"2025-01-02,deposit,,,,2,100\n"  # 100 arrived after 2 of fees: 102 gross
+        b"2025-01-03,withdrawal,,,,2,-50\n"  # 50 left, 2 of them fees: 48 paid out
+        b"2025-01-04,fee,,,,1,-10\n"  # a fee's amount is all cost
+        b"2025-01-05,dividend,AAPL,,,0.5,9.5\n"  # 9.50 received after 0.50 withheld
+        b"2025-01-06,withdrawal,,,,60,-50\n"  # fees above the amount
+    )
+    result = parse_csv(data)
+    got = [(r.type, r.price, r.fees, r.currency) for r in result.rows]
+    assert got == [
+        ("deposit", D(102), D(2), None), ("withdrawal", D(48), D(2), None),
+        ("fee", D(10), D(0), None), ("dividend", D(10), D("0.5"), None),
+    ]  # fmt: skip
+    assert [(e.line, e.field, e.code) for e in result.errors] == [(6, "fees", "max_value")]
+    first_two = b"\n".join(data.split(b"\n")[:2]) + b"\n"
+    rows = parse_csv(first_two, mapping=CsvMapping(currency="eur")).rows
+    assert [(r.type, r.currency) for r in rows] == [("deposit", "EUR")]
