@@ -27,6 +27,16 @@ import numpy as np
 import pandas as pd
 
 from quantcore.portfolio import corporate_action_flows
+from quantcore.valuation import (
+    BUY,
+    DEPOSIT,
+    DIVIDEND,
+    FEE,
+    INTEREST,
+    SELL,
+    WITHDRAWAL,
+    cash_amounts,
+)
 
 __all__ = [
     "ACTION_TYPES",
@@ -47,6 +57,11 @@ EXTERNAL_TYPES = ("deposit", "withdrawal")
 #: Corporate actions: the cash they pay depends on the shares held.
 ACTION_TYPES = ("split", "stock_dividend", "return_of_capital", "spin_off", "merger")
 _ACTIONS = ACTION_TYPES
+#: Row types as :func:`quantcore.valuation.cash_amounts` codes them (the one table of rules).
+_CODES = {
+    "buy": BUY, "sell": SELL, "dividend": DIVIDEND, "deposit": DEPOSIT,
+    "withdrawal": WITHDRAWAL, "interest": INTEREST, "fee": FEE,
+}  # fmt: skip
 
 
 def _numbers(frame: pd.DataFrame, column: str) -> np.ndarray:
@@ -60,7 +75,8 @@ def _numbers(frame: pd.DataFrame, column: str) -> np.ndarray:
 
 def row_amounts(kind: Any, quantity: Any, price: Any, fees: Any) -> np.ndarray:
     """The cash each row moves by itself, by the table above (0 for corporate actions,
-    whose cash depends on the shares held: :func:`cash_flows`).
+    whose cash depends on the shares held: :func:`cash_flows`): the row types' names
+    for :func:`quantcore.valuation.cash_amounts`, which the value history uses too.
 
     Parameters
     ----------
@@ -74,19 +90,9 @@ def row_amounts(kind: Any, quantity: Any, price: Any, fees: Any) -> np.ndarray:
     >>> row_amounts(["buy", "deposit", "fee", "split"], [10, 1, 1, 0], [90, 500, 2, 0], [1, 0, 0, 0])
     array([-901.,  500.,   -2.,    0.])
     """
-    k = np.asarray(kind, dtype=object)
+    codes = np.fromiter((_CODES.get(k, -1) for k in kind), np.int64)
     q, p, f = (np.nan_to_num(np.asarray(x, dtype=np.float64)) for x in (quantity, price, fees))
-    return np.select(
-        [
-            k == "buy",
-            (k == "sell") | (k == "dividend"),
-            (k == "deposit") | (k == "interest"),
-            k == "withdrawal",
-            k == "fee",
-        ],
-        [-(q * p + f), q * p - f, p - f, -(p + f), -p],
-        0.0,
-    )
+    return cash_amounts(codes, q, p, f)
 
 
 def cash_flows(

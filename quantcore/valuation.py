@@ -76,7 +76,7 @@ def cash_amounts(kind: ArrayLike, quantity: ArrayLike, price: ArrayLike, fees: A
     ndarray of float
         ``-(q p + f)`` for a buy; ``q p - f`` for a sale or dividend; ``p - f`` for a
         deposit or interest; ``-(p + f)`` for a withdrawal; ``-p`` for a fee; 0 else.
-        The rule of :func:`quantcore.cash.cash_flows`.
+        The rule :func:`quantcore.cash.cash_flows` applies (through ``row_amounts``).
 
     Examples
     --------
