@@ -23,7 +23,6 @@ __all__ = [
     "CASH_KINDS",
     "LedgerRow",
     "ValueHistory",
-    "cash_balances",
     "row_currencies",
     "value_history",
 ]
@@ -132,21 +131,3 @@ def value_history(
         asset_currency=asset_cur,
     )
     return ValueHistory(prices.dates, h.value, h.inflow, h.outflow, h.returns, h.holdings)
-
-
-def cash_balances(
-    rows: Sequence[LedgerRow], asset_currency: Mapping[str, str], base: str
-) -> dict[str, float]:
-    """The cash of ``rows`` per currency (every row, whatever its date), by
-    :func:`quantcore.valuation.cash_amounts`."""
-    amounts = valuation.cash_amounts(
-        np.array([_KIND.get(r.kind, -1) for r in rows], dtype=np.int64),
-        np.array([r.quantity for r in rows], dtype=np.float64),
-        np.array([r.price for r in rows], dtype=np.float64),
-        np.array([r.fees for r in rows], dtype=np.float64),
-    )
-    out: dict[str, float] = {}
-    for r, amount in zip(rows, amounts.tolist(), strict=True):
-        code = _currency_of(r, asset_currency, base)
-        out[code] = out.get(code, 0.0) + amount
-    return dict(sorted(out.items()))

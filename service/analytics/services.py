@@ -23,13 +23,7 @@ from quantcore import drawdown, metrics, returns, valuation
 from quantcore import risk as qrisk
 from service import formatting as fmt
 from service.analytics import technical
-from service.analytics.history import (
-    LedgerRow,
-    ValueHistory,
-    cash_balances,
-    row_currencies,
-    value_history,
-)
+from service.analytics.history import LedgerRow, ValueHistory, row_currencies, value_history
 from service.analytics.prices import ClosePanel, fx_panel, panel
 from service.analytics.schemas import (
     AllocationItem,
@@ -44,6 +38,7 @@ from service.assets.market import MarketData
 from service.db.models import Asset, Portfolio, Position, Transaction
 from service.errors import NotFoundError, ValidationError
 from service.formatting import frac, ratio
+from service.portfolios.cash import read_balances
 from service.portfolios.services import get_owned
 from service.transactions.actions import history_rows
 
@@ -356,8 +351,9 @@ async def _marked_book(
     qty = np.array([float(pos.quantity) for pos, _ in rows])
     lines = [_Line(a.symbol, a.name, a.asset_type, a.sector) for a in assets]
     values = [qty * price * rate]
-    cash = cash_balances(ledger.rows, ledger.currency_of, ledger.base)
-    held = {code: amount for code, amount in cash.items() if amount > _CASH_TOLERANCE}
+    # the portfolio's cash as its read model derives it (service.portfolios.cash)
+    balances = await read_balances(await session.connection(), {portfolio_id: ledger.base})
+    held = {code: v for code, v in balances[portfolio_id].items() if v > _CASH_TOLERANCE}
     lines += [_Line(code, f"Cash ({code})", "cash", "Cash") for code in held]
     values.append(np.array([v * _quote_rate(market, c, ledger.base) for c, v in held.items()]))
     return lines, np.concatenate(values)
