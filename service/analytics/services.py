@@ -318,12 +318,7 @@ _CASH_TOLERANCE = 0.005
 
 def _quote_rate(market: MarketData, code: str, base: str) -> float:
     """The latest rate of ``code`` in ``base`` (NaN when the market has none)."""
-    if code == base:
-        return 1.0
-    try:
-        quote = market.fx_quote(code, base)
-    except KeyError:  # a currency the market does not support
-        return float("nan")
+    quote = market.fx_quote(code, base)
     return quote.rate if quote is not None else float("nan")
 
 

@@ -200,15 +200,16 @@ class MarketData:
     def fx_quote(self, currency: str, base: str) -> FxQuote | None:
         """The latest rate of ``currency`` in ``base`` and the previous daily close.
 
-        ``None`` when no pair connects them. A simulated rate moves inside the session
-        like an asset quote and is reused while under 5 minutes old (the quote path's
-        rule); a rate from imported bars until the imports change. Cached per pair of
-        codes: a repeated call costs a dictionary lookup, a clock read and one ``stat``.
-
-        Raises:
-            KeyError: An unsupported currency.
+        ``None`` when no pair connects them or a code is not supported (its amounts are
+        then of unknown value). A simulated rate moves inside the session like an asset
+        quote and is reused while under 5 minutes old (the quote path's rule); a rate
+        from imported bars until the imports change. Cached per pair of codes: a
+        repeated call costs a dictionary lookup, a clock read and one ``stat``.
         """
-        cur, bas = _currency(currency), _currency(base)
+        try:
+            cur, bas = _currency(currency), _currency(base)
+        except KeyError:
+            return None
         now = self._clock()
         if cur == bas:
             return FxQuote(1.0, 1.0, now)

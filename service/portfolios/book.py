@@ -237,10 +237,7 @@ class Book:
                 else (nan, nan, nan)
             )
         for code, base in self.pairs:
-            try:
-                fx = market.fx_quote(code, base)
-            except KeyError:
-                fx = None
+            fx = market.fx_quote(code, base)
             out += (fx.rate, fx.previous_close) if fx is not None else (nan, nan)
         return tuple(out)
 

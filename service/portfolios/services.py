@@ -255,10 +255,7 @@ def _rates(market: MarketData, currencies: Sequence[str], base: str) -> tuple[np
     """Latest rate and previous close into ``base`` of each entry of ``currencies`` (NaN: unknown)."""
     known: dict[str, tuple[float, float]] = {}
     for code in set(currencies):
-        try:
-            fx = market.fx_quote(code, base)
-        except KeyError:
-            fx = None
+        fx = market.fx_quote(code, base)
         known[code] = (fx.rate, fx.previous_close) if fx is not None else (np.nan, np.nan)
     rate = np.array([known[c][0] for c in currencies], np.float64)
     previous = np.array([known[c][1] for c in currencies], np.float64)

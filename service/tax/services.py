@@ -293,10 +293,7 @@ async def _usd_prices(
         if currency == USD:
             usd[symbol] = round(quote.price, 8)
             continue
-        try:
-            fx = market.fx_quote(currency, USD)
-        except KeyError:  # an unsupported currency: as below
-            fx = None
+        fx = market.fx_quote(currency, USD)
         if fx is not None:  # no rate: no dollar value, so no proposal for it
             usd[symbol] = usd_price(quote.price, fx.rate)
     return {s: usd[split_symbol(s)[1]] for s in symbols if split_symbol(s)[1] in usd}
