@@ -26,7 +26,7 @@ import pandas as pd
 from numpy.typing import NDArray
 
 from quantcore.fx import cross_rate
-from service.marketdata.fx import CURRENCIES, SimulatedFX, fx_pair
+from service.marketdata.fx import CURRENCIES, SimulatedFX, closes_as_of, fx_pair
 from service.marketdata.provider import Interval, MarketDataProvider, Quote
 from service.marketdata.simulated import QUOTE_TTL, SimulatedMarket, utc_now
 
@@ -234,7 +234,7 @@ class MarketData:
             bars = self._stored(pair, "1d", None, when.max().date())
             if bars is None or bars.empty:
                 return np.full(len(when), np.nan)
-            return _as_of(bars["close"], when)
+            return closes_as_of(bars["close"], when)
         assert self.fx is not None  # a pair neither imported nor simulated has no route
         return self.fx.rates(pair, when).to_numpy(dtype=np.float64)
 
@@ -307,15 +307,3 @@ def _as_days(dates: Sequence[dt.date] | pd.DatetimeIndex) -> pd.DatetimeIndex:
     if when.tz is not None:
         when = when.tz_convert("UTC").tz_localize(None)
     return when.normalize()
-
-
-def _as_of(closes: pd.Series, when: pd.DatetimeIndex) -> NDArray[np.float64]:
-    """The last close on or before each of ``when`` (NaN before the first)."""
-    stamps = pd.DatetimeIndex(closes.index).tz_convert("UTC").tz_localize(None).normalize()
-    pos = (
-        np.searchsorted(stamps.as_unit("us").to_numpy(), when.as_unit("us").to_numpy(), "right") - 1
-    )
-    known = closes.to_numpy(dtype=np.float64)
-    out = np.full(len(when), np.nan)
-    out[pos >= 0] = known[pos[pos >= 0]]
-    return out

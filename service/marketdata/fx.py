@@ -25,12 +25,13 @@ from collections.abc import Callable, Sequence
 
 import numpy as np
 import pandas as pd
+from numpy.typing import NDArray
 
 from service.marketdata.provider import Interval, Quote
 from service.marketdata.simulated import DEFAULT_SEED, SimulatedMarket, utc_now
 from service.marketdata.universe import AssetSpec
 
-__all__ = ["CURRENCIES", "FX_PAIRS", "FX_UNIVERSE", "SimulatedFX", "fx_pair"]
+__all__ = ["CURRENCIES", "FX_PAIRS", "FX_UNIVERSE", "SimulatedFX", "closes_as_of", "fx_pair"]
 
 
 def _pair(symbol: str, name: str, beta: float, loading: float, idio: float, price0: float) -> AssetSpec:
@@ -119,10 +120,15 @@ class SimulatedFX:
             return pd.Series([], dtype=np.float64, name=pair.upper())
         first = when.min().date() - dt.timedelta(days=10)  # a weekend or holiday looks back
         bars = self.history(pair, first, when.max().date())
-        closes = bars["close"]
-        closes.index = pd.DatetimeIndex(closes.index).tz_localize(None)
-        pos = np.searchsorted(closes.index.to_numpy(), when.to_numpy(), side="right") - 1
-        known = closes.to_numpy()
-        values = np.full(len(when), np.nan)
-        values[pos >= 0] = known[pos[pos >= 0]]
-        return pd.Series(values, index=when, name=pair.upper())
+        return pd.Series(closes_as_of(bars["close"], when), index=when, name=pair.upper())
+
+
+def closes_as_of(closes: pd.Series, when: pd.DatetimeIndex) -> NDArray[np.float64]:
+    """The last of ``closes`` (a UTC-stamped daily series) on or before each naive day of
+    ``when``; NaN before the first."""
+    stamps = pd.DatetimeIndex(closes.index).tz_convert("UTC").tz_localize(None).normalize()
+    pos = np.searchsorted(stamps.as_unit("us").to_numpy(), when.as_unit("us").to_numpy(), "right") - 1
+    known = closes.to_numpy(dtype=np.float64)
+    out = np.full(len(when), np.nan)
+    out[pos >= 0] = known[pos[pos >= 0]]
+    return out
