@@ -63,7 +63,6 @@ from typing import Any, cast
 from sqlalchemy import Table, insert, select
 from sqlalchemy.ext.asyncio import AsyncSession
 
-from quantcore.cash import first_overdraft
 from service import formatting as fmt
 from service.db import Database
 from service.db.models import Asset, Portfolio, Transaction, utcnow
@@ -327,9 +326,7 @@ async def _check_cash(s: AsyncSession, portfolio: Portfolio, plan: Plan) -> None
         _cash_row(portfolio.id, TEMP_ID + i, e, plan.currency(e))
         for i, (_, e) in enumerate(plan.entries)
     ]
-    low = first_overdraft(
-        cash.ledger_frame([*held, *planned]), default_currency=portfolio.base_currency
-    )
+    low = cash.overdraft([*held, *planned], portfolio.base_currency)
     if low is None:
         return
     day = low.date.date()
@@ -338,8 +335,7 @@ async def _check_cash(s: AsyncSession, portfolio: Portfolio, plan: Plan) -> None
         row.line if row is not None else 0,
         "amount" if entry is not None and entry.is_cash else "quantity",
         "insufficient_cash",
-        f"the import would leave {fmt.money(low.balance)} {low.currency} of cash on {day}; "
-        "the portfolio's cash_policy is strict (cash may not go negative)",
+        cash.overdraft_message("The import", low),
     )
 
 
@@ -348,7 +344,8 @@ def _cash_row(portfolio_id: int, temp_id: int, e: LedgerEntry, currency: str) ->
     ratio = float(e.ratio) if e.ratio is not None else None
     return (
         portfolio_id, temp_id, e.date, e.kind, e.symbol, currency,
-        float(e.quantity), float(e.price), float(e.fees), ratio, None, None,
+        float(e.quantity), float(e.price), float(e.fees), ratio,
+        float(e.cash) if e.cash is not None else None, None,
     )  # fmt: skip
 
 

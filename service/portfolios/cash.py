@@ -21,7 +21,13 @@ from sqlalchemy import Float, bindparam, cast, func, select
 from sqlalchemy.ext.asyncio import AsyncConnection
 from sqlalchemy.orm import aliased
 
-from quantcore.cash import ACTION_TYPES, corporate_action_cash, first_overdraft, row_amounts
+from quantcore.cash import (
+    ACTION_TYPES,
+    Overdraft,
+    corporate_action_cash,
+    first_overdraft,
+    row_amounts,
+)
 from service import formatting as fmt
 from service.assets.market import MarketData
 from service.db.models import Asset, Portfolio, Transaction
@@ -33,6 +39,8 @@ __all__ = [
     "check_currency",
     "check_strict",
     "ledger_frame",
+    "overdraft",
+    "overdraft_message",
     "read_balances",
     "read_cash_rows",
 ]
@@ -179,16 +187,28 @@ def check_strict(rows: Sequence[CashRow], base_currency: str, field: str, action
     Raises:
         ValidationError: ``field`` ``insufficient_cash``, naming the day and currency.
     """
-    low = first_overdraft(ledger_frame(rows), default_currency=base_currency)
+    low = overdraft(rows, base_currency)
     if low is None:
         return
     raise ValidationError(
         field,
         "insufficient_cash",
-        f"{action} would leave {fmt.money(low.balance)} {low.currency} of cash on "
-        f"{low.date.date()}; the portfolio's cash_policy is strict (cash may not go negative).",
+        overdraft_message(action, low),
         currency=low.currency,
         date=low.date.date().isoformat(),
+    )
+
+
+def overdraft(rows: Sequence[CashRow], base_currency: str) -> Overdraft | None:
+    """The first day some currency's cash of ``rows`` (one portfolio's) ends below zero."""
+    return first_overdraft(ledger_frame(rows), default_currency=base_currency)
+
+
+def overdraft_message(action: str, low: Overdraft) -> str:
+    """What a strict portfolio's refusal says."""
+    return (
+        f"{action} would leave {fmt.money(low.balance)} {low.currency} of cash on "
+        f"{low.date.date()}; the portfolio's cash_policy is strict (cash may not go negative)."
     )
 
 
