@@ -60,7 +60,7 @@ _POS = Position.__table__.c
 _ASSET = Asset.__table__.c
 
 #: ``(id, name, description, benchmark_symbol, is_active, created_at, updated_at,
-#: base_currency, cash_policy)`` (the last two default to ``USD``, ``track`` when absent).
+#: base_currency, cash_policy)``.
 PortfolioRow = tuple[Any, ...]
 _PORTFOLIO_COLUMNS = (
     _P.id,
@@ -117,12 +117,12 @@ _USER_RECENT = RECENT_BUYS.join(Portfolio.__table__, _P.id == _T.portfolio_id).w
 
 def base_currency(row: PortfolioRow) -> str:
     """A portfolio row's base currency."""
-    return str(row[7]) if len(row) > 7 else "USD"
+    return str(row[7])
 
 
 def cash_policy(row: PortfolioRow) -> str:
     """A portfolio row's cash policy."""
-    return str(row[8]) if len(row) > 8 else "track"
+    return str(row[8])
 
 
 def recent_since() -> dt.date:
@@ -163,8 +163,8 @@ class Book:
         recent: Sequence[Any] = (),
         cash: dict[int, dict[str, float]] | None = None,
     ) -> Book:
-        """From portfolio rows, position rows ``(portfolio_id, quantity, cost_basis, symbol[,
-        currency])``, recent rows of :data:`RECENT_BUYS` and the cash of each portfolio
+        """From portfolio rows, position rows ``(portfolio_id, quantity, cost_basis, symbol,
+        currency)``, recent rows of :data:`RECENT_BUYS` and the cash of each portfolio
         (portfolio id -> currency -> amount).
 
         A split or stock dividend of ratio ``r`` dated on or after a quote's day turned
@@ -175,7 +175,6 @@ class Book:
         the same days are counted as their own buys as well).
         """
         index = {row[0]: i for i, row in enumerate(portfolios)}
-        positions = [(*p, "USD") if len(p) == 4 else tuple(p) for p in positions]
         pid, qty, cost, symbol, currency = (
             zip(*positions, strict=True) if positions else ((), (), (), (), ())
         )
@@ -368,7 +367,7 @@ def warm_up() -> None:
     """Value a one-position book once, so that the kernels are loaded before the first request."""
     now = dt.datetime.now(dt.UTC)
     book = Book.from_rows(
-        0, [(1, "", "", "", True, now, now, "USD")], [(1, 1.0, 1.0, "X", "EUR")], cash={1: {"GBP": 1.0}}
+        0, [(1, "", "", "", True, now, now, "USD", "track")], [(1, 1.0, 1.0, "X", "EUR")], cash={1: {"GBP": 1.0}}
     )
     quotes = (1.0, 0.0, float(now.toordinal()), 1.1, 1.0, 1.3, 1.2)
     totals = book.totals(quotes, 1)

@@ -149,10 +149,14 @@ class _Market:
 def _book() -> Book:
     created = dt.datetime(2026, 1, 1, tzinfo=dt.UTC)
     portfolios = [
-        (7, "x", "", "SPY", True, created, created),
-        (9, "y", "", "SPY", True, created, created),
+        (7, "x", "", "SPY", True, created, created, "USD", "track"),
+        (9, "y", "", "SPY", True, created, created, "USD", "track"),
     ]
-    positions = [(7, 2.0, 150.0, "AAA"), (9, 3.0, 330.0, "BBB"), (7, 1.5, 60.0, "BBB")]
+    positions = [
+        (7, 2.0, 150.0, "AAA", "USD"),
+        (9, 3.0, 330.0, "BBB", "USD"),
+        (7, 1.5, 60.0, "BBB", "USD"),
+    ]
     return Book.from_rows(1, portfolios, positions)
 
 
