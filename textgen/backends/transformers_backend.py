@@ -284,8 +284,8 @@ class TransformersBackend:
 
     @torch.inference_mode()
     def _forward(self, ids: list[int], state: Any) -> tuple[torch.Tensor, Any]:
-        out = self.model(input_ids=torch.tensor([ids], device=self.device), past_key_values=state, use_cache=True)
-        return out.logits[0, -1].float(), out.past_key_values
+        out = self.model(input_ids=torch.tensor([ids], device=self.device), cache=state, use_cache=True)
+        return out.logits[0, -1].float(), out.cache
 
     @staticmethod
     def _sample(logits: torch.Tensor, allowed: list[int] | None, temperature: float, top_p: float,
