@@ -152,6 +152,25 @@ def _setup_sweep(sub: Any) -> None:
     p.set_defaults(handler=_cmd_sweep)
 
 
+def _cmd_warm(args: argparse.Namespace) -> int:
+    from quantcore.warmup import warm
+
+    report = warm(progress=sys.stderr.isatty() and not args.no_progress, only=args.only or None)
+    total = sum(seconds for _, seconds in report)
+    print("compiled and cached: " + ", ".join(f"{name} {s:.1f}s" for name, s in report)
+          + f" (total {total:.1f}s)")  # fmt: skip
+    return 0
+
+
+def _setup_warm(sub: Any) -> None:
+    from quantcore.warmup import GROUPS
+
+    p = sub.add_parser("warm", help="compile the numba kernels once into the on-disk cache")
+    p.add_argument("--only", action="append", choices=sorted(GROUPS), help="a group (repeatable)")
+    p.add_argument("--no-progress", action="store_true", help="no bar (none off a terminal)")
+    p.set_defaults(handler=_cmd_warm)
+
+
 def _setup_report(sub: Any) -> None:
     from quantcore.report import add_cli_parser
 
@@ -163,6 +182,7 @@ COMMANDS: dict[str, Callable[[Any], None]] = {
     "backtest": _setup_backtest,
     "report": _setup_report,
     "sweep": _setup_sweep,
+    "warm": _setup_warm,
 }
 
 

@@ -1,8 +1,9 @@
-"""Compose README.md from docs/README.head.md and the per-area pages in docs/.
+"""Write README.md from docs/index.md, the documentation site's home page.
 
-The area pages are the single source; README.md is generated so the two never
-drift. ``python scripts/build_readme.py`` writes it; ``--check`` exits 1 when it
-is stale (a test runs that).
+The site is the manual; the README is its first page, so the two never drift. Links
+between pages (``analytics.md``, ``api/index.md``) are rewritten to point into
+``docs/`` from the repository root. ``python scripts/build_readme.py`` writes it;
+``--check`` exits 1 when README.md is stale (a test runs that).
 """
 
 from __future__ import annotations
@@ -11,75 +12,36 @@ import re
 import sys
 from pathlib import Path
 
+__all__ = ["MAX_LINES", "build", "main"]
+
 ROOT = Path(__file__).resolve().parent.parent
 DOCS = ROOT / "docs"
+#: A README, not a manual: the rest lives in the docs site.
+MAX_LINES = 300
 
-#: Area pages in reading order: the library first, then the services.
-PAGES = [
-    "analytics.md",
-    "indicators.md",
-    "backtest.md",
-    "tax.md",
-    "research.md",
-    "service.md",
-    "marketdata.md",
-    "service_analytics.md",
-    "realtime.md",
-    "textgen.md",
-    "textgen_backends.md",
-]
-
-HEADING = re.compile(r"^(#{1,6})(\s.*)$")
-FENCE = re.compile(r"^\s*(```|~~~)")
-
-
-def demote(text: str, top: int = 2) -> str:
-    """Shift headings (outside code fences) so the page's first level becomes ``top``."""
-    lines = text.splitlines()
-    levels = []
-    inside = False
-    for line in lines:
-        if FENCE.match(line):
-            inside = not inside
-        elif not inside and (m := HEADING.match(line)):
-            levels.append(len(m.group(1)))
-    shift = top - min(levels) if levels else 0
-    out = []
-    inside = False
-    for line in lines:
-        if FENCE.match(line):
-            inside = not inside
-        elif not inside and (m := HEADING.match(line)):
-            line = "#" * min(6, len(m.group(1)) + shift) + m.group(2)
-        out.append(line)
-    return "\n".join(out).strip() + "\n"
+#: A Markdown link to a relative page: ``](name.md)`` or ``](api/index.md#anchor)``.
+_PAGE_LINK = re.compile(r"\]\((?![a-z]+:|#|/)([^)\s]+\.md(?:#[^)\s]*)?)\)")
 
 
 def build() -> str:
-    parts = [(DOCS / "README.head.md").read_text().strip() + "\n"]
-    contents = ["## Contents", ""]
-    for name in PAGES:
-        page = DOCS / name
-        if not page.exists():
-            continue
-        body = demote(page.read_text())
-        title = body.splitlines()[0].lstrip("#").strip()
-        anchor = re.sub(r"[^a-z0-9 _-]", "", title.lower()).replace(" ", "-")
-        contents.append(f"- [{title}](#{anchor}) (source: `docs/{name}`)")
-        parts.append(body)
-    parts.insert(1, "\n".join(contents) + "\n")
-    return "\n".join(parts)
+    """The README's text: docs/index.md with its page links rooted at ``docs/``."""
+    text = (DOCS / "index.md").read_text(encoding="utf-8")
+    return _PAGE_LINK.sub(lambda m: f"](docs/{m.group(1)})", text)
 
 
 def main(argv: list[str]) -> int:
     text = build()
+    lines = text.count("\n")
+    if lines > MAX_LINES:
+        print(f"docs/index.md has {lines} lines; the README keeps to {MAX_LINES}", file=sys.stderr)
+        return 1
     readme = ROOT / "README.md"
     if "--check" in argv:
-        if readme.read_text() != text:
+        if readme.read_text(encoding="utf-8") != text:
             print("README.md is stale: run `python scripts/build_readme.py`", file=sys.stderr)
             return 1
         return 0
-    readme.write_text(text)
+    readme.write_text(text, encoding="utf-8")
     return 0
 
 

@@ -25,6 +25,7 @@ from litestar.openapi.plugins import ScalarRenderPlugin
 from litestar.openapi.spec import Components, SecurityScheme
 from litestar.types import ControllerRouterHandler
 
+from quantcore.warmup import warm as warm_kernels
 from service.analytics.controllers import AnalyticsController
 from service.assets.controllers import AssetController
 from service.assets.directory import AssetDirectory
@@ -131,10 +132,15 @@ def create_app(
         if added:
             log.info("asset table: %d assets added from the provider", added)
         warm_up_books()
+        if settings.warm_up:
+            # Compile (empty cache) or load the kernels the endpoints use before the first
+            # request: until the lifespan finishes, uvicorn answers nothing, /ready included.
+            warm_kernels(progress=False)
         _freeze_startup_heap()
         try:
             yield
         finally:
+            backtest_worker.shutdown()
             await resources.limiter.close()
             await db.dispose()
 

@@ -55,7 +55,13 @@ async def _prepare(settings: Settings) -> tuple[str, str] | None:
 def cmd_serve(args: argparse.Namespace, settings: Settings) -> int:
     import uvicorn
 
+    from quantcore.warmup import warm
+    from service.logsafe import uvicorn_log_config
+
     demo = asyncio.run(_prepare(settings))
+    if settings.warm_up:
+        # Compiled into numba's cache here, once; each worker then loads it before /ready.
+        warm(progress=sys.stderr.isatty())
     base = f"http://{args.host}:{args.port}"
     print(f"quantcore finance API on {base}/api/", flush=True)
     print(f"  OpenAPI UI:   {base}/schema/swagger   (document: {base}/schema/openapi.json)")
@@ -63,11 +69,11 @@ def cmd_serve(args: argparse.Namespace, settings: Settings) -> int:
     if demo is not None:
         from service.demo import DEMO_PASSWORD
 
-        user, token = demo
-        print(f"  demo user:    {user} / {DEMO_PASSWORD}")
-        print(f"  demo token:   {token}")
+        user, _ = demo  # the token stays in its file (mode 600), out of terminals and logs
+        token_file = Path(settings.data_dir) / "demo-token.txt"
+        print(f"  demo user:    {user} / {DEMO_PASSWORD}   (its API token is in {token_file})")
         print(
-            f'  try:          curl -H "Authorization: Token {token}" {base}/api/portfolios/',
+            f'  try:          curl -H "Authorization: Token $(cat {token_file})" {base}/api/portfolios/',
             flush=True,
         )
     uvicorn.run(
@@ -77,6 +83,7 @@ def cmd_serve(args: argparse.Namespace, settings: Settings) -> int:
         port=args.port,
         workers=args.workers,
         log_level=args.log_level,
+        log_config=uvicorn_log_config(),
         access_log=args.access_log,
         # Small JSON frames: per-message deflate costs more CPU per subscriber than it saves.
         ws_per_message_deflate=False,

@@ -77,6 +77,8 @@ class Settings(msgspec.Struct, kw_only=True, frozen=True):
     rate_limit_realtime: str = "10/minute"
     rate_limit_enabled: bool = True
     demo_data: bool = False
+    # compile (or load) the numba kernels at start-up, before /ready (quantcore.warmup)
+    warm_up: bool = True
     debug: bool = False
     cors_origins: str = ""  # comma separated; empty: no CORS
     session_cookie_secure: bool = False

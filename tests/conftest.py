@@ -10,8 +10,17 @@ from typing import NoReturn
 import numpy as np
 import pandas as pd
 import pytest
+from hypothesis import settings
 
 IN_CI = os.environ.get("CI", "").lower() in ("1", "true", "yes")
+
+# Hypothesis profiles: "fast" (the default, what `make test` runs) and "thorough"
+# (`make test-thorough`, a nightly-style run). A test's own @settings(max_examples=...)
+# still wins; the profile sets the default for the rest. "fast" derandomizes, so a run is
+# reproducible; "thorough" explores new examples each run.
+settings.register_profile("fast", max_examples=50, deadline=None, derandomize=True)
+settings.register_profile("thorough", max_examples=1000, deadline=None)
+settings.load_profile(os.environ.get("HYPOTHESIS_PROFILE", "fast"))
 
 
 def _load_arch(name: str) -> pd.DataFrame:

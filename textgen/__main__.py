@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import datetime as dt
 import sys
 from pathlib import Path
 
@@ -17,6 +18,7 @@ __all__ = ["main"]
 def _serve(args: argparse.Namespace) -> int:
     import uvicorn
 
+    from service.logsafe import uvicorn_log_config
     from textgen.app import create_app
     from textgen.settings import Settings
 
@@ -31,8 +33,14 @@ def _serve(args: argparse.Namespace) -> int:
         host=args.host or settings.host,
         port=args.port or settings.port,
         log_level=args.log_level,
+        log_config=uvicorn_log_config(),
     )
     return 0
+
+
+def _utc(epoch: float) -> str:
+    """An epoch in seconds as ISO 8601 UTC (``2026-11-26T15:28:11Z``)."""
+    return dt.datetime.fromtimestamp(epoch, dt.UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
 
 
 async def _with_store(args: argparse.Namespace) -> str:
@@ -58,7 +66,7 @@ async def _with_store(args: argparse.Namespace) -> str:
             if not await store.revoke_key(args.key_id):
                 raise ValueError(f"no live key with id {args.key_id!r}")
             return f"revoked {args.key_id}"
-        rows = [f"{k.id}\t{k.name}\t{k.project}\t{k.created_at}\t{'revoked' if k.revoked_at else 'active'}"
+        rows = [f"{k.id}\t{k.name}\t{k.project}\t{_utc(k.created_at)}\t{'revoked' if k.revoked_at else 'active'}"
                 for k in await store.list_keys()]
         return "\n".join(["id\tname\tproject\tcreated_at\tstatus", *rows])
     finally:

@@ -19,6 +19,7 @@ import asyncio
 import atexit
 import multiprocessing
 import os
+import signal
 import threading
 import time
 from concurrent.futures import Executor, ProcessPoolExecutor
@@ -138,7 +139,12 @@ def _exit_with_parent(parent: int) -> None:
 
 def warm_up(parent: int | None = None) -> None:
     """Pool initializer: watch the parent process, then load ``quantcore.backtest`` and
-    its compiled kernels so that the first job does not pay for them."""
+    its compiled kernels so that the first job does not pay for them.
+
+    Ctrl-C reaches the whole terminal's process group: a worker ignores it and leaves
+    when the server shuts the pool down (an interrupted worker would leak the pool's
+    semaphores)."""
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
     if parent is not None:
         threading.Thread(target=_exit_with_parent, args=(parent,), daemon=True).start()
     days = np.arange(60, dtype=np.int64)
