@@ -84,6 +84,8 @@ def cmd_serve(args: argparse.Namespace, settings: Settings) -> int:
         workers=args.workers,
         log_level=args.log_level,
         log_config=uvicorn_log_config(),
+        # SIGTERM: requests still running after 5 s are cut off (make serve stops within 10 s).
+        timeout_graceful_shutdown=5,
         access_log=args.access_log,
         # Small JSON frames: per-message deflate costs more CPU per subscriber than it saves.
         ws_per_message_deflate=False,

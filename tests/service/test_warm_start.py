@@ -32,13 +32,16 @@ _SCRIPT = textwrap.dedent(
     from service.cli import _prepare
     from service.settings import Settings
 
+    _ALL_INDICATORS = "sma_20,ema_20,wma_20,roc,rsi,macd,bollinger,atr,adx,williams_r,cci,stochastic,obv,vwap"
+
     def compiled():
         out = {}
         for name, module in list(sys.modules.items()):
             if name.startswith("quantcore"):
                 for attr, obj in list(vars(module).items()):
                     if isinstance(obj, Dispatcher):
-                        out[f"{obj.py_func.__module__}.{obj.py_func.__qualname__}"] = len(obj.overloads)
+                        name = f"{obj.py_func.__module__}.{obj.py_func.__qualname__}"
+                        out[name] = [str(sig) for sig in obj.signatures]
         return out
 
     data = Path(sys.argv[1])
@@ -51,7 +54,7 @@ _SCRIPT = textwrap.dedent(
         pid = c.get("/api/portfolios/", headers=h).json()["results"][0]["id"]
         positions = c.get(f"/api/portfolios/{pid}/positions/", headers=h).json()
         held = positions["results"] if isinstance(positions, dict) else positions
-        symbol = held[0]["asset_symbol"]
+        symbol, asset = held[0]["asset"]["symbol"], held[0]["asset"]["id"]
         day = (dt.date.today() - dt.timedelta(days=30)).isoformat()
         for kind, qty, price in (("sell", "1", "100"), ("dividend", "1", "0.5")):
             r = c.post("/api/transactions/", headers=h, json={
@@ -60,13 +63,12 @@ _SCRIPT = textwrap.dedent(
             assert r.status_code == 201, r.text
         before = compiled()
         year = dt.date.today().year
-        asset = c.get(f"/api/assets/?search={symbol}", headers=h).json()["results"][0]["id"]
         requests = [
             ("GET", f"/api/portfolios/{pid}/", None),
             ("GET", f"/api/portfolios/{pid}/positions/", None),
             *[("GET", f"/api/analytics/portfolio/{pid}/{what}/", None)
               for what in ("metrics", "performance", "allocation", "risk")],
-            ("GET", f"/api/analytics/assets/{asset}/technical/", None),
+            ("GET", f"/api/analytics/assets/{asset}/technical/?indicators=" + _ALL_INDICATORS, None),
             ("GET", f"/api/tax/analytics/summary/?year={year}", None),
             ("GET", "/api/tax/loss-harvesting/", None),
             ("POST", "/api/tax/loss-harvesting/analyze/", {}),
@@ -79,7 +81,8 @@ _SCRIPT = textwrap.dedent(
             r = c.request(method, url, headers=h, json=body)
             assert r.status_code < 300, (url, r.status_code, r.text)
         after = compiled()
-    print(json.dumps({k: [before.get(k, 0), n] for k, n in after.items() if n > before.get(k, 0)}))
+    new = {k: [sig for sig in sigs if sig not in before.get(k, [])] for k, sigs in after.items()}
+    print(json.dumps({k: sigs for k, sigs in new.items() if sigs}))
     """
 )
 
