@@ -23,8 +23,11 @@ Layout
 ------
 - :mod:`quantcore._kernels.tax_fixed`: fixed-point products, exact ratio
   comparison, calendar and holding-period helpers.
+- :mod:`quantcore._kernels.tax_table`: kinds, methods, error codes, the lot table's
+  layout and its linked-list primitives.
 - :mod:`quantcore._kernels.tax_lots`: the matcher of one group of
-  substantially identical symbols (:func:`match_group_nb`).
+  substantially identical symbols (:func:`match_group_nb`), with corporate actions in
+  :mod:`quantcore._kernels.tax_actions`.
 - :mod:`quantcore._kernels.tax_match`: all groups, in parallel
   (:func:`match_lots_nb`) or one after the other (:func:`match_lots_seq_nb`).
 - this module: the public names and dividend qualification.
@@ -43,7 +46,9 @@ from quantcore._kernels.tax_fixed import (
     is_long_term_nb,
     muldiv_nb,
 )
-from quantcore._kernels.tax_lots import (
+from quantcore._kernels.tax_lots import match_group_nb
+from quantcore._kernels.tax_match import match_lots_nb, match_lots_seq_nb
+from quantcore._kernels.tax_table import (
     AVERAGE,
     BUY,
     DIVIDEND,
@@ -66,9 +71,7 @@ from quantcore._kernels.tax_lots import (
     SPIN_OFF,
     SPLIT,
     STOCK_DIVIDEND,
-    match_group_nb,
 )
-from quantcore._kernels.tax_match import match_lots_nb, match_lots_seq_nb
 
 __all__ = [
     "AVERAGE",

@@ -4,6 +4,9 @@ The state of the matcher (open lots, the average-cost pool, loss sales waiting f
 replacement shares) never crosses a group boundary, so :mod:`quantcore._kernels.tax_match`
 runs :func:`match_group_nb` on every group independently. All arithmetic is exact
 int64 fixed point (:mod:`quantcore._kernels.tax_fixed`).
+
+The lot table and its primitives are in :mod:`quantcore._kernels.tax_table`, corporate
+actions in :mod:`quantcore._kernels.tax_actions`.
 """
 
 from __future__ import annotations
@@ -11,7 +14,67 @@ from __future__ import annotations
 import numpy as np
 from numba import njit
 
+from quantcore._kernels.tax_actions import corporate_action_nb
 from quantcore._kernels.tax_fixed import SCALE, _cmp_ratio, is_long_term_nb, muldiv_nb
+from quantcore._kernels.tax_table import (
+    AVERAGE,
+    BUY,
+    DIVIDEND,
+    ERR_LOT_EXCEEDED,
+    ERR_NO_FRACTION,
+    ERR_NOT_HELD,
+    ERR_OVERSOLD,
+    ERR_RATIO,
+    FIFO,
+    HIFO,
+    L_ACQUIRED,
+    L_ADJ,
+    L_BASIS,
+    L_NEXT,
+    L_NF,
+    L_ORIGIN,
+    L_PREV,
+    L_PURCHASED,
+    L_QTY,
+    L_SYM,
+    L_UNEXT,
+    L_UPREV,
+    L_USED,
+    LIFO,
+    MERGER,
+    OPEN_NF,
+    P_ACQUIRED,
+    P_LOSS,
+    P_NEXT,
+    P_NF,
+    P_PIECE,
+    P_QTY,
+    P_SALE,
+    P_SYM,
+    R_ACQUIRED,
+    R_BASIS,
+    R_DISALLOWED,
+    R_LONG,
+    R_NF,
+    R_ORIGIN,
+    R_PROCEEDS,
+    R_PURCHASED,
+    R_QTY,
+    R_ROW,
+    R_SOLD,
+    R_SYM,
+    RETURN_OF_CAPITAL,
+    SELL,
+    SPECIFIC,
+    SPIN_OFF,
+    SPLIT,
+    STOCK_DIVIDEND,
+    append_nb,
+    grow_nb,
+    insert_before_nb,
+    new_lot_nb,
+    unlink_nb,
+)
 
 __all__ = [
     "AVERAGE",
@@ -38,169 +101,6 @@ __all__ = [
     "match_group_nb",
 ]
 
-# transaction kinds
-BUY = 0
-SELL = 1
-DIVIDEND = 2
-# corporate actions (IRS Publication 550, "Stock Splits", "Stock Dividends",
-# "Nondividend Distributions"; the issuer's Form 8937 gives ratio and basis allocation)
-SPLIT = 3  # every open lot's quantity x ratio, basis unchanged; cash in lieu sells the fraction
-STOCK_DIVIDEND = 4  # a nontaxable stock dividend: the same as a split
-RETURN_OF_CAPITAL = 5  # price per share reduces basis; beyond zero, a capital gain
-SPIN_OFF = 6  # new lots of the target: quantity x ratio, basis x allocation, dates kept
-MERGER = 7  # lots become the target's (quantity x ratio); the cash part is a sale
-# lot relief methods
-FIFO = 0
-LIFO = 1
-HIFO = 2
-SPECIFIC = 3
-AVERAGE = 4
-# error codes
-ERR_OVERSOLD = 1
-ERR_LOT_EXCEEDED = 2
-ERR_NOT_HELD = 3  # a corporate action on a symbol with no open lots
-ERR_NO_FRACTION = 4  # cash in lieu, but the split leaves no fractional share
-ERR_RATIO = 5  # a ratio that leaves a lot with no shares
-
-# lot table columns (L_SYM is the symbol's index inside its group)
-L_SYM = 0
-L_ORIGIN = 1  # row of the buy that created the shares
-L_PURCHASED = 2  # day of that buy
-L_ACQUIRED = 3  # day for the holding period (earlier after a wash sale)
-L_QTY = 4
-L_BASIS = 5
-L_USED = 6  # 1 once the shares replaced a wash-sale loss; 2: never a replacement (spin-off, merger)
-L_ADJ = 7  # disallowed loss carried in the basis
-L_NEXT = 8  # the symbol's list of open lots, in relief order
-L_PREV = 9
-L_UNEXT = 10  # the sub-list of lots not yet used as replacement (wash-sale candidates)
-L_UPREV = 11
-L_NF = 12
-# realized table columns (the fields of realized_dt)
-R_SYM = 0
-R_ORIGIN = 1
-R_ROW = 2  # the sell row
-R_PURCHASED = 3
-R_ACQUIRED = 4
-R_SOLD = 5
-R_QTY = 6
-R_PROCEEDS = 7
-R_BASIS = 8
-R_DISALLOWED = 9
-R_LONG = 10
-R_NF = 11
-OPEN_NF = 8  # open-lot columns (the fields of lot_dt)
-# pending (forward-looking) wash entries
-P_PIECE = 0
-P_QTY = 1
-P_LOSS = 2
-P_SALE = 3
-P_ACQUIRED = 4
-P_NEXT = 5
-P_SYM = 6  # the sold symbol
-P_NF = 7
-
-
-@njit(cache=True, error_model="numpy")
-def _grow(a: np.ndarray, need: int) -> np.ndarray:
-    if need <= a.shape[0]:
-        return a
-    out = np.empty((max(need, 2 * a.shape[0]), a.shape[1]), dtype=np.int64)
-    out[: a.shape[0]] = a
-    return out
-
-
-@njit(cache=True, error_model="numpy")
-def _new_lot(
-    lots: np.ndarray, n_lots: int, s: int, origin: int, purchased: int, acquired: int,
-    qty: int, basis: int, used: int, adj: int,
-) -> np.ndarray:
-    lots = _grow(lots, n_lots + 1)
-    lots[n_lots, L_SYM] = s
-    lots[n_lots, L_ORIGIN] = origin
-    lots[n_lots, L_PURCHASED] = purchased
-    lots[n_lots, L_ACQUIRED] = acquired
-    lots[n_lots, L_QTY] = qty
-    lots[n_lots, L_BASIS] = basis
-    lots[n_lots, L_USED] = used
-    lots[n_lots, L_ADJ] = adj
-    lots[n_lots, L_NEXT] = -1
-    lots[n_lots, L_PREV] = -1
-    lots[n_lots, L_UNEXT] = -1
-    lots[n_lots, L_UPREV] = -1
-    return lots
-
-
-@njit(cache=True, error_model="numpy")
-def _append(lots: np.ndarray, head: np.ndarray, tail: np.ndarray, s: int, k: int, nxt: int, prv: int) -> None:
-    t = tail[s]
-    lots[k, prv] = t
-    lots[k, nxt] = -1
-    if t == -1:
-        head[s] = k
-    else:
-        lots[t, nxt] = k
-    tail[s] = k
-
-
-@njit(cache=True, error_model="numpy")
-def _insert_before(lots: np.ndarray, head: np.ndarray, s: int, k: int, at: int) -> None:
-    p = lots[at, L_PREV]
-    lots[k, L_PREV] = p
-    lots[k, L_NEXT] = at
-    lots[at, L_PREV] = k
-    if p == -1:
-        head[s] = k
-    else:
-        lots[p, L_NEXT] = k
-
-
-@njit(cache=True, error_model="numpy")
-def _insert_by_purchase(lots: np.ndarray, head: np.ndarray, tail: np.ndarray, s: int, k: int) -> None:
-    """Put lot ``k`` in symbol ``s``'s list before the first lot purchased after it."""
-    at = head[s]
-    while at != -1 and lots[at, L_PURCHASED] <= lots[k, L_PURCHASED]:
-        at = lots[at, L_NEXT]
-    if at == -1:
-        _append(lots, head, tail, s, k, L_NEXT, L_PREV)
-    else:
-        _insert_before(lots, head, s, k, at)
-
-
-@njit(cache=True, error_model="numpy")
-def _piece(
-    realized: np.ndarray, n_real: int, sym: int, lots: np.ndarray, k: int, row: int, d: int,
-    q: int, proceeds: int, basis: int,
-) -> np.ndarray:
-    """Append a realized piece of lot ``k`` (sold on day ``d`` by row ``row``)."""
-    realized = _grow(realized, n_real + 1)
-    realized[n_real, R_SYM] = sym
-    realized[n_real, R_ORIGIN] = lots[k, L_ORIGIN]
-    realized[n_real, R_ROW] = row
-    realized[n_real, R_PURCHASED] = lots[k, L_PURCHASED]
-    realized[n_real, R_ACQUIRED] = lots[k, L_ACQUIRED]
-    realized[n_real, R_SOLD] = d
-    realized[n_real, R_QTY] = q
-    realized[n_real, R_PROCEEDS] = proceeds
-    realized[n_real, R_BASIS] = basis
-    realized[n_real, R_DISALLOWED] = 0
-    realized[n_real, R_LONG] = 1 if is_long_term_nb(lots[k, L_ACQUIRED], d) else 0
-    return realized
-
-
-@njit(cache=True, error_model="numpy")
-def _unlink(lots: np.ndarray, head: np.ndarray, tail: np.ndarray, s: int, k: int, nxt: int, prv: int) -> None:
-    p = lots[k, prv]
-    nx = lots[k, nxt]
-    if p == -1:
-        head[s] = nx
-    else:
-        lots[p, nxt] = nx
-    if nx == -1:
-        tail[s] = p
-    else:
-        lots[nx, prv] = p
-
 
 @njit(cache=True, error_model="numpy")
 def _pick_lot(lots: np.ndarray, head: np.ndarray, tail: np.ndarray, s: int, method: int, ref: int) -> int:
@@ -220,135 +120,6 @@ def _pick_lot(lots: np.ndarray, head: np.ndarray, tail: np.ndarray, s: int, meth
             k = lots[k, L_NEXT]
         return k
     return head[s]  # FIFO and AVERAGE (holding period is first-in first-out)
-
-
-@njit(cache=True, error_model="numpy")
-def _corporate_action(
-    ii: int, i: int, s: int, d: int, sym: np.ndarray, kind: np.ndarray, price: np.ndarray,
-    ratio: np.ndarray, cash: np.ndarray, alloc: np.ndarray, tgt: np.ndarray, loc: np.ndarray,
-    method: np.ndarray, lots: np.ndarray, n_lots: int, realized: np.ndarray, n_real: int,
-    head: np.ndarray, tail: np.ndarray, u_head: np.ndarray, u_tail: np.ndarray,
-    pool_q: np.ndarray, pool_b: np.ndarray, pend: np.ndarray, q_head: int,
-) -> tuple[np.ndarray, np.ndarray, int, int, int, int, int]:
-    """Apply row ``ii``'s corporate action to symbol ``s``'s open lots (kept out of the
-    matcher's loop, which then stays as tight as without corporate actions).
-
-    Returns ``(lots, realized, n_lots, n_real, sell_q, sell_p, err)``: the fraction a cash
-    in lieu sells and its proceeds, and an ``ERR_*`` code (0: none)."""
-    sell_q = 0
-    sell_p = 0
-    if head[s] == -1:
-        return lots, realized, n_lots, n_real, 0, 0, ERR_NOT_HELD
-    ca = kind[ii]
-    rt = ratio[ii]
-    if ca == SPLIT or ca == STOCK_DIVIDEND:
-        tot = 0
-        k = head[s]
-        while k != -1:
-            nq = muldiv_nb(lots[k, L_QTY], rt, SCALE)
-            if nq <= 0:
-                return lots, realized, n_lots, n_real, 0, 0, ERR_RATIO
-            lots[k, L_QTY] = nq
-            tot += nq
-            k = lots[k, L_NEXT]
-        pool_q[s] = tot
-        e = q_head
-        while e != -1:  # a loss sale's unreplaced shares, in the new units
-            if pend[e, P_SYM] == sym[ii]:
-                pend[e, P_QTY] = max(1, muldiv_nb(pend[e, P_QTY], rt, SCALE))
-            e = pend[e, P_NEXT]
-        if cash[ii] > 0:  # cash in lieu: a sale of the fractional share
-            sell_q = tot % SCALE
-            if sell_q == 0:
-                return lots, realized, n_lots, n_real, 0, 0, ERR_NO_FRACTION
-            sell_p = cash[ii]
-    elif ca == RETURN_OF_CAPITAL:
-        k = head[s]
-        cut = 0
-        while k != -1:
-            red = muldiv_nb(lots[k, L_QTY], price[ii], SCALE)
-            b = lots[k, L_BASIS]
-            if red <= b:
-                lots[k, L_BASIS] = b - red
-                cut += red
-            else:  # beyond zero basis: a capital gain of the lot's holding period
-                lots[k, L_BASIS] = 0
-                cut += b
-                realized = _piece(realized, n_real, sym[ii], lots, k, i, d, 0, red - b, 0)
-                n_real += 1
-            k = lots[k, L_NEXT]
-        pool_b[s] = max(0, pool_b[s] - cut)
-    else:  # SPIN_OFF or MERGER: new lots of the target keep the old dates
-        t = loc[tgt[ii]]
-        pooled = method[sym[ii]] == AVERAGE
-        moved_q = 0
-        moved_b = 0
-        k = head[s]
-        if ca == SPIN_OFF:
-            f = alloc[ii]
-            while k != -1:
-                nq = muldiv_nb(lots[k, L_QTY], rt, SCALE)
-                if nq <= 0:
-                    return lots, realized, n_lots, n_real, 0, 0, ERR_RATIO
-                mb = muldiv_nb(lots[k, L_BASIS], f, SCALE)
-                ma = muldiv_nb(lots[k, L_ADJ], f, SCALE)
-                lots[k, L_BASIS] -= mb
-                lots[k, L_ADJ] -= ma
-                lots = _new_lot(
-                    lots, n_lots, t, lots[k, L_ORIGIN], lots[k, L_PURCHASED], lots[k, L_ACQUIRED],
-                    nq, mb, 2, ma,
-                )
-                _insert_by_purchase(lots, head, tail, t, n_lots)
-                n_lots += 1
-                moved_q += nq
-                moved_b += mb
-                k = lots[k, L_NEXT]
-            if pooled:  # an average-cost pool moves by the fraction too
-                moved_b = muldiv_nb(pool_b[s], f, SCALE)
-            pool_b[s] -= moved_b
-            pool_q[t] += moved_q
-            pool_b[t] += moved_b
-        else:  # MERGER
-            cps = cash[ii]
-            per_share = muldiv_nb(rt, price[ii], SCALE) + cps  # consideration per old share
-            q_all = pool_q[s]
-            b_all = pool_b[s]
-            while k != -1:
-                nxt_k = lots[k, L_NEXT]
-                lq = lots[k, L_QTY]
-                b = lots[k, L_BASIS]
-                if pooled:
-                    b = b_all if nxt_k == -1 else muldiv_nb(b_all, lq, q_all)
-                    q_all -= lq
-                    b_all -= b
-                if cps > 0:  # the cash part is a sale of cps / per_share of the lot
-                    sq = lq if rt == 0 else muldiv_nb(lq, cps, per_share)
-                    sb = b if rt == 0 else muldiv_nb(b, cps, per_share)
-                    realized = _piece(
-                        realized, n_real, sym[ii], lots, k, i, d, sq, muldiv_nb(lq, cps, SCALE), sb,
-                    )
-                    n_real += 1
-                    b -= sb
-                if rt > 0:
-                    nq = muldiv_nb(lq, rt, SCALE)
-                    if nq <= 0:
-                        return lots, realized, n_lots, n_real, 0, 0, ERR_RATIO
-                    lots = _new_lot(
-                        lots, n_lots, t, lots[k, L_ORIGIN], lots[k, L_PURCHASED], lots[k, L_ACQUIRED],
-                        nq, b, 2, lots[k, L_ADJ],
-                    )
-                    _insert_by_purchase(lots, head, tail, t, n_lots)
-                    n_lots += 1
-                    pool_q[t] += nq
-                    pool_b[t] += b
-                k = nxt_k
-            head[s] = -1  # the old shares are gone
-            tail[s] = -1
-            u_head[s] = -1
-            u_tail[s] = -1
-            pool_q[s] = 0
-            pool_b[s] = 0
-    return lots, realized, n_lots, n_real, sell_q, sell_p, 0
 
 
 @njit(cache=True, error_model="numpy")
@@ -477,8 +248,8 @@ def match_group_nb(
                         dis = muldiv_nb(pend[e, P_LOSS], take, pend[e, P_QTY])
                         own = b_rem if take == q_rem else muldiv_nb(b_rem, take, q_rem)
                         acq = d - (pend[e, P_SALE] - pend[e, P_ACQUIRED])
-                        lots = _new_lot(lots, n_lots, s, i, d, acq, take, own + dis, 1, dis)
-                        _append(lots, head, tail, s, n_lots, L_NEXT, L_PREV)
+                        lots = new_lot_nb(lots, n_lots, s, i, d, acq, take, own + dis, 1, dis)
+                        append_nb(lots, head, tail, s, n_lots, L_NEXT, L_PREV)
                         n_lots += 1
                         pool_q[s] += take
                         pool_b[s] += own + dis
@@ -498,9 +269,9 @@ def match_group_nb(
                         prev = e
                     e = nxt
             if q_rem > 0:
-                lots = _new_lot(lots, n_lots, s, i, d, d, q_rem, b_rem, 0, 0)
-                _append(lots, head, tail, s, n_lots, L_NEXT, L_PREV)
-                _append(lots, u_head, u_tail, s, n_lots, L_UNEXT, L_UPREV)
+                lots = new_lot_nb(lots, n_lots, s, i, d, d, q_rem, b_rem, 0, 0)
+                append_nb(lots, head, tail, s, n_lots, L_NEXT, L_PREV)
+                append_nb(lots, u_head, u_tail, s, n_lots, L_UNEXT, L_UPREV)
                 n_lots += 1
                 pool_q[s] += q_rem
                 pool_b[s] += b_rem
@@ -508,7 +279,7 @@ def match_group_nb(
             sell_q = qty[ii]
             sell_p = muldiv_nb(qty[ii], price[ii], SCALE) - fee[ii]
         else:  # a corporate action on the open lots of symbol s
-            lots, realized, n_lots, n_real, sell_q, sell_p, err = _corporate_action(
+            lots, realized, n_lots, n_real, sell_q, sell_p, err = corporate_action_nb(
                 ii, i, s, d, sym, kind, price, ratio, cash, alloc, tgt, loc, method, lots, n_lots,
                 realized, n_real, head, tail, u_head, u_tail, pool_q, pool_b, pend, q_head,
             )
@@ -541,7 +312,7 @@ def match_group_nb(
                     bs = pool_b[s] if take == pool_q[s] else muldiv_nb(pool_b[s], take, pool_q[s])
                 else:
                     bs = part
-                realized = _grow(realized, n_real + 1)
+                realized = grow_nb(realized, n_real + 1)
                 r = n_real
                 n_real += 1
                 realized[r, R_SYM] = sym[ii]
@@ -558,9 +329,9 @@ def match_group_nb(
                 lots[k, L_QTY] = lq - take
                 lots[k, L_BASIS] -= part
                 if take == lq:
-                    _unlink(lots, head, tail, s, k, L_NEXT, L_PREV)
+                    unlink_nb(lots, head, tail, s, k, L_NEXT, L_PREV)
                     if lots[k, L_USED] == 0:
-                        _unlink(lots, u_head, u_tail, s, k, L_UNEXT, L_UPREV)
+                        unlink_nb(lots, u_head, u_tail, s, k, L_UNEXT, L_UPREV)
                 pool_q[s] -= take
                 pool_b[s] -= bs
                 q_left -= take
@@ -612,17 +383,17 @@ def match_group_nb(
                     target = c
                     if t2 < cq:  # split: the replacement shares become their own lot
                         cb = muldiv_nb(lots[c, L_BASIS], t2, cq)
-                        lots = _new_lot(
+                        lots = new_lot_nb(
                             lots, n_lots, s2, lots[c, L_ORIGIN], lots[c, L_PURCHASED],
                             lots[c, L_ACQUIRED], t2, cb, 0, lots[c, L_ADJ],
                         )
-                        _insert_before(lots, head, s2, n_lots, c)
+                        insert_before_nb(lots, head, s2, n_lots, c)
                         lots[c, L_QTY] = cq - t2
                         lots[c, L_BASIS] -= cb
                         target = n_lots
                         n_lots += 1
                     else:  # the whole lot becomes replacement shares
-                        _unlink(lots, u_head, u_tail, s2, c, L_UNEXT, L_UPREV)
+                        unlink_nb(lots, u_head, u_tail, s2, c, L_UNEXT, L_UPREV)
                     lots[target, L_BASIS] += dis
                     lots[target, L_ADJ] += dis
                     lots[target, L_USED] = 1
@@ -632,7 +403,7 @@ def match_group_nb(
                     need -= t2
                     loss -= dis
                 if need > 0:  # wait for buys up to `window` days after the sale
-                    pend = _grow(pend, n_pend + 1)
+                    pend = grow_nb(pend, n_pend + 1)
                     pend[n_pend, P_PIECE] = r
                     pend[n_pend, P_QTY] = need
                     pend[n_pend, P_LOSS] = loss

@@ -16,7 +16,8 @@ from __future__ import annotations
 import numpy as np
 from numba import njit, prange
 
-from quantcore._kernels.tax_lots import OPEN_NF, R_NF, R_ROW, match_group_nb
+from quantcore._kernels.tax_lots import match_group_nb
+from quantcore._kernels.tax_table import OPEN_NF, R_NF, R_ROW
 
 __all__ = ["match_lots_nb", "match_lots_seq_nb"]
 

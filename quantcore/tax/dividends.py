@@ -29,6 +29,9 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
+from quantcore._kernels.tax_reports import sum_by_code_nb
+from quantcore.tax.money import cents
+
 if TYPE_CHECKING:
     from quantcore.tax.lots import LotLedger
 
@@ -86,13 +89,11 @@ def dividend_income(ledger: LotLedger, year: int) -> DividendIncome:
     >>> dividend_income(match_lots(tx), 2025)
     DividendIncome(qualified_dividends=Decimal('2.55'), ordinary_dividends=Decimal('0.00'), total_dividends=Decimal('2.55'))
     """
-    from quantcore.tax.lots import to_cents
-
     first, last = year_bounds(year)
     rows = ledger.dividends[(ledger.dividends["date"] >= first) & (ledger.dividends["date"] <= last)]
-    total = Decimal("0.00")
-    qualified = Decimal("0.00")
-    for amount, qual in zip(rows["amount"].tolist(), rows["qualified"].tolist(), strict=True):
-        total += to_cents(amount)
-        qualified += to_cents(qual)
-    return DividendIncome(qualified, total - qualified, total)
+    one = np.zeros(rows.size, dtype=np.int64)
+    total = int(sum_by_code_nb(one, cents(rows["amount"]), 1)[0])
+    qualified = int(sum_by_code_nb(one, cents(rows["qualified"]), 1)[0])
+    return DividendIncome(
+        Decimal(qualified).scaleb(-2), Decimal(total - qualified).scaleb(-2), Decimal(total).scaleb(-2)
+    )

@@ -10,8 +10,9 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from quantcore._kernels.tax_reports import yearly_gains_nb
 from quantcore.tax.dividends import dividend_income, year_bounds
-from quantcore.tax.lots import LotLedger, LotMethod, as_ledger, to_cents
+from quantcore.tax.lots import LotLedger, LotMethod, as_ledger
 
 __all__ = [
     "NIIT_RATE",
@@ -27,6 +28,7 @@ __all__ = [
 NIIT_RATE = Decimal("0.038")
 _CENT = Decimal("0.01")
 _ZERO = Decimal("0.00")
+_EPOCH = np.datetime64("1970-01-01", "D")
 
 
 def _rate(value: Any, name: str) -> Decimal:
@@ -154,30 +156,50 @@ def net_capital_gains(
 def yearly_gains(ledger: LotLedger) -> dict[int, tuple[Decimal, Decimal]]:
     """Short- and long-term gain per sale year, each the sum of its Form 8949 rows.
 
-    A row's gain is ``cents(proceeds) - cents(basis) + cents(adjustment)``.
+    A row's gain is ``cents(proceeds) - cents(basis) + cents(adjustment)``; the sums
+    are one kernel pass over the realized pieces (:func:`yearly_gains_nb`). Years with
+    sales only.
     """
     r = ledger.realized
-    years = (np.datetime64("1970-01-01", "D") + r["sold"].astype("timedelta64[D]")).astype("datetime64[Y]")
-    out: dict[int, tuple[Decimal, Decimal]] = {}
-    for y, p, b, d, lt in zip(
-        (years.astype(np.int64) + 1970).tolist(), r["proceeds"].tolist(), r["basis"].tolist(),
-        r["disallowed"].tolist(), r["long_term"].tolist(), strict=True,
-    ):
-        gain = to_cents(p) - to_cents(b) + to_cents(d)
-        st0, lt0 = out.get(y, (_ZERO, _ZERO))
-        out[y] = (st0, lt0 + gain) if lt else (st0 + gain, lt0)
-    return out
+    if r.size == 0:
+        return {}
+    years, st, lt = yearly_gains_nb(
+        np.ascontiguousarray(r["sold"]), np.ascontiguousarray(r["proceeds"]), np.ascontiguousarray(r["basis"]),
+        np.ascontiguousarray(r["disallowed"]), np.ascontiguousarray(r["long_term"]),
+    )
+    sold_years = np.unique((_EPOCH + r["sold"].astype("timedelta64[D]")).astype("datetime64[Y]").astype(np.int64) + 1970)
+    at = sold_years - years[0]
+    return {
+        int(y): (Decimal(int(a)).scaleb(-2), Decimal(int(b)).scaleb(-2))
+        for y, a, b in zip(sold_years.tolist(), st[at].tolist(), lt[at].tolist(), strict=True)
+    }
 
 
 @dataclass(frozen=True)
 class TaxSummary:
-    """Tax figures of one year, in dollars rounded to cents (the service's field names).
+    """Tax figures of one year, in dollars rounded to cents (the service's field names),
+    with Schedule D's signs: a loss, a carryover in, the deduction and a carryforward
+    are negative.
 
-    ``short_term_gain_loss``, ``long_term_gain_loss`` and
-    ``net_capital_gain_loss`` are the year's own realized results (sums of
-    Form 8949 rows); carryovers and the loss deduction are reported apart.
-    ``ordinary_dividends`` is the non-qualified part; ``estimated_tax_liability``
-    may be negative (a saving against other ordinary income).
+    Attributes
+    ----------
+    short_term_gain_loss, long_term_gain_loss
+        The year's own realized results: the Form 8949 Part I and Part II totals of
+        column (h), Schedule D lines 1b-3 and 8b-10 (sums of rounded rows).
+    net_capital_gain_loss
+        Their sum: the year's realized gain or loss, without carryovers (Schedule
+        D's line 16 includes them: :attr:`ScheduleD.combined_net_gain_loss`).
+    short_term_carryover, long_term_carryover
+        Losses carried in from earlier years, negative: Schedule D lines 6 and 14.
+    capital_loss_deduction
+        The net capital loss deducted this year, negative: Schedule D line 21.
+    short_term_carryforward, long_term_carryforward
+        Losses carried to next year, negative (the Capital Loss Carryover
+        Worksheet's lines 8 and 13: next year's lines 6 and 14).
+    qualified_dividends, ordinary_dividends, total_dividends
+        Form 1099-DIV box 1b, box 1a - box 1b (the non-qualified part), box 1a.
+    estimated_tax_liability
+        May be negative (a saving against other ordinary income).
     """
 
     tax_year: int
@@ -287,7 +309,7 @@ def tax_summary(
     )
 
     def c(x: Decimal) -> Decimal:
-        return x.quantize(_CENT, rounding=ROUND_HALF_UP)
+        return x.quantize(_CENT, rounding=ROUND_HALF_UP) + 0  # + 0: no negative zero
 
     return TaxSummary(
         tax_year=int(year),
@@ -298,9 +320,9 @@ def tax_summary(
         ordinary_dividends=div.ordinary_dividends,
         total_dividends=div.total_dividends,
         estimated_tax_liability=c(tax),
-        short_term_carryover=c(st_in),
-        long_term_carryover=c(lt_in),
-        capital_loss_deduction=c(net.deduction),
-        short_term_carryforward=c(net.short_term_carryforward),
-        long_term_carryforward=c(net.long_term_carryforward),
+        short_term_carryover=c(-st_in),
+        long_term_carryover=c(-lt_in),
+        capital_loss_deduction=c(-net.deduction),
+        short_term_carryforward=c(-net.short_term_carryforward),
+        long_term_carryforward=c(-net.long_term_carryforward),
     )

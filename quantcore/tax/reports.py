@@ -2,13 +2,18 @@
 
 Every amount is rounded half-up to cents once, per row, and every total is the
 sum of the rounded rows, so a report always adds up.
+
+A report holds its figures as columns (int64 cents, day numbers, symbol codes),
+computed by kernels over the ledger's records; its formats (rows as objects, a
+DataFrame, CSV, JSON) are rendered only when asked for, each in one vectorized pass.
 """
 
 from __future__ import annotations
 
 import json
+import warnings
 from collections.abc import Mapping
-from dataclasses import asdict, dataclass, fields
+from dataclasses import asdict, dataclass, field, fields
 from datetime import date
 from decimal import Decimal
 from pathlib import Path
@@ -17,8 +22,10 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from quantcore._kernels.tax_reports import sum_by_code_nb
 from quantcore.tax.dividends import year_bounds
-from quantcore.tax.lots import LotLedger, LotMethod, as_ledger, from_fixed, to_cents
+from quantcore.tax.lots import LotLedger, LotMethod, as_ledger
+from quantcore.tax.money import cents, cents_text, quantity_text
 from quantcore.tax.rates import TaxRates, _netting_for, yearly_gains
 
 __all__ = [
@@ -33,11 +40,20 @@ __all__ = [
 
 _EPOCH = np.datetime64("1970-01-01", "D")
 _ZERO = Decimal("0.00")
+_AMOUNTS = ("proceeds", "cost_basis", "adjustment", "gain_or_loss")
 
 
 def _date(day: int) -> date:
     out: date = (_EPOCH + np.timedelta64(int(day), "D")).astype(object)
     return out
+
+
+def _iso(days: np.ndarray) -> np.ndarray:
+    return (_EPOCH + np.asarray(days, dtype=np.int64).astype("timedelta64[D]")).astype(str).astype(object)
+
+
+def _money(c: int | np.integer) -> Decimal:
+    return Decimal(int(c)).scaleb(-2)
 
 
 def _jsonable(value: Any) -> Any:
@@ -59,15 +75,14 @@ def _export_csv(frame: pd.DataFrame, path: str | Path | None) -> str:
     return text
 
 
-def _export_json(payload: Any, path: str | Path | None) -> str:
-    text = json.dumps(_jsonable(payload), indent=2)
+def _write_json(text: str, path: str | Path | None) -> str:
     if path is not None:
         Path(path).write_text(text + "\n", encoding="utf-8")
     return text
 
 
-def _quantity_text(q: int) -> str:
-    return format(from_fixed(q).normalize(), "f")
+def _export_json(payload: Any, path: str | Path | None) -> str:
+    return _write_json(json.dumps(_jsonable(payload), indent=2), path)
 
 
 @dataclass(frozen=True)
@@ -85,42 +100,134 @@ class Form8949Row:
     long_term: bool
 
 
-@dataclass(frozen=True)
+_ROW_FIELDS = tuple(f.name for f in fields(Form8949Row))
+
+
+@dataclass(frozen=True, eq=False)
 class Form8949:
-    """Form 8949 of one year: Part I (short-term) and Part II (long-term) rows."""
+    """Form 8949 of one year as columns: Part I (short-term) rows, then Part II (long-term).
+
+    Attributes
+    ----------
+    tax_year : int
+    symbols : tuple of str
+        The symbols ``symbol`` codes index.
+    symbol, quantity, acquired, sold : ndarray of int64
+        Per row: symbol code, shares (1e-8 units; 0 for a return of capital beyond
+        the basis), holding-period day and sale day (days since 1970-01-01).
+    proceeds, cost_basis, adjustment : ndarray of int64
+        Per row, in cents (each rounded half-up once); the gain is
+        ``proceeds - cost_basis + adjustment``.
+    long_term : ndarray of bool
+        Part II rows (all after the Part I rows, each part in sale order).
+    wash_sale : ndarray of bool
+        Rows with a disallowed loss (code ``W``; its adjustment may round to 0.00).
+
+    ``part_i`` and ``part_ii`` give the rows as :class:`Form8949Row` objects;
+    ``to_frame``, ``to_csv``, ``to_dict`` and ``to_json`` render them when asked.
+    """
 
     tax_year: int
-    part_i: tuple[Form8949Row, ...]
-    part_ii: tuple[Form8949Row, ...]
+    symbols: tuple[str, ...]
+    symbol: np.ndarray
+    quantity: np.ndarray
+    acquired: np.ndarray
+    sold: np.ndarray
+    proceeds: np.ndarray
+    cost_basis: np.ndarray
+    adjustment: np.ndarray
+    long_term: np.ndarray
+    wash_sale: np.ndarray
+    _cache: dict[str, Any] = field(default_factory=dict, repr=False, compare=False)
 
-    @staticmethod
-    def _totals(rows: tuple[Form8949Row, ...]) -> dict[str, Decimal]:
-        return {
-            "proceeds": sum((r.proceeds for r in rows), _ZERO),
-            "cost_basis": sum((r.cost_basis for r in rows), _ZERO),
-            "adjustment": sum((r.adjustment for r in rows), _ZERO),
-            "gain_or_loss": sum((r.gain_or_loss for r in rows), _ZERO),
-        }
+    @property
+    def gain_or_loss(self) -> np.ndarray:
+        """Per row, in cents: proceeds - cost basis + adjustment."""
+        out: np.ndarray = self.proceeds - self.cost_basis + self.adjustment
+        return out
+
+    @property
+    def n_short_term(self) -> int:
+        """The number of Part I rows (they come first)."""
+        return int(self.long_term.size - np.count_nonzero(self.long_term))
+
+    def _text_columns(self) -> dict[str, np.ndarray]:
+        """Every column of a row as text (descriptions, ISO dates, decimal amounts)."""
+        if "text" not in self._cache:
+            names = np.asarray(self.symbols, dtype=object)[self.symbol] if self.symbol.size else np.empty(0, object)
+            desc = np.char.add(np.char.add(quantity_text(self.quantity).astype(str), " sh. "), names.astype(str))
+            roc = self.quantity == 0  # a return of capital beyond the basis (IRS Pub. 550)
+            if roc.any():
+                desc = np.where(roc, np.char.add(names.astype(str), " nondividend distribution in excess of basis"), desc)
+            self._cache["text"] = {
+                "description": desc.astype(object),
+                "date_acquired": _iso(self.acquired),
+                "date_sold": _iso(self.sold),
+                "proceeds": cents_text(self.proceeds),
+                "cost_basis": cents_text(self.cost_basis),
+                "code": np.where(self.wash_sale, "W", "").astype(object),
+                "adjustment": cents_text(self.adjustment),
+                "gain_or_loss": cents_text(self.gain_or_loss),
+            }
+        out: dict[str, np.ndarray] = self._cache["text"]
+        return out
+
+    def _rows(self, lo: int, hi: int) -> tuple[Form8949Row, ...]:
+        t = self._text_columns()
+        acquired = (_EPOCH + self.acquired[lo:hi].astype("timedelta64[D]")).astype(object)
+        sold = (_EPOCH + self.sold[lo:hi].astype("timedelta64[D]")).astype(object)
+        money = {k: list(map(Decimal, t[k][lo:hi])) for k in _AMOUNTS}
+        return tuple(
+            map(
+                Form8949Row,
+                t["description"][lo:hi].tolist(), acquired.tolist(), sold.tolist(), money["proceeds"],
+                money["cost_basis"], t["code"][lo:hi].tolist(), money["adjustment"], money["gain_or_loss"],
+                self.long_term[lo:hi].tolist(),
+            )
+        )
+
+    @property
+    def part_i(self) -> tuple[Form8949Row, ...]:
+        """Part I rows (short-term), in sale order."""
+        return self._rows(0, self.n_short_term)
+
+    @property
+    def part_ii(self) -> tuple[Form8949Row, ...]:
+        """Part II rows (long-term), in sale order."""
+        return self._rows(self.n_short_term, self.long_term.size)
+
+    def _totals(self, lo: int, hi: int) -> dict[str, Decimal]:
+        sums = {k: sum_by_code_nb(np.zeros(hi - lo, np.int64), getattr(self, k)[lo:hi].copy(), 1)[0] for k in _AMOUNTS[:3]}
+        sums["gain_or_loss"] = sums["proceeds"] - sums["cost_basis"] + sums["adjustment"]
+        return {k: _money(v) for k, v in sums.items()}
 
     @property
     def part_i_totals(self) -> dict[str, Decimal]:
         """Column totals of Part I (line 2), sums of the rounded rows."""
-        return self._totals(self.part_i)
+        return self._totals(0, self.n_short_term)
 
     @property
     def part_ii_totals(self) -> dict[str, Decimal]:
         """Column totals of Part II (line 2), sums of the rounded rows."""
-        return self._totals(self.part_ii)
+        return self._totals(self.n_short_term, self.long_term.size)
+
+    def _text_frame(self) -> pd.DataFrame:
+        t = self._text_columns()
+        part = np.where(self.long_term, "II", "I").astype(object)
+        return pd.DataFrame({"part": part, **t, "long_term": self.long_term.astype(bool)})
 
     def to_frame(self) -> pd.DataFrame:
         """All rows with a ``part`` column (``'I'`` or ``'II'``); amounts stay ``Decimal``."""
-        records = [{"part": "I", **asdict(r)} for r in self.part_i] + [{"part": "II", **asdict(r)} for r in self.part_ii]
-        columns = ["part"] + [f.name for f in fields(Form8949Row)]
-        return pd.DataFrame.from_records(records, columns=columns)
+        frame = self._text_frame()
+        for k in _AMOUNTS:
+            frame[k] = list(map(Decimal, frame[k]))
+        for k, days in (("date_acquired", self.acquired), ("date_sold", self.sold)):
+            frame[k] = (_EPOCH + days.astype("timedelta64[D]")).astype(object)
+        return frame[["part", *_ROW_FIELDS]]
 
     def to_csv(self, path: str | Path | None = None) -> str:
         """CSV text of :meth:`to_frame` (written to ``path`` when given)."""
-        return _export_csv(self.to_frame(), path)
+        return _export_csv(self._text_frame()[["part", *_ROW_FIELDS]], path)
 
     def to_dict(self) -> dict[str, Any]:
         """Rows and totals per part."""
@@ -132,7 +239,39 @@ class Form8949:
 
     def to_json(self, path: str | Path | None = None) -> str:
         """JSON text of :meth:`to_dict`, amounts as decimal strings, dates ISO 8601."""
-        return _export_json(self.to_dict(), path)
+        return _write_json(self.json_text(indent=2), path)
+
+    def json_text(self, *, indent: int | None = None) -> str:
+        """The JSON of :meth:`to_dict`, its rows rendered in one vectorized pass."""
+        frame = self._text_frame()[list(_ROW_FIELDS)]
+        k = self.n_short_term
+        rows = [frame.iloc[:k].to_json(orient="records"), frame.iloc[k:].to_json(orient="records")]
+        doc = {
+            "tax_year": self.tax_year,
+            "part_i": {"rows": "\x00part_i\x00", "totals": self.part_i_totals},
+            "part_ii": {"rows": "\x00part_ii\x00", "totals": self.part_ii_totals},
+        }
+        text = json.dumps(_jsonable(doc), indent=indent)
+        text = text.replace(json.dumps("\x00part_i\x00"), rows[0], 1)
+        return text.replace(json.dumps("\x00part_ii\x00"), rows[1], 1)
+
+    def columns(self) -> dict[str, Any]:
+        """The figures as plain lists (JSON-ready, compact): :meth:`from_columns` restores them."""
+        return {
+            "tax_year": self.tax_year,
+            "symbols": list(self.symbols),
+            **{k: getattr(self, k).tolist() for k in _COLUMNS},
+        }
+
+    @classmethod
+    def from_columns(cls, data: Mapping[str, Any]) -> Form8949:
+        """The form of :meth:`columns`."""
+        arrays = {k: np.asarray(data[k], dtype=bool if k in _FLAGS else np.int64) for k in _COLUMNS}
+        return cls(int(data["tax_year"]), tuple(data["symbols"]), **arrays)
+
+
+_COLUMNS = ("symbol", "quantity", "acquired", "sold", "proceeds", "cost_basis", "adjustment", "long_term", "wash_sale")
+_FLAGS = ("long_term", "wash_sale")
 
 
 def form_8949(
@@ -180,52 +319,82 @@ def form_8949(
     ledger = as_ledger(transactions, method=method, wash_sales=wash_sales, substantially_identical=substantially_identical)
     r = ledger.realized
     rows = r[(r["sold"] >= first) & (r["sold"] <= last)]
-    part_i: list[Form8949Row] = []
-    part_ii: list[Form8949Row] = []
-    for rec in rows.tolist():
-        sym, _, _, _, acquired, sold, qty, proceeds, basis, disallowed, long_term = rec
-        p, b, a = to_cents(proceeds), to_cents(basis), to_cents(disallowed)
-        row = Form8949Row(
-            # a piece of no shares: a return of capital beyond the basis (IRS Pub. 550)
-            description=(
-                f"{_quantity_text(qty)} sh. {ledger.symbols[sym]}"
-                if qty
-                else f"{ledger.symbols[sym]} nondividend distribution in excess of basis"
-            ),
-            date_acquired=_date(acquired),
-            date_sold=_date(sold),
-            proceeds=p,
-            cost_basis=b,
-            code="W" if disallowed > 0 else "",
-            adjustment=a,
-            gain_or_loss=p - b + a,
-            long_term=bool(long_term),
-        )
-        (part_ii if long_term else part_i).append(row)
-    return Form8949(int(year), tuple(part_i), tuple(part_ii))
+    rows = rows[np.argsort(rows["long_term"] != 0, kind="stable")]  # Part I, then Part II
+    return Form8949(
+        tax_year=int(year),
+        symbols=ledger.symbols,
+        symbol=rows["symbol"].copy(),
+        quantity=rows["quantity"].copy(),
+        acquired=rows["acquired"].copy(),
+        sold=rows["sold"].copy(),
+        proceeds=cents(rows["proceeds"]),
+        cost_basis=cents(rows["basis"]),
+        adjustment=cents(rows["disallowed"]),
+        long_term=rows["long_term"] != 0,
+        wash_sale=rows["disallowed"] > 0,
+    )
 
 
 @dataclass(frozen=True)
 class ScheduleD:
-    """Schedule D totals of one year (dollars; losses and carryovers negative as on the form)."""
+    """Schedule D (Form 1040) of one year, in dollars, with the form's signs: a loss, a
+    carryover in (lines 6 and 14), the deduction (line 21) and a carryforward are negative.
+
+    Attributes
+    ----------
+    short_term_proceeds, short_term_cost_basis, short_term_adjustments, short_term_gain_loss
+        Part I: Form 8949 Part I totals, columns (d), (e), (g), (h) (lines 1b-3).
+    short_term_carryover
+        Line 6: the short-term capital loss carried over from earlier years.
+    net_short_term_gain_loss
+        Line 7: lines 1a-6 combined in column (h).
+    long_term_proceeds, long_term_cost_basis, long_term_adjustments, long_term_gain_loss
+        Part II: Form 8949 Part II totals (lines 8b-10).
+    long_term_carryover
+        Line 14: the long-term capital loss carried over.
+    net_long_term_gain_loss
+        Line 15: lines 8a-14 combined in column (h).
+    combined_net_gain_loss
+        Line 16: lines 7 and 15 combined (carryovers included; the tax summary's
+        ``net_capital_gain_loss`` is the year's own realized gain, without them).
+    capital_loss_deduction
+        Line 21: when line 16 is a loss, the smaller of that loss and the limit
+        (3,000; 1,500 married filing separately), as a negative amount; else 0.
+    short_term_carryforward, long_term_carryforward
+        The loss carried to next year (the Capital Loss Carryover Worksheet's lines 8
+        and 13, next year's lines 6 and 14), negative; 0 when none.
+
+    ``net_capital_gain_loss`` is the deprecated name of ``combined_net_gain_loss``.
+    """
 
     tax_year: int
     short_term_proceeds: Decimal
     short_term_cost_basis: Decimal
     short_term_adjustments: Decimal
-    short_term_gain_loss: Decimal  # Part I totals from Form 8949
-    short_term_carryover: Decimal  # line 6
-    net_short_term_gain_loss: Decimal  # line 7
+    short_term_gain_loss: Decimal
+    short_term_carryover: Decimal
+    net_short_term_gain_loss: Decimal
     long_term_proceeds: Decimal
     long_term_cost_basis: Decimal
     long_term_adjustments: Decimal
-    long_term_gain_loss: Decimal  # Part II totals from Form 8949
-    long_term_carryover: Decimal  # line 14
-    net_long_term_gain_loss: Decimal  # line 15
-    net_capital_gain_loss: Decimal  # line 16
-    capital_loss_deduction: Decimal  # line 21 (as a loss)
+    long_term_gain_loss: Decimal
+    long_term_carryover: Decimal
+    net_long_term_gain_loss: Decimal
+    combined_net_gain_loss: Decimal
+    capital_loss_deduction: Decimal
     short_term_carryforward: Decimal
     long_term_carryforward: Decimal
+
+    @property
+    def net_capital_gain_loss(self) -> Decimal:
+        """Deprecated: Schedule D line 16 is :attr:`combined_net_gain_loss` (the tax
+        summary's ``net_capital_gain_loss`` is the year's realized gain, another figure)."""
+        warnings.warn(
+            "ScheduleD.net_capital_gain_loss is deprecated: use combined_net_gain_loss (line 16)",
+            DeprecationWarning,
+            stacklevel=2,
+        )
+        return self.combined_net_gain_loss
 
     def to_dict(self) -> dict[str, Any]:
         """Every field by name."""
@@ -237,8 +406,8 @@ class ScheduleD:
 
     def to_csv(self, path: str | Path | None = None) -> str:
         """Two-column CSV: ``line``, ``amount``."""
-        frame = pd.DataFrame({"line": list(self.to_dict()), "amount": list(self.to_dict().values())})
-        return _export_csv(frame, path)
+        d = self.to_dict()
+        return _export_csv(pd.DataFrame({"line": list(d), "amount": list(d.values())}), path)
 
 
 def schedule_d(
@@ -249,6 +418,7 @@ def schedule_d(
     rates: TaxRates | None = None,
     wash_sales: bool = True,
     substantially_identical: Mapping[str, str] | None = None,
+    form: Form8949 | None = None,
 ) -> ScheduleD:
     """Schedule D totals: Form 8949 part totals, carryovers, net gain and loss deduction.
 
@@ -262,6 +432,8 @@ def schedule_d(
         Passed to :func:`~quantcore.tax.match_lots` for a table.
     rates : TaxRates, optional
         Only its ``loss_limit`` is used (3,000 by default).
+    form : Form8949, optional
+        The year's :func:`form_8949` of the same ledger, when already made.
 
     Returns
     -------
@@ -269,10 +441,12 @@ def schedule_d(
 
     Notes
     -----
-    Line 7 = Part I gain - short-term carryover; line 15 likewise; line 16 =
+    Line 7 = Part I gain + line 6 (a negative carryover); line 15 likewise; line 16 =
     line 7 + line 15; line 21 = ``-min(limit, -line 16)`` when line 16 < 0.
     Carryovers come from netting every earlier year in the ledger
-    (:func:`quantcore.tax.rates.net_capital_gains`).
+    (:func:`quantcore.tax.rates.net_capital_gains`). Signs and lines: Instructions
+    for Schedule D (Form 1040), lines 6, 14, 16 and 21 and the Capital Loss Carryover
+    Worksheet (``docs/tax.md``).
 
     Examples
     --------
@@ -281,11 +455,11 @@ def schedule_d(
     ...     "type": ["buy", "sell"], "quantity": [100, 100], "price": [100, 20]})
     >>> d = schedule_d(tx, 2025)
     >>> d.short_term_carryover, d.capital_loss_deduction, d.short_term_carryforward
-    (Decimal('-5000.00'), Decimal('-3000.00'), Decimal('2000.00'))
+    (Decimal('-5000.00'), Decimal('-3000.00'), Decimal('-2000.00'))
     """
     rates = TaxRates() if rates is None else rates
-    form = form_8949(transactions, year, method=method, wash_sales=wash_sales, substantially_identical=substantially_identical)
     ledger = as_ledger(transactions, method=method, wash_sales=wash_sales, substantially_identical=substantially_identical)
+    form = form_8949(ledger, year) if form is None else form
     st_in, lt_in, net = _netting_for(yearly_gains(ledger), int(year), rates.loss_limit)
     t1, t2 = form.part_i_totals, form.part_ii_totals
     line7 = t1["gain_or_loss"] - st_in
@@ -293,7 +467,7 @@ def schedule_d(
     line16 = line7 + line15
 
     def c(x: Decimal) -> Decimal:
-        return x.quantize(_ZERO)
+        return x.quantize(_ZERO) + 0  # + 0: no negative zero
 
     return ScheduleD(
         tax_year=int(year),
@@ -309,10 +483,10 @@ def schedule_d(
         long_term_gain_loss=t2["gain_or_loss"],
         long_term_carryover=c(-lt_in),
         net_long_term_gain_loss=line15,
-        net_capital_gain_loss=line16,
+        combined_net_gain_loss=line16,
         capital_loss_deduction=c(-net.deduction),
-        short_term_carryforward=c(net.short_term_carryforward),
-        long_term_carryforward=c(net.long_term_carryforward),
+        short_term_carryforward=c(-net.short_term_carryforward),
+        long_term_carryforward=c(-net.long_term_carryforward),
     )
 
 
@@ -356,7 +530,7 @@ def form_1099_div(
     """1099-DIV boxes 1a and 1b for the dividends paid in ``year``.
 
     Each dividend's amount and qualified part are rounded half-up to cents;
-    the per-symbol rows and the boxes are sums of those.
+    the per-symbol rows and the boxes are sums of those (one row per symbol name).
 
     Examples
     --------
@@ -373,15 +547,18 @@ def form_1099_div(
     ledger = as_ledger(transactions, method=method, wash_sales=wash_sales, substantially_identical=substantially_identical)
     d = ledger.dividends
     d = d[(d["date"] >= first) & (d["date"] <= last)]
-    per: dict[str, list[Decimal]] = {}
-    for sym, amount, qual in zip(d["symbol"].tolist(), d["amount"].tolist(), d["qualified"].tolist(), strict=True):
-        acc = per.setdefault(ledger.symbols[sym], [_ZERO, _ZERO])
-        acc[0] += to_cents(amount)
-        acc[1] += to_cents(qual)
-    rows: tuple[dict[str, Any], ...] = tuple({"symbol": s, "box_1a": v[0], "box_1b": v[1]} for s, v in sorted(per.items()))
+    name_code, names = pd.factorize(np.asarray(ledger.symbols, dtype=object), sort=True)
+    group = name_code[d["symbol"]] if d.size else np.empty(0, np.int64)
+    n = len(names)
+    box_1a = sum_by_code_nb(group.astype(np.int64), cents(d["amount"]), n)
+    box_1b = sum_by_code_nb(group.astype(np.int64), cents(d["qualified"]), n)
+    present = np.unique(group)
+    rows = tuple(
+        {"symbol": str(names[g]), "box_1a": _money(box_1a[g]), "box_1b": _money(box_1b[g])} for g in present.tolist()
+    )
     return Form1099Div(
         tax_year=int(year),
-        box_1a_total_ordinary_dividends=sum((v[0] for v in per.values()), _ZERO),
-        box_1b_qualified_dividends=sum((v[1] for v in per.values()), _ZERO),
+        box_1a_total_ordinary_dividends=_money(box_1a.sum()),
+        box_1b_qualified_dividends=_money(box_1b.sum()),
         rows=rows,
     )

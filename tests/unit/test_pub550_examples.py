@@ -111,7 +111,8 @@ def test_capital_loss_limit_and_carryover_example() -> None:
     assert (r.deduction, r.short_term_carryforward, r.long_term_carryforward) == (Decimal("2000"), 0, 0)
     tx = _tx(("S", "2024-01-02", "buy", 100, 100.0), ("S", "2024-03-01", "sell", 100, 30.0))
     s24, s25 = tax_summary(tx, 2024), tax_summary(tx, 2025)
-    assert (s24.capital_loss_deduction, s24.short_term_carryforward) == (Decimal("3000.00"), Decimal("4000.00"))
+    # the summary uses Schedule D's signs: the deduction, carryovers and carryforwards are losses
+    assert (s24.capital_loss_deduction, s24.short_term_carryforward) == (Decimal("-3000.00"), Decimal("-4000.00"))
     assert (s25.short_term_carryover, s25.capital_loss_deduction, s25.short_term_carryforward) == (
-        Decimal("4000.00"), Decimal("3000.00"), Decimal("1000.00"),
+        Decimal("-4000.00"), Decimal("-3000.00"), Decimal("-1000.00"),
     )

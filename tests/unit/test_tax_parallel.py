@@ -18,8 +18,8 @@ import pandas as pd
 import pytest
 
 from quantcore._kernels import tax as k
-from quantcore._kernels.tax_lots import R_BASIS, R_DISALLOWED, R_PROCEEDS
 from quantcore._kernels.tax_match import _plan
+from quantcore._kernels.tax_table import R_BASIS, R_DISALLOWED, R_PROCEEDS
 from quantcore.tax import match_lots
 from quantcore.tax.lots import _encode, from_fixed, kernel_args
 

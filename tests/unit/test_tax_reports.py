@@ -75,16 +75,18 @@ def test_schedule_d_lines() -> None:
     ])
     d = schedule_d(tx, 2024)
     assert (d.short_term_carryover, d.capital_loss_deduction, d.short_term_carryforward) == (
-        Decimal("-6000.00"), Decimal("-3000.00"), Decimal("3000.00"),
+        Decimal("-6000.00"), Decimal("-3000.00"), Decimal("-3000.00"),
     )
     d = schedule_d(tx, 2025)
     assert d.long_term_gain_loss == Decimal("500.00") and d.short_term_carryover == Decimal("-3000.00")
-    assert d.net_capital_gain_loss == d.net_short_term_gain_loss + d.net_long_term_gain_loss == Decimal("-2500.00")
+    assert d.combined_net_gain_loss == d.net_short_term_gain_loss + d.net_long_term_gain_loss == Decimal("-2500.00")
     assert (d.capital_loss_deduction, d.short_term_carryforward, d.long_term_carryforward) == (
         Decimal("-2500.00"), Decimal("0.00"), Decimal("0.00"),
     )
-    assert json.loads(d.to_json())["net_capital_gain_loss"] == "-2500.00"
-    assert "net_capital_gain_loss,-2500.00" in d.to_csv()
+    assert json.loads(d.to_json())["combined_net_gain_loss"] == "-2500.00"
+    assert "combined_net_gain_loss,-2500.00" in d.to_csv()
+    with pytest.warns(DeprecationWarning, match="combined_net_gain_loss"):
+        assert d.net_capital_gain_loss == Decimal("-2500.00")
 
 
 def test_1099_div_rows_and_boxes() -> None:

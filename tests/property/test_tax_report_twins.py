@@ -1,0 +1,199 @@
+"""Hypothesis: the vectorized tax reports equal their plain-Python twins, figure for figure.
+
+The twins are the row-by-row code the kernels replaced (cents per value with
+``to_cents``, one ``Form8949Row`` per realized piece, a dict per symbol for 1099-DIV,
+one ``Decimal`` per cell, one ``lot_id`` at a time), kept here as the oracle.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import asdict, fields
+from datetime import date, timedelta
+from decimal import ROUND_HALF_UP, Decimal, InvalidOperation
+
+import numpy as np
+import pandas as pd
+import pyarrow as pa
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from quantcore.tax import Form8949Row, LotLedger, form_1099_div, form_8949, match_lots
+from quantcore.tax.encode import _fixed_column, encode
+from quantcore.tax.money import cents, cents_text, from_fixed, quantity_text, to_cents
+from quantcore.tax.rates import yearly_gains
+from tests.property.test_tax_props import _frame, histories
+
+SETTINGS = settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+UNITS = st.integers(-(2**62), 2**62)
+_EPOCH = date(1970, 1, 1)
+
+
+# -- the twins -------------------------------------------------------------------------
+
+
+def twin_yearly_gains(ledger: LotLedger) -> dict[int, tuple[Decimal, Decimal]]:
+    out: dict[int, tuple[Decimal, Decimal]] = {}
+    zero = Decimal("0.00")
+    for rec in ledger.realized.tolist():
+        sold, p, b, d, lt = rec[5], rec[7], rec[8], rec[9], rec[10]
+        y = (_EPOCH + timedelta(days=sold)).year
+        gain = to_cents(p) - to_cents(b) + to_cents(d)
+        st0, lt0 = out.get(y, (zero, zero))
+        out[y] = (st0, lt0 + gain) if lt else (st0 + gain, lt0)
+    return out
+
+
+def twin_8949(ledger: LotLedger, year: int) -> tuple[list[Form8949Row], list[Form8949Row]]:
+    part_i: list[Form8949Row] = []
+    part_ii: list[Form8949Row] = []
+    for rec in ledger.realized.tolist():
+        sym, _, _, _, acquired, sold, qty, proceeds, basis, disallowed, long_term = rec
+        if (_EPOCH + timedelta(days=sold)).year != year:
+            continue
+        p, b, a = to_cents(proceeds), to_cents(basis), to_cents(disallowed)
+        name = ledger.symbols[sym]
+        row = Form8949Row(
+            description=f"{format(from_fixed(qty).normalize(), 'f')} sh. {name}" if qty
+            else f"{name} nondividend distribution in excess of basis",
+            date_acquired=_EPOCH + timedelta(days=acquired),
+            date_sold=_EPOCH + timedelta(days=sold),
+            proceeds=p, cost_basis=b, code="W" if disallowed > 0 else "", adjustment=a,
+            gain_or_loss=p - b + a, long_term=bool(long_term),
+        )
+        (part_ii if long_term else part_i).append(row)
+    return part_i, part_ii
+
+
+def twin_8949_csv(part_i: list[Form8949Row], part_ii: list[Form8949Row]) -> str:
+    records = [{"part": "I", **asdict(r)} for r in part_i] + [{"part": "II", **asdict(r)} for r in part_ii]
+    columns = ["part"] + [f.name for f in fields(Form8949Row)]
+    return pd.DataFrame.from_records(records, columns=columns).to_csv(index=False, lineterminator="\n")
+
+
+def twin_1099(ledger: LotLedger, year: int) -> dict[str, list[Decimal]]:
+    per: dict[str, list[Decimal]] = {}
+    for sym, _, day, _, amount, qual in ledger.dividends.tolist():
+        if (_EPOCH + timedelta(days=day)).year != year:
+            continue
+        acc = per.setdefault(ledger.symbols[sym], [Decimal("0.00"), Decimal("0.00")])
+        acc[0] += to_cents(amount)
+        acc[1] += to_cents(qual)
+    return dict(sorted(per.items()))
+
+
+def twin_fixed(values: list[object]) -> list[int] | str:
+    out = []
+    for v in values:
+        try:
+            d = v if type(v) is Decimal else Decimal(str(v))
+            if not d.is_finite() or abs(d) >= Decimal("9.2e10"):
+                raise InvalidOperation
+        except (InvalidOperation, ValueError):
+            return "error"
+        out.append(int(d.scaleb(8).quantize(Decimal(1), rounding=ROUND_HALF_UP)))
+    return out
+
+
+def twin_lot_refs(ids: list[object], kinds: list[str], syms: list[str]) -> tuple[list[int], list[str]] | str:
+    seen: dict[tuple[str, str], int] = {}
+    ref, names = [-1] * len(ids), [""] * len(ids)
+    for i, raw in enumerate(ids):
+        if raw is None or (isinstance(raw, float) and np.isnan(raw)) or not str(raw).strip():
+            continue
+        lid = str(raw)
+        if kinds[i] == "buy":
+            if (syms[i], lid) in seen:
+                return f"row {i} (index {i}): lot_id {lid!r} is used by an earlier buy of {syms[i]}"
+            seen[(syms[i], lid)] = i
+            names[i] = lid
+        elif kinds[i] == "sell":
+            j = seen.get((syms[i], lid))
+            if j is None:
+                return f"row {i} (index {i}): unknown lot_id {lid!r} for {syms[i]}"
+            ref[i] = j
+    return ref, names
+
+
+# -- the properties ----------------------------------------------------------------------
+
+
+@given(st.lists(UNITS, max_size=50))
+def test_cents_equal_to_cents(units: list[int]) -> None:
+    got = cents(np.array(units, dtype=np.int64))
+    assert [Decimal(int(c)).scaleb(-2) for c in got] == [to_cents(u) for u in units]
+    assert cents_text(got).tolist() == [str(to_cents(u)) for u in units]
+
+
+@given(st.lists(st.integers(0, 2**62), max_size=50))
+def test_quantity_text_equals_decimal_format(units: list[int]) -> None:
+    assert quantity_text(np.array(units, dtype=np.int64)).tolist() == [
+        format(from_fixed(u).normalize(), "f") for u in units
+    ]
+
+
+@SETTINGS
+@given(histories(), st.booleans())
+def test_reports_equal_row_by_row_twins(case: tuple[list[dict], str], wash: bool) -> None:
+    rows, method = case
+    led = match_lots(_frame(rows), method=method, wash_sales=wash)
+    assert yearly_gains(led) == twin_yearly_gains(led)
+    for year in {r["date"].year for r in rows}:
+        form = form_8949(led, year)
+        part_i, part_ii = twin_8949(led, year)
+        assert list(form.part_i) == part_i and list(form.part_ii) == part_ii
+        assert form.to_csv() == twin_8949_csv(part_i, part_ii)
+        records = [{"part": "I", **asdict(r)} for r in part_i] + [{"part": "II", **asdict(r)} for r in part_ii]
+        assert form.to_frame().to_dict("records") == records
+        doc = json.loads(form.to_json())
+        for part, twin_rows in (("part_i", part_i), ("part_ii", part_ii)):
+            assert doc[part]["rows"] == [json.loads(json.dumps(asdict(r), default=str)) for r in twin_rows]
+            total = sum((r.gain_or_loss for r in twin_rows), Decimal("0.00"))
+            assert doc[part]["totals"]["gain_or_loss"] == str(total)
+        div = form_1099_div(led, year)
+        twin = twin_1099(led, year)
+        assert [(r["symbol"], r["box_1a"], r["box_1b"]) for r in div.rows] == [(s, v[0], v[1]) for s, v in twin.items()]
+        assert div.box_1a_total_ordinary_dividends == sum((v[0] for v in twin.values()), Decimal("0.00"))
+
+
+DECIMALS = st.decimals(min_value=Decimal("-9.19e10"), max_value=Decimal("9.19e10"), places=None, allow_nan=False)
+CELLS = st.one_of(DECIMALS, st.decimals(allow_nan=True, allow_infinity=True), st.integers(-10, 10).map(Decimal))
+
+
+@SETTINGS
+@given(st.lists(CELLS, min_size=1, max_size=30))
+def test_decimal_column_equals_one_by_one(values: list[Decimal]) -> None:
+    """The Arrow path (every cell a Decimal) equals the exact conversion one value at a time."""
+    df = pd.DataFrame({"x": pd.Series(values, dtype=object)})
+    want = twin_fixed(values)
+    if want == "error":
+        with pytest.raises(ValueError, match="x must be a finite number"):
+            _fixed_column(df, "x")
+    else:
+        assert _fixed_column(df, "x").tolist() == want
+        small = [v for v in values if v == v.quantize(Decimal("1e-8")) and abs(v) < Decimal("1e29")]
+        arrow = pd.DataFrame({"x": pd.array(small, dtype=pd.ArrowDtype(pa.decimal128(38, 8)))})
+        assert _fixed_column(arrow, "x").tolist() == twin_fixed(small)
+
+
+LOT_IDS = st.one_of(st.none(), st.just(float("nan")), st.sampled_from(["1", "2", " 2", "", "  ", "x"]), st.integers(0, 3))
+
+
+@SETTINGS
+@given(st.lists(st.tuples(st.sampled_from(["A", "B"]), st.sampled_from(["buy", "sell"]), LOT_IDS), min_size=1, max_size=12))
+def test_lot_ids_equal_one_at_a_time(cells: list[tuple[str, str, object]]) -> None:
+    """``lot_id`` resolved for all rows at once equals the loop over the rows."""
+    syms, kinds, ids = (list(x) for x in zip(*cells, strict=True))
+    df = pd.DataFrame({
+        "symbol": syms, "date": ["2025-01-02"] * len(cells), "type": kinds, "quantity": [1] * len(cells),
+        "price": [1] * len(cells), "lot_id": pd.Series(ids, dtype=object),
+    })
+    want = twin_lot_refs(ids, kinds, syms)
+    if isinstance(want, str):
+        with pytest.raises(ValueError) as err:
+            encode(df, "specific", None)
+        assert str(err.value) == want
+    else:
+        enc = encode(df, "specific", None)
+        assert (enc.lot_ref.tolist(), list(enc.lot_names)) == want
