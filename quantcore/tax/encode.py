@@ -246,7 +246,7 @@ class Encoded:
     alloc: np.ndarray
     target: np.ndarray  # target symbol code of a spin-off or merger, else -1
     links: np.ndarray  # processing group of each symbol: wash-sale groups joined by spin-offs and mergers
-    table: pd.DataFrame  # the rows in the order encoded (date-sorted)
+    table: pd.DataFrame | None  # the rows in the order encoded (date-sorted); None: not kept
     rows: np.ndarray | None  # the caller's row of each encoded row; None: same order
 
 

@@ -220,7 +220,7 @@ class Form8949:
         """All rows with a ``part`` column (``'I'`` or ``'II'``); amounts stay ``Decimal``."""
         frame = self._text_frame()
         for k in _AMOUNTS:
-            frame[k] = list(map(Decimal, frame[k]))
+            frame[k] = pd.Series(list(map(Decimal, frame[k])), index=frame.index, dtype=object)
         for k, days in (("date_acquired", self.acquired), ("date_sold", self.sold)):
             frame[k] = (_EPOCH + days.astype("timedelta64[D]")).astype(object)
         return frame[["part", *_ROW_FIELDS]]
@@ -266,7 +266,7 @@ class Form8949:
     @classmethod
     def from_columns(cls, data: Mapping[str, Any]) -> Form8949:
         """The form of :meth:`columns`."""
-        arrays = {k: np.asarray(data[k], dtype=bool if k in _FLAGS else np.int64) for k in _COLUMNS}
+        arrays: dict[str, Any] = {k: np.asarray(data[k], dtype=bool if k in _FLAGS else np.int64) for k in _COLUMNS}
         return cls(int(data["tax_year"]), tuple(data["symbols"]), **arrays)
 
 

@@ -18,7 +18,10 @@ from sqlalchemy import func, select
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from quantcore.tax import (
+    Form1099Div,
+    Form8949,
     LotLedger,
+    ScheduleD,
     TaxRates,
     TaxSummary,
     form_1099_div,
@@ -27,6 +30,7 @@ from quantcore.tax import (
     schedule_d,
     tax_summary,
 )
+from quantcore.tax.harvesting import HarvestInputError, harvest_inputs
 from service import formatting as fmt
 from service.assets.market import MarketData
 from service.db import Database
@@ -279,24 +283,59 @@ def _as_of(market: MarketData, symbols: list[str]) -> dt.date:
     return max(stamps).date() if stamps else dt.datetime.now(dt.UTC).date()
 
 
+def _closes_on(market: MarketData, symbols: list[str], day: dt.date) -> dict[str, float]:
+    """The last daily close on or before ``day`` of each symbol that has one (within the
+    month before: a symbol not trading then has no price that day)."""
+    out: dict[str, float] = {}
+    for symbol in symbols:
+        try:
+            bars = market.history(symbol, day - dt.timedelta(days=31), day)
+        except (KeyError, ValueError):
+            continue
+        if len(bars):
+            out[symbol] = float(bars["close"].iloc[-1])
+    return out
+
+
 async def _usd_prices(
-    session: AsyncSession, market: MarketData, symbols: tuple[str, ...], bare: list[str]
+    session: AsyncSession,
+    market: MarketData,
+    symbols: tuple[str, ...],
+    bare: list[str],
+    day: dt.date | None = None,
 ) -> dict[str, float]:
-    """The current price of each ledger symbol with a quote, in US dollars: a non-USD
-    asset's quote at the current rate (the lots' basis is in dollars at their purchase
-    rates, so the unrealized gain includes the currency's move, as a sale's would)."""
-    quotes = market.quotes(bare)
+    """The price of each ledger symbol in US dollars: the current quote, or with ``day``
+    the close of that day (the last on or before it); a non-USD asset's at the rate of
+    the same moment (the lots' basis is in dollars at their purchase rates, so the
+    unrealized gain includes the currency's move, as a sale's would)."""
+    if day is None:
+        local = {symbol: quote.price for symbol, quote in market.quotes(bare).items()}
+    else:
+        local = _closes_on(market, bare, day)
     currency_of = await foreign_currencies(session)
     usd: dict[str, float] = {}
-    for symbol, quote in quotes.items():
+    for symbol, price in local.items():
         currency = currency_of.get(symbol, USD)
         if currency == USD:
-            usd[symbol] = round(quote.price, 8)
+            usd[symbol] = round(price, 8)
             continue
-        fx = market.fx_quote(currency, USD)
-        if fx is not None:  # no rate: no dollar value, so no proposal for it
-            usd[symbol] = usd_price(quote.price, fx.rate)
+        if day is None:
+            fx = market.fx_quote(currency, USD)
+            rate = None if fx is None else fx.rate
+        else:
+            rate = float(market.fx_rates(currency, USD, [day])[0])
+        if rate is not None and rate == rate and rate > 0:  # no rate: no dollar value, no proposal
+            usd[symbol] = usd_price(price, rate)
     return {s: usd[split_symbol(s)[1]] for s in symbols if split_symbol(s)[1] in usd}
+
+
+def _harvest_inputs(min_loss: Decimal, min_loss_pct: Decimal, as_of: dt.date | None) -> None:
+    """400 naming ``as_of``, ``min_loss`` or ``min_loss_pct`` out of their domain
+    (:func:`quantcore.tax.harvesting.harvest_inputs`)."""
+    try:
+        harvest_inputs(as_of or dt.date(2000, 1, 1), min_loss, min_loss_pct)
+    except HarvestInputError as exc:
+        raise ValidationError(exc.field, exc.code, f"{exc}.") from None
 
 
 async def harvest(
@@ -309,17 +348,17 @@ async def harvest(
     min_loss_pct: Decimal,
     as_of: dt.date | None,
 ) -> HarvestRead:
-    """``quantcore.tax.harvest_opportunities`` over the open lots at current quotes."""
-    for name, value in (("min_loss", min_loss), ("min_loss_pct", min_loss_pct)):
-        if not value.is_finite() or value < 0:
-            raise ValidationError(name, "min_value", f"{name} must be a number >= 0.")
+    """``quantcore.tax.harvest_opportunities`` over the lots held on ``as_of`` (default: the
+    market's current day), valued at that day's prices (current quotes for today)."""
+    _harvest_inputs(min_loss, min_loss_pct, as_of)
     rates = _rates(await _settings_row(session, user_id))
     ledger = await _ledger(session, market, user_id, portfolio_id)
     out: list[HarvestOpportunityRead] = []
     bare = sorted({split_symbol(s)[1] for s in ledger.symbols}) if ledger is not None else []
-    day = as_of or _as_of(market, bare)
-    if ledger is not None and ledger.open_lots.size:
-        prices = await _usd_prices(session, market, ledger.symbols, bare)
+    today = _as_of(market, bare)
+    day = as_of or today
+    if ledger is not None and ledger.open_lots.size + ledger.realized.size:
+        prices = await _usd_prices(session, market, ledger.symbols, bare, None if day >= today else day)
         for o in harvest_opportunities(
             ledger, prices, day, rates=rates, min_loss=min_loss, min_loss_pct=min_loss_pct
         ):
@@ -354,38 +393,84 @@ async def harvest(
     )
 
 
-def _sections(
-    ledger: LotLedger | None, year: int, report_type: str, rates: TaxRates
-) -> tuple[dict[str, Any], str]:
-    """The report as JSON-ready dict and CSV text (one ``# <title>`` section per form)."""
+def _figures(ledger: LotLedger | None, year: int, report_type: str, rates: TaxRates) -> dict[str, Any]:
+    """A report's figures, stored once (JSON-ready): Form 8949 as columns, Schedule D,
+    1099-DIV and the summary as decimal strings. :func:`_render` makes the CSV or JSON."""
     led = display(ledger) if ledger is not None else None
-    doc: dict[str, Any] = {"report_type": report_type, "tax_year": year}
-    csv_parts: list[str] = []
+    out: dict[str, Any] = {"version": 2, "report_type": report_type, "tax_year": year}
     if report_type in ("all", "schedule_d"):
-        if led is None:
-            doc["form_8949"], doc["schedule_d"] = form_8949_empty(year), None
-        else:
+        out["form_8949"] = out["schedule_d"] = None
+        if led is not None:
             f8949 = form_8949(led, year)
-            sched = schedule_d(led, year, rates=rates)
-            doc["form_8949"] = json.loads(f8949.to_json())
-            doc["schedule_d"] = json.loads(sched.to_json())
-            csv_parts += [
-                f"# Form 8949 ({year})\n{f8949.to_csv()}",
-                f"# Schedule D ({year})\n{sched.to_csv()}",
-            ]
+            out["form_8949"] = f8949.columns()
+            out["schedule_d"] = _strings(schedule_d(led, year, rates=rates, form=f8949).to_dict())
     if report_type in ("all", "form_1099_div"):
-        if led is None:
-            doc["form_1099_div"] = None
-        else:
-            div = form_1099_div(led, year)
-            doc["form_1099_div"] = json.loads(div.to_json())
-            csv_parts.append(f"# Form 1099-DIV ({year})\n{div.to_csv()}")
+        out["form_1099_div"] = None if led is None else _strings(form_1099_div(led, year).to_dict())
     if report_type == "all" and led is not None:
         s = tax_summary(led, year, rates=rates)
-        doc["summary"] = {
+        out["summary"] = {
             k: fmt.money(v) if isinstance(v, Decimal) else v for k, v in s.__dict__.items()
         }
-    return doc, "\n".join(part.rstrip("\n") + "\n" for part in csv_parts)
+    return out
+
+
+def _strings(value: Any) -> Any:
+    """Decimals as their text, through dicts, lists and tuples."""
+    if isinstance(value, Decimal):
+        return str(value)
+    if isinstance(value, dict):
+        return {k: _strings(v) for k, v in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [_strings(v) for v in value]
+    return value
+
+
+def _schedule_d_of(data: dict[str, Any]) -> ScheduleD:
+    amounts: dict[str, Any] = {k: Decimal(v) for k, v in data.items() if k != "tax_year"}
+    return ScheduleD(tax_year=int(data["tax_year"]), **amounts)
+
+
+def _form_1099_div_of(data: dict[str, Any]) -> Form1099Div:
+    rows = tuple(
+        {"symbol": r["symbol"], "box_1a": Decimal(r["box_1a"]), "box_1b": Decimal(r["box_1b"])}
+        for r in data["rows"]
+    )
+    return Form1099Div(
+        tax_year=int(data["tax_year"]),
+        box_1a_total_ordinary_dividends=Decimal(data["box_1a_total_ordinary_dividends"]),
+        box_1b_qualified_dividends=Decimal(data["box_1b_qualified_dividends"]),
+        rows=rows,
+    )
+
+
+def _render(content: dict[str, Any], fmt_name: str) -> str:
+    """The stored report as CSV (one ``# <title>`` section per form) or JSON."""
+    year = int(content["tax_year"])
+    form = content.get("form_8949")
+    f8949 = Form8949.from_columns(form) if form is not None else None
+    if fmt_name == "csv":
+        parts: list[str] = []
+        if f8949 is not None:
+            parts.append(f"# Form 8949 ({year})\n{f8949.to_csv()}")
+            parts.append(f"# Schedule D ({year})\n{_schedule_d_of(content['schedule_d']).to_csv()}")
+        if content.get("form_1099_div") is not None:
+            parts.append(f"# Form 1099-DIV ({year})\n{_form_1099_div_of(content['form_1099_div']).to_csv()}")
+        return "\n".join(part.rstrip("\n") + "\n" for part in parts)
+    doc: dict[str, Any] = {"report_type": content["report_type"], "tax_year": year}
+    rows_8949 = None
+    if "form_8949" in content:
+        doc["form_8949"] = form_8949_empty(year) if f8949 is None else "\x00form_8949\x00"
+        rows_8949 = None if f8949 is None else f8949.json_text(indent=2)
+        doc["schedule_d"] = content["schedule_d"]
+    if "form_1099_div" in content:
+        doc["form_1099_div"] = content["form_1099_div"]
+    if "summary" in content:
+        doc["summary"] = content["summary"]
+    doc["portfolio_id"] = content.get("portfolio_id")
+    text = json.dumps(doc, indent=2)
+    if rows_8949 is not None:
+        text = text.replace(json.dumps("\x00form_8949\x00"), rows_8949, 1)
+    return text
 
 
 def form_8949_empty(year: int) -> dict[str, Any]:
@@ -414,18 +499,17 @@ async def generate_report(
     portfolio_id: int | None,
     base_url: str,
 ) -> ReportRead:
-    """Compute and store a report (amounts in US dollars); downloadable as CSV or JSON."""
+    """Compute and store a report's figures (amounts in US dollars), once: its CSV and JSON
+    are rendered when downloaded (:func:`get_report`). ``size_bytes`` is the size of what
+    is stored."""
     check_year(year)
     async with db.write() as s:
         rates = _rates(await _settings_row(s, user_id))
         ledger = await _ledger(s, market, user_id, portfolio_id)
-        doc, csv_text = _sections(ledger, year, report_type, rates)
-        doc["portfolio_id"] = portfolio_id
-        json_text = json.dumps(doc, indent=2)
+        content = {"portfolio_id": portfolio_id, **_figures(ledger, year, report_type, rates)}
         row = TaxReport(
-            user_id=user_id, tax_year=year, report_type=report_type,
-            content={"portfolio_id": portfolio_id, "json": doc, "csv": csv_text},
-            size_bytes=len(json_text.encode()), created_at=utcnow(),
+            user_id=user_id, tax_year=year, report_type=report_type, content=content,
+            size_bytes=len(json.dumps(content, separators=(",", ":")).encode()), created_at=utcnow(),
         )  # fmt: skip
         s.add(row)
         await s.flush()
@@ -467,6 +551,9 @@ async def get_report(
     if row is None:
         raise NotFoundError(f"Tax report {report_id} not found.")
     name = f"tax-{row.report_type}-{row.tax_year}-{row.id}.{fmt}"
-    if fmt == "csv":
-        return str(row.content.get("csv", "")), "text/csv; charset=utf-8", name
-    return json.dumps(row.content.get("json", {}), indent=2), "application/json", name
+    media = "text/csv; charset=utf-8" if fmt == "csv" else "application/json"
+    content = row.content
+    if "version" not in content:  # stored rendered, before reports kept their figures only
+        legacy = content.get("csv", "") if fmt == "csv" else json.dumps(content.get("json", {}), indent=2)
+        return str(legacy), media, name
+    return _render(content, fmt), media, name

@@ -428,7 +428,10 @@ def test_loss_harvesting(api: Api) -> None:
         json={"portfolio_id": a, "min_loss_pct": "0.5", "as_of": "2026-03-10"},
         headers=h,
     )
-    expected = tax.harvest_opportunities(ledger, prices, "2026-03-10", min_loss_pct="0.5")
+    # valued on that day: the close of 2026-03-10 (the lots held that day only)
+    day = dt.date(2026, 3, 10)
+    then = {s: round(float(market.history(s.split(":")[1], day - dt.timedelta(days=31), day)["close"].iloc[-1]), 8) for s in ledger.symbols}
+    expected = tax.harvest_opportunities(ledger, then, day, min_loss_pct="0.5")
     got = r.json()["opportunities"]
     assert [o["potential_loss_amount"] for o in got] == [
         _money(e.potential_loss_amount) for e in expected
