@@ -151,7 +151,7 @@ def _run_side(tree: Path, n: int, repeat: int) -> dict[str, Any]:
         f"print(json.dumps(tax_scale._side({n}, {repeat})))"
     )
     proc = subprocess.run(
-        [sys.executable, "-c", code], env={**os.environ, "PYTHONPATH": str(tree)},
+        [sys.executable, "-c", code], env={**os.environ, "PYTHONPATH": str(tree)}, cwd=str(tree),
         capture_output=True, text=True, check=False,
     )
     if proc.returncode != 0:
@@ -186,8 +186,10 @@ def main() -> None:
         for step in ("summary", "summary (ledger)", "report"):
             print(f"| {n:,} | {step} | {b[step]:.3f} | {a[step]:.3f} | {b[step] / a[step]:.1f}x |")
         for step in ("csv download", "json download"):
-            print(f"| {n:,} | {step} | (in report) | {a[step]:.3f} | |")
+            print(f"| {n:,} | {step} | {b.get(step, 0):.3f} (stored text) | {a[step]:.3f} | |")
         print(f"| {n:,} | stored report, bytes | {b['stored bytes']:,} (JSON doc; + CSV) | {a['stored bytes']:,} | |")
+    for n, b, a, _ in rows:
+        print(f"\n{n:,} rows: before {b['tree']}, after {a['tree']}")
     for n, _, a, same in rows:
         print(f"\n{n:,} rows: {a['figures']['8949_rows']:,} Form 8949 rows; figures identical: {same}")
     if not all(r[3] for r in rows):

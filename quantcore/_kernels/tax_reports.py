@@ -12,7 +12,7 @@ from __future__ import annotations
 import numpy as np
 from numba import njit
 
-from quantcore._kernels.tax_fixed import SCALE, _civil_from_days, is_long_term_nb, muldiv_nb
+from quantcore._kernels.tax_fixed import SCALE, _civil_from_days, _days_from_civil, is_long_term_nb, muldiv_nb
 
 __all__ = ["cents_nb", "harvest_lots_nb", "sum_by_code_nb", "yearly_gains_nb"]
 
@@ -41,17 +41,17 @@ def cents_nb(units: np.ndarray) -> np.ndarray:
 @njit(cache=True, error_model="numpy")
 def yearly_gains_nb(
     sold: np.ndarray, proceeds: np.ndarray, basis: np.ndarray, disallowed: np.ndarray, long_term: np.ndarray
-) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
     """Short- and long-term gain in cents per calendar year of the sale day.
 
     A piece's gain is ``cents(proceeds) - cents(basis) + cents(disallowed)``, its Form
-    8949 row's gain. Returns ``(years, short_term, long_term)``: every year from the
-    first to the last sale (years without sales hold 0), empty without pieces.
+    8949 row's gain. Returns ``(years, short_term, long_term, pieces)``: every year from
+    the first to the last sale (years without sales hold 0 pieces), empty without pieces.
     """
     n = sold.shape[0]
     if n == 0:
         e = np.empty(0, dtype=np.int64)
-        return e, e.copy(), e.copy()
+        return e, e.copy(), e.copy(), e.copy()
     lo = sold[0]
     hi = sold[0]
     for i in range(n):
@@ -60,20 +60,25 @@ def yearly_gains_nb(
     y0 = _civil_from_days(lo)[0]
     y1 = _civil_from_days(hi)[0]
     years = np.arange(y0, y1 + 1).astype(np.int64)
+    starts = np.empty(years.shape[0] + 1, dtype=np.int64)  # January 1st of each year, and after
+    for k in range(years.shape[0] + 1):
+        starts[k] = _days_from_civil(y0 + k, 1, 1)
     st = np.zeros(years.shape[0], dtype=np.int64)
     lt = np.zeros(years.shape[0], dtype=np.int64)
+    count = np.zeros(years.shape[0], dtype=np.int64)
     size = 0.0
     for i in range(n):
         g = _cent(proceeds[i]) - _cent(basis[i]) + _cent(disallowed[i])
         size += abs(float(g))
-        y = _civil_from_days(sold[i])[0] - y0
+        y = np.searchsorted(starts, sold[i], side="right") - 1
+        count[y] += 1
         if long_term[i]:
             lt[y] += g
         else:
             st[y] += g
     if size >= _SUM_LIMIT:
         raise OverflowError("tax kernel: yearly gains out of the int64 range")
-    return years, st, lt
+    return years, st, lt, count
 
 
 @njit(cache=True, error_model="numpy")

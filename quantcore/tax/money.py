@@ -17,7 +17,7 @@ import pyarrow.compute as pc
 
 from quantcore._kernels.tax_reports import cents_nb
 
-__all__ = ["cents", "cents_text", "from_fixed", "quantity_text", "to_cents"]
+__all__ = ["cents", "cents_arrow", "cents_text", "from_fixed", "quantity_arrow", "quantity_text", "to_cents"]
 
 _UNITS_PER_CENT = 1_000_000
 _SCALE = 100_000_000
@@ -59,15 +59,22 @@ def cents(units: np.ndarray) -> np.ndarray:
     return cents_nb(np.ascontiguousarray(units, dtype=np.int64))
 
 
-def _decimal_text(values: np.ndarray, scale: int) -> np.ndarray:
-    """Decimal strings of int64 counts of ``10**-scale`` (Arrow's decimal-to-string cast)."""
-    v = np.ascontiguousarray(values, dtype=np.int64)
+def cents_arrow(cents_values: np.ndarray) -> pa.Array:
+    """:func:`cents_text` as an Arrow string array (Arrow's decimal-to-string cast)."""
+    v = np.ascontiguousarray(cents_values, dtype=np.int64)
     words = np.empty((v.size, 2), dtype=np.int64)  # a little-endian 128-bit integer per value
     words[:, 0] = v
     words[:, 1] = v >> 63
-    arr = pa.Array.from_buffers(pa.decimal128(38, scale), v.size, [None, pa.py_buffer(words)])
-    out: np.ndarray = arr.cast(pa.string()).to_numpy(zero_copy_only=False)
-    return out
+    arr = pa.Array.from_buffers(pa.decimal128(38, 2), v.size, [None, pa.py_buffer(words)])
+    return arr.cast(pa.string())
+
+
+def quantity_arrow(units: np.ndarray) -> pa.Array:
+    """:func:`quantity_text` as an Arrow string array."""
+    v = np.asarray(units, dtype=np.int64)
+    whole = pc.cast(pa.array(v // _SCALE), pa.string())
+    frac = pc.utf8_rtrim(pc.utf8_lpad(pc.cast(pa.array(v % _SCALE), pa.string()), width=8, padding="0"), characters="0")
+    return pc.if_else(pc.equal(frac, ""), whole, pc.binary_join_element_wise(whole, frac, "."))
 
 
 def cents_text(cents_values: np.ndarray) -> np.ndarray:
@@ -78,7 +85,8 @@ def cents_text(cents_values: np.ndarray) -> np.ndarray:
     >>> cents_text(np.array([1235, -1, 0, -120])).tolist()
     ['12.35', '-0.01', '0.00', '-1.20']
     """
-    return _decimal_text(cents_values, 2)
+    out: np.ndarray = cents_arrow(cents_values).to_numpy(zero_copy_only=False)
+    return out
 
 
 def quantity_text(units: np.ndarray) -> np.ndarray:
@@ -90,9 +98,5 @@ def quantity_text(units: np.ndarray) -> np.ndarray:
     >>> quantity_text(np.array([250_000_000, 10_000_000_000, 1, 0])).tolist()
     ['2.5', '100', '0.00000001', '0']
     """
-    v = np.asarray(units, dtype=np.int64)
-    whole = pc.cast(pa.array(v // _SCALE), pa.string())
-    frac = pc.utf8_rtrim(pc.utf8_lpad(pc.cast(pa.array(v % _SCALE), pa.string()), width=8, padding="0"), characters="0")
-    text = pc.if_else(pc.equal(frac, ""), whole, pc.binary_join_element_wise(whole, frac, "."))
-    out: np.ndarray = text.to_numpy(zero_copy_only=False)
+    out: np.ndarray = quantity_arrow(units).to_numpy(zero_copy_only=False)
     return out

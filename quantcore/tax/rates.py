@@ -28,7 +28,6 @@ __all__ = [
 NIIT_RATE = Decimal("0.038")
 _CENT = Decimal("0.01")
 _ZERO = Decimal("0.00")
-_EPOCH = np.datetime64("1970-01-01", "D")
 
 
 def _rate(value: Any, name: str) -> Decimal:
@@ -163,15 +162,12 @@ def yearly_gains(ledger: LotLedger) -> dict[int, tuple[Decimal, Decimal]]:
     r = ledger.realized
     if r.size == 0:
         return {}
-    years, st, lt = yearly_gains_nb(
-        np.ascontiguousarray(r["sold"]), np.ascontiguousarray(r["proceeds"]), np.ascontiguousarray(r["basis"]),
-        np.ascontiguousarray(r["disallowed"]), np.ascontiguousarray(r["long_term"]),
-    )
-    sold_years = np.unique((_EPOCH + r["sold"].astype("timedelta64[D]")).astype("datetime64[Y]").astype(np.int64) + 1970)
-    at = sold_years - years[0]
+    # the record's fields as strided views: one pass over the records, no copies
+    years, st, lt, count = yearly_gains_nb(r["sold"], r["proceeds"], r["basis"], r["disallowed"], r["long_term"])
+    at = count > 0
     return {
         int(y): (Decimal(int(a)).scaleb(-2), Decimal(int(b)).scaleb(-2))
-        for y, a, b in zip(sold_years.tolist(), st[at].tolist(), lt[at].tolist(), strict=True)
+        for y, a, b in zip(years[at].tolist(), st[at].tolist(), lt[at].tolist(), strict=True)
     }
 
 

@@ -21,11 +21,13 @@ from typing import Any
 
 import numpy as np
 import pandas as pd
+import pyarrow as pa
+import pyarrow.compute as pc
 
 from quantcore._kernels.tax_reports import sum_by_code_nb
 from quantcore.tax.dividends import year_bounds
 from quantcore.tax.lots import LotLedger, LotMethod, as_ledger
-from quantcore.tax.money import cents, cents_text, quantity_text
+from quantcore.tax.money import cents, cents_arrow, quantity_arrow
 from quantcore.tax.rates import TaxRates, _netting_for, yearly_gains
 
 __all__ = [
@@ -48,8 +50,8 @@ def _date(day: int) -> date:
     return out
 
 
-def _iso(days: np.ndarray) -> np.ndarray:
-    return (_EPOCH + np.asarray(days, dtype=np.int64).astype("timedelta64[D]")).astype(str).astype(object)
+def _iso_arrow(days: np.ndarray) -> pa.Array:
+    return pa.array(np.asarray(days, dtype=np.int64).astype(np.int32)).view(pa.date32()).cast(pa.string())
 
 
 def _money(c: int | np.integer) -> Decimal:
@@ -151,26 +153,33 @@ class Form8949:
         """The number of Part I rows (they come first)."""
         return int(self.long_term.size - np.count_nonzero(self.long_term))
 
-    def _text_columns(self) -> dict[str, np.ndarray]:
-        """Every column of a row as text (descriptions, ISO dates, decimal amounts)."""
-        if "text" not in self._cache:
-            names = np.asarray(self.symbols, dtype=object)[self.symbol] if self.symbol.size else np.empty(0, object)
-            desc = np.char.add(np.char.add(quantity_text(self.quantity).astype(str), " sh. "), names.astype(str))
+    def _arrow_text(self) -> dict[str, pa.Array]:
+        """Every column of a row as Arrow text (descriptions, ISO dates, decimal amounts),
+        made once per form in vectorized passes."""
+        if "arrow" not in self._cache:
+            codes = pa.array(self.symbol, type=pa.int64())
+            names = pa.array(list(self.symbols), type=pa.string()).take(codes) if self.symbol.size else pa.array([], pa.string())
+            desc = pc.binary_join_element_wise(quantity_arrow(self.quantity), names, " sh. ")
             roc = self.quantity == 0  # a return of capital beyond the basis (IRS Pub. 550)
             if roc.any():
-                desc = np.where(roc, np.char.add(names.astype(str), " nondividend distribution in excess of basis"), desc)
-            self._cache["text"] = {
-                "description": desc.astype(object),
-                "date_acquired": _iso(self.acquired),
-                "date_sold": _iso(self.sold),
-                "proceeds": cents_text(self.proceeds),
-                "cost_basis": cents_text(self.cost_basis),
-                "code": np.where(self.wash_sale, "W", "").astype(object),
-                "adjustment": cents_text(self.adjustment),
-                "gain_or_loss": cents_text(self.gain_or_loss),
+                other = pc.binary_join_element_wise(names, " nondividend distribution in excess of basis", "")
+                desc = pc.if_else(pa.array(roc), other, desc)
+            self._cache["arrow"] = {
+                "description": desc,
+                "date_acquired": _iso_arrow(self.acquired),
+                "date_sold": _iso_arrow(self.sold),
+                "proceeds": cents_arrow(self.proceeds),
+                "cost_basis": cents_arrow(self.cost_basis),
+                "code": pc.if_else(pa.array(self.wash_sale, type=pa.bool_()), "W", ""),
+                "adjustment": cents_arrow(self.adjustment),
+                "gain_or_loss": cents_arrow(self.gain_or_loss),
             }
-        out: dict[str, np.ndarray] = self._cache["text"]
+        out: dict[str, pa.Array] = self._cache["arrow"]
         return out
+
+    def _text_columns(self) -> dict[str, np.ndarray]:
+        """:meth:`_arrow_text` as object arrays of str."""
+        return {k: v.to_numpy(zero_copy_only=False) for k, v in self._arrow_text().items()}
 
     def _rows(self, lo: int, hi: int) -> tuple[Form8949Row, ...]:
         t = self._text_columns()
@@ -226,8 +235,22 @@ class Form8949:
         return frame[["part", *_ROW_FIELDS]]
 
     def to_csv(self, path: str | Path | None = None) -> str:
-        """CSV text of :meth:`to_frame` (written to ``path`` when given)."""
-        return _export_csv(self._text_frame()[["part", *_ROW_FIELDS]], path)
+        """CSV text of :meth:`to_frame` (written to ``path`` when given), the text pandas
+        writes for it, joined by Arrow: one pass per column, none per row."""
+        t = self._arrow_text()
+        desc = t["description"]
+        special = pc.match_substring_regex(desc, '[",\r\n]')  # what the csv module quotes
+        if pc.any(special).as_py():
+            quoted = pc.binary_join_element_wise('"', pc.replace_substring(desc, '"', '""'), '"', "")
+            desc = pc.if_else(special, quoted, desc)
+        lt = pa.array(self.long_term, type=pa.bool_())
+        columns = [pc.if_else(lt, "II", "I"), desc, *(t[k] for k in _ROW_FIELDS[1:-1]), pc.if_else(lt, "True", "False")]
+        lines = pc.binary_join_element_wise(*columns, ",")
+        body = "\n".join(lines.to_pylist())
+        text = ",".join(["part", *_ROW_FIELDS]) + "\n" + (body + "\n" if body else "")
+        if path is not None:
+            Path(path).write_text(text, encoding="utf-8")
+        return text
 
     def to_dict(self) -> dict[str, Any]:
         """Rows and totals per part."""
@@ -243,9 +266,9 @@ class Form8949:
 
     def json_text(self, *, indent: int | None = None) -> str:
         """The JSON of :meth:`to_dict`, its rows rendered in one vectorized pass."""
-        frame = self._text_frame()[list(_ROW_FIELDS)]
         k = self.n_short_term
-        rows = [frame.iloc[:k].to_json(orient="records"), frame.iloc[k:].to_json(orient="records")]
+        objects = self._json_objects()
+        rows = ["[" + ",".join(objects[:k]) + "]", "[" + ",".join(objects[k:]) + "]"]
         doc = {
             "tax_year": self.tax_year,
             "part_i": {"rows": "\x00part_i\x00", "totals": self.part_i_totals},
@@ -254,6 +277,23 @@ class Form8949:
         text = json.dumps(_jsonable(doc), indent=indent)
         text = text.replace(json.dumps("\x00part_i\x00"), rows[0], 1)
         return text.replace(json.dumps("\x00part_ii\x00"), rows[1], 1)
+
+    def _json_objects(self) -> list[str]:
+        """Each row as a JSON object's text, joined by Arrow (strings that JSON must
+        escape, rare in descriptions, go through ``json.dumps``)."""
+        t = self._arrow_text()
+        desc = t["description"]
+        plain = pc.match_substring_regex(desc, '^[ -!#-\\[\\]-~]*$')  # printable ASCII but " and \\
+        quoted = pc.binary_join_element_wise('"', desc, '"', "")
+        if not pc.all(plain).as_py():
+            escaped = pa.array([json.dumps(x) for x in desc.to_pylist()], type=pa.string())
+            quoted = pc.if_else(plain, quoted, escaped)
+        parts: list[Any] = ['{"description":', quoted]
+        for name in _ROW_FIELDS[1:-1]:
+            parts += [f',"{name}":"', t[name], '"']
+        parts += [',"long_term":', pc.if_else(pa.array(self.long_term, type=pa.bool_()), "true", "false"), "}"]
+        out: list[str] = pc.binary_join_element_wise(*parts, "").to_pylist()
+        return out
 
     def columns(self) -> dict[str, Any]:
         """The figures as plain lists (JSON-ready, compact): :meth:`from_columns` restores them."""

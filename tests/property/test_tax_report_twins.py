@@ -119,6 +119,7 @@ def twin_lot_refs(ids: list[object], kinds: list[str], syms: list[str]) -> tuple
 # -- the properties ----------------------------------------------------------------------
 
 
+@SETTINGS
 @given(st.lists(UNITS, max_size=50))
 def test_cents_equal_to_cents(units: list[int]) -> None:
     got = cents(np.array(units, dtype=np.int64))
@@ -126,6 +127,7 @@ def test_cents_equal_to_cents(units: list[int]) -> None:
     assert cents_text(got).tolist() == [str(to_cents(u)) for u in units]
 
 
+@SETTINGS
 @given(st.lists(st.integers(0, 2**62), max_size=50))
 def test_quantity_text_equals_decimal_format(units: list[int]) -> None:
     assert quantity_text(np.array(units, dtype=np.int64)).tolist() == [
@@ -197,3 +199,19 @@ def test_lot_ids_equal_one_at_a_time(cells: list[tuple[str, str, object]]) -> No
     else:
         enc = encode(df, "specific", None)
         assert (enc.lot_ref.tolist(), list(enc.lot_names)) == want
+
+
+@pytest.mark.parametrize("symbol", ['A,B', 'Q"X', "É", "back\\slash", "tab\there", "new\nline", "plain"])
+def test_symbols_csv_and_json_must_escape(symbol: str) -> None:
+    tx = pd.DataFrame({
+        "symbol": [symbol, symbol, "Z", "Z"], "date": ["2024-01-02", "2025-03-03", "2025-01-02", "2025-02-03"],
+        "type": ["buy", "sell", "buy", "sell"], "quantity": [1.5, 1.5, 2, 2], "price": [10, 12, 5, 4],
+    })
+    led = match_lots(tx)
+    form = form_8949(led, 2025)
+    part_i, part_ii = twin_8949(led, 2025)
+    assert form.to_csv() == twin_8949_csv(part_i, part_ii)
+    doc = json.loads(form.to_json())
+    assert [r["description"] for r in doc["part_i"]["rows"] + doc["part_ii"]["rows"]] == [
+        r.description for r in part_i + part_ii
+    ]
