@@ -6,7 +6,7 @@
     ledger = tax.match_lots(transactions, method="fifo")      # lots, realized, wash sales
     tax.tax_summary(ledger, 2025, rates=tax.TaxRates(niit=True))
     tax.form_8949(ledger, 2025).to_csv("8949.csv")
-    tax.harvest_opportunities(ledger, {"XYZ": 41.2}, "2025-12-01")
+    tax.harvest_opportunities(ledger, {"XYZ": 41.2}, "2025-12-01")   # lots held that day
 
 Corporate actions (``split``, ``stock_dividend``, ``return_of_capital``, ``spin_off``,
 ``merger``) are rows of the same table (columns ``ratio``, ``target_symbol``,
@@ -16,7 +16,12 @@ Corporate actions (``split``, ``stock_dividend``, ``return_of_capital``, ``spin_
 from __future__ import annotations
 
 from quantcore.tax.dividends import DividendIncome, dividend_income
-from quantcore.tax.harvesting import HarvestOpportunity, harvest_opportunities
+from quantcore.tax.harvesting import (
+    HarvestInputError,
+    HarvestOpportunity,
+    harvest_inputs,
+    harvest_opportunities,
+)
 from quantcore.tax.lots import (
     CORPORATE_ACTIONS,
     SCALE,
@@ -54,6 +59,7 @@ __all__ = [
     "Form1099Div",
     "Form8949",
     "Form8949Row",
+    "HarvestInputError",
     "HarvestOpportunity",
     "LedgerError",
     "LotLedger",
@@ -64,6 +70,7 @@ __all__ = [
     "dividend_income",
     "form_1099_div",
     "form_8949",
+    "harvest_inputs",
     "harvest_opportunities",
     "match_lots",
     "net_capital_gains",

@@ -7,7 +7,6 @@ from dataclasses import dataclass, field
 from decimal import ROUND_HALF_UP, Decimal, InvalidOperation
 from typing import Any
 
-import numpy as np
 import pandas as pd
 
 from quantcore._kernels.tax_reports import yearly_gains_nb

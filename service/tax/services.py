@@ -20,17 +20,18 @@ from sqlalchemy.ext.asyncio import AsyncSession
 from quantcore.tax import (
     Form1099Div,
     Form8949,
+    HarvestInputError,
     LotLedger,
     ScheduleD,
     TaxRates,
     TaxSummary,
     form_1099_div,
     form_8949,
+    harvest_inputs,
     harvest_opportunities,
     schedule_d,
     tax_summary,
 )
-from quantcore.tax.harvesting import HarvestInputError, harvest_inputs
 from service import formatting as fmt
 from service.assets.market import MarketData
 from service.db import Database
