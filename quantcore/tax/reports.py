@@ -26,6 +26,8 @@ import pyarrow.compute as pc
 
 from quantcore._kernels.tax_reports import sum_by_code_nb
 from quantcore.tax.dividends import year_bounds
+from quantcore.tax.export import export_csv, export_json, jsonable, money, write_json
+from quantcore.tax.form_1099 import Form1099Div, form_1099_div
 from quantcore.tax.lots import LotLedger, LotMethod, as_ledger
 from quantcore.tax.money import cents, cents_arrow, quantity_arrow
 from quantcore.tax.rates import TaxRates, _netting_for, yearly_gains
@@ -45,46 +47,8 @@ _ZERO = Decimal("0.00")
 _AMOUNTS = ("proceeds", "cost_basis", "adjustment", "gain_or_loss")
 
 
-def _date(day: int) -> date:
-    out: date = (_EPOCH + np.timedelta64(int(day), "D")).astype(object)
-    return out
-
-
 def _iso_arrow(days: np.ndarray) -> pa.Array:
     return pa.array(np.asarray(days, dtype=np.int64).astype(np.int32)).view(pa.date32()).cast(pa.string())
-
-
-def _money(c: int | np.integer) -> Decimal:
-    return Decimal(int(c)).scaleb(-2)
-
-
-def _jsonable(value: Any) -> Any:
-    if isinstance(value, Decimal):
-        return str(value)
-    if isinstance(value, date):
-        return value.isoformat()
-    if isinstance(value, dict):
-        return {k: _jsonable(v) for k, v in value.items()}
-    if isinstance(value, (list, tuple)):
-        return [_jsonable(v) for v in value]
-    return value
-
-
-def _export_csv(frame: pd.DataFrame, path: str | Path | None) -> str:
-    text = frame.to_csv(index=False, lineterminator="\n")
-    if path is not None:
-        Path(path).write_text(text, encoding="utf-8")
-    return text
-
-
-def _write_json(text: str, path: str | Path | None) -> str:
-    if path is not None:
-        Path(path).write_text(text + "\n", encoding="utf-8")
-    return text
-
-
-def _export_json(payload: Any, path: str | Path | None) -> str:
-    return _write_json(json.dumps(_jsonable(payload), indent=2), path)
 
 
 @dataclass(frozen=True)
@@ -208,7 +172,7 @@ class Form8949:
     def _totals(self, lo: int, hi: int) -> dict[str, Decimal]:
         sums = {k: sum_by_code_nb(np.zeros(hi - lo, np.int64), getattr(self, k)[lo:hi].copy(), 1)[0] for k in _AMOUNTS[:3]}
         sums["gain_or_loss"] = sums["proceeds"] - sums["cost_basis"] + sums["adjustment"]
-        return {k: _money(v) for k, v in sums.items()}
+        return {k: money(v) for k, v in sums.items()}
 
     @property
     def part_i_totals(self) -> dict[str, Decimal]:
@@ -262,7 +226,7 @@ class Form8949:
 
     def to_json(self, path: str | Path | None = None) -> str:
         """JSON text of :meth:`to_dict`, amounts as decimal strings, dates ISO 8601."""
-        return _write_json(self.json_text(indent=2), path)
+        return write_json(self.json_text(indent=2), path)
 
     def json_text(self, *, indent: int | None = None) -> str:
         """The JSON of :meth:`to_dict`, its rows rendered in one vectorized pass."""
@@ -274,7 +238,7 @@ class Form8949:
             "part_i": {"rows": "\x00part_i\x00", "totals": self.part_i_totals},
             "part_ii": {"rows": "\x00part_ii\x00", "totals": self.part_ii_totals},
         }
-        text = json.dumps(_jsonable(doc), indent=indent)
+        text = json.dumps(jsonable(doc), indent=indent)
         text = text.replace(json.dumps("\x00part_i\x00"), rows[0], 1)
         return text.replace(json.dumps("\x00part_ii\x00"), rows[1], 1)
 
@@ -442,12 +406,12 @@ class ScheduleD:
 
     def to_json(self, path: str | Path | None = None) -> str:
         """JSON text, amounts as decimal strings."""
-        return _export_json(self.to_dict(), path)
+        return export_json(self.to_dict(), path)
 
     def to_csv(self, path: str | Path | None = None) -> str:
         """Two-column CSV: ``line``, ``amount``."""
         d = self.to_dict()
-        return _export_csv(pd.DataFrame({"line": list(d), "amount": list(d.values())}), path)
+        return export_csv(pd.DataFrame({"line": list(d), "amount": list(d.values())}), path)
 
 
 def schedule_d(
@@ -527,78 +491,4 @@ def schedule_d(
         capital_loss_deduction=c(-net.deduction),
         short_term_carryforward=c(-net.short_term_carryforward),
         long_term_carryforward=c(-net.long_term_carryforward),
-    )
-
-
-@dataclass(frozen=True)
-class Form1099Div:
-    """1099-DIV summary: box 1a (total ordinary dividends, which include the
-    qualified ones) and box 1b (qualified dividends), with one row per symbol."""
-
-    tax_year: int
-    box_1a_total_ordinary_dividends: Decimal
-    box_1b_qualified_dividends: Decimal
-    rows: tuple[dict[str, Any], ...]
-
-    def to_frame(self) -> pd.DataFrame:
-        """Per-symbol rows: ``symbol``, ``box_1a``, ``box_1b``."""
-        return pd.DataFrame.from_records(list(self.rows), columns=["symbol", "box_1a", "box_1b"])
-
-    def to_dict(self) -> dict[str, Any]:
-        """Boxes and rows."""
-        return asdict(self)
-
-    def to_csv(self, path: str | Path | None = None) -> str:
-        """CSV text of :meth:`to_frame` with a final ``TOTAL`` row."""
-        frame = self.to_frame()
-        total = pd.DataFrame([{"symbol": "TOTAL", "box_1a": self.box_1a_total_ordinary_dividends, "box_1b": self.box_1b_qualified_dividends}])
-        return _export_csv(pd.concat([frame, total], ignore_index=True) if len(frame) else total, path)
-
-    def to_json(self, path: str | Path | None = None) -> str:
-        """JSON text, amounts as decimal strings."""
-        return _export_json(self.to_dict(), path)
-
-
-def form_1099_div(
-    transactions: pd.DataFrame | LotLedger,
-    year: int,
-    *,
-    method: LotMethod | Mapping[str, LotMethod] = "fifo",
-    wash_sales: bool = True,
-    substantially_identical: Mapping[str, str] | None = None,
-) -> Form1099Div:
-    """1099-DIV boxes 1a and 1b for the dividends paid in ``year``.
-
-    Each dividend's amount and qualified part are rounded half-up to cents;
-    the per-symbol rows and the boxes are sums of those (one row per symbol name).
-
-    Examples
-    --------
-    >>> import pandas as pd
-    >>> tx = pd.DataFrame({"symbol": ["X", "X", "X"],
-    ...     "date": ["2025-07-09", "2025-07-16", "2025-08-12"],
-    ...     "type": ["buy", "dividend", "sell"], "quantity": [5000, 5000, 5000],
-    ...     "price": [20, 0.10, 21]})
-    >>> f = form_1099_div(tx, 2025)
-    >>> f.box_1a_total_ordinary_dividends, f.box_1b_qualified_dividends
-    (Decimal('500.00'), Decimal('0.00'))
-    """
-    first, last = year_bounds(year)
-    ledger = as_ledger(transactions, method=method, wash_sales=wash_sales, substantially_identical=substantially_identical)
-    d = ledger.dividends
-    d = d[(d["date"] >= first) & (d["date"] <= last)]
-    name_code, names = pd.factorize(np.asarray(ledger.symbols, dtype=object), sort=True)
-    group = name_code[d["symbol"]] if d.size else np.empty(0, np.int64)
-    n = len(names)
-    box_1a = sum_by_code_nb(group.astype(np.int64), cents(d["amount"]), n)
-    box_1b = sum_by_code_nb(group.astype(np.int64), cents(d["qualified"]), n)
-    present = np.unique(group)
-    rows = tuple(
-        {"symbol": str(names[g]), "box_1a": _money(box_1a[g]), "box_1b": _money(box_1b[g])} for g in present.tolist()
-    )
-    return Form1099Div(
-        tax_year=int(year),
-        box_1a_total_ordinary_dividends=_money(box_1a.sum()),
-        box_1b_qualified_dividends=_money(box_1b.sum()),
-        rows=rows,
     )
