@@ -12,7 +12,13 @@ from __future__ import annotations
 import numpy as np
 from numba import njit
 
-from quantcore._kernels.tax_fixed import SCALE, _civil_from_days, _days_from_civil, is_long_term_nb, muldiv_nb
+from quantcore._kernels.tax_fixed import (
+    SCALE,
+    civil_from_days_nb,
+    days_from_civil_nb,
+    is_long_term_nb,
+    muldiv_nb,
+)
 
 __all__ = ["cents_nb", "harvest_lots_nb", "sum_by_code_nb", "yearly_gains_nb"]
 
@@ -57,12 +63,12 @@ def yearly_gains_nb(
     for i in range(n):
         lo = min(lo, sold[i])
         hi = max(hi, sold[i])
-    y0 = _civil_from_days(lo)[0]
-    y1 = _civil_from_days(hi)[0]
+    y0 = civil_from_days_nb(lo)[0]
+    y1 = civil_from_days_nb(hi)[0]
     years = np.arange(y0, y1 + 1).astype(np.int64)
     starts = np.empty(years.shape[0] + 1, dtype=np.int64)  # January 1st of each year, and after
     for k in range(years.shape[0] + 1):
-        starts[k] = _days_from_civil(y0 + k, 1, 1)
+        starts[k] = days_from_civil_nb(y0 + k, 1, 1)
     st = np.zeros(years.shape[0], dtype=np.int64)
     lt = np.zeros(years.shape[0], dtype=np.int64)
     count = np.zeros(years.shape[0], dtype=np.int64)
