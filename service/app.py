@@ -51,6 +51,7 @@ from service.settings import Settings
 from service.state import Resources, app_dependencies
 from service.tax.controllers import TaxController
 from service.transactions.controllers import TransactionController
+from service.web import web_router
 
 __all__ = ["CORE_ROUTERS", "FEATURE_ROUTERS", "app_from_env", "create_app", "default_provider"]
 
@@ -151,7 +152,7 @@ def create_app(
         else None
     )
     app = Litestar(
-        route_handlers=[health, ready, api, swagger_assets_router()],
+        route_handlers=[health, ready, api, swagger_assets_router(), web_router()],
         state=State({"resources": resources}),
         dependencies=app_dependencies(resources),
         exception_handlers=exception_handlers,
