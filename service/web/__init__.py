@@ -18,6 +18,7 @@ from pathlib import Path
 
 from litestar import Request, Router, get
 from litestar.exceptions import NotFoundException
+from litestar.params import FromPath
 from litestar.response import Response
 
 __all__ = ["ASSETS_PATH", "STATIC_DIR", "Asset", "load_assets", "web_router"]
@@ -89,7 +90,7 @@ def web_router(root: Path = STATIC_DIR) -> Router:
         return response
 
     @get(f"{ASSETS_PATH}/{{name:path}}", include_in_schema=False, name="web-assets")
-    async def asset(request: Request, name: str) -> Response[bytes]:
+    async def asset(request: Request, name: FromPath[str]) -> Response[bytes]:
         found = assets.get(name.lstrip("/"))
         if found is None or name.lstrip("/") == "index.html":
             raise NotFoundException(f"No file {name!r} in the web interface.")

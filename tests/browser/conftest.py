@@ -1,6 +1,6 @@
 """A real finance server (demo data, SQLite in a temp dir) and Debian's Chromium via Playwright.
 
-The server is ``python -m service serve`` on a free port, started once per module and
+The server is ``python -m service serve`` on a free port, started once for the browser tests and
 stopped at its end (``Server.stop``: terminate, then kill). Chromium is
 ``/usr/bin/chromium`` (``make browser`` installs it); without it the tests skip, except
 in CI (``CI=true``) where they fail. Every page records the requests it makes and the
@@ -60,7 +60,7 @@ def browser() -> Iterator[Any]:
         b.close()
 
 
-@pytest.fixture(scope="module")
+@pytest.fixture(scope="session")
 def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Server]:
     data = tmp_path_factory.mktemp("web")
     srv = start_server(
@@ -76,7 +76,7 @@ def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Server]:
         srv.stop()
 
 
-@pytest.fixture(scope="module")
+@pytest.fixture(scope="session")
 def token(server: Server) -> str:
     """An API token of the demo user, to check through the API what the pages did."""
     r = httpx.post(
@@ -146,3 +146,21 @@ def wait_ready(page: Any) -> None:
     page.wait_for_function(
         "() => ![...document.querySelectorAll('main p.muted')].some(p => p.textContent === 'Loading…')"
     )
+
+
+def api_get(server: Server, token: str, path: str) -> Any:
+    """``GET path`` as the demo user, through the API (what the pages must agree with)."""
+    r = httpx.get(f"{server.http}{path}", headers={"Authorization": f"Token {token}"}, timeout=60)
+    r.raise_for_status()
+    return r.json()
+
+
+def portfolio_id(server: Server, token: str) -> int:
+    """The demo user's (first) portfolio."""
+    return int(api_get(server, token, "/api/portfolios/")["results"][0]["id"])
+
+
+def open_page(page: Any, base: str, hash_: str) -> None:
+    """Load the app at ``hash_`` and wait until it has rendered."""
+    page.goto(f"{base}/{hash_}")
+    wait_ready(page)

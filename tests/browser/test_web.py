@@ -1,6 +1,6 @@
 """The web interface in a real browser: Debian's Chromium driven by Playwright.
 
-One server per module (demo data, SQLite in a temp dir). What the pages show is
+One server for all the browser tests (demo data, SQLite in a temp dir). What the pages show is
 checked against what the API answers for the same user; what they write is read back
 through the API. ``QC_WEB_SCREENSHOTS=1`` also writes each page's screenshot to
 ``docs/img/`` (the images of docs/web.md).
@@ -17,7 +17,17 @@ from typing import Any
 import httpx
 import pytest
 
-from tests.browser.conftest import AXE, DEMO, SCREENSHOTS, Watch, sign_in, wait_ready
+from tests.browser.conftest import (
+    AXE,
+    DEMO,
+    SCREENSHOTS,
+    Watch,
+    api_get,
+    open_page,
+    portfolio_id,
+    sign_in,
+    wait_ready,
+)
 from tests.service.test_realtime import Server
 
 pytestmark = pytest.mark.slow
@@ -30,16 +40,6 @@ PAGES = {
     "backtest": "#/backtest",
 }
 GROUPED = re.compile(r"^-?\d{1,3}(,\d{3})*\.\d{2}$")
-
-
-def _api(server: Server, token: str, path: str) -> Any:
-    r = httpx.get(f"{server.http}{path}", headers={"Authorization": f"Token {token}"}, timeout=30)
-    r.raise_for_status()
-    return r.json()
-
-
-def _portfolio_id(server: Server, token: str) -> int:
-    return int(_api(server, token, "/api/portfolios/")["results"][0]["id"])
 
 
 def _missing_endpoints(server: Server, token: str, pid: int) -> tuple[str, ...]:
@@ -65,14 +65,9 @@ def _unexpected(watch: Watch, missing: tuple[str, ...]) -> list[str]:
     ]  # fmt: skip
 
 
-def _open(page: Any, base: str, hash_: str) -> None:
-    page.goto(f"{base}/{hash_}")
-    wait_ready(page)
-
-
 def test_sign_in_messages_then_dashboard(server: Server, token: str, page_and_watch: Any) -> None:
     page, watch = page_and_watch
-    missing = _missing_endpoints(server, token, _portfolio_id(server, token))
+    missing = _missing_endpoints(server, token, portfolio_id(server, token))
     page.goto(f"{server.http}/")
     page.get_by_label("Username").fill("demo")
     page.get_by_label("Password").fill("not-the-password")
@@ -117,7 +112,7 @@ def test_dashboard_lists_portfolios_with_values(
 ) -> None:
     page, _ = page_and_watch
     sign_in(page, server.http)
-    expected = _api(server, token, "/api/portfolios/")["results"]
+    expected = api_get(server, token, "/api/portfolios/")["results"]
     assert expected, "the demo user has a portfolio"
     table = page.get_by_role("region", name="Your portfolios")
     for p in expected:
@@ -139,9 +134,9 @@ def test_dashboard_lists_portfolios_with_values(
 def test_portfolio_page_renders_its_charts(server: Server, token: str, page_and_watch: Any) -> None:
     page, _ = page_and_watch
     sign_in(page, server.http)
-    pid = _portfolio_id(server, token)
-    _open(page, server.http, f"#/portfolio/{pid}")
-    positions = _api(server, token, f"/api/portfolios/{pid}/positions/")["results"]
+    pid = portfolio_id(server, token)
+    open_page(page, server.http, f"#/portfolio/{pid}")
+    positions = api_get(server, token, f"/api/portfolios/{pid}/positions/")["results"]
     rows = page.get_by_role("region", name="Open positions").locator("tbody tr")
     assert rows.count() == len(positions)
     perf = page.locator("section[aria-labelledby=h-perf]")
@@ -160,11 +155,11 @@ def test_portfolio_page_renders_its_charts(server: Server, token: str, page_and_
     )
     chart.focus()
     page.keyboard.press("End")
-    last = _api(server, token, f"/api/analytics/portfolio/{pid}/performance/?period=1y")["series"][
-        -1
-    ]
+    last = api_get(server, token, f"/api/analytics/portfolio/{pid}/performance/?period=1y")[
+        "series"
+    ][-1]
     assert caption.inner_text().startswith(f"{last['date']}:")
-    alloc = _api(server, token, f"/api/analytics/portfolio/{pid}/allocation/")
+    alloc = api_get(server, token, f"/api/analytics/portfolio/{pid}/allocation/")
     assert page.get_by_role("list", name="Allocation by asset").get_by_role(
         "listitem"
     ).count() == len(alloc["allocations"])
@@ -186,8 +181,8 @@ def test_transaction_added_edited_deleted_through_the_page(
 ) -> None:
     page, _ = page_and_watch
     sign_in(page, server.http)
-    pid = _portfolio_id(server, token)
-    _open(page, server.http, f"#/portfolio/{pid}")
+    pid = portfolio_id(server, token)
+    open_page(page, server.http, f"#/portfolio/{pid}")
     form = _add_form(page)
     form.get_by_label("Type").select_option("buy")
     form.get_by_label("Asset symbol").fill("AAPL")
@@ -199,7 +194,7 @@ def test_transaction_added_edited_deleted_through_the_page(
     page.get_by_role("region", name=re.compile(r"^Transactions")).get_by_text("123.45").wait_for()
 
     def ours() -> list[dict[str, Any]]:
-        rows = _api(
+        rows = api_get(
             server,
             token,
             f"/api/transactions/?portfolio_id={pid}&date_from=2025-06-02&date_to=2025-06-02",
@@ -236,9 +231,9 @@ def test_bad_value_shows_the_api_field_error(
 ) -> None:
     page, _ = page_and_watch
     sign_in(page, server.http)
-    pid = _portfolio_id(server, token)
-    before = _api(server, token, f"/api/transactions/?portfolio_id={pid}")["count"]
-    _open(page, server.http, f"#/portfolio/{pid}")
+    pid = portfolio_id(server, token)
+    before = api_get(server, token, f"/api/transactions/?portfolio_id={pid}")["count"]
+    open_page(page, server.http, f"#/portfolio/{pid}")
     form = _add_form(page)
     form.get_by_label("Asset symbol").fill("AAPL")
     form.get_by_label("Quantity").fill("1.123456789")  # 9 decimals: the API allows 8
@@ -268,7 +263,7 @@ def test_bad_value_shows_the_api_field_error(
     assert error.inner_text() == api.json()["message"]
     assert quantity.get_attribute("aria-invalid") == "true"
     assert quantity.evaluate("el => el === document.activeElement")
-    assert _api(server, token, f"/api/transactions/?portfolio_id={pid}")["count"] == before
+    assert api_get(server, token, f"/api/transactions/?portfolio_id={pid}")["count"] == before
 
 
 def test_sign_out_ends_the_session(server: Server, page_and_watch: Any) -> None:
@@ -295,11 +290,11 @@ def test_every_page_local_only_no_console_errors(
 ) -> None:
     page, watch = page_and_watch
     sign_in(page, server.http)
-    pid = _portfolio_id(server, token)
+    pid = portfolio_id(server, token)
     missing = _missing_endpoints(server, token, pid)
     shots = os.environ.get("QC_WEB_SCREENSHOTS") == "1"
     for name, hash_ in PAGES.items():
-        _open(page, server.http, hash_.format(pid=pid))
+        open_page(page, server.http, hash_.format(pid=pid))
         if shots:
             page.screenshot(path=str(SCREENSHOTS / f"web-{name}.png"), full_page=True)
     assert watch.foreign() == []
@@ -335,7 +330,7 @@ def test_every_page_at_360px_without_horizontal_scroll_and_axe(
     try:
         page = ctx.new_page()
         page.set_default_timeout(60_000)
-        pid = _portfolio_id(server, token)
+        pid = portfolio_id(server, token)
         # The sign-in page too.
         page.goto(f"{server.http}/")
         page.get_by_role("heading", name="Sign in").wait_for()
@@ -346,7 +341,7 @@ def test_every_page_at_360px_without_horizontal_scroll_and_axe(
                 if name == "dashboard":
                     sign_in(page, server.http)
                 else:
-                    _open(page, server.http, hash_.format(pid=pid))
+                    open_page(page, server.http, hash_.format(pid=pid))
             width = page.evaluate(
                 "() => [document.documentElement.scrollWidth, document.documentElement.clientWidth]"
             )
@@ -373,7 +368,7 @@ def test_backtest_page_runs_a_quick_backtest_and_a_sweep(
 ) -> None:
     page, watch = page_and_watch
     sign_in(page, server.http)
-    _open(page, server.http, "#/backtest")
+    open_page(page, server.http, "#/backtest")
     form = page.get_by_role("form", name="Quick backtest")
     form.get_by_label("Start date").fill("2023-01-03")
     form.get_by_label("End date").fill("2024-12-31")

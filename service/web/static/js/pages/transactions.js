@@ -121,6 +121,7 @@ export function importSection(p, refresh) {
     field("Statement file (OFX, QFX or CSV)", "file", { type: "file", accept: ".ofx,.qfx,.csv,text/csv" }),
     field("Format", "format", { options: [["", "from the file"], ["ofx", "OFX / QFX"], ["csv", "CSV"]] }),
     field("CSV preset", "preset", { options: [["", "detect"], ["schwab", "Schwab"], ["fidelity", "Fidelity"]] }),
+    field("CSV mapping (JSON, for another layout; optional)", "mapping", { spellcheck: "false" }),
     field("Create unknown assets", "create_assets", { type: "checkbox" }),
     h("div", { class: "actions" },
       h("button", { type: "submit" }, "Preview (dry run)"),
@@ -131,7 +132,7 @@ export function importSection(p, refresh) {
     const data = new FormData();
     if (file) data.append("file", file);
     const v = values(form);
-    for (const k of ["format", "preset"]) if (v[k]) data.append(k, v[k]);
+    for (const k of ["format", "preset", "mapping"]) if (v[k]) data.append(k, v[k]);
     data.append("create_assets", String(Boolean(v.create_assets)));
     data.append("dry_run", String(dryRun));
     return api("POST", `/api/portfolios/${p.id}/import/`, data, { form: true });
@@ -141,8 +142,10 @@ export function importSection(p, refresh) {
     e.preventDefault(); clearErrors(form); importButton.disabled = true;
     try {
       const report = await send(true);
-      out.replaceChildren(preview(report, true));
-      importButton.disabled = report.added === 0;
+      const bad = report.errors || [];
+      // A dry run answers 200 with every problem: show them; the import stays off.
+      out.replaceChildren(bad.length ? problems(bad, `${bad.length} problem(s) in the file: nothing would be imported.`) : preview(report, true));
+      importButton.disabled = bad.length > 0 || report.added === 0;
     } catch (err) { out.replaceChildren(errors(err)); showError(form, err.field === "file" ? { ...err, field: null, message: err.message } : err); }
   });
   importButton.addEventListener("click", async () => {
@@ -172,8 +175,11 @@ function preview(r, dry) {
 }
 
 function errors(err) {
-  const rows = (err.details && err.details.errors) || [];
-  return h("div", {}, message("error", explain(err)), rows.length ? table("Problems in the file (nothing was imported)", [
+  return problems((err.details && err.details.errors) || [], explain(err));
+}
+
+function problems(rows, text) {
+  return h("div", {}, message("error", text), rows.length ? table("Problems in the file (nothing was imported)", [
     { label: "Line", cell: (x) => String(x.line) },
     { label: "Field", cell: (x) => x.field },
     { label: "Problem", cell: (x) => x.message },
