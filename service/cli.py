@@ -64,6 +64,7 @@ def cmd_serve(args: argparse.Namespace, settings: Settings) -> int:
         warm(progress=sys.stderr.isatty())
     base = f"http://{args.host}:{args.port}"
     print(f"quantcore finance API on {base}/api/", flush=True)
+    print(f"  web UI:       {base}/   (sign in with a user: the demo user below, if seeded)")
     print(f"  OpenAPI UI:   {base}/schema/swagger   (document: {base}/schema/openapi.json)")
     print(f"  health:       {base}/health   ready: {base}/ready")
     if demo is not None:

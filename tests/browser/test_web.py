@@ -396,4 +396,10 @@ def test_backtest_page_runs_a_quick_backtest_and_a_sweep(
     heat.wait_for(timeout=180_000)
     cells = heat.locator("tbody td").all_inner_texts()
     assert len(cells) == 4 and all(re.match(r"^-?\d+\.\d$", c) for c in cells), cells
+    if os.environ.get("QC_WEB_SCREENSHOTS") == "1":
+        page.screenshot(path=str(SCREENSHOTS / "web-backtest.png"), full_page=True)
     assert watch.foreign() == []
+    # Only the refused parameter's 400 in the console: no script error.
+    assert [
+        e for e in watch.errors if "status of 400" not in e and "/api/analytics/" not in e
+    ] == []

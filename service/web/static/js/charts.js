@@ -10,13 +10,15 @@ const s = (tag, attrs = {}) => {
 };
 export const COLORS = ["#0b5cad", "#8a4b08", "#116329", "#8250df", "#b3261e", "#1b7c83"];
 
+// "Nice" ticks covering [lo, hi]: the first at or below lo, the last at or above hi.
 function ticks(lo, hi, n = 4) {
   if (lo === hi) { lo -= 1; hi += 1; }
   const step0 = (hi - lo) / n;
   const mag = 10 ** Math.floor(Math.log10(step0));
   const step = [1, 2, 2.5, 5, 10].map((m) => m * mag).find((m) => m >= step0);
   const out = [];
-  for (let v = Math.ceil(lo / step) * step; v <= hi + 1e-9; v += step) out.push(+v.toFixed(10));
+  const last = Math.ceil(hi / step - 1e-9) * step;
+  for (let v = Math.floor(lo / step + 1e-9) * step; v <= last + step / 2; v += step) out.push(+v.toFixed(10));
   return out;
 }
 

@@ -15,6 +15,12 @@ export function h(tag, attrs = {}, ...children) {
   return el;
 }
 
+// Replace an element's children (null / false children are skipped, as in h()).
+export function fill(el, ...children) {
+  el.replaceChildren();
+  return append(el, children);
+}
+
 export function append(el, children) {
   for (const c of children.flat(Infinity)) {
     if (c === null || c === undefined || c === false) continue;

@@ -1,7 +1,7 @@
 // Backtest: quick-backtest form, equity against the benchmark, trades, and a heatmap of a
 // two-parameter sweep (each cell is one quick backtest through the API).
 import { get, post, qs } from "../api.js";
-import { h, num, frac, figures, table, field, load, clearErrors, showError, values, message, explain } from "../ui.js";
+import { h, append, num, frac, figures, table, field, load, clearErrors, showError, values, message, explain } from "../ui.js";
 import { lineChart, heatmap } from "../charts.js";
 
 const iso = (d) => d.toISOString().slice(0, 10);
@@ -88,9 +88,9 @@ export async function render(main) {
     }
     button.disabled = false;
     progress.textContent = `Done: ${got.size} backtest(s).`;
-    sweepOut.append(heatmap(`Total return (%) by ${v.row_param} and ${v.col_param}`, v.row_param, v.col_param,
+    append(sweepOut, [heatmap(`Total return (%) by ${v.row_param} and ${v.col_param}`, v.row_param, v.col_param,
       rows, cols, (r, c) => (got.has(`${r}|${c}`) ? got.get(`${r}|${c}`) : null), (x) => `${x.toFixed(1)}`),
-    problems.length ? h("ul", {}, problems.map((p) => h("li", {}, p))) : null);
+    problems.length ? h("ul", {}, problems.map((p) => h("li", {}, p))) : null]);
   });
   typeSelect.addEventListener("change", syncParams);
   syncParams();

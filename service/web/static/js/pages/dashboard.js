@@ -1,6 +1,6 @@
 // Dashboard: every portfolio with its value, daily change and cash; the account overview.
 import { all, get, post, qs } from "../api.js";
-import { h, money, pct, signed, signClass, table, figures, tabs, load, message, field, clearErrors, showError, values, num } from "../ui.js";
+import { h, fill, money, pct, frac, signed, signClass, table, figures, tabs, load, message, field, clearErrors, showError, values, num } from "../ui.js";
 import { lineChart, bars } from "../charts.js";
 import { live } from "../live.js";
 
@@ -47,14 +47,14 @@ async function showOverview(slot, period) {
   }
   const series = (o.performance && (o.performance.series || o.performance)) || [];
   const pts = Array.isArray(series) ? series : [];
-  slot.replaceChildren(
+  fill(slot,
     figures([
       ["Total value", money(o.total_value, o.currency)],
       ["Daily change", signed(o.daily_change)],
       ["Daily %", signed(o.daily_change_percent, pct)],
       ["Cash", money(o.cash_balance, o.currency)],
       ["Portfolios", String(o.portfolio_count)],
-      ["Return", pct(o.metrics && o.metrics.total_return)],
+      ["Return", frac(o.metrics && o.metrics.total_return)],
     ]),
     lineChart({
       label: `Account value (${o.currency}), ${period}`,
@@ -63,7 +63,7 @@ async function showOverview(slot, period) {
     }),
     o.allocation && o.allocation.allocations
       ? h("div", {}, h("h3", {}, "Allocation"), bars("Allocation by asset",
-        o.allocation.allocations.map((a) => [a.asset_symbol, Number(a.weight || 0), pct(a.weight)])))
+        o.allocation.allocations.map((a) => [a.asset_symbol, Number(a.weight || 0), frac(a.weight)])))
       : null,
   );
 }

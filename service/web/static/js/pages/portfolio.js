@@ -1,7 +1,7 @@
 // Portfolio: positions, performance vs benchmark, allocation, metrics and risk, income,
 // and (transactions.js) the ledger with add / edit / delete and the statement import.
 import { get, qs } from "../api.js";
-import { h, num, money, pct, frac, signed, signClass, table, figures, tabs, load, message } from "../ui.js";
+import { h, fill, num, money, pct, frac, signed, signClass, table, figures, tabs, load, message } from "../ui.js";
 import { lineChart, bars } from "../charts.js";
 import { live } from "../live.js";
 import { PERIODS } from "./dashboard.js";
@@ -19,7 +19,7 @@ export async function render(main, id) {
   const sec = (key, title, ...body) => h("section", { class: "card", "aria-labelledby": `h-${key}` }, h("h2", { id: `h-${key}` }, title), ...body);
   const positions = h("div"); const perf = h("div"); const alloc = h("div"); const metrics = h("div");
   const risk = h("div"); const income = h("div");
-  main.replaceChildren(
+  fill(main,
     h("p", {}, h("a", { href: "#/" }, "← Dashboard")),
     h("h1", {}, p.name),
     p.description ? h("p", { class: "muted" }, p.description) : null,

@@ -146,7 +146,11 @@ export function importSection(p, refresh) {
       // A dry run answers 200 with every problem: show them; the import stays off.
       out.replaceChildren(bad.length ? problems(bad, `${bad.length} problem(s) in the file: nothing would be imported.`) : preview(report, true));
       importButton.disabled = bad.length > 0 || report.added === 0;
-    } catch (err) { out.replaceChildren(errors(err)); showError(form, err.field === "file" ? { ...err, field: null, message: err.message } : err); }
+    } catch (err) {
+      // A refused file lists its lines under the form; any other error goes to its field.
+      if (err.details && err.details.errors) out.replaceChildren(errors(err));
+      else { out.replaceChildren(); showError(form, err); }
+    }
   });
   importButton.addEventListener("click", async () => {
     importButton.disabled = true;
