@@ -68,7 +68,7 @@ export function table(caption, columns, rows, { empty = "Nothing yet." } = {}) {
     h("th", { scope: "col", class: c.num ? "num" : "" }, c.label))));
   const tbody = h("tbody", {}, rows.length ? rows.map((r) => h("tr", {}, columns.map((c, i) => {
     const v = c.cell(r);
-    return i === 0 && !c.plain ? h("th", { scope: "row" }, v) : h("td", { class: c.num ? "num" : "" }, v);
+    return i === 0 && !c.plain ? h("th", { scope: "row" }, v) : h("td", { class: c.num ? "num" : c.wrap ? "wrap" : "" }, v);
   }))) : h("tr", {}, h("td", { colspan: columns.length, class: "muted" }, empty)));
   return h("div", { class: "scroll", tabindex: "0", role: "region", "aria-label": caption },
     h("table", {}, h("caption", {}, caption), thead, tbody));

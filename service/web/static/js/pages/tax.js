@@ -75,6 +75,6 @@ function harvestView(r) {
     { label: "Loss", num: true, cell: (o) => num(o.potential_loss_amount) },
     { label: "Tax benefit", num: true, cell: (o) => num(o.tax_benefit_estimate) },
     { label: "Wash-sale risk", cell: (o) => (o.wash_sale_risk ? "yes" : "no") },
-    { label: "Recommendation", cell: (o) => o.recommendation },
+    { label: "Recommendation", wrap: true, cell: (o) => o.recommendation },
   ], r.opportunities, { empty: "No loss to harvest." });
 }

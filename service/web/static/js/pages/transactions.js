@@ -186,6 +186,6 @@ function problems(rows, text) {
   return h("div", {}, message("error", text), rows.length ? table("Problems in the file (nothing was imported)", [
     { label: "Line", cell: (x) => String(x.line) },
     { label: "Field", cell: (x) => x.field },
-    { label: "Problem", cell: (x) => x.message },
+    { label: "Problem", wrap: true, cell: (x) => x.message },
   ], rows) : null);
 }
