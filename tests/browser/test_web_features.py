@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import datetime as dt
 import re
 from pathlib import Path
 from typing import Any
@@ -141,3 +142,67 @@ def test_prices_update_live_over_the_websocket(
         pytest.fail("no live price update reached the page")
     # The pushed price, shown as the API writes prices (4 digits, grouped).
     assert re.match(r"^\d{1,3}(,\d{3})*\.\d{4}$", price.inner_text()), price.inner_text()
+
+
+def test_cash_row_and_corporate_action_through_the_page(
+    server: Server, token: str, page_and_watch: Any
+) -> None:
+    """The form sends each type's own fields: a deposit (no asset) and a split (a ratio)."""
+    page, watch = page_and_watch
+    sign_in(page, server.http)
+    pid = portfolio_id(server, token)
+    open_page(page, server.http, f"#/portfolio/{pid}")
+    held = {
+        p["asset"]["symbol"]: p["quantity"]
+        for p in api_get(server, token, f"/api/portfolios/{pid}/positions/")["results"]
+    }
+    split_day = (dt.date.today() - dt.timedelta(days=30)).isoformat()
+
+    def add(kind: str, fill: dict[str, str]) -> None:
+        page.get_by_role("button", name="Add a transaction").click()
+        form = page.get_by_role("form", name="New transaction")
+        form.get_by_label("Type").select_option(kind)
+        assert form.get_by_label("Quantity").is_hidden()  # neither type takes a quantity
+        for label, value in fill.items():
+            form.get_by_label(label, exact=True).fill(value)
+        form.get_by_role("button", name="Add").click()
+        wait_ready(page)
+        page.get_by_role("button", name="Add a transaction").wait_for()
+
+    add("deposit", {"Amount": "500", "Date": "2025-06-03"})
+    add(
+        "split",
+        {"Asset symbol": "AAPL", "Split ratio (new shares per old)": "2", "Date": split_day},
+    )
+    rows = api_get(server, token, f"/api/transactions/?portfolio_id={pid}&limit=100")["results"]
+    deposit = [
+        t
+        for t in rows
+        if t["transaction_type"] == "deposit" and t["transaction_date"] == "2025-06-03"
+    ]
+    split = [t for t in rows if t["transaction_type"] == "split"]
+    assert [(t["asset_symbol"], t["price"], t["currency"]) for t in deposit] == [
+        (None, "500.00", "USD")
+    ]
+    assert [(t["asset_symbol"], t["split_ratio"], t["transaction_date"]) for t in split] == [
+        ("AAPL", "2", split_day)
+    ]
+    after = {
+        p["asset"]["symbol"]: p["quantity"]
+        for p in api_get(server, token, f"/api/portfolios/{pid}/positions/")["results"]
+    }
+    assert float(after["AAPL"]) == 2 * float(held["AAPL"])
+    # Both deleted through the page: the ledger is as it was.
+    for name in (f"Delete split AAPL on {split_day}", "Delete deposit on 2025-06-03"):
+        button = page.get_by_role("button", name=name)
+        button.click()
+        button.click()
+        wait_ready(page)
+        page.get_by_role("button", name="Add a transaction").wait_for()
+        page.get_by_role("button", name=name).wait_for(state="detached")
+    final = {
+        p["asset"]["symbol"]: p["quantity"]
+        for p in api_get(server, token, f"/api/portfolios/{pid}/positions/")["results"]
+    }
+    assert final == held
+    assert [e for e in watch.errors if "/api/analytics/" not in e] == []
