@@ -23,9 +23,10 @@ $(ALL_STAMP): pyproject.toml $(LOCK)
 install-serve: $(SERVE_STAMP)
 install: $(ALL_STAMP)
 
-# Headless Chromium (Debian's) for the browser tests.
+# Headless Chromium (Debian's) and axe-core (npm, the accessibility check) for the browser tests.
 browser:
 	command -v chromium >/dev/null 2>&1 || (apt-get update -q && apt-get install -y -q chromium chromium-driver)
+	test -f tests/browser/node_modules/axe-core/axe.min.js || (cd tests/browser && npm ci --no-audit --no-fund)
 
 # Two workers: the suite's wall time on a 2-core machine; `make test-thorough` runs
 # the hypothesis properties with many more examples (the nightly-style run).
