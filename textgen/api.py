@@ -13,9 +13,10 @@ from litestar.params import FromPath, FromQuery, QueryParameter
 from litestar.response import Response, Stream
 
 from textgen.auth import project_of
-from textgen.backends.base import Registry
+from textgen.backends.base import ModelInfo, Registry
 from textgen.conversations import ConversationService
-from textgen.errors import bad_request, not_found, validation_error
+from textgen.decoding import decode_body
+from textgen.errors import bad_request, not_found
 from textgen.files import FileService
 from textgen.includes import check_include
 from textgen.openapi import body_operation
@@ -31,6 +32,7 @@ from textgen.schemas import (
     PromptCreate,
     PromptRead,
     ResponseCreate,
+    SamplingDefaults,
 )
 from textgen.service import ResponseService
 from textgen.store import FileRecord
@@ -63,13 +65,7 @@ def _services(state: State) -> Services:
 
 
 async def _decode(request: Request[Any, Any, Any], kind: type[T]) -> T:
-    try:
-        return msgspec.json.decode(await request.body(), type=kind)
-    except (msgspec.ValidationError, msgspec.DecodeError) as exc:
-        raise validation_error(exc) from exc
-    except UnicodeDecodeError as exc:  # msgspec rejects bytes that are not UTF-8 this way
-        raise bad_request(f"The request body is not valid UTF-8: {exc.reason} at byte {exc.start}.",
-                          code="invalid_json") from exc
+    return decode_body(await request.body(), kind)
 
 
 class EventStream(Stream):
@@ -234,6 +230,14 @@ class ConversationsController(Controller):
         return await _services(state).conversations.delete_item(conversation_id, item_id, project_of(request))
 
 
+def _model(info: ModelInfo) -> ModelRead:
+    return ModelRead(id=info.id, created=info.created, owned_by=info.owned_by,
+                     context_window=info.context_window, max_output_tokens=info.max_output_tokens,
+                     sampling_defaults=SamplingDefaults(
+                         temperature=1.0 if info.temperature is None else info.temperature,
+                         top_p=1.0 if info.top_p is None else info.top_p, source=info.sampling_source))
+
+
 class ModelsController(Controller):
     """``/v1/models``."""
 
@@ -242,12 +246,7 @@ class ModelsController(Controller):
     @get("/")
     async def list_models(self, state: State) -> dict[str, Any]:
         """Every model with its context window."""
-        data = [
-            ModelRead(id=b.info.id, created=b.info.created, owned_by=b.info.owned_by,
-                      context_window=b.info.context_window, max_output_tokens=b.info.max_output_tokens)
-            for b in _services(state).registry
-        ]
-        return {"object": "list", "data": data}
+        return {"object": "list", "data": [_model(b.info) for b in _services(state).registry]}
 
     @get("/{model_id:str}")
     async def retrieve(self, model_id: FromPath[str], state: State) -> ModelRead:
@@ -255,9 +254,7 @@ class ModelsController(Controller):
         backend = _services(state).registry.get(model_id)
         if backend is None:
             raise not_found(f"The model {model_id!r} does not exist.", param="model", code="model_not_found")
-        info = backend.info
-        return ModelRead(id=info.id, created=info.created, owned_by=info.owned_by,
-                         context_window=info.context_window, max_output_tokens=info.max_output_tokens)
+        return _model(backend.info)
 
 
 class PromptsController(Controller):

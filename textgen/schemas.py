@@ -26,6 +26,7 @@ __all__ = [
     "PromptRead",
     "ReasoningParam",
     "ResponseCreate",
+    "SamplingDefaults",
     "TextParam",
 ]
 
@@ -166,8 +167,16 @@ class FileRead(msgspec.Struct, kw_only=True):
     status_details: str | None = None
 
 
+class SamplingDefaults(msgspec.Struct, kw_only=True):
+    """The sampling settings a request without ``temperature``/``top_p`` gets, and their source."""
+
+    temperature: float
+    top_p: float
+    source: str | None
+
+
 class ModelRead(msgspec.Struct, kw_only=True):
-    """A model object (OpenAI's ``Model``) plus its context window."""
+    """A model object (OpenAI's ``Model``) plus its context window and default sampling."""
 
     id: str
     object: Literal["model"] = "model"
@@ -175,3 +184,4 @@ class ModelRead(msgspec.Struct, kw_only=True):
     owned_by: str
     context_window: int
     max_output_tokens: int
+    sampling_defaults: SamplingDefaults

@@ -17,6 +17,7 @@ the non-streaming path consumes the very same events, so both agree exactly.
 
 from __future__ import annotations
 
+import asyncio
 import itertools
 import logging
 import time
@@ -79,6 +80,13 @@ class Turn:
     failure_status: int = 500
     cancelled: bool = False
     output: list[dict[str, Any]] = field(default_factory=list)
+
+
+def _pick(requested: float | None, recommended: float | None) -> float:
+    """A sampling setting: the request's, else the model's recommended one, else 1.0."""
+    if requested is not None:
+        return requested
+    return 1.0 if recommended is None else recommended
 
 
 def _usage(input_tokens: int, finish: Finish) -> dict[str, Any]:
@@ -179,6 +187,16 @@ class ResponseService:
         entry = {"role": item["role"], "text": "\n".join(texts)}
         return {**entry, "images": images} if images else entry
 
+    async def _check_variable_files(self, project: str, variables: dict[str, str | dict[str, Any]]) -> None:
+        """A file a prompt variable names must exist in ``project``: else a 404 naming the variable."""
+        for name, value in variables.items():
+            if not isinstance(value, dict) or not isinstance(value.get("file_id"), str):
+                continue
+            param = f"prompt.variables.{name}.file_id"
+            if await self.files.store.get_file(value["file_id"], project) is None:
+                raise not_found(f"Prompt variable {name!r} names file {value['file_id']!r}, which does not exist.",
+                                param=param, code="file_not_found")
+
     async def count_input_tokens(self, body: InputTokensCreate, project: str) -> dict[str, Any]:
         """The input tokens a response with these fields would use (its context, no generation)."""
         model = body.model or next(iter(self.registry)).info.id
@@ -186,7 +204,9 @@ class ResponseService:
         if fields["input"] is None:
             fields["input"] = []
         turn = await self.prepare(ResponseCreate(model=model, store=False, **fields), project, counting=True)
-        return {"object": "response.input_tokens", "input_tokens": turn.input_tokens}
+        exact = getattr(turn.backend, "prompt_tokens", None)  # a local backend counts its rendered prompt
+        tokens = turn.input_tokens if exact is None else await asyncio.to_thread(exact, turn.request)
+        return {"object": "response.input_tokens", "input_tokens": tokens}
 
     async def prepare(self, body: ResponseCreate, project: str, *, counting: bool = False) -> Turn:
         """Validate ``body`` and build its context in ``project``; raises :class:`APIError` on any problem.
@@ -247,6 +267,7 @@ class ResponseService:
         items: list[dict[str, Any]] = []
         if body.prompt is not None:
             record, messages = await self.prompts.resolve(project, body.prompt)
+            await self._check_variable_files(project, body.prompt.variables or {})
             items += normalize_input(messages, prefix="prompt.messages")
             instructions = instructions if instructions is not None else record.instructions
             variables = {k: ({"detail": "auto", **v} if isinstance(v, dict) and v.get("type") == "input_image"
@@ -282,8 +303,8 @@ class ResponseService:
                    for e in (*lead, *history, *entries)]
         request = GenerationRequest(
             messages=context, max_output_tokens=max_output,
-            temperature=1.0 if body.temperature is None else body.temperature,
-            top_p=1.0 if body.top_p is None else body.top_p, seed=body.seed,
+            temperature=_pick(body.temperature, info.temperature), top_p=_pick(body.top_p, info.top_p),
+            seed=body.seed,
             constraint=constraint, tools=specs, tool_choice=choice,
             logprobs=LOGPROBS in (body.include or ()) or bool(body.top_logprobs),
             top_logprobs=body.top_logprobs or 0,
