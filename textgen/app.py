@@ -72,7 +72,7 @@ def create_app(settings: Settings | None = None, *, backends: Iterable[Backend] 
     sealer = Sealer(load_key(settings.secret_key, settings.data_dir))
     conversations = ConversationService(store, sealer)
     responses = ResponseService(store, files, prompts, registry, settings, conversations, sealer)
-    runner = Runner(responses, store)
+    runner = Runner(responses, store, settings.lease_seconds)
     services = Services(responses, runner, prompts, files, registry, conversations)
     limiter = make_limiter(settings.rate_limit_per_minute, settings.redis_url)
     authenticator = Authenticator(store, settings.api_keys, limiter)
@@ -84,6 +84,7 @@ def create_app(settings: Settings | None = None, *, backends: Iterable[Backend] 
         Path(settings.data_dir).mkdir(parents=True, exist_ok=True)
         settings.files_dir.mkdir(parents=True, exist_ok=True)
         await store.create_schema()
+        runner.start_recovery()  # queued or in-progress responses nobody holds: resume or fail them
 
     async def shutdown() -> None:
         await runner.close()

@@ -50,6 +50,7 @@ from textgen.inputs import (
     normalize_tools,
 )
 from textgen.prompts import PromptService
+from textgen.resume import ResumePoint
 from textgen.schemas import InputTokensCreate, ResponseCreate
 from textgen.sealing import Sealer
 from textgen.settings import Settings
@@ -79,6 +80,8 @@ class Turn:
     conversation_id: str | None = None
     failure_status: int = 500
     cancelled: bool = False
+    handback: bool = False  # stopping to hand the work back (shutdown): no closing events
+    resume: ResumePoint | None = None  # where a resumed background response continues
     output: list[dict[str, Any]] = field(default_factory=list)
 
 
@@ -391,20 +394,31 @@ class ResponseService:
         When ``turn.cancelled`` becomes true the backend is closed, the open item
         ends ``incomplete`` and no terminal event follows (see :meth:`cancelled`).
         """
-        seq = itertools.count()
+        point = turn.resume
+        seq = itertools.count(point.next_sequence if point is not None else 0)
 
         def event(kind: str, **fields: Any) -> dict[str, Any]:
             return {"type": kind, "sequence_number": next(seq), **fields}
 
         started = self.initial(turn)
-        yield event("response.created", response=started)
-        if turn.body.background:
+        sent = point.opened if point is not None else set()
+        if "response.created" not in sent:
+            yield event("response.created", response=started)
+        if turn.body.background and "response.queued" not in sent:
             yield event("response.queued", response=started)
-        yield event("response.in_progress", response={**started, "status": "in_progress"})
+        if "response.in_progress" not in sent:
+            yield event("response.in_progress", response={**started, "status": "in_progress"})
         output = turn.output
         item: dict[str, Any] | None = None
         chunks: list[str] = []
         logprobs: list[dict[str, Any]] = []  # of the open message's text
+        if point is not None:  # continue the stored output: same items, same open message
+            output[:] = point.output
+            item, chunks, logprobs = point.open, [point.text], list(point.logprobs)
+            if item is not None and not point.part_added:
+                yield event("response.content_part.added", item_id=item["id"], output_index=len(output) - 1,
+                            content_index=0, part={"type": "output_text", "text": "", "annotations": [],
+                                                   "logprobs": []})
         finish = Finish("stop", 0)
 
         def close(status: str) -> list[dict[str, Any]]:
@@ -494,9 +508,16 @@ class ResponseService:
             if closer is not None:
                 await closer()
         if turn.cancelled:
+            if turn.handback:  # the next instance continues the open item: nothing is closed
+                return
             for done in close("incomplete") if item is not None else ():
                 yield done
             return
+        if point is not None and turn.request.continuation:  # the backend counted the earlier text as input
+            earlier = turn.backend.count_tokens(turn.request.continuation)
+            finish = Finish(finish.reason, finish.output_tokens + earlier, reasoning_tokens=finish.reasoning_tokens,
+                            input_tokens=None if finish.input_tokens is None else max(finish.input_tokens - earlier, 0),
+                            cached_tokens=finish.cached_tokens)
         status = "incomplete" if finish.reason == "length" else "completed"
         if item is not None:
             for done in close(status):

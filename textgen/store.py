@@ -26,6 +26,9 @@ __all__ = [
     "Conflict",
     "FileRecord",
     "KeyRecord",
+    "Lease",
+    "LeaseLost",
+    "Orphan",
     "PromptRecord",
     "Store",
     "StoredResponse",
@@ -63,6 +66,11 @@ responses = sa.Table(
     sa.Column("status", sa.String(20), nullable=False, server_default="completed"),
     sa.Column("previous_id", sa.String(64), nullable=True),
     sa.Column("entries", sa.Text, nullable=False, server_default="[]"),
+    # Durable work: a background response's request (to resume it after a restart) and the lease of the
+    # instance generating a queued or in-progress response (renewed while it runs; expired: taken over).
+    sa.Column("job", sa.Text, nullable=True),
+    sa.Column("lease_owner", sa.String(64), nullable=True),
+    sa.Column("lease_expires", sa.Float, nullable=True),
 )
 
 # Every input and output item of stored responses, so an ``item_reference`` can name any of them.
@@ -121,6 +129,27 @@ files = sa.Table(
 )
 
 
+_UNSETTLED = ("queued", "in_progress")
+
+
+@dataclass(frozen=True, slots=True)
+class Lease:
+    """An instance's claim on a running response, valid until ``expires`` (Unix seconds)."""
+
+    owner: str
+    expires: float
+
+
+@dataclass(frozen=True, slots=True)
+class Orphan:
+    """An unsettled response whose lease this instance just took: its row's body and job."""
+
+    id: str
+    project: str
+    body: dict[str, Any]
+    job: dict[str, Any] | None
+
+
 def new_id(prefix: str) -> str:
     """A fresh identifier such as ``resp_<48 hex digits>``."""
     return f"{prefix}{secrets.token_hex(24)}"
@@ -129,6 +158,20 @@ def new_id(prefix: str) -> str:
 def hash_key(key: str) -> str:
     """SHA-256 of an API key; keys are 256-bit random, so no slow hash is needed."""
     return hashlib.sha256(key.encode()).hexdigest()
+
+
+class LeaseLost(Exception):
+    """Another instance holds the response's lease now: this one must stop writing it."""
+
+
+async def _fence(conn: Any, response_id: str, owner: str) -> None:
+    """Within ``conn``'s transaction: raise :class:`LeaseLost` unless ``owner`` holds the lease (the
+    no-op update locks the row, so a takeover waits for this transaction or comes before it)."""
+    held = await conn.execute(responses.update()
+                              .where(responses.c.id == response_id, responses.c.lease_owner == owner)
+                              .values(lease_owner=owner))
+    if not held.rowcount:
+        raise LeaseLost(response_id)
 
 
 class Conflict(Exception):
@@ -379,23 +422,30 @@ class Store:
     # --- responses ----------------------------------------------------------------
     async def create_response(
         self, project: str, body: dict[str, Any], input_items: Sequence[dict[str, Any]],
-        previous_id: str | None,
+        previous_id: str | None, *, job: dict[str, Any] | None = None, lease: Lease | None = None,
     ) -> None:
-        """Insert a response when it is created (status ``queued`` or ``in_progress``) and its input items."""
+        """Insert a response when it is created (status ``queued`` or ``in_progress``) and its input items.
+
+        ``job`` is what resuming it needs (background responses); ``lease`` names the generating instance.
+        """
         async with self.engine.begin() as conn:
             await conn.execute(
                 responses.insert().values(
                     id=body["id"], project=project, created_at=int(body["created_at"]), body=_dumps(body),
                     status=body["status"], previous_id=previous_id, entries="[]", input_items="[]",
+                    job=None if job is None else _dumps(job),
+                    lease_owner=None if lease is None else lease.owner,
+                    lease_expires=None if lease is None else lease.expires,
                 )
             )
             await _add_items(conn, body["id"], project, input_items, 0, is_output=False)
 
     async def settle_response(
         self, body: dict[str, Any], entries: Sequence[dict[str, Any]] | None = None,
-        *, only_from: Sequence[str] = ("queued", "in_progress"),
+        *, only_from: Sequence[str] = ("queued", "in_progress"), owner: str | None = None,
     ) -> bool:
-        """Move a response to ``body["status"]`` unless it already left ``only_from``.
+        """Move a response to ``body["status"]`` unless it already left ``only_from`` (or, with ``owner``,
+        unless another instance holds its lease).
 
         Returns:
             Whether the row changed (``False`` if, e.g., it was cancelled meanwhile).
@@ -404,9 +454,10 @@ class Store:
         if entries is not None:
             values["entries"] = _dumps(list(entries))
         async with self.engine.begin() as conn:
+            fenced = [responses.c.lease_owner == owner] if owner is not None else []
             result = await conn.execute(
                 responses.update()
-                .where(responses.c.id == body["id"], responses.c.status.in_(list(only_from)))
+                .where(responses.c.id == body["id"], responses.c.status.in_(list(only_from)), *fenced)
                 .values(**values)
                 .returning(responses.c.project)
             )
@@ -444,6 +495,52 @@ class Store:
             return (await conn.execute(
                 sa.select(responses.c.status).where(responses.c.id == response_id)
             )).scalar()
+
+    # --- leases of running responses ---------------------------------------------------
+    async def renew_lease(self, response_id: str, lease: Lease) -> bool:
+        """Extend the lease of a queued or in-progress response this owner holds; ``False`` if it lost it
+        (taken over after it expired), or the response was cancelled, settled or deleted."""
+        async with self.engine.begin() as conn:
+            result = await conn.execute(
+                responses.update()
+                .where(responses.c.id == response_id, responses.c.lease_owner == lease.owner,
+                       responses.c.status.in_(_UNSETTLED))
+                .values(lease_expires=lease.expires)
+            )
+        return bool(result.rowcount)
+
+    async def release_lease(self, response_id: str, owner: str) -> None:
+        """Hand an unsettled response back: any instance may take it at once."""
+        async with self.engine.begin() as conn:
+            await conn.execute(
+                responses.update()
+                .where(responses.c.id == response_id, responses.c.lease_owner == owner)
+                .values(lease_owner=None, lease_expires=None)
+            )
+
+    async def claim_orphan(self, lease: Lease, now: float) -> Orphan | None:
+        """Take the lease of one queued or in-progress response nobody holds (released, expired, or
+        written by a release without leases), oldest first; ``None`` when there is none.
+
+        A compare-and-set on the lease columns, so of several instances exactly one wins each response.
+        """
+        free = sa.or_(responses.c.lease_expires.is_(None), responses.c.lease_expires < now)
+        candidates = (sa.select(responses.c.id).where(responses.c.status.in_(_UNSETTLED), free)
+                      .order_by(responses.c.created_at, responses.c.id).limit(8))
+        async with self.engine.connect() as conn:
+            ids = [r.id for r in (await conn.execute(candidates)).all()]
+        for response_id in ids:
+            async with self.engine.begin() as conn:
+                won = await conn.execute(
+                    responses.update()
+                    .where(responses.c.id == response_id, responses.c.status.in_(_UNSETTLED), free)
+                    .values(lease_owner=lease.owner, lease_expires=lease.expires)
+                )
+                if not won.rowcount:
+                    continue
+                row = (await conn.execute(sa.select(responses).where(responses.c.id == response_id))).one()
+            return Orphan(row.id, row.project, _loads(row.body), None if row.job is None else _loads(row.job))
+        return None
 
     async def history(self, response_id: str, project: str) -> list[dict[str, Any]] | None:
         """The context entries of a response's whole chain, oldest turn first; ``None`` if unknown.
@@ -488,11 +585,17 @@ class Store:
             )
         return await self.get_response(response_id, project)
 
-    async def add_events(self, response_id: str, events: Sequence[dict[str, Any]]) -> None:
-        """Append streaming events (each carries its ``sequence_number``)."""
+    async def add_events(self, response_id: str, events: Sequence[dict[str, Any]], owner: str | None = None) -> None:
+        """Append streaming events (each carries its ``sequence_number``).
+
+        Raises:
+            LeaseLost: ``owner`` is given and no longer holds the response's lease (nothing is written).
+        """
         if not events:
             return
         async with self.engine.begin() as conn:
+            if owner is not None:
+                await _fence(conn, response_id, owner)
             await conn.execute(response_events.insert(), [
                 {"response_id": response_id, "sequence_number": e["sequence_number"], "event": _dumps(e)}
                 for e in events

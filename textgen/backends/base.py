@@ -104,6 +104,7 @@ class ModelInfo:
     temperature: float | None = None
     top_p: float | None = None
     sampling_source: str | None = None
+    continues: bool = False  # honours GenerationRequest.continuation (a background response can resume)
 
 
 @dataclass(frozen=True, slots=True)
@@ -153,6 +154,9 @@ class GenerationRequest:
         tool_choice: ``"auto"``, ``"none"``, ``"required"`` or a function name.
         logprobs: Report each text token's log-probability (backends with ``info.logprobs``).
         top_logprobs: How many most likely alternatives to report with each token (0-20).
+        continuation: Text of the assistant's answer generated before a restart: the backend
+            continues it (it is not output again). Only sent to backends with ``info.continues``,
+            and only for plain text answers.
     """
 
     messages: Sequence[ChatMessage]
@@ -165,6 +169,7 @@ class GenerationRequest:
     tool_choice: str = "auto"
     logprobs: bool = False
     top_logprobs: int = 0
+    continuation: str = ""
 
 
 @dataclass(frozen=True, slots=True)

@@ -210,7 +210,7 @@ class LlamaCppBackend:
         n_gpu_layers: int = 0, n_batch: int = 512, n_contexts: int = 1, chat_template: str | None = None,
         sampling: Sampling = Sampling(),
     ) -> None:
-        self._info = replace(info, logprobs=True)
+        self._info = replace(info, logprobs=True, continues=True)
         self.sampling = sampling
         self.path = path
         contexts = [llama_cpp.Llama(model_path=path, n_ctx=info.context_window, n_threads=n_threads,
@@ -284,7 +284,9 @@ class LlamaCppBackend:
             tools = ()  # the answer follows the schema: a grammar cannot allow both
         prompt = self.render(request.messages, tools)
         plan: _Plan
-        if request.tool_choice == "required" and len(tools) > 1:
+        if request.continuation:  # a resumed plain-text answer: the model goes on after its own text
+            plan = _Plan(prompt + request.continuation, [], "text")
+        elif request.tool_choice == "required" and len(tools) > 1:
             call = _call_schema(tools)
             plan = _Plan(prompt + TOOL_CALL_OPEN, [], "call", call, call, tools=tools)
         elif request.tool_choice not in ("auto", "none") and tools:
