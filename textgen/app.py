@@ -21,6 +21,7 @@ from textgen.api import (
 )
 from textgen.auth import Authenticator, ratelimit_headers
 from textgen.backends.base import Backend, Registry
+from textgen.chat import ChatCompletionsController, ChatService
 from textgen.conversations import ConversationService
 from textgen.errors import exception_handlers
 from textgen.files import FileService
@@ -95,7 +96,7 @@ def create_app(settings: Settings | None = None, *, backends: Iterable[Backend] 
     v1 = Router(
         path="/v1",
         route_handlers=[ResponsesController, ConversationsController, ModelsController, PromptsController,
-                        FilesController],
+                        FilesController, ChatCompletionsController],
         guards=[guard],
         middleware=[ratelimit_headers],
     )
@@ -104,7 +105,7 @@ def create_app(settings: Settings | None = None, *, backends: Iterable[Backend] 
         exception_handlers=exception_handlers,
         on_startup=[startup],
         on_shutdown=[shutdown],
-        state=State({"services": services, "store": store}),
+        state=State({"services": services, "store": store, "chat": ChatService(registry, settings)}),
         request_max_body_size=settings.max_file_bytes + _FORM_OVERHEAD,
         openapi_config=openapi_config(),
     )

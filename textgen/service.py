@@ -56,7 +56,7 @@ from textgen.sealing import Sealer
 from textgen.settings import Settings
 from textgen.store import Store, new_id
 
-__all__ = ["ResponseService", "Turn"]
+__all__ = ["ResponseService", "Turn", "logprob_object", "sampling_value"]
 
 log = logging.getLogger("textgen")
 _MESSAGE_OVERHEAD = 3  # tokens of role framing per context entry
@@ -85,7 +85,7 @@ class Turn:
     output: list[dict[str, Any]] = field(default_factory=list)
 
 
-def _pick(requested: float | None, recommended: float | None) -> float:
+def sampling_value(requested: float | None, recommended: float | None) -> float:
     """A sampling setting: the request's, else the model's recommended one, else 1.0."""
     if requested is not None:
         return requested
@@ -104,7 +104,7 @@ def _usage(input_tokens: int, finish: Finish) -> dict[str, Any]:
     }
 
 
-def _logprob(value: TokenLogprob) -> dict[str, Any]:
+def logprob_object(value: TokenLogprob) -> dict[str, Any]:
     """OpenAI's logprob object (``bytes`` are the token's UTF-8 bytes)."""
     return {"token": value.token, "logprob": value.logprob, "bytes": list(value.token.encode()),
             "top_logprobs": [{"token": t, "logprob": lp, "bytes": list(t.encode())} for t, lp in value.top]}
@@ -306,7 +306,7 @@ class ResponseService:
                    for e in (*lead, *history, *entries)]
         request = GenerationRequest(
             messages=context, max_output_tokens=max_output,
-            temperature=_pick(body.temperature, info.temperature), top_p=_pick(body.top_p, info.top_p),
+            temperature=sampling_value(body.temperature, info.temperature), top_p=sampling_value(body.top_p, info.top_p),
             seed=body.seed,
             constraint=constraint, tools=specs, tool_choice=choice,
             logprobs=LOGPROBS in (body.include or ()) or bool(body.top_logprobs),
@@ -482,7 +482,7 @@ class ResponseService:
                                     part={"type": "output_text", "text": "", "annotations": [], "logprobs": []})
                 if isinstance(delta, TextDelta) and item is not None:
                     chunks.append(delta.text)
-                    fresh = [_logprob(lp) for lp in delta.logprobs]
+                    fresh = [logprob_object(lp) for lp in delta.logprobs]
                     logprobs += fresh
                     yield event("response.output_text.delta", item_id=item["id"], output_index=len(output) - 1,
                                 content_index=0, delta=delta.text, logprobs=fresh)

@@ -219,3 +219,19 @@ def test_function_call_arguments_have_no_trailing_space(client: openai.OpenAI) -
                                          "type": "json_schema", "name": "city", "schema": parameters,
                                          "strict": True}})
     assert parsed.output_text == parsed.output_text.strip()
+
+
+def test_chat_completions_on_the_default_model(client: openai.OpenAI) -> None:
+    messages: list[Any] = [{"role": "system", "content": SYSTEM},
+                           {"role": "user", "content": "What is the capital city of Germany?"}]
+    r = client.chat.completions.create(model=DEFAULT_MODEL_ALIAS, messages=messages, temperature=0,
+                                       max_completion_tokens=48)
+    assert r.model == DEFAULT_MODEL_ID and "Berlin" in (r.choices[0].message.content or "")
+    counted = client.responses.input_tokens.count(model=DEFAULT_MODEL_ALIAS, instructions=SYSTEM,
+                                                  input="What is the capital city of Germany?")
+    assert r.usage is not None and r.usage.prompt_tokens == counted.input_tokens  # the same rendered template
+    chunks = list(client.chat.completions.create(model=DEFAULT_MODEL_ALIAS, messages=messages, temperature=0,
+                                                 max_completion_tokens=48, stream=True,
+                                                 stream_options={"include_usage": True}))
+    assert "".join(c.choices[0].delta.content or "" for c in chunks if c.choices) == r.choices[0].message.content
+    assert chunks[-1].usage is not None and chunks[-1].usage.completion_tokens == r.usage.completion_tokens
