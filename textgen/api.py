@@ -20,6 +20,7 @@ from textgen.errors import bad_request, not_found
 from textgen.files import FileService
 from textgen.includes import check_include
 from textgen.openapi import body_operation
+from textgen.pagination import Page, page_body, paginate
 from textgen.prompts import PromptService, read_model
 from textgen.runs import Runner
 from textgen.schemas import (
@@ -151,12 +152,8 @@ class ResponsesController(Controller):
         include_brackets: IncludeBrackets = None,
     ) -> dict[str, Any]:
         """The input items of a response, paginated by ``after``/``limit``."""
-        if not 1 <= limit <= 100:
-            raise bad_request("'limit' must be between 1 and 100.", param="limit")
-        if order not in ("asc", "desc"):
-            raise bad_request("'order' must be 'asc' or 'desc'.", param="order")
         return await _services(state).responses.input_items(
-            response_id, project_of(request), after=after, limit=limit, order=order,
+            response_id, project_of(request), Page.of(after, limit, order),
             include=check_include(include, include_brackets))
 
 
@@ -203,9 +200,9 @@ class ConversationsController(Controller):
         include_brackets: IncludeBrackets = None,
     ) -> dict[str, Any]:
         """Items, latest first by default, paginated by ``after``/``limit``."""
+        page = Page.of(after, limit, order)
         return await _services(state).conversations.list_items(
-            conversation_id, project_of(request), after=after, limit=limit, order=order,
-            include=check_include(include, include_brackets))
+            conversation_id, project_of(request), page, include=check_include(include, include_brackets))
 
     @post("/{conversation_id:str}/items", status_code=200, operation_class=body_operation(ConversationItemsCreate))
     async def add_items(self, conversation_id: FromPath[str], request: Request[Any, Any, Any], state: State,
@@ -325,21 +322,10 @@ class FilesController(Controller):
         order: FromQuery[str] = "desc",
     ) -> dict[str, Any]:
         """Files, newest first by default (optionally of one ``purpose``), paginated by ``after``."""
-        if not 1 <= limit <= 10_000:
-            raise bad_request("'limit' must be between 1 and 10000.", param="limit")
-        if order not in ("asc", "desc"):
-            raise bad_request("'order' must be 'asc' or 'desc'.", param="order")
+        page = Page.of(after, limit, order, most=10_000)
         records = await _services(state).files.store.list_files(project_of(request), purpose)
-        if order == "asc":
-            records.reverse()
-        if after is not None:
-            ids = [r.id for r in records]
-            if after not in ids:
-                raise bad_request(f"Cursor 'after' {after!r} is not a listed file.", param="after")
-            records = records[ids.index(after) + 1 :]
-        page = [_file(r) for r in records[:limit]]
-        return {"object": "list", "data": page, "has_more": len(records) > limit,
-                "first_id": page[0].id if page else None, "last_id": page[-1].id if page else None}
+        chosen, more = paginate(records, page, lambda r: r.id, "a listed file", newest_first=True)
+        return page_body([_file(r) for r in chosen], has_more=more)
 
     @get("/{file_id:str}")
     async def retrieve(self, file_id: FromPath[str], request: Request[Any, Any, Any], state: State) -> FileRead:

@@ -49,6 +49,7 @@ from textgen.inputs import (
     normalize_tool_choice,
     normalize_tools,
 )
+from textgen.pagination import Page, page_body, paginate
 from textgen.prompts import PromptService
 from textgen.resume import ResumePoint
 from textgen.schemas import InputTokensCreate, ResponseCreate
@@ -552,22 +553,11 @@ class ResponseService:
             raise not_found(f"Response with id {response_id!r} not found.", param="response_id")
         return {"id": response_id, "object": "response.deleted", "deleted": True}
 
-    async def input_items(
-        self, response_id: str, project: str, *, after: str | None, limit: int, order: str,
-        include: frozenset[str] = frozenset(),
-    ) -> dict[str, Any]:
+    async def input_items(self, response_id: str, project: str, page: Page,
+                          include: frozenset[str] = frozenset()) -> dict[str, Any]:
         """One page of a response's input items (``order`` ``desc`` puts the latest first), shaped by ``include``."""
         stored = await self.store.get_response(response_id, project)
         if stored is None:
             raise not_found(f"Response with id {response_id!r} not found.", param="response_id")
-        items = stored.input_items if order == "asc" else stored.input_items[::-1]
-        if after is not None:
-            ids = [i["id"] for i in items]
-            if after not in ids:
-                raise bad_request(f"Cursor 'after' {after!r} is not an item of this response.", param="after")
-            items = items[ids.index(after) + 1 :]
-        page = [shape_item(i, include, self.sealer) for i in items[:limit]]
-        return {
-            "object": "list", "data": page, "has_more": len(items) > limit,
-            "first_id": page[0]["id"] if page else None, "last_id": page[-1]["id"] if page else None,
-        }
+        items, more = paginate(stored.input_items, page, lambda i: str(i["id"]), "an item of this response")
+        return page_body([shape_item(i, include, self.sealer) for i in items], has_more=more)

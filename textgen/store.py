@@ -21,6 +21,8 @@ from sqlalchemy import event
 from sqlalchemy.exc import IntegrityError, OperationalError, ProgrammingError
 from sqlalchemy.ext.asyncio import AsyncEngine, create_async_engine
 
+from textgen.conversation_store import ConversationStore, define_tables
+
 __all__ = [
     "DEFAULT_PROJECT",
     "Conflict",
@@ -148,6 +150,9 @@ class Orphan:
     project: str
     body: dict[str, Any]
     job: dict[str, Any] | None
+
+
+conversations, conversation_items = define_tables(metadata)
 
 
 def new_id(prefix: str) -> str:
@@ -357,6 +362,7 @@ class Store:
 
     def __init__(self, url: str) -> None:
         self.engine: AsyncEngine = create_async_engine(url, pool_pre_ping=True)
+        self.conversations = ConversationStore(self.engine)
         if self.engine.dialect.name == "sqlite":
             event.listen(self.engine.sync_engine, "connect", _set_sqlite_pragmas)
 
