@@ -9,6 +9,7 @@ from typing import Any
 from litestar import Litestar, Router
 from litestar.connection import ASGIConnection
 from litestar.datastructures import State
+from litestar.di import Provide
 from litestar.handlers.base import BaseRouteHandler
 
 from textgen.api import (
@@ -75,6 +76,7 @@ def create_app(settings: Settings | None = None, *, backends: Iterable[Backend] 
     responses = ResponseService(store, files, prompts, registry, settings, conversations, sealer)
     runner = Runner(responses, store, settings.lease_seconds)
     services = Services(responses, runner, prompts, files, registry, conversations)
+    chat = ChatService(registry, settings)
     limiter = make_limiter(settings.rate_limit_per_minute, settings.redis_url)
     authenticator = Authenticator(store, settings.api_keys, limiter)
 
@@ -99,13 +101,15 @@ def create_app(settings: Settings | None = None, *, backends: Iterable[Backend] 
                         FilesController, ChatCompletionsController],
         guards=[guard],
         middleware=[ratelimit_headers],
+        dependencies={"services": Provide(lambda: services, sync_to_thread=False),
+                      "chat": Provide(lambda: chat, sync_to_thread=False)},
     )
     return Litestar(
         route_handlers=[v1],
         exception_handlers=exception_handlers,
         on_startup=[startup],
         on_shutdown=[shutdown],
-        state=State({"services": services, "store": store, "chat": ChatService(registry, settings)}),
+        state=State({"services": services, "store": store}),
         request_max_body_size=settings.max_file_bytes + _FORM_OVERHEAD,
         openapi_config=openapi_config(),
     )

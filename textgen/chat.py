@@ -25,7 +25,8 @@ from typing import Any, Literal
 
 import msgspec
 from litestar import Controller, Request, post
-from litestar.datastructures import State
+from litestar.di import NamedDependency
+from litestar.response.sse import ServerSentEventMessage
 
 from textgen.backends.base import (
     ArgumentsDelta,
@@ -413,16 +414,16 @@ def _failure(exc: Exception) -> APIError:
     return APIError(500, "The model failed while generating the completion.", code="server_error")
 
 
-async def _sse(chunks: AsyncIterator[dict[str, Any]]) -> AsyncIterator[bytes]:
+async def _sse(chunks: AsyncIterator[dict[str, Any]]) -> AsyncIterator[ServerSentEventMessage]:
     """Chat Completions framing: ``data: <chunk>`` lines, an error object if the model fails, then ``[DONE]``."""
     try:
         async for chunk in chunks:
-            yield b"data: " + msgspec.json.encode(chunk) + b"\n\n"
+            yield ServerSentEventMessage(data=msgspec.json.encode(chunk).decode(), sep="\n")
     except Exception as exc:  # after the first byte a status cannot change: the error goes in the stream
         error = _failure(exc)
         body = {"error": {"message": error.message, "type": error.type, "param": None, "code": error.code}}
-        yield b"data: " + msgspec.json.encode(body) + b"\n\n"
-    yield b"data: [DONE]\n\n"
+        yield ServerSentEventMessage(data=msgspec.json.encode(body).decode(), sep="\n")
+    yield ServerSentEventMessage(data="[DONE]", sep="\n")
 
 
 class ChatCompletionsController(Controller):
@@ -431,13 +432,11 @@ class ChatCompletionsController(Controller):
     path = "/chat/completions"
 
     @post("/", status_code=200, operation_class=body_operation(ChatCompletionCreate))
-    async def create(self, request: Request[Any, Any, Any], state: State) -> Any:
+    async def create(self, request: Request[Any, Any, Any], chat: NamedDependency[ChatService]) -> Any:
         """Create a chat completion (``stream: true`` answers with server-sent events)."""
-        from textgen.api import EventStream
+        from textgen.api import event_stream
 
-        service: ChatService = state.chat
-        turn = service.prepare(decode_body(await request.body(), ChatCompletionCreate))
+        turn = chat.prepare(decode_body(await request.body(), ChatCompletionCreate))
         if turn.body.stream:
-            return EventStream(_sse(service.chunks(turn)), headers={"Cache-Control": "no-cache",
-                                                                     "X-Accel-Buffering": "no"})
-        return await service.complete(turn)
+            return event_stream(_sse(chat.chunks(turn)))
+        return await chat.complete(turn)
