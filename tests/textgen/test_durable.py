@@ -60,19 +60,24 @@ def start(tmp_path: Path) -> Iterator[Start]:
     procs: list[subprocess.Popen[bytes]] = []
     servers: list[Server] = []
 
-    def run(name: str, data_dir: Path, **env: str) -> Server:
+    def run(name: str, data_dir: Path, *, default_model: bool = False, **env: str) -> Server:
+        """``serve_shared.py`` (the test models), or ``python -m textgen serve`` (the default model)."""
         data_dir.mkdir(exist_ok=True)
         port = _free_port()
         clean = {k: v for k, v in os.environ.items() if not k.startswith("TEXTGEN_")}
         clean.update({"TEXTGEN_RATE_LIMIT_PER_MINUTE": "0", "TEXTGEN_LEASE_SECONDS": LEASE})
         clean.update({f"TEXTGEN_{k.upper()}": v for k, v in env.items()})
         log = (tmp_path / f"{name}.log").open("ab")
-        proc = subprocess.Popen([sys.executable, str(HERE / "serve_shared.py"), str(port), str(data_dir), KEY],
-                                stdout=log, stderr=subprocess.STDOUT, env=clean)
+        if default_model:
+            clean.update({"TEXTGEN_DATA_DIR": str(data_dir), "TEXTGEN_API_KEYS": KEY})
+            command = [sys.executable, "-m", "textgen", "serve", "--port", str(port), "--log-level", "warning"]
+        else:
+            command = [sys.executable, str(HERE / "serve_shared.py"), str(port), str(data_dir), KEY]
+        proc = subprocess.Popen(command, stdout=log, stderr=subprocess.STDOUT, env=clean)
         log.close()
         procs.append(proc)
         base = f"http://127.0.0.1:{port}/v1"
-        deadline = time.monotonic() + 60
+        deadline = time.monotonic() + 120
         while True:
             try:
                 if httpx.get(f"{base}/models", headers={"Authorization": f"Bearer {KEY}"}).status_code == 200:
@@ -255,3 +260,30 @@ def test_what_cannot_be_resumed_ends_failed(start: Start, tmp_path: Path) -> Non
         assert body["error"]["code"] == "server_error"
     events = _stored_events(url, partial)
     assert [e["type"] for e in events][-1] == "response.failed" and events[-1]["sequence_number"] == 3
+
+
+@pytest.mark.slow
+def test_the_default_model_continues_its_own_text_after_a_kill(start: Start, tmp_path: Path) -> None:
+    """llama.cpp resumes from the prompt plus the stored text: the answer keeps the text as it was."""
+    data = tmp_path / "e"
+    first = start("e1", data, default_model=True)
+    r = first.http.post("/responses", json={"model": "smollm2-135m-instruct", "background": True, "seed": 1,
+                                            "input": "Tell me a long story about a dragon and a knight.",
+                                            "max_output_tokens": 400})
+    assert r.status_code == 200, r.text
+    rid = r.json()["id"]
+    _wait_for_events(_sqlite(data), rid, 25)
+    first.proc.send_signal(signal.SIGKILL)
+    first.proc.wait(10)
+    before = "".join(e["delta"] for e in _stored_events(_sqlite(data), rid)
+                     if e["type"] == "response.output_text.delta")
+    second = start("e2", data, default_model=True)
+    body = _finished(second, rid)
+    assert body["status"] in ("completed", "incomplete"), body
+    (message,) = body["output"]
+    text = message["content"][0]["text"]
+    assert text.startswith(before) and len(text) > len(before) and before
+    events = _stored_events(_sqlite(data), rid)
+    assert [e["sequence_number"] for e in events] == list(range(len(events)))
+    assert "".join(e["delta"] for e in events if e["type"] == "response.output_text.delta") == text
+    assert body["usage"]["output_tokens"] <= 400
