@@ -18,13 +18,14 @@ from typing import Any
 import msgspec
 import sqlalchemy as sa
 from sqlalchemy import event
-from sqlalchemy.exc import IntegrityError, OperationalError, ProgrammingError
+from sqlalchemy.exc import IntegrityError
 from sqlalchemy.ext.asyncio import AsyncEngine, create_async_engine
 
 from textgen.conversation_store import ConversationStore, define_tables
 
 __all__ = [
     "DEFAULT_PROJECT",
+    "VERSION_TABLE",
     "Conflict",
     "FileRecord",
     "KeyRecord",
@@ -40,6 +41,7 @@ __all__ = [
 ]
 
 metadata = sa.MetaData()
+VERSION_TABLE = "textgen_alembic_version"  # the migrations' own version table (a database may be shared)
 
 DEFAULT_PROJECT = "default"
 
@@ -246,102 +248,6 @@ def _set_sqlite_pragmas(dbapi_connection: Any, _: Any) -> None:
     cursor.close()
 
 
-def _add_missing_columns(conn: sa.Connection) -> None:
-    """Bring tables of an older release up to date: add new columns (with their defaults)."""
-    inspector = sa.inspect(conn)
-    preparer = conn.dialect.identifier_preparer
-    for table in metadata.sorted_tables:
-        have = {c["name"] for c in inspector.get_columns(table.name)}
-        for column in table.columns:
-            if column.name in have:
-                continue
-            kind = column.type.compile(conn.dialect)
-            default = f" DEFAULT '{column.server_default.arg}'" if column.server_default is not None else ""  # type: ignore[attr-defined]
-            null = " NOT NULL" if not column.nullable and default else ""
-            conn.execute(sa.text(f"ALTER TABLE {preparer.quote(table.name)} ADD COLUMN "
-                                 f"{preparer.quote(column.name)} {kind}{default}{null}"))
-        if table.name == "textgen_responses" and "conversation" in have:  # the former per-turn full copy
-            conn.execute(sa.text("ALTER TABLE textgen_responses DROP COLUMN conversation"))
-
-
-_PROMPT_NAME_UNIQUE = "uq_textgen_prompts_project_name"
-
-
-def _prompt_name_uniqueness(conn: sa.Connection) -> tuple[list[str | None], list[str], bool]:
-    """How ``textgen_prompts`` enforces unique names: the global unique constraints and unique
-    indexes on ``name`` alone (an older release's, to remove) and whether ``(project, name)`` is unique."""
-    inspector = sa.inspect(conn)
-    constraints = inspector.get_unique_constraints(prompts.name)
-    indexes = [i for i in inspector.get_indexes(prompts.name)  # PostgreSQL lists a constraint's index too
-               if i.get("unique") and not i.get("duplicates_constraint")]
-    global_constraints = [c["name"] for c in constraints if list(c["column_names"]) == ["name"]]
-    global_indexes = [str(i["name"]) for i in indexes if list(i["column_names"]) == ["name"]]
-    per_project = any(sorted(c["column_names"]) == ["name", "project"] for c in constraints) or any(
-        sorted(str(n) for n in i["column_names"]) == ["name", "project"] for i in indexes)
-    return global_constraints, global_indexes, per_project
-
-
-def _prompt_names_per_project_postgres(conn: sa.Connection) -> None:
-    """Replace an older release's global unique prompt name by a per-project one (PostgreSQL).
-
-    Runs inside the schema transaction, so the drop and the new constraint commit together; the
-    table lock makes concurrent starts wait and then find the work done.
-    """
-    global_constraints, global_indexes, per_project = _prompt_name_uniqueness(conn)
-    if not (global_constraints or global_indexes or not per_project):
-        return
-    conn.execute(sa.text("LOCK TABLE textgen_prompts IN ACCESS EXCLUSIVE MODE"))
-    global_constraints, global_indexes, per_project = _prompt_name_uniqueness(conn)  # after the lock
-    preparer = conn.dialect.identifier_preparer
-    for name in global_constraints:
-        conn.execute(sa.text(f"ALTER TABLE textgen_prompts DROP CONSTRAINT {preparer.quote(str(name))}"))
-    for name in global_indexes:
-        conn.execute(sa.text(f"DROP INDEX {preparer.quote(name)}"))
-    if not per_project:
-        conn.execute(sa.text(f"ALTER TABLE textgen_prompts ADD CONSTRAINT {_PROMPT_NAME_UNIQUE} "
-                             "UNIQUE (project, name)"))
-
-
-def _create_schema_sqlite(conn: sa.Connection) -> None:
-    """Create or upgrade the schema on SQLite in one write transaction.
-
-    ``BEGIN IMMEDIATE`` takes the write lock first, so instances starting at once run this one
-    after the other (the later ones find the work done). SQLite cannot drop a table constraint,
-    so an older release's global unique prompt name is removed by rebuilding the table with the
-    current definition, SQLite's documented procedure: foreign keys off, then in the transaction
-    create the new table, copy the rows, drop the old one, rename, check the foreign keys.
-    """
-    conn.exec_driver_sql("PRAGMA foreign_keys=OFF")  # has effect only outside a transaction
-    try:
-        conn.exec_driver_sql("BEGIN IMMEDIATE")  # waits up to busy_timeout for another instance
-        try:
-            metadata.create_all(conn, checkfirst=True)
-            _add_missing_columns(conn)
-            global_constraints, global_indexes, per_project = _prompt_name_uniqueness(conn)
-            preparer = conn.dialect.identifier_preparer
-            for name in global_indexes:
-                conn.exec_driver_sql(f"DROP INDEX {preparer.quote(name)}")
-            if global_constraints:
-                rebuilt = prompts.to_metadata(sa.MetaData(), name="textgen_prompts_rebuild")
-                rebuilt.create(conn)
-                columns = ", ".join(preparer.quote(c.name) for c in prompts.columns)
-                conn.exec_driver_sql(f"INSERT INTO textgen_prompts_rebuild ({columns}) "
-                                     f"SELECT {columns} FROM textgen_prompts")
-                conn.exec_driver_sql("DROP TABLE textgen_prompts")
-                conn.exec_driver_sql("ALTER TABLE textgen_prompts_rebuild RENAME TO textgen_prompts")
-                broken = conn.exec_driver_sql("PRAGMA foreign_key_check").fetchall()
-                if broken:
-                    raise RuntimeError(f"rebuilding textgen_prompts broke foreign keys: {broken}")
-            elif not per_project:
-                conn.exec_driver_sql(f"CREATE UNIQUE INDEX {_PROMPT_NAME_UNIQUE} ON textgen_prompts (project, name)")
-            conn.exec_driver_sql("COMMIT")
-        except BaseException:
-            conn.exec_driver_sql("ROLLBACK")
-            raise
-    finally:
-        conn.exec_driver_sql("PRAGMA foreign_keys=ON")
-
-
 _OUTPUT_POSITION = 1_000_000  # output items sort after every input item of their response
 
 
@@ -367,22 +273,12 @@ class Store:
             event.listen(self.engine.sync_engine, "connect", _set_sqlite_pragmas)
 
     async def create_schema(self) -> None:
-        """Create missing tables and columns and upgrade an older release's constraints; safe when several
-        instances start at once."""
-        for attempt in range(3):
-            try:
-                if self.engine.dialect.name == "sqlite":
-                    async with self.engine.connect() as conn:
-                        await conn.run_sync(_create_schema_sqlite)
-                    return
-                async with self.engine.begin() as conn:
-                    await conn.run_sync(metadata.create_all, checkfirst=True)
-                    await conn.run_sync(_add_missing_columns)
-                    await conn.run_sync(_prompt_names_per_project_postgres)
-                return
-            except (IntegrityError, ProgrammingError, OperationalError):
-                if attempt == 2:  # another instance kept racing us: give up loudly
-                    raise
+        """Bring the database to the current schema with the Alembic migrations of ``textgen/migrations``
+        (a database of a release before migrations is first upgraded the former way, then stamped);
+        safe when several instances start at once (see :mod:`textgen.store_schema`)."""
+        from textgen.store_schema import create_schema
+
+        await create_schema(self.engine)
 
     async def dispose(self) -> None:
         """Close pooled connections."""
