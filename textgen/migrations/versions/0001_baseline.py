@@ -10,6 +10,8 @@ from __future__ import annotations
 import sqlalchemy as sa
 from alembic import op
 
+__all__ = ["downgrade", "upgrade"]
+
 revision = "0001"
 down_revision = None
 branch_labels = None

@@ -10,6 +10,8 @@ from __future__ import annotations
 import sqlalchemy as sa
 from alembic import op
 
+__all__ = ["downgrade", "upgrade"]
+
 revision = "0002"
 down_revision = "0001"
 branch_labels = None
