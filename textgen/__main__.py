@@ -16,10 +16,9 @@ __all__ = ["main"]
 
 
 def _serve(args: argparse.Namespace) -> int:
-    import uvicorn
-
     from service.logsafe import uvicorn_log_config
     from textgen.app import create_app
+    from textgen.serving import serve
     from textgen.settings import Settings
 
     try:
@@ -28,13 +27,8 @@ def _serve(args: argparse.Namespace) -> int:
     except ValueError as exc:  # bad TEXTGEN_* setting or model registry: say which, no traceback
         print(f"error: {exc}", file=sys.stderr)
         return 2
-    uvicorn.run(
-        app,
-        host=args.host or settings.host,
-        port=args.port or settings.port,
-        log_level=args.log_level,
-        log_config=uvicorn_log_config(),
-    )
+    serve(app, args.host or settings.host, args.port or settings.port, args.log_level,
+          log_config=uvicorn_log_config())
     return 0
 
 

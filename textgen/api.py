@@ -8,17 +8,21 @@ from typing import Annotated, Any, TypeVar
 
 import msgspec
 from litestar import Controller, Request, delete, get, post
-from litestar.datastructures import State, UploadFile
+from litestar.datastructures import UploadFile
+from litestar.di import NamedDependency
 from litestar.params import FromPath, FromQuery, QueryParameter
-from litestar.response import Response, Stream
+from litestar.response import Response, ServerSentEvent
+from litestar.response.sse import ServerSentEventMessage
 
 from textgen.auth import project_of
-from textgen.backends.base import Registry
+from textgen.backends.base import ModelInfo, Registry
 from textgen.conversations import ConversationService
-from textgen.errors import bad_request, not_found, validation_error
+from textgen.decoding import decode_body
+from textgen.errors import bad_request, not_found
 from textgen.files import FileService
 from textgen.includes import check_include
 from textgen.openapi import body_operation
+from textgen.pagination import Page, page_body, paginate
 from textgen.prompts import PromptService, read_model
 from textgen.runs import Runner
 from textgen.schemas import (
@@ -31,6 +35,7 @@ from textgen.schemas import (
     PromptCreate,
     PromptRead,
     ResponseCreate,
+    SamplingDefaults,
 )
 from textgen.service import ResponseService
 from textgen.store import FileRecord
@@ -47,7 +52,7 @@ IncludeBrackets = Annotated[list[str] | None, QueryParameter(name="include[]", d
 
 @dataclass(frozen=True, slots=True)
 class Services:
-    """What the handlers use; lives on ``app.state.services``."""
+    """What the handlers use; injected as their ``services`` parameter (Litestar's dependency injection)."""
 
     responses: ResponseService
     runner: Runner
@@ -57,36 +62,33 @@ class Services:
     conversations: ConversationService
 
 
-def _services(state: State) -> Services:
-    services: Services = state.services
-    return services
-
-
 async def _decode(request: Request[Any, Any, Any], kind: type[T]) -> T:
-    try:
-        return msgspec.json.decode(await request.body(), type=kind)
-    except (msgspec.ValidationError, msgspec.DecodeError) as exc:
-        raise validation_error(exc) from exc
-    except UnicodeDecodeError as exc:  # msgspec rejects bytes that are not UTF-8 this way
-        raise bad_request(f"The request body is not valid UTF-8: {exc.reason} at byte {exc.start}.",
-                          code="invalid_json") from exc
+    return decode_body(await request.body(), kind)
 
 
-class EventStream(Stream):
-    """A ``text/event-stream`` response: Litestar's ``Stream`` lets the handler's default
-    media type (JSON) win over its own, which EventSource clients refuse."""
+_SSE_HEADERS = {"Cache-Control": "no-cache", "X-Accel-Buffering": "no"}
+
+
+class _EventStream(ServerSentEvent):
+    """Litestar's ``ServerSentEvent``, keeping its ``text/event-stream`` type on handlers whose other answers
+    are JSON (the handler's default media type would win, and EventSource clients refuse it)."""
 
     def to_asgi_response(self, *args: Any, **kwargs: Any) -> Any:
         kwargs["media_type"] = "text/event-stream"
         return super().to_asgi_response(*args, **kwargs)
 
 
-def _sse(events: AsyncIterator[dict[str, Any]]) -> EventStream:
-    async def encode() -> AsyncIterator[bytes]:
-        async for event in events:
-            yield b"event: " + event["type"].encode() + b"\ndata: " + msgspec.json.encode(event) + b"\n\n"
+def event_stream(messages: AsyncIterator[ServerSentEventMessage]) -> ServerSentEvent:
+    """A ``text/event-stream`` answer through Litestar's ``ServerSentEvent`` (``\\n`` line ends)."""
+    return _EventStream(messages, headers=_SSE_HEADERS)
 
-    return EventStream(encode(), headers={"Cache-Control": "no-cache", "X-Accel-Buffering": "no"})
+
+def _sse(events: AsyncIterator[dict[str, Any]]) -> ServerSentEvent:
+    async def messages() -> AsyncIterator[ServerSentEventMessage]:
+        async for event in events:
+            yield ServerSentEventMessage(event=event["type"], data=msgspec.json.encode(event).decode(), sep="\n")
+
+    return event_stream(messages())
 
 
 class ResponsesController(Controller):
@@ -95,10 +97,9 @@ class ResponsesController(Controller):
     path = "/responses"
 
     @post("/", status_code=200, operation_class=body_operation(ResponseCreate))
-    async def create(self, request: Request[Any, Any, Any], state: State) -> Any:
+    async def create(self, request: Request[Any, Any, Any], services: NamedDependency[Services]) -> Any:
         """Create a response (``stream: true`` answers with server-sent events)."""
         body = await _decode(request, ResponseCreate)
-        services = _services(state)
         turn = await services.responses.prepare(body, project_of(request))
         if body.stream:
             return _sse(services.runner.stream(await services.runner.start(turn)))
@@ -108,46 +109,45 @@ class ResponsesController(Controller):
         return await services.runner.create(turn)
 
     @post("/input_tokens", status_code=200, operation_class=body_operation(InputTokensCreate))
-    async def input_tokens(self, request: Request[Any, Any, Any], state: State) -> dict[str, Any]:
+    async def input_tokens(self, request: Request[Any, Any, Any], services: NamedDependency[Services]) -> dict[str, Any]:
         """Count the input tokens of a would-be response."""
         body = await _decode(request, InputTokensCreate)
-        return await _services(state).responses.count_input_tokens(body, project_of(request))
+        return await services.responses.count_input_tokens(body, project_of(request))
 
     @get("/{response_id:str}")
     async def retrieve(
         self,
         response_id: FromPath[str],
         request: Request[Any, Any, Any],
-        state: State,
+        services: NamedDependency[Services],
         stream: FromQuery[bool] = False,
         starting_after: FromQuery[int] = -1,
         include: Include = None,
         include_brackets: IncludeBrackets = None,
     ) -> Any:
         """A stored response; ``stream=true`` replays its events after ``starting_after`` and follows."""
-        services = _services(state)
         included = check_include(include, include_brackets)
         if stream:
             return _sse(await services.runner.replay(response_id, project_of(request), starting_after))
         return await services.responses.get(response_id, project_of(request), included)
 
     @post("/{response_id:str}/cancel", status_code=200)
-    async def cancel(self, response_id: FromPath[str], request: Request[Any, Any, Any], state: State) -> Any:
+    async def cancel(self, response_id: FromPath[str], request: Request[Any, Any, Any], services: NamedDependency[Services]) -> Any:
         """Cancel a background response."""
-        return await _services(state).runner.cancel(response_id, project_of(request))
+        return await services.runner.cancel(response_id, project_of(request))
 
     @delete("/{response_id:str}", status_code=200)
     async def remove(self, response_id: FromPath[str], request: Request[Any, Any, Any],
-                     state: State) -> dict[str, Any]:
+                     services: NamedDependency[Services]) -> dict[str, Any]:
         """Delete a stored response."""
-        return await _services(state).responses.delete(response_id, project_of(request))
+        return await services.responses.delete(response_id, project_of(request))
 
     @get("/{response_id:str}/input_items")
     async def input_items(
         self,
         response_id: FromPath[str],
         request: Request[Any, Any, Any],
-        state: State,
+        services: NamedDependency[Services],
         after: FromQuery[str | None] = None,
         limit: FromQuery[int] = 20,
         order: FromQuery[str] = "desc",
@@ -155,12 +155,8 @@ class ResponsesController(Controller):
         include_brackets: IncludeBrackets = None,
     ) -> dict[str, Any]:
         """The input items of a response, paginated by ``after``/``limit``."""
-        if not 1 <= limit <= 100:
-            raise bad_request("'limit' must be between 1 and 100.", param="limit")
-        if order not in ("asc", "desc"):
-            raise bad_request("'order' must be 'asc' or 'desc'.", param="order")
-        return await _services(state).responses.input_items(
-            response_id, project_of(request), after=after, limit=limit, order=order,
+        return await services.responses.input_items(
+            response_id, project_of(request), Page.of(after, limit, order),
             include=check_include(include, include_brackets))
 
 
@@ -170,36 +166,36 @@ class ConversationsController(Controller):
     path = "/conversations"
 
     @post("/", status_code=200, operation_class=body_operation(ConversationCreate))
-    async def create(self, request: Request[Any, Any, Any], state: State) -> dict[str, Any]:
+    async def create(self, request: Request[Any, Any, Any], services: NamedDependency[Services]) -> dict[str, Any]:
         """Create a conversation (optionally with items and metadata)."""
         body = await _decode(request, ConversationCreate)
-        return await _services(state).conversations.create(project_of(request), body)
+        return await services.conversations.create(project_of(request), body)
 
     @get("/{conversation_id:str}")
     async def retrieve(self, conversation_id: FromPath[str], request: Request[Any, Any, Any],
-                       state: State) -> dict[str, Any]:
+                       services: NamedDependency[Services]) -> dict[str, Any]:
         """A conversation."""
-        return await _services(state).conversations.get(conversation_id, project_of(request))
+        return await services.conversations.get(conversation_id, project_of(request))
 
     @post("/{conversation_id:str}", status_code=200, operation_class=body_operation(ConversationUpdate))
     async def update(self, conversation_id: FromPath[str], request: Request[Any, Any, Any],
-                     state: State) -> dict[str, Any]:
+                     services: NamedDependency[Services]) -> dict[str, Any]:
         """Replace a conversation's metadata."""
         body = await _decode(request, ConversationUpdate)
-        return await _services(state).conversations.update(conversation_id, project_of(request), body)
+        return await services.conversations.update(conversation_id, project_of(request), body)
 
     @delete("/{conversation_id:str}", status_code=200)
     async def remove(self, conversation_id: FromPath[str], request: Request[Any, Any, Any],
-                     state: State) -> dict[str, Any]:
+                     services: NamedDependency[Services]) -> dict[str, Any]:
         """Delete a conversation and its items."""
-        return await _services(state).conversations.delete(conversation_id, project_of(request))
+        return await services.conversations.delete(conversation_id, project_of(request))
 
     @get("/{conversation_id:str}/items")
     async def list_items(
         self,
         conversation_id: FromPath[str],
         request: Request[Any, Any, Any],
-        state: State,
+        services: NamedDependency[Services],
         after: FromQuery[str | None] = None,
         limit: FromQuery[int] = 20,
         order: FromQuery[str] = "desc",
@@ -207,31 +203,39 @@ class ConversationsController(Controller):
         include_brackets: IncludeBrackets = None,
     ) -> dict[str, Any]:
         """Items, latest first by default, paginated by ``after``/``limit``."""
-        return await _services(state).conversations.list_items(
-            conversation_id, project_of(request), after=after, limit=limit, order=order,
-            include=check_include(include, include_brackets))
+        page = Page.of(after, limit, order)
+        return await services.conversations.list_items(
+            conversation_id, project_of(request), page, include=check_include(include, include_brackets))
 
     @post("/{conversation_id:str}/items", status_code=200, operation_class=body_operation(ConversationItemsCreate))
-    async def add_items(self, conversation_id: FromPath[str], request: Request[Any, Any, Any], state: State,
+    async def add_items(self, conversation_id: FromPath[str], request: Request[Any, Any, Any], services: NamedDependency[Services],
                         include: Include = None, include_brackets: IncludeBrackets = None) -> dict[str, Any]:
         """Append up to 20 items."""
         included = check_include(include, include_brackets)
         body = await _decode(request, ConversationItemsCreate)
-        return await _services(state).conversations.add_items(conversation_id, project_of(request), body, included)
+        return await services.conversations.add_items(conversation_id, project_of(request), body, included)
 
     @get("/{conversation_id:str}/items/{item_id:str}")
     async def retrieve_item(self, conversation_id: FromPath[str], item_id: FromPath[str],
-                            request: Request[Any, Any, Any], state: State,
+                            request: Request[Any, Any, Any], services: NamedDependency[Services],
                             include: Include = None, include_brackets: IncludeBrackets = None) -> dict[str, Any]:
         """One item."""
-        return await _services(state).conversations.get_item(conversation_id, item_id, project_of(request),
+        return await services.conversations.get_item(conversation_id, item_id, project_of(request),
                                                               check_include(include, include_brackets))
 
     @delete("/{conversation_id:str}/items/{item_id:str}", status_code=200)
     async def remove_item(self, conversation_id: FromPath[str], item_id: FromPath[str],
-                          request: Request[Any, Any, Any], state: State) -> dict[str, Any]:
+                          request: Request[Any, Any, Any], services: NamedDependency[Services]) -> dict[str, Any]:
         """Delete one item; answers with the conversation."""
-        return await _services(state).conversations.delete_item(conversation_id, item_id, project_of(request))
+        return await services.conversations.delete_item(conversation_id, item_id, project_of(request))
+
+
+def _model(info: ModelInfo) -> ModelRead:
+    return ModelRead(id=info.id, created=info.created, owned_by=info.owned_by,
+                     context_window=info.context_window, max_output_tokens=info.max_output_tokens,
+                     sampling_defaults=SamplingDefaults(
+                         temperature=1.0 if info.temperature is None else info.temperature,
+                         top_p=1.0 if info.top_p is None else info.top_p, source=info.sampling_source))
 
 
 class ModelsController(Controller):
@@ -240,24 +244,17 @@ class ModelsController(Controller):
     path = "/models"
 
     @get("/")
-    async def list_models(self, state: State) -> dict[str, Any]:
+    async def list_models(self, services: NamedDependency[Services]) -> dict[str, Any]:
         """Every model with its context window."""
-        data = [
-            ModelRead(id=b.info.id, created=b.info.created, owned_by=b.info.owned_by,
-                      context_window=b.info.context_window, max_output_tokens=b.info.max_output_tokens)
-            for b in _services(state).registry
-        ]
-        return {"object": "list", "data": data}
+        return {"object": "list", "data": [_model(b.info) for b in services.registry]}
 
     @get("/{model_id:str}")
-    async def retrieve(self, model_id: FromPath[str], state: State) -> ModelRead:
+    async def retrieve(self, model_id: FromPath[str], services: NamedDependency[Services]) -> ModelRead:
         """One model by id or alias."""
-        backend = _services(state).registry.get(model_id)
+        backend = services.registry.get(model_id)
         if backend is None:
             raise not_found(f"The model {model_id!r} does not exist.", param="model", code="model_not_found")
-        info = backend.info
-        return ModelRead(id=info.id, created=info.created, owned_by=info.owned_by,
-                         context_window=info.context_window, max_output_tokens=info.max_output_tokens)
+        return _model(backend.info)
 
 
 class PromptsController(Controller):
@@ -266,26 +263,26 @@ class PromptsController(Controller):
     path = "/prompts"
 
     @post("/", status_code=200, operation_class=body_operation(PromptCreate))
-    async def create(self, request: Request[Any, Any, Any], state: State) -> PromptRead:
+    async def create(self, request: Request[Any, Any, Any], services: NamedDependency[Services]) -> PromptRead:
         """Create a prompt (version ``"1"``)."""
-        return await _services(state).prompts.create(project_of(request), await _decode(request, PromptCreate))
+        return await services.prompts.create(project_of(request), await _decode(request, PromptCreate))
 
     @post("/{prompt_id:str}/versions", status_code=200, operation_class=body_operation(PromptCreate))
-    async def add_version(self, prompt_id: FromPath[str], request: Request[Any, Any, Any], state: State) -> PromptRead:
+    async def add_version(self, prompt_id: FromPath[str], request: Request[Any, Any, Any], services: NamedDependency[Services]) -> PromptRead:
         """Add a version; it becomes current."""
-        return await _services(state).prompts.add_version(project_of(request), prompt_id,
+        return await services.prompts.add_version(project_of(request), prompt_id,
                                                           await _decode(request, PromptCreate))
 
     @get("/")
-    async def list_prompts(self, request: Request[Any, Any, Any], state: State) -> dict[str, Any]:
+    async def list_prompts(self, request: Request[Any, Any, Any], services: NamedDependency[Services]) -> dict[str, Any]:
         """Every prompt at its current version."""
-        return {"object": "list", "data": await _services(state).prompts.list_all(project_of(request))}
+        return {"object": "list", "data": await services.prompts.list_all(project_of(request))}
 
     @get("/{prompt_id:str}")
-    async def retrieve(self, prompt_id: FromPath[str], request: Request[Any, Any, Any], state: State,
+    async def retrieve(self, prompt_id: FromPath[str], request: Request[Any, Any, Any], services: NamedDependency[Services],
                        version: FromQuery[str | None] = None) -> PromptRead:
         """A prompt at ``version`` (default: current)."""
-        return read_model(await _services(state).prompts.get(project_of(request), prompt_id, version))
+        return read_model(await services.prompts.get(project_of(request), prompt_id, version))
 
 
 def _quote(filename: str) -> str:
@@ -303,7 +300,7 @@ class FilesController(Controller):
     path = "/files"
 
     @post("/", status_code=200)
-    async def upload(self, request: Request[Any, Any, Any], state: State) -> FileRead:
+    async def upload(self, request: Request[Any, Any, Any], services: NamedDependency[Services]) -> FileRead:
         """Upload a file (multipart fields ``file`` and ``purpose``)."""
         if not request.headers.get("content-type", "").startswith("multipart/form-data"):
             raise bad_request("Upload files as multipart/form-data with fields 'file' and 'purpose'.")
@@ -315,50 +312,39 @@ class FilesController(Controller):
         if not isinstance(purpose, str):
             raise bad_request("Missing required parameter: 'purpose'.", param="purpose",
                               code="missing_required_parameter")
-        return _file(await _services(state).files.create(project_of(request), upload, purpose))
+        return _file(await services.files.create(project_of(request), upload, purpose))
 
     @get("/")
     async def list_files(
         self,
         request: Request[Any, Any, Any],
-        state: State,
+        services: NamedDependency[Services],
         purpose: FromQuery[str | None] = None,
         after: FromQuery[str | None] = None,
         limit: FromQuery[int] = 10_000,
         order: FromQuery[str] = "desc",
     ) -> dict[str, Any]:
         """Files, newest first by default (optionally of one ``purpose``), paginated by ``after``."""
-        if not 1 <= limit <= 10_000:
-            raise bad_request("'limit' must be between 1 and 10000.", param="limit")
-        if order not in ("asc", "desc"):
-            raise bad_request("'order' must be 'asc' or 'desc'.", param="order")
-        records = await _services(state).files.store.list_files(project_of(request), purpose)
-        if order == "asc":
-            records.reverse()
-        if after is not None:
-            ids = [r.id for r in records]
-            if after not in ids:
-                raise bad_request(f"Cursor 'after' {after!r} is not a listed file.", param="after")
-            records = records[ids.index(after) + 1 :]
-        page = [_file(r) for r in records[:limit]]
-        return {"object": "list", "data": page, "has_more": len(records) > limit,
-                "first_id": page[0].id if page else None, "last_id": page[-1].id if page else None}
+        page = Page.of(after, limit, order, most=10_000)
+        records = await services.files.store.list_files(project_of(request), purpose)
+        chosen, more = paginate(records, page, lambda r: r.id, "a listed file", newest_first=True)
+        return page_body([_file(r) for r in chosen], has_more=more)
 
     @get("/{file_id:str}")
-    async def retrieve(self, file_id: FromPath[str], request: Request[Any, Any, Any], state: State) -> FileRead:
+    async def retrieve(self, file_id: FromPath[str], request: Request[Any, Any, Any], services: NamedDependency[Services]) -> FileRead:
         """File metadata."""
-        return _file(await _services(state).files.get(project_of(request), file_id))
+        return _file(await services.files.get(project_of(request), file_id))
 
     @get("/{file_id:str}/content")
     async def content(self, file_id: FromPath[str], request: Request[Any, Any, Any],
-                      state: State) -> Response[bytes]:
+                      services: NamedDependency[Services]) -> Response[bytes]:
         """The file's bytes."""
-        record, data = await _services(state).files.content(project_of(request), file_id)
+        record, data = await services.files.content(project_of(request), file_id)
         return Response(data, media_type="application/octet-stream",
                         headers={"Content-Disposition": f'attachment; filename="{_quote(record.filename)}"'})
 
     @delete("/{file_id:str}", status_code=200)
-    async def remove(self, file_id: FromPath[str], request: Request[Any, Any, Any], state: State) -> dict[str, Any]:
+    async def remove(self, file_id: FromPath[str], request: Request[Any, Any, Any], services: NamedDependency[Services]) -> dict[str, Any]:
         """Delete a file."""
-        await _services(state).files.delete(project_of(request), file_id)
+        await services.files.delete(project_of(request), file_id)
         return {"id": file_id, "object": "file", "deleted": True}

@@ -9,6 +9,7 @@ from typing import Any
 from litestar import Litestar, Router
 from litestar.connection import ASGIConnection
 from litestar.datastructures import State
+from litestar.di import Provide
 from litestar.handlers.base import BaseRouteHandler
 
 from textgen.api import (
@@ -21,6 +22,7 @@ from textgen.api import (
 )
 from textgen.auth import Authenticator, ratelimit_headers
 from textgen.backends.base import Backend, Registry
+from textgen.chat import ChatCompletionsController, ChatService
 from textgen.conversations import ConversationService
 from textgen.errors import exception_handlers
 from textgen.files import FileService
@@ -72,8 +74,9 @@ def create_app(settings: Settings | None = None, *, backends: Iterable[Backend] 
     sealer = Sealer(load_key(settings.secret_key, settings.data_dir))
     conversations = ConversationService(store, sealer)
     responses = ResponseService(store, files, prompts, registry, settings, conversations, sealer)
-    runner = Runner(responses, store)
+    runner = Runner(responses, store, settings.lease_seconds)
     services = Services(responses, runner, prompts, files, registry, conversations)
+    chat = ChatService(registry, settings)
     limiter = make_limiter(settings.rate_limit_per_minute, settings.redis_url)
     authenticator = Authenticator(store, settings.api_keys, limiter)
 
@@ -84,6 +87,7 @@ def create_app(settings: Settings | None = None, *, backends: Iterable[Backend] 
         Path(settings.data_dir).mkdir(parents=True, exist_ok=True)
         settings.files_dir.mkdir(parents=True, exist_ok=True)
         await store.create_schema()
+        runner.start_recovery()  # queued or in-progress responses nobody holds: resume or fail them
 
     async def shutdown() -> None:
         await runner.close()
@@ -94,9 +98,11 @@ def create_app(settings: Settings | None = None, *, backends: Iterable[Backend] 
     v1 = Router(
         path="/v1",
         route_handlers=[ResponsesController, ConversationsController, ModelsController, PromptsController,
-                        FilesController],
+                        FilesController, ChatCompletionsController],
         guards=[guard],
         middleware=[ratelimit_headers],
+        dependencies={"services": Provide(lambda: services, sync_to_thread=False),
+                      "chat": Provide(lambda: chat, sync_to_thread=False)},
     )
     return Litestar(
         route_handlers=[v1],

@@ -113,21 +113,40 @@ _HTTP_CODES = {
     401: "invalid_api_key",
     404: "not_found",
     405: "method_not_allowed",
-    413: "file_too_large",
+    413: "request_too_large",
     415: "unsupported_media_type",
 }
+
+
+def _parameter_error(extra: Any) -> APIError | None:
+    """A 400 naming the first path or query parameter Litestar could not parse, or ``None``."""
+    if not isinstance(extra, list) or not extra or not isinstance(extra[0], dict) or "key" not in extra[0]:
+        return None
+    first = extra[0]
+    source = first.get("source")
+    where = f"{getattr(source, 'value', source)} parameter" if source is not None else "parameter"
+    detail = str(first.get("message") or "invalid value").rstrip(".")
+    return bad_request(f"Invalid value for {where} '{first['key']}': {detail}.", param=str(first["key"]),
+                       code="invalid_value")
 
 
 def _http_error(request: Request[Any, Any, Any], exc: HTTPException) -> Response[Any]:
     status = exc.status_code
     message = exc.detail or "Request failed."
+    code = _HTTP_CODES.get(status)
     if status == 404 and message == "Not Found":
         message = f"Unknown path: {request.method} {request.url.path}."
-    elif status == 413:
-        message = "The request body is too large."
-    elif status == 400 and getattr(exc, "extra", None):
-        message = f"{message}: {exc.extra}"
-    return _api_error(request, APIError(status, message, code=_HTTP_CODES.get(status)))
+    elif status == 413:  # Litestar's request body limit; an upload over the file limit is the files service's 413
+        multipart = request.headers.get("content-type", "").startswith("multipart/form-data")
+        code = "file_too_large" if multipart else "request_too_large"
+        message = "The uploaded file is too large." if multipart else "The request body is too large."
+    elif status == 400:
+        parameter = _parameter_error(getattr(exc, "extra", None))
+        if parameter is not None:
+            return _api_error(request, parameter)
+        if getattr(exc, "extra", None):
+            message = f"{message}: {exc.extra}"
+    return _api_error(request, APIError(status, message, code=code))
 
 
 def _unexpected(request: Request[Any, Any, Any], exc: Exception) -> Response[Any]:

@@ -27,6 +27,38 @@ __all__ = [
 _ROLES = ("user", "developer", "system", "assistant")
 _NAME = re.compile(r"^[A-Za-z0-9_-]{1,64}$")
 _DETAILS = ("auto", "low", "high")
+# The fields of each item and content part type: what clients send plus what this server emits
+# (so every emitted item is accepted back exactly as it was emitted), plus the fields OpenAI's item
+# types define that this server accepts and ignores (``phase``, ``namespace``, ``caller``,
+# ``prompt_cache_breakpoint``): an SDK object dumped with all its fields is valid input. Anything else is a 400.
+_CACHE = "prompt_cache_breakpoint"
+_ITEM_FIELDS = {
+    "message": frozenset({"id", "type", "role", "status", "content", "phase"}),
+    "function_call": frozenset({"id", "type", "status", "call_id", "name", "arguments", "namespace", "caller",
+                                "async"}),
+    "function_call_output": frozenset({"id", "type", "status", "call_id", "output", "caller"}),
+    "reasoning": frozenset({"id", "type", "status", "summary", "content", "encrypted_content"}),
+    "item_reference": frozenset({"id", "type"}),
+}
+_PART_FIELDS = {
+    "input_text": frozenset({"type", "text", _CACHE}),
+    "output_text": frozenset({"type", "text", "annotations", "logprobs"}),
+    "refusal": frozenset({"type", "refusal"}),
+    "input_image": frozenset({"type", "detail", "image_url", "file_id", _CACHE}),
+    "input_file": frozenset({"type", "file_id", "file_data", "filename", "file_url", "detail", _CACHE}),
+    "summary_text": frozenset({"type", "text"}),
+    "reasoning_text": frozenset({"type", "text"}),
+}
+
+
+def _known(value: dict[str, Any], allowed: frozenset[str] | None, param: str) -> None:
+    """400 ``unknown_parameter`` naming the first field of ``value`` outside ``allowed``."""
+    if allowed is None:
+        return
+    unknown = sorted(set(value) - allowed)
+    if unknown:
+        raise bad_request(f"Unknown parameter: '{param}.{unknown[0]}'.", param=f"{param}.{unknown[0]}",
+                          code="unknown_parameter")
 
 
 def _str(value: Any, param: str, *, optional: bool = False) -> str | None:
@@ -43,6 +75,7 @@ def _part(part: Any, role: str, param: str) -> dict[str, Any]:
     if not isinstance(part, dict):
         raise bad_request(f"Invalid type for '{param}': expected an object.", param=param, code="invalid_type")
     kind = part.get("type")
+    _known(part, _PART_FIELDS.get(str(kind)), param)
     if role == "assistant":
         if kind == "refusal":
             return {"type": "refusal", "refusal": _str(part.get("refusal"), f"{param}.refusal")}
@@ -116,6 +149,7 @@ def normalize_input(
     for i, item in enumerate(value):
         param = f"{prefix}[{i}]"
         kind = item.get("type", "message")
+        _known(item, _ITEM_FIELDS.get(str(kind)), param)
         if kind == "message":
             items.append(_message(item, param))
         elif kind == "function_call_output":
@@ -155,6 +189,7 @@ def _texts(parts: Any, kind: str, param: str) -> list[dict[str, Any]]:
         if not isinstance(part, dict) or part.get("type") != kind:
             raise bad_request(f"Invalid '{param}[{j}]': expected {{'type': '{kind}', 'text': ...}}.",
                               param=f"{param}[{j}]", code="invalid_value")
+        _known(part, _PART_FIELDS[kind], f"{param}[{j}]")
         out.append({"type": kind, "text": _str(part.get("text"), f"{param}[{j}].text")})
     return out
 

@@ -13,20 +13,36 @@ never by the request that started it:
   another one on the same database) notices it at its next poll and stops;
 - a foreground stream whose client disconnects keeps running to the end and is
   stored (``store: true``), so ``GET`` of its id gives the finished response;
-  with ``store: false`` nobody could read it, so it is cancelled.
+  with ``store: false`` nobody could read it, so it is cancelled;
+- every stored response being generated carries a **lease** (its instance, an
+  expiry renewed while it runs). A response whose lease is free (handed back at
+  shutdown, expired because its instance died, or from a release without
+  leases) is claimed by exactly one instance (a compare-and-set on the row): a
+  background one resumes from its stored events (the model continues the text
+  already generated), any other, or one that cannot be continued, ends
+  ``failed`` with an error object. None stays ``in_progress`` for good;
+- at shutdown (``drain``) an instance stops claiming work at once, stops its
+  background generations, flushes their events and releases their leases, so
+  the next instance continues them; foreground generations end ``cancelled``.
 """
 
 from __future__ import annotations
 
 import asyncio
+import contextlib
+import dataclasses
 import logging
 import time
 from collections.abc import AsyncIterator
 from typing import Any
 
+import msgspec
+
 from textgen.errors import APIError, bad_request, not_found
+from textgen.resume import CannotResume, resume_point
+from textgen.schemas import ResponseCreate
 from textgen.service import ResponseService, Turn
-from textgen.store import Store
+from textgen.store import Lease, LeaseLost, Orphan, Store, new_id
 
 __all__ = ["Run", "Runner"]
 
@@ -48,6 +64,7 @@ class Run:
         self.finished = False
         self._changed = asyncio.Condition()
         self.task: asyncio.Task[None] | None = None
+        self.lost = False  # another instance took the lease over
 
     async def publish(self, event: dict[str, Any] | None) -> None:
         """Append an event (``None`` marks the end) and wake the followers."""
@@ -82,27 +99,51 @@ class Run:
 class Runner:
     """Starts generations as tasks and serves their events, on one store shared by instances."""
 
-    def __init__(self, service: ResponseService, store: Store) -> None:
+    def __init__(self, service: ResponseService, store: Store, lease_seconds: float = 10.0) -> None:
         self.service = service
         self.store = store
         self.runs: dict[str, Run] = {}
+        self.owner = new_id("inst_")[:40]  # this instance, in the lease columns
+        self.lease_seconds = lease_seconds
+        self.draining = False
+        self._recovery: asyncio.Task[None] | None = None
+
+    def _owner(self, turn: Turn) -> str | None:
+        return self.owner if turn.body.store else None
+
+    def _lease(self) -> Lease:
+        return Lease(self.owner, time.time() + self.lease_seconds)
 
     async def start(self, turn: Turn) -> Run:
         """Write the response's row (when stored) and start generating in a task of its own."""
+        if self.draining:
+            raise APIError(503, "The server is shutting down; retry on another instance.", code="server_shutting_down")
         if turn.body.store:
+            job = {"body": msgspec.to_builtins(turn.body)} if turn.body.background else None
             await self.store.create_response(turn.project, self.service.initial(turn), turn.input_items,
-                                             turn.body.previous_response_id)
+                                             turn.body.previous_response_id, job=job, lease=self._lease())
+        return self._launch(turn)
+
+    def _launch(self, turn: Turn) -> Run:
         run = Run(turn)
         self.runs[turn.id] = run
         run.task = asyncio.create_task(self._drive(run), name=f"textgen-{turn.id}")
         return run
 
     async def _watch(self, run: Run) -> None:
+        renewed = time.monotonic()
         while not run.finished:
             await asyncio.sleep(_POLL_SECONDS)
             if await self.store.response_status(run.turn.id) in ("cancelled", None):
                 run.turn.cancelled = True  # cancelled or deleted, maybe from another instance
                 return
+            if time.monotonic() - renewed >= self.lease_seconds / 3:
+                if not await self.store.renew_lease(run.turn.id, self._lease()) and not run.finished:
+                    log.warning("response %s: lease lost; another instance continues it", run.turn.id)
+                    run.turn.cancelled = run.turn.handback = True  # stop writing: it is not ours any more
+                    run.lost = True
+                    return
+                renewed = time.monotonic()
 
     async def _drive(self, run: Run) -> None:
         turn, stored = run.turn, run.turn.body.store
@@ -115,13 +156,13 @@ class Runner:
             if stored and turn.body.background and pending:  # only background streams can be replayed
                 batch = pending[:]
                 pending.clear()
-                await self.store.add_events(turn.id, batch)
+                await self.store.add_events(turn.id, batch, self._owner(turn))
             flushed = time.monotonic()
 
         try:
             if stored and turn.body.background:
                 await self.store.settle_response({**self.service.initial(turn), "status": "in_progress"},
-                                                 only_from=("queued",))
+                                                 only_from=("queued",), owner=self.owner)
             async for event in self.service.events(turn):
                 if event["type"] in TERMINAL_EVENTS and (stored or turn.conversation_id):
                     event = await self._settle(run, event, pending)
@@ -131,10 +172,17 @@ class Runner:
                     continue
                 if time.monotonic() - flushed >= _FLUSH_SECONDS or event["type"] in TERMINAL_EVENTS:
                     await flush()
-            if turn.cancelled and stored:
+            if turn.handback and stored:  # shutdown or a lost lease: leave the rest to the next instance
+                if not run.lost:
+                    await flush()
+                    await self.store.release_lease(turn.id, self.owner)
+            elif turn.cancelled and stored:
                 await flush()
                 await self.store.settle_response(self.service.cancelled(turn),
-                                                 only_from=("queued", "in_progress", "cancelled"))
+                                                 only_from=("queued", "in_progress", "cancelled"), owner=self.owner)
+        except LeaseLost:  # taken over after this instance failed to renew in time: the other one goes on
+            log.warning("response %s: lease lost; another instance continues it", turn.id)
+            turn.cancelled = turn.handback = run.lost = True
         except Exception as exc:  # the store failed: the run must still end for its followers
             log.exception("response %s could not be recorded", turn.id, exc_info=exc)
         finally:
@@ -153,10 +201,12 @@ class Runner:
                                                         [*turn.input_items, *final["output"]])
             if turn.body.store:
                 if turn.body.background:
-                    await self.store.add_events(turn.id, pending)
+                    await self.store.add_events(turn.id, pending, self.owner)
                 pending.clear()
-                await self.store.settle_response(final, entries)
+                await self.store.settle_response(final, entries, owner=self.owner)
             return event
+        except LeaseLost:
+            raise
         except Exception as exc:
             log.exception("storing response %s failed", turn.id, exc_info=exc)
             message = "The response could not be stored."
@@ -232,10 +282,81 @@ class Runner:
             stored = await self.store.get_response(response_id, project) or stored
         return {**stored.body, "status": stored.status}
 
-    async def close(self) -> None:
-        """Stop every local run at shutdown; their rows end ``cancelled``."""
+    def drain(self) -> None:
+        """Stop taking work (called from the SIGTERM handler): no new generation starts, no orphan is
+        claimed, and every background generation stops and is handed back (its lease released by
+        :meth:`_drive`); foreground ones end ``cancelled``."""
+        self.draining = True
+        if self._recovery is not None:
+            self._recovery.cancel()
         for run in list(self.runs.values()):
             run.turn.cancelled = True
+            run.turn.handback = run.turn.body.background and run.turn.body.store
+
+    async def close(self) -> None:
+        """At shutdown: :meth:`drain`, then wait (at most 5 s) for the runs to record where they stopped."""
+        self.drain()
         tasks = [run.task for run in self.runs.values() if run.task is not None]
+        if self._recovery is not None:
+            tasks.append(self._recovery)
         if tasks:
             await asyncio.wait(tasks, timeout=5)
+
+    # --- durable work -----------------------------------------------------------------
+    def start_recovery(self) -> None:
+        """Start claiming orphaned responses (at startup), every ``lease_seconds / 4`` seconds."""
+        self._recovery = asyncio.create_task(self._recover(), name="textgen-recovery")
+
+    async def _recover(self) -> None:
+        while not self.draining:
+            try:
+                orphan = await self.store.claim_orphan(self._lease(), time.time())
+                if orphan is not None:
+                    await self._adopt(orphan)
+                    continue  # maybe more
+            except asyncio.CancelledError:
+                raise
+            except Exception as exc:  # the store is down: try again later
+                log.exception("claiming orphaned responses failed", exc_info=exc)
+            await asyncio.sleep(min(self.lease_seconds / 4, 2.0))
+
+    async def _adopt(self, orphan: Orphan) -> None:
+        """Resume a claimed response, or settle it ``failed`` when it cannot be resumed."""
+        if orphan.job is None:
+            await self._fail(orphan, "The server generating this response stopped before it finished; only "
+                                     "responses created with 'background': true are resumed.")
+            return
+        try:
+            body = msgspec.convert(orphan.job["body"], ResponseCreate)
+            turn = await self.service.prepare(body, orphan.project)
+            events = await self.store.events_after(orphan.id, -1)
+            point = resume_point(events)
+            if point.text and not turn.backend.info.continues:
+                raise CannotResume(f"the model {turn.backend.info.id!r} cannot continue a partial answer")
+            if point.text and (turn.request.constraint is not None or turn.request.tool_choice not in ("auto", "none")):
+                raise CannotResume("a structured or required answer cannot be continued")
+        except (APIError, CannotResume, msgspec.ValidationError) as exc:
+            await self._fail(orphan, f"The response could not be resumed after a restart: {exc}")
+            return
+        stored = await self.store.get_response(orphan.id, orphan.project)
+        turn.id, turn.created_at, turn.resume = orphan.id, int(orphan.body["created_at"]), point
+        if stored is not None:
+            turn.input_items = stored.input_items
+        if point.text:
+            earlier = turn.backend.count_tokens(point.text)
+            budget = max(turn.request.max_output_tokens - earlier, 1)
+            turn.request = dataclasses.replace(turn.request, continuation=point.text, max_output_tokens=budget)
+        log.info("resuming response %s after %d stored events", orphan.id, point.next_sequence)
+        self._launch(turn)
+
+    async def _fail(self, orphan: Orphan, message: str) -> None:
+        error = {"code": "server_error", "message": message}
+        failed = {**orphan.body, "status": "failed", "error": error, "usage": None, "completed_at": None}
+        if orphan.job is not None:
+            events = await self.store.events_after(orphan.id, -1)
+            following = events[-1]["sequence_number"] + 1 if events else 0
+            with contextlib.suppress(Exception):  # a follower then ends; the row is what matters
+                await self.store.add_events(orphan.id, [{"type": "response.failed", "sequence_number": following,
+                                                         "response": failed}], self.owner)
+        await self.store.settle_response(failed, [], owner=self.owner)
+        log.warning("response %s failed: %s", orphan.id, message)

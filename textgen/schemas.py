@@ -14,6 +14,7 @@ import msgspec
 from msgspec import Meta
 
 __all__ = [
+    "ChatCompletionCreate",
     "ConversationCreate",
     "ConversationItemsCreate",
     "ConversationUpdate",
@@ -26,6 +27,8 @@ __all__ = [
     "PromptRead",
     "ReasoningParam",
     "ResponseCreate",
+    "SamplingDefaults",
+    "StreamOptions",
     "TextParam",
 ]
 
@@ -166,8 +169,16 @@ class FileRead(msgspec.Struct, kw_only=True):
     status_details: str | None = None
 
 
+class SamplingDefaults(msgspec.Struct, kw_only=True):
+    """The sampling settings a request without ``temperature``/``top_p`` gets, and their source."""
+
+    temperature: float
+    top_p: float
+    source: str | None
+
+
 class ModelRead(msgspec.Struct, kw_only=True):
-    """A model object (OpenAI's ``Model``) plus its context window."""
+    """A model object (OpenAI's ``Model``) plus its context window and default sampling."""
 
     id: str
     object: Literal["model"] = "model"
@@ -175,3 +186,38 @@ class ModelRead(msgspec.Struct, kw_only=True):
     owned_by: str
     context_window: int
     max_output_tokens: int
+    sampling_defaults: SamplingDefaults
+
+
+class StreamOptions(msgspec.Struct, kw_only=True, forbid_unknown_fields=True):
+    """``stream_options`` of a chat completion: ``include_usage`` adds a last chunk with ``usage``."""
+
+    include_usage: bool = False
+
+
+class ChatCompletionCreate(msgspec.Struct, kw_only=True, forbid_unknown_fields=True):
+    """Body of ``POST /v1/chat/completions``. Messages, tools and ``response_format`` are checked field by
+    field in :mod:`textgen.chat` (errors name ``messages[i].content[j].text``)."""
+
+    model: Annotated[str, Meta(min_length=1)]
+    messages: Annotated[list[dict[str, Any]], Meta(min_length=1)]
+    stream: bool = False
+    stream_options: StreamOptions | None = None
+    max_tokens: Annotated[int, Meta(ge=1)] | None = None
+    max_completion_tokens: Annotated[int, Meta(ge=1)] | None = None
+    temperature: Annotated[float, Meta(ge=0.0, le=2.0)] | None = None
+    top_p: Annotated[float, Meta(gt=0.0, le=1.0)] | None = None
+    stop: str | Annotated[list[Annotated[str, Meta(min_length=1)]], Meta(max_length=4)] | None = None
+    seed: int | None = None
+    response_format: dict[str, Any] | None = None
+    tools: list[dict[str, Any]] | None = None
+    tool_choice: str | dict[str, Any] | None = None
+    parallel_tool_calls: bool | None = None
+    logprobs: bool | None = None
+    top_logprobs: Annotated[int, Meta(ge=0, le=20)] | None = None
+    n: Annotated[int, Meta(ge=1, le=1)] | None = None
+    user: str | None = None
+    metadata: Metadata | None = None
+    store: bool | None = None
+    frequency_penalty: Annotated[float, Meta(ge=0.0, le=0.0)] | None = None
+    presence_penalty: Annotated[float, Meta(ge=0.0, le=0.0)] | None = None

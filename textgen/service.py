@@ -17,6 +17,7 @@ the non-streaming path consumes the very same events, so both agree exactly.
 
 from __future__ import annotations
 
+import asyncio
 import itertools
 import logging
 import time
@@ -48,13 +49,15 @@ from textgen.inputs import (
     normalize_tool_choice,
     normalize_tools,
 )
+from textgen.pagination import Page, page_body, paginate
 from textgen.prompts import PromptService
+from textgen.resume import ResumePoint
 from textgen.schemas import InputTokensCreate, ResponseCreate
 from textgen.sealing import Sealer
 from textgen.settings import Settings
 from textgen.store import Store, new_id
 
-__all__ = ["ResponseService", "Turn"]
+__all__ = ["ResponseService", "Turn", "logprob_object", "sampling_value"]
 
 log = logging.getLogger("textgen")
 _MESSAGE_OVERHEAD = 3  # tokens of role framing per context entry
@@ -78,7 +81,16 @@ class Turn:
     conversation_id: str | None = None
     failure_status: int = 500
     cancelled: bool = False
+    handback: bool = False  # stopping to hand the work back (shutdown): no closing events
+    resume: ResumePoint | None = None  # where a resumed background response continues
     output: list[dict[str, Any]] = field(default_factory=list)
+
+
+def sampling_value(requested: float | None, recommended: float | None) -> float:
+    """A sampling setting: the request's, else the model's recommended one, else 1.0."""
+    if requested is not None:
+        return requested
+    return 1.0 if recommended is None else recommended
 
 
 def _usage(input_tokens: int, finish: Finish) -> dict[str, Any]:
@@ -93,7 +105,7 @@ def _usage(input_tokens: int, finish: Finish) -> dict[str, Any]:
     }
 
 
-def _logprob(value: TokenLogprob) -> dict[str, Any]:
+def logprob_object(value: TokenLogprob) -> dict[str, Any]:
     """OpenAI's logprob object (``bytes`` are the token's UTF-8 bytes)."""
     return {"token": value.token, "logprob": value.logprob, "bytes": list(value.token.encode()),
             "top_logprobs": [{"token": t, "logprob": lp, "bytes": list(t.encode())} for t, lp in value.top]}
@@ -179,6 +191,16 @@ class ResponseService:
         entry = {"role": item["role"], "text": "\n".join(texts)}
         return {**entry, "images": images} if images else entry
 
+    async def _check_variable_files(self, project: str, variables: dict[str, str | dict[str, Any]]) -> None:
+        """A file a prompt variable names must exist in ``project``: else a 404 naming the variable."""
+        for name, value in variables.items():
+            if not isinstance(value, dict) or not isinstance(value.get("file_id"), str):
+                continue
+            param = f"prompt.variables.{name}.file_id"
+            if await self.files.store.get_file(value["file_id"], project) is None:
+                raise not_found(f"Prompt variable {name!r} names file {value['file_id']!r}, which does not exist.",
+                                param=param, code="file_not_found")
+
     async def count_input_tokens(self, body: InputTokensCreate, project: str) -> dict[str, Any]:
         """The input tokens a response with these fields would use (its context, no generation)."""
         model = body.model or next(iter(self.registry)).info.id
@@ -186,7 +208,9 @@ class ResponseService:
         if fields["input"] is None:
             fields["input"] = []
         turn = await self.prepare(ResponseCreate(model=model, store=False, **fields), project, counting=True)
-        return {"object": "response.input_tokens", "input_tokens": turn.input_tokens}
+        exact = getattr(turn.backend, "prompt_tokens", None)  # a local backend counts its rendered prompt
+        tokens = turn.input_tokens if exact is None else await asyncio.to_thread(exact, turn.request)
+        return {"object": "response.input_tokens", "input_tokens": tokens}
 
     async def prepare(self, body: ResponseCreate, project: str, *, counting: bool = False) -> Turn:
         """Validate ``body`` and build its context in ``project``; raises :class:`APIError` on any problem.
@@ -247,6 +271,7 @@ class ResponseService:
         items: list[dict[str, Any]] = []
         if body.prompt is not None:
             record, messages = await self.prompts.resolve(project, body.prompt)
+            await self._check_variable_files(project, body.prompt.variables or {})
             items += normalize_input(messages, prefix="prompt.messages")
             instructions = instructions if instructions is not None else record.instructions
             variables = {k: ({"detail": "auto", **v} if isinstance(v, dict) and v.get("type") == "input_image"
@@ -282,8 +307,8 @@ class ResponseService:
                    for e in (*lead, *history, *entries)]
         request = GenerationRequest(
             messages=context, max_output_tokens=max_output,
-            temperature=1.0 if body.temperature is None else body.temperature,
-            top_p=1.0 if body.top_p is None else body.top_p, seed=body.seed,
+            temperature=sampling_value(body.temperature, info.temperature), top_p=sampling_value(body.top_p, info.top_p),
+            seed=body.seed,
             constraint=constraint, tools=specs, tool_choice=choice,
             logprobs=LOGPROBS in (body.include or ()) or bool(body.top_logprobs),
             top_logprobs=body.top_logprobs or 0,
@@ -370,20 +395,31 @@ class ResponseService:
         When ``turn.cancelled`` becomes true the backend is closed, the open item
         ends ``incomplete`` and no terminal event follows (see :meth:`cancelled`).
         """
-        seq = itertools.count()
+        point = turn.resume
+        seq = itertools.count(point.next_sequence if point is not None else 0)
 
         def event(kind: str, **fields: Any) -> dict[str, Any]:
             return {"type": kind, "sequence_number": next(seq), **fields}
 
         started = self.initial(turn)
-        yield event("response.created", response=started)
-        if turn.body.background:
+        sent = point.opened if point is not None else set()
+        if "response.created" not in sent:
+            yield event("response.created", response=started)
+        if turn.body.background and "response.queued" not in sent:
             yield event("response.queued", response=started)
-        yield event("response.in_progress", response={**started, "status": "in_progress"})
+        if "response.in_progress" not in sent:
+            yield event("response.in_progress", response={**started, "status": "in_progress"})
         output = turn.output
         item: dict[str, Any] | None = None
         chunks: list[str] = []
         logprobs: list[dict[str, Any]] = []  # of the open message's text
+        if point is not None:  # continue the stored output: same items, same open message
+            output[:] = point.output
+            item, chunks, logprobs = point.open, [point.text], list(point.logprobs)
+            if item is not None and not point.part_added:
+                yield event("response.content_part.added", item_id=item["id"], output_index=len(output) - 1,
+                            content_index=0, part={"type": "output_text", "text": "", "annotations": [],
+                                                   "logprobs": []})
         finish = Finish("stop", 0)
 
         def close(status: str) -> list[dict[str, Any]]:
@@ -447,7 +483,7 @@ class ResponseService:
                                     part={"type": "output_text", "text": "", "annotations": [], "logprobs": []})
                 if isinstance(delta, TextDelta) and item is not None:
                     chunks.append(delta.text)
-                    fresh = [_logprob(lp) for lp in delta.logprobs]
+                    fresh = [logprob_object(lp) for lp in delta.logprobs]
                     logprobs += fresh
                     yield event("response.output_text.delta", item_id=item["id"], output_index=len(output) - 1,
                                 content_index=0, delta=delta.text, logprobs=fresh)
@@ -473,9 +509,16 @@ class ResponseService:
             if closer is not None:
                 await closer()
         if turn.cancelled:
+            if turn.handback:  # the next instance continues the open item: nothing is closed
+                return
             for done in close("incomplete") if item is not None else ():
                 yield done
             return
+        if point is not None and turn.request.continuation:  # the backend counted the earlier text as input
+            earlier = turn.backend.count_tokens(turn.request.continuation)
+            finish = Finish(finish.reason, finish.output_tokens + earlier, reasoning_tokens=finish.reasoning_tokens,
+                            input_tokens=None if finish.input_tokens is None else max(finish.input_tokens - earlier, 0),
+                            cached_tokens=finish.cached_tokens)
         status = "incomplete" if finish.reason == "length" else "completed"
         if item is not None:
             for done in close(status):
@@ -510,22 +553,11 @@ class ResponseService:
             raise not_found(f"Response with id {response_id!r} not found.", param="response_id")
         return {"id": response_id, "object": "response.deleted", "deleted": True}
 
-    async def input_items(
-        self, response_id: str, project: str, *, after: str | None, limit: int, order: str,
-        include: frozenset[str] = frozenset(),
-    ) -> dict[str, Any]:
+    async def input_items(self, response_id: str, project: str, page: Page,
+                          include: frozenset[str] = frozenset()) -> dict[str, Any]:
         """One page of a response's input items (``order`` ``desc`` puts the latest first), shaped by ``include``."""
         stored = await self.store.get_response(response_id, project)
         if stored is None:
             raise not_found(f"Response with id {response_id!r} not found.", param="response_id")
-        items = stored.input_items if order == "asc" else stored.input_items[::-1]
-        if after is not None:
-            ids = [i["id"] for i in items]
-            if after not in ids:
-                raise bad_request(f"Cursor 'after' {after!r} is not an item of this response.", param="after")
-            items = items[ids.index(after) + 1 :]
-        page = [shape_item(i, include, self.sealer) for i in items[:limit]]
-        return {
-            "object": "list", "data": page, "has_more": len(items) > limit,
-            "first_id": page[0]["id"] if page else None, "last_id": page[-1]["id"] if page else None,
-        }
+        items, more = paginate(stored.input_items, page, lambda i: str(i["id"]), "an item of this response")
+        return page_body([shape_item(i, include, self.sealer) for i in items], has_more=more)

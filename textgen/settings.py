@@ -28,6 +28,8 @@ class Settings(msgspec.Struct, kw_only=True, frozen=True):
         default_max_output_tokens: Used when a request gives no ``max_output_tokens``.
         host: Bind address of ``python -m textgen serve``.
         port: Port of ``python -m textgen serve``.
+        lease_seconds: How long a running response stays claimed by its instance without renewal
+            (renewed every third of it); a dead instance's responses are taken over after it.
         models: Path of the model registry TOML (``TEXTGEN_MODELS``; see
             :mod:`textgen.backends.registry_config`); empty serves the default model only.
     """
@@ -43,8 +45,11 @@ class Settings(msgspec.Struct, kw_only=True, frozen=True):
     host: str = "127.0.0.1"
     port: int = 8001
     models: str = ""
+    lease_seconds: float = 10.0
 
     def __post_init__(self) -> None:
+        if self.lease_seconds <= 0:
+            raise ValueError("TEXTGEN_LEASE_SECONDS must be positive")
         if self.max_file_bytes <= 0:
             raise ValueError("TEXTGEN_MAX_FILE_BYTES must be positive")
         if self.rate_limit_per_minute < 0:

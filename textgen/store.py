@@ -18,14 +18,20 @@ from typing import Any
 import msgspec
 import sqlalchemy as sa
 from sqlalchemy import event
-from sqlalchemy.exc import IntegrityError, OperationalError, ProgrammingError
+from sqlalchemy.exc import IntegrityError
 from sqlalchemy.ext.asyncio import AsyncEngine, create_async_engine
+
+from textgen.conversation_store import ConversationStore, define_tables
 
 __all__ = [
     "DEFAULT_PROJECT",
+    "VERSION_TABLE",
     "Conflict",
     "FileRecord",
     "KeyRecord",
+    "Lease",
+    "LeaseLost",
+    "Orphan",
     "PromptRecord",
     "Store",
     "StoredResponse",
@@ -35,6 +41,7 @@ __all__ = [
 ]
 
 metadata = sa.MetaData()
+VERSION_TABLE = "textgen_alembic_version"  # the migrations' own version table (a database may be shared)
 
 DEFAULT_PROJECT = "default"
 
@@ -63,6 +70,11 @@ responses = sa.Table(
     sa.Column("status", sa.String(20), nullable=False, server_default="completed"),
     sa.Column("previous_id", sa.String(64), nullable=True),
     sa.Column("entries", sa.Text, nullable=False, server_default="[]"),
+    # Durable work: a background response's request (to resume it after a restart) and the lease of the
+    # instance generating a queued or in-progress response (renewed while it runs; expired: taken over).
+    sa.Column("job", sa.Text, nullable=True),
+    sa.Column("lease_owner", sa.String(64), nullable=True),
+    sa.Column("lease_expires", sa.Float, nullable=True),
 )
 
 # Every input and output item of stored responses, so an ``item_reference`` can name any of them.
@@ -121,6 +133,30 @@ files = sa.Table(
 )
 
 
+_UNSETTLED = ("queued", "in_progress")
+
+
+@dataclass(frozen=True, slots=True)
+class Lease:
+    """An instance's claim on a running response, valid until ``expires`` (Unix seconds)."""
+
+    owner: str
+    expires: float
+
+
+@dataclass(frozen=True, slots=True)
+class Orphan:
+    """An unsettled response whose lease this instance just took: its row's body and job."""
+
+    id: str
+    project: str
+    body: dict[str, Any]
+    job: dict[str, Any] | None
+
+
+conversations, conversation_items = define_tables(metadata)
+
+
 def new_id(prefix: str) -> str:
     """A fresh identifier such as ``resp_<48 hex digits>``."""
     return f"{prefix}{secrets.token_hex(24)}"
@@ -129,6 +165,20 @@ def new_id(prefix: str) -> str:
 def hash_key(key: str) -> str:
     """SHA-256 of an API key; keys are 256-bit random, so no slow hash is needed."""
     return hashlib.sha256(key.encode()).hexdigest()
+
+
+class LeaseLost(Exception):
+    """Another instance holds the response's lease now: this one must stop writing it."""
+
+
+async def _fence(conn: Any, response_id: str, owner: str) -> None:
+    """Within ``conn``'s transaction: raise :class:`LeaseLost` unless ``owner`` holds the lease (the
+    no-op update locks the row, so a takeover waits for this transaction or comes before it)."""
+    held = await conn.execute(responses.update()
+                              .where(responses.c.id == response_id, responses.c.lease_owner == owner)
+                              .values(lease_owner=owner))
+    if not held.rowcount:
+        raise LeaseLost(response_id)
 
 
 class Conflict(Exception):
@@ -198,102 +248,6 @@ def _set_sqlite_pragmas(dbapi_connection: Any, _: Any) -> None:
     cursor.close()
 
 
-def _add_missing_columns(conn: sa.Connection) -> None:
-    """Bring tables of an older release up to date: add new columns (with their defaults)."""
-    inspector = sa.inspect(conn)
-    preparer = conn.dialect.identifier_preparer
-    for table in metadata.sorted_tables:
-        have = {c["name"] for c in inspector.get_columns(table.name)}
-        for column in table.columns:
-            if column.name in have:
-                continue
-            kind = column.type.compile(conn.dialect)
-            default = f" DEFAULT '{column.server_default.arg}'" if column.server_default is not None else ""  # type: ignore[attr-defined]
-            null = " NOT NULL" if not column.nullable and default else ""
-            conn.execute(sa.text(f"ALTER TABLE {preparer.quote(table.name)} ADD COLUMN "
-                                 f"{preparer.quote(column.name)} {kind}{default}{null}"))
-        if table.name == "textgen_responses" and "conversation" in have:  # the former per-turn full copy
-            conn.execute(sa.text("ALTER TABLE textgen_responses DROP COLUMN conversation"))
-
-
-_PROMPT_NAME_UNIQUE = "uq_textgen_prompts_project_name"
-
-
-def _prompt_name_uniqueness(conn: sa.Connection) -> tuple[list[str | None], list[str], bool]:
-    """How ``textgen_prompts`` enforces unique names: the global unique constraints and unique
-    indexes on ``name`` alone (an older release's, to remove) and whether ``(project, name)`` is unique."""
-    inspector = sa.inspect(conn)
-    constraints = inspector.get_unique_constraints(prompts.name)
-    indexes = [i for i in inspector.get_indexes(prompts.name)  # PostgreSQL lists a constraint's index too
-               if i.get("unique") and not i.get("duplicates_constraint")]
-    global_constraints = [c["name"] for c in constraints if list(c["column_names"]) == ["name"]]
-    global_indexes = [str(i["name"]) for i in indexes if list(i["column_names"]) == ["name"]]
-    per_project = any(sorted(c["column_names"]) == ["name", "project"] for c in constraints) or any(
-        sorted(str(n) for n in i["column_names"]) == ["name", "project"] for i in indexes)
-    return global_constraints, global_indexes, per_project
-
-
-def _prompt_names_per_project_postgres(conn: sa.Connection) -> None:
-    """Replace an older release's global unique prompt name by a per-project one (PostgreSQL).
-
-    Runs inside the schema transaction, so the drop and the new constraint commit together; the
-    table lock makes concurrent starts wait and then find the work done.
-    """
-    global_constraints, global_indexes, per_project = _prompt_name_uniqueness(conn)
-    if not (global_constraints or global_indexes or not per_project):
-        return
-    conn.execute(sa.text("LOCK TABLE textgen_prompts IN ACCESS EXCLUSIVE MODE"))
-    global_constraints, global_indexes, per_project = _prompt_name_uniqueness(conn)  # after the lock
-    preparer = conn.dialect.identifier_preparer
-    for name in global_constraints:
-        conn.execute(sa.text(f"ALTER TABLE textgen_prompts DROP CONSTRAINT {preparer.quote(str(name))}"))
-    for name in global_indexes:
-        conn.execute(sa.text(f"DROP INDEX {preparer.quote(name)}"))
-    if not per_project:
-        conn.execute(sa.text(f"ALTER TABLE textgen_prompts ADD CONSTRAINT {_PROMPT_NAME_UNIQUE} "
-                             "UNIQUE (project, name)"))
-
-
-def _create_schema_sqlite(conn: sa.Connection) -> None:
-    """Create or upgrade the schema on SQLite in one write transaction.
-
-    ``BEGIN IMMEDIATE`` takes the write lock first, so instances starting at once run this one
-    after the other (the later ones find the work done). SQLite cannot drop a table constraint,
-    so an older release's global unique prompt name is removed by rebuilding the table with the
-    current definition, SQLite's documented procedure: foreign keys off, then in the transaction
-    create the new table, copy the rows, drop the old one, rename, check the foreign keys.
-    """
-    conn.exec_driver_sql("PRAGMA foreign_keys=OFF")  # has effect only outside a transaction
-    try:
-        conn.exec_driver_sql("BEGIN IMMEDIATE")  # waits up to busy_timeout for another instance
-        try:
-            metadata.create_all(conn, checkfirst=True)
-            _add_missing_columns(conn)
-            global_constraints, global_indexes, per_project = _prompt_name_uniqueness(conn)
-            preparer = conn.dialect.identifier_preparer
-            for name in global_indexes:
-                conn.exec_driver_sql(f"DROP INDEX {preparer.quote(name)}")
-            if global_constraints:
-                rebuilt = prompts.to_metadata(sa.MetaData(), name="textgen_prompts_rebuild")
-                rebuilt.create(conn)
-                columns = ", ".join(preparer.quote(c.name) for c in prompts.columns)
-                conn.exec_driver_sql(f"INSERT INTO textgen_prompts_rebuild ({columns}) "
-                                     f"SELECT {columns} FROM textgen_prompts")
-                conn.exec_driver_sql("DROP TABLE textgen_prompts")
-                conn.exec_driver_sql("ALTER TABLE textgen_prompts_rebuild RENAME TO textgen_prompts")
-                broken = conn.exec_driver_sql("PRAGMA foreign_key_check").fetchall()
-                if broken:
-                    raise RuntimeError(f"rebuilding textgen_prompts broke foreign keys: {broken}")
-            elif not per_project:
-                conn.exec_driver_sql(f"CREATE UNIQUE INDEX {_PROMPT_NAME_UNIQUE} ON textgen_prompts (project, name)")
-            conn.exec_driver_sql("COMMIT")
-        except BaseException:
-            conn.exec_driver_sql("ROLLBACK")
-            raise
-    finally:
-        conn.exec_driver_sql("PRAGMA foreign_keys=ON")
-
-
 _OUTPUT_POSITION = 1_000_000  # output items sort after every input item of their response
 
 
@@ -314,26 +268,17 @@ class Store:
 
     def __init__(self, url: str) -> None:
         self.engine: AsyncEngine = create_async_engine(url, pool_pre_ping=True)
+        self.conversations = ConversationStore(self.engine)
         if self.engine.dialect.name == "sqlite":
             event.listen(self.engine.sync_engine, "connect", _set_sqlite_pragmas)
 
     async def create_schema(self) -> None:
-        """Create missing tables and columns and upgrade an older release's constraints; safe when several
-        instances start at once."""
-        for attempt in range(3):
-            try:
-                if self.engine.dialect.name == "sqlite":
-                    async with self.engine.connect() as conn:
-                        await conn.run_sync(_create_schema_sqlite)
-                    return
-                async with self.engine.begin() as conn:
-                    await conn.run_sync(metadata.create_all, checkfirst=True)
-                    await conn.run_sync(_add_missing_columns)
-                    await conn.run_sync(_prompt_names_per_project_postgres)
-                return
-            except (IntegrityError, ProgrammingError, OperationalError):
-                if attempt == 2:  # another instance kept racing us: give up loudly
-                    raise
+        """Bring the database to the current schema with the Alembic migrations of ``textgen/migrations``
+        (a database of a release before migrations is first upgraded the former way, then stamped);
+        safe when several instances start at once (see :mod:`textgen.store_schema`)."""
+        from textgen.store_schema import create_schema
+
+        await create_schema(self.engine)
 
     async def dispose(self) -> None:
         """Close pooled connections."""
@@ -379,23 +324,30 @@ class Store:
     # --- responses ----------------------------------------------------------------
     async def create_response(
         self, project: str, body: dict[str, Any], input_items: Sequence[dict[str, Any]],
-        previous_id: str | None,
+        previous_id: str | None, *, job: dict[str, Any] | None = None, lease: Lease | None = None,
     ) -> None:
-        """Insert a response when it is created (status ``queued`` or ``in_progress``) and its input items."""
+        """Insert a response when it is created (status ``queued`` or ``in_progress``) and its input items.
+
+        ``job`` is what resuming it needs (background responses); ``lease`` names the generating instance.
+        """
         async with self.engine.begin() as conn:
             await conn.execute(
                 responses.insert().values(
                     id=body["id"], project=project, created_at=int(body["created_at"]), body=_dumps(body),
                     status=body["status"], previous_id=previous_id, entries="[]", input_items="[]",
+                    job=None if job is None else _dumps(job),
+                    lease_owner=None if lease is None else lease.owner,
+                    lease_expires=None if lease is None else lease.expires,
                 )
             )
             await _add_items(conn, body["id"], project, input_items, 0, is_output=False)
 
     async def settle_response(
         self, body: dict[str, Any], entries: Sequence[dict[str, Any]] | None = None,
-        *, only_from: Sequence[str] = ("queued", "in_progress"),
+        *, only_from: Sequence[str] = ("queued", "in_progress"), owner: str | None = None,
     ) -> bool:
-        """Move a response to ``body["status"]`` unless it already left ``only_from``.
+        """Move a response to ``body["status"]`` unless it already left ``only_from`` (or, with ``owner``,
+        unless another instance holds its lease).
 
         Returns:
             Whether the row changed (``False`` if, e.g., it was cancelled meanwhile).
@@ -404,9 +356,10 @@ class Store:
         if entries is not None:
             values["entries"] = _dumps(list(entries))
         async with self.engine.begin() as conn:
+            fenced = [responses.c.lease_owner == owner] if owner is not None else []
             result = await conn.execute(
                 responses.update()
-                .where(responses.c.id == body["id"], responses.c.status.in_(list(only_from)))
+                .where(responses.c.id == body["id"], responses.c.status.in_(list(only_from)), *fenced)
                 .values(**values)
                 .returning(responses.c.project)
             )
@@ -444,6 +397,52 @@ class Store:
             return (await conn.execute(
                 sa.select(responses.c.status).where(responses.c.id == response_id)
             )).scalar()
+
+    # --- leases of running responses ---------------------------------------------------
+    async def renew_lease(self, response_id: str, lease: Lease) -> bool:
+        """Extend the lease of a queued or in-progress response this owner holds; ``False`` if it lost it
+        (taken over after it expired), or the response was cancelled, settled or deleted."""
+        async with self.engine.begin() as conn:
+            result = await conn.execute(
+                responses.update()
+                .where(responses.c.id == response_id, responses.c.lease_owner == lease.owner,
+                       responses.c.status.in_(_UNSETTLED))
+                .values(lease_expires=lease.expires)
+            )
+        return bool(result.rowcount)
+
+    async def release_lease(self, response_id: str, owner: str) -> None:
+        """Hand an unsettled response back: any instance may take it at once."""
+        async with self.engine.begin() as conn:
+            await conn.execute(
+                responses.update()
+                .where(responses.c.id == response_id, responses.c.lease_owner == owner)
+                .values(lease_owner=None, lease_expires=None)
+            )
+
+    async def claim_orphan(self, lease: Lease, now: float) -> Orphan | None:
+        """Take the lease of one queued or in-progress response nobody holds (released, expired, or
+        written by a release without leases), oldest first; ``None`` when there is none.
+
+        A compare-and-set on the lease columns, so of several instances exactly one wins each response.
+        """
+        free = sa.or_(responses.c.lease_expires.is_(None), responses.c.lease_expires < now)
+        candidates = (sa.select(responses.c.id).where(responses.c.status.in_(_UNSETTLED), free)
+                      .order_by(responses.c.created_at, responses.c.id).limit(8))
+        async with self.engine.connect() as conn:
+            ids = [r.id for r in (await conn.execute(candidates)).all()]
+        for response_id in ids:
+            async with self.engine.begin() as conn:
+                won = await conn.execute(
+                    responses.update()
+                    .where(responses.c.id == response_id, responses.c.status.in_(_UNSETTLED), free)
+                    .values(lease_owner=lease.owner, lease_expires=lease.expires)
+                )
+                if not won.rowcount:
+                    continue
+                row = (await conn.execute(sa.select(responses).where(responses.c.id == response_id))).one()
+            return Orphan(row.id, row.project, _loads(row.body), None if row.job is None else _loads(row.job))
+        return None
 
     async def history(self, response_id: str, project: str) -> list[dict[str, Any]] | None:
         """The context entries of a response's whole chain, oldest turn first; ``None`` if unknown.
@@ -488,11 +487,17 @@ class Store:
             )
         return await self.get_response(response_id, project)
 
-    async def add_events(self, response_id: str, events: Sequence[dict[str, Any]]) -> None:
-        """Append streaming events (each carries its ``sequence_number``)."""
+    async def add_events(self, response_id: str, events: Sequence[dict[str, Any]], owner: str | None = None) -> None:
+        """Append streaming events (each carries its ``sequence_number``).
+
+        Raises:
+            LeaseLost: ``owner`` is given and no longer holds the response's lease (nothing is written).
+        """
         if not events:
             return
         async with self.engine.begin() as conn:
+            if owner is not None:
+                await _fence(conn, response_id, owner)
             await conn.execute(response_events.insert(), [
                 {"response_id": response_id, "sequence_number": e["sequence_number"], "event": _dumps(e)}
                 for e in events

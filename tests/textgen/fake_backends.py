@@ -47,12 +47,16 @@ class BrokenBackend(EchoBackend):
 
 
 class SlowBackend(EchoBackend):
-    """Says ``word<i>`` once every 20 ms up to ``max_output_tokens``: long enough to cancel or disconnect."""
+    """Says ``word<i>`` once every 20 ms up to ``max_output_tokens``: long enough to cancel or disconnect.
 
-    info = ModelInfo(id="slow-test", context_window=4096, max_output_tokens=4096)
+    It continues a ``continuation`` (a resumed response) from the word after its last one.
+    """
+
+    info = ModelInfo(id="slow-test", context_window=4096, max_output_tokens=4096, continues=True)
 
     async def generate(self, request: GenerationRequest) -> AsyncIterator[Delta]:
-        for i in range(request.max_output_tokens):
+        start = request.continuation.count(" word")
+        for i in range(start, start + request.max_output_tokens):
             await asyncio.sleep(0.02)
             yield TextDelta(f" word{i}")
         yield Finish("length", request.max_output_tokens)

@@ -11,7 +11,6 @@ import sys
 from pathlib import Path
 
 import msgspec
-import uvicorn
 
 sys.path.insert(0, str(Path(__file__).parent))
 
@@ -19,10 +18,11 @@ from fake_backends import BrokenBackend, EchoBackend, SlowBackend
 
 from textgen.app import create_app
 from textgen.backends.builtin import NgramBackend
+from textgen.serving import serve
 from textgen.settings import Settings
 
 if __name__ == "__main__":
     port, data_dir, key = sys.argv[1:4]
     settings = msgspec.structs.replace(Settings.from_env(), data_dir=data_dir, api_keys=(key,))
     app = create_app(settings, backends=[NgramBackend(), EchoBackend(), BrokenBackend(), SlowBackend()])
-    uvicorn.run(app, host="127.0.0.1", port=int(port), log_level="warning")
+    serve(app, "127.0.0.1", int(port), "warning")

@@ -109,9 +109,9 @@ def test_not_found_resources(http: httpx.Client) -> None:
 
 def test_input_items_bad_query(http: httpx.Client) -> None:
     rid = http.post("/responses", json={"model": MODEL, "input": "x"}).json()["id"]
-    assert_error(http.get(f"/responses/{rid}/input_items", params={"limit": 0}), 400, None, "limit")
-    assert_error(http.get(f"/responses/{rid}/input_items", params={"order": "up"}), 400, None, "order")
-    assert_error(http.get(f"/responses/{rid}/input_items", params={"after": "msg_x"}), 400, None, "after")
+    assert_error(http.get(f"/responses/{rid}/input_items", params={"limit": 0}), 400, "invalid_value", "limit")
+    assert_error(http.get(f"/responses/{rid}/input_items", params={"order": "up"}), 400, "invalid_value", "order")
+    assert_error(http.get(f"/responses/{rid}/input_items", params={"after": "msg_x"}), 400, "invalid_value", "after")
 
 
 def test_unsupported_file_type_as_input(client: openai.OpenAI, http: httpx.Client) -> None:

@@ -72,7 +72,7 @@ ENTRY = '[models."m-2026-01-01"]\nbackend = "llama_cpp"\npath = "{path}"\ncontex
     ("n_threads = 0\n", 1024, "n_threads must be positive"),
     ("n_contexts = 0\n", 1024, "n_batch and n_contexts must be positive"),
     ("min_p = 2.0\n", 1024, "min_p in [0, 1]"),
-    ("top_p = 0.5\n", 1024, "unknown field `top_p`"),
+    ("top_p = 1.5\n", 1024, "top_p must be in (0, 1]"),  # the recommended default a request without top_p gets
 ])
 def test_invalid_llama_entries_name_the_entry(tmp_path: Path, extra: str, window: int, message: str) -> None:
     path = _write(tmp_path, "builtin = false\n" + ENTRY.format(path=GGUF, window=window) + extra)

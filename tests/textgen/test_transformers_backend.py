@@ -515,3 +515,9 @@ def test_a_cut_off_constrained_answer_never_ends_as_stop(
     # The premise: the enforcer allows the end token inside unfinished values on this model.
     monkeypatch.setattr("textgen.backends.transformers_backend._complete_json", lambda text: True)
     assert any(reason == "stop" and not parses(text) for text, reason in _tool_runs(backend, seeds))
+
+
+def test_prompt_tokens_equal_the_usage(backend: TransformersBackend) -> None:
+    """``/v1/responses/input_tokens`` counts through ``prompt_tokens``: equal to what generation reports."""
+    request = _request("Count me, please.", max_output_tokens=4)
+    assert backend.prompt_tokens(request) == _run(backend, request)[1].input_tokens

@@ -86,6 +86,11 @@ class ModelInfo:
         accepts_images: ``False`` for a text-only model: an ``input_image`` is a 400.
         logprobs: ``True`` when its text deltas carry :class:`TokenLogprob` values
             (``include: ["message.output_text.logprobs"]`` is a 400 otherwise).
+        temperature: The model's recommended sampling temperature, used when a request sets none
+            (``None``: 1.0).
+        top_p: The model's recommended nucleus mass, used when a request sets none (``None``: 1.0).
+        sampling_source: Where ``temperature`` and ``top_p`` come from (a model card or a
+            ``generation_config.json``), shown by ``GET /v1/models/{id}``.
     """
 
     id: str
@@ -96,6 +101,10 @@ class ModelInfo:
     aliases: tuple[str, ...] = ()
     accepts_images: bool = True
     logprobs: bool = False  # whether its TextDeltas carry token log-probabilities
+    temperature: float | None = None
+    top_p: float | None = None
+    sampling_source: str | None = None
+    continues: bool = False  # honours GenerationRequest.continuation (a background response can resume)
 
 
 @dataclass(frozen=True, slots=True)
@@ -145,6 +154,9 @@ class GenerationRequest:
         tool_choice: ``"auto"``, ``"none"``, ``"required"`` or a function name.
         logprobs: Report each text token's log-probability (backends with ``info.logprobs``).
         top_logprobs: How many most likely alternatives to report with each token (0-20).
+        continuation: Text of the assistant's answer generated before a restart: the backend
+            continues it (it is not output again). Only sent to backends with ``info.continues``,
+            and only for plain text answers.
     """
 
     messages: Sequence[ChatMessage]
@@ -157,6 +169,7 @@ class GenerationRequest:
     tool_choice: str = "auto"
     logprobs: bool = False
     top_logprobs: int = 0
+    continuation: str = ""
 
 
 @dataclass(frozen=True, slots=True)

@@ -52,8 +52,9 @@ from textgen.backends.base import (
     chat_turns,
     relay_from_thread,
 )
-from textgen.backends.constrained import SchemaError, compile_schema
+from textgen.backends.constrained import MAX_NESTING, SchemaError, compile_schema
 from textgen.backends.llama_cpp_pool import ContextPool, cached_ids, common_prefix
+from textgen.backends.schema_bounds import bound_nesting, bounded_document
 
 __all__ = ["TOOL_CALL_CLOSE", "TOOL_CALL_OPEN", "LlamaCppBackend", "Sampling", "tool_prompt"]
 
@@ -115,16 +116,43 @@ def _check_schema(schema: Any, strict: bool, param: str) -> None:
         raise RequestRejected(f"Unsupported schema: keyword {at.rsplit('/', 1)[1]!r} is not supported by "
                               f"this model's grammar (at '{at}')", param)
     try:
-        json_schema_to_gbnf(json.dumps(schema))
+        json_schema_to_gbnf(json.dumps(_grammar_schema(schema)))
     except Exception as exc:  # the converter raises assertion, key and value errors
         raise RequestRejected(f"Unsupported schema: {exc}", param) from exc
 
 
+def _grammar_schema(schema: Mapping[str, Any]) -> dict[str, Any]:
+    """``schema`` as llama.cpp's grammar converter gets it: no ``$ref: "#"``, no recursion, at most
+    :data:`MAX_NESTING` levels deep (:mod:`textgen.backends.schema_bounds`)."""
+    try:
+        return bounded_document(schema, MAX_NESTING)
+    except ValueError as exc:
+        raise RequestRejected(f"Unsupported schema: {exc}") from exc
+
+
 def _call_schema(tools: Sequence[FunctionSpec]) -> dict[str, Any]:
-    """One ``{"name", "arguments"}`` object per tool: the grammar of a call to any of them."""
-    return {"anyOf": [{"type": "object", "additionalProperties": False, "required": ["name", "arguments"],
-                       "properties": {"name": {"const": t.name}, "arguments": t.parameters or _EMPTY_OBJECT}}
-                      for t in tools]}
+    """One ``{"name", "arguments"}`` object per tool: the grammar of a call to any of them (each tool's
+    arguments bounded to :data:`MAX_NESTING` levels, their definitions gathered at the root)."""
+    options: list[dict[str, Any]] = []
+    defs: dict[str, Any] = {}
+    for i, tool in enumerate(tools):
+        arguments, own = bound_nesting(tool.parameters or _EMPTY_OBJECT, MAX_NESTING, prefix=f"tool{i}_")
+        defs.update(own)
+        options.append({"type": "object", "additionalProperties": False, "required": ["name", "arguments"],
+                        "properties": {"name": {"const": tool.name}, "arguments": arguments}})
+    return {"anyOf": options, "$defs": defs} if defs else {"anyOf": options}
+
+
+def _without_trailing_space(pieces: Iterator[str]) -> Iterator[str]:
+    """The pieces of a JSON text without the whitespace the grammar allows after the value: whitespace
+    is held back until more text follows it, and dropped at the end."""
+    held = ""
+    for piece in pieces:
+        text = held + piece
+        body = text.rstrip()
+        held = text[len(body):]
+        if body:
+            yield body
 
 
 @dataclass(slots=True)
@@ -134,7 +162,8 @@ class _Plan:
     prompt: str
     ids: list[int]
     mode: Literal["text", "json", "auto", "call", "named"]
-    schema: Mapping[str, Any] | None = None
+    schema: Mapping[str, Any] | None = None  # what the output is checked against
+    grammar: Mapping[str, Any] | None = None  # what the sampler is held to (the schema, bounded)
     tool: FunctionSpec | None = None
     tools: Sequence[FunctionSpec] = field(default_factory=tuple)
 
@@ -181,7 +210,7 @@ class LlamaCppBackend:
         n_gpu_layers: int = 0, n_batch: int = 512, n_contexts: int = 1, chat_template: str | None = None,
         sampling: Sampling = Sampling(),
     ) -> None:
-        self._info = replace(info, logprobs=True)
+        self._info = replace(info, logprobs=True, continues=True)
         self.sampling = sampling
         self.path = path
         contexts = [llama_cpp.Llama(model_path=path, n_ctx=info.context_window, n_threads=n_threads,
@@ -235,32 +264,44 @@ class LlamaCppBackend:
                 self._system_role = False
         return self._formatter(messages=chat_turns(messages, system_role=False)).prompt  # type: ignore[arg-type]
 
+    def prompt_tokens(self, request: GenerationRequest) -> int:
+        """The exact input tokens of ``request``: its rendered prompt, as ``usage.input_tokens`` reports it."""
+        return len(self._render_plan(request).ids)
+
     def _plan(self, request: GenerationRequest) -> _Plan:
-        tools = request.tools if request.tool_choice != "none" else ()
-        if request.tool_choice == "auto" and request.constraint is not None:
-            tools = ()  # the answer follows the schema: a grammar cannot allow both
-        prompt = self.render(request.messages, tools)
-        plan: _Plan
-        if request.tool_choice == "required" and len(tools) > 1:
-            plan = _Plan(prompt + TOOL_CALL_OPEN, [], "call", _call_schema(tools), tools=tools)
-        elif request.tool_choice not in ("auto", "none") and tools:
-            tool = tools[0] if request.tool_choice == "required" else next(
-                t for t in tools if t.name == request.tool_choice)
-            prefix = f'{TOOL_CALL_OPEN}{{"name": {json.dumps(tool.name)}, "arguments": '
-            plan = _Plan(prompt + prefix, [], "named", tool.parameters or _EMPTY_OBJECT, tool=tool)
-        elif tools:
-            plan = _Plan(prompt, [], "auto", tools=tools)
-        elif request.constraint is not None:
-            plan = _Plan(prompt, [], "json", request.constraint.schema)
-        else:
-            plan = _Plan(prompt, [], "text")
-        plan.ids = self.tokenize_prompt(plan.prompt)
+        plan = self._render_plan(request)
         needed = len(plan.ids) + request.max_output_tokens
         if needed > self.info.context_window:
             raise BackendError(  # the template's own tokens can exceed the server's per-message estimate
                 f"This model's maximum context length is {self.info.context_window} tokens. However, you "
                 f"requested {needed} tokens ({len(plan.ids)} in the input, {request.max_output_tokens} for the "
                 "output). Shorten the input or lower max_output_tokens.", 400, "context_length_exceeded")
+        return plan
+
+    def _render_plan(self, request: GenerationRequest) -> _Plan:
+        tools = request.tools if request.tool_choice != "none" else ()
+        if request.tool_choice == "auto" and request.constraint is not None:
+            tools = ()  # the answer follows the schema: a grammar cannot allow both
+        prompt = self.render(request.messages, tools)
+        plan: _Plan
+        if request.continuation:  # a resumed plain-text answer: the model goes on after its own text
+            plan = _Plan(prompt + request.continuation, [], "text")
+        elif request.tool_choice == "required" and len(tools) > 1:
+            call = _call_schema(tools)
+            plan = _Plan(prompt + TOOL_CALL_OPEN, [], "call", call, call, tools=tools)
+        elif request.tool_choice not in ("auto", "none") and tools:
+            tool = tools[0] if request.tool_choice == "required" else next(
+                t for t in tools if t.name == request.tool_choice)
+            prefix = f'{TOOL_CALL_OPEN}{{"name": {json.dumps(tool.name)}, "arguments": '
+            schema = tool.parameters or _EMPTY_OBJECT
+            plan = _Plan(prompt + prefix, [], "named", schema, _grammar_schema(schema), tool=tool)
+        elif tools:
+            plan = _Plan(prompt, [], "auto", tools=tools)
+        elif request.constraint is not None:
+            plan = _Plan(prompt, [], "json", request.constraint.schema, _grammar_schema(request.constraint.schema))
+        else:
+            plan = _Plan(prompt, [], "text")
+        plan.ids = self.tokenize_prompt(plan.prompt)
         return plan
 
     # --- validation -------------------------------------------------------------------
@@ -348,7 +389,8 @@ class LlamaCppBackend:
         run = _Run(request.max_output_tokens, cached=min(matched, len(plan.ids) - 1))
         if plan.mode in ("text", "json"):
             chunks = []
-            for piece in self._pieces(llama, plan.ids, request, plan.schema, run, stop):
+            pieces = self._pieces(llama, plan.ids, request, plan.grammar, run, stop)
+            for piece in _without_trailing_space(pieces) if plan.mode == "json" else pieces:
                 chunks.append(piece)
                 yield run.text(piece)
             if plan.schema is not None and run.reason == "stop" and not stop.is_set():
@@ -357,7 +399,7 @@ class LlamaCppBackend:
             assert plan.tool is not None and plan.schema is not None
             yield FunctionCallStart(plan.tool.name)
             chunks = []
-            for piece in self._pieces(llama, plan.ids, request, plan.schema, run, stop):
+            for piece in _without_trailing_space(self._pieces(llama, plan.ids, request, plan.grammar, run, stop)):
                 chunks.append(piece)
                 yield ArgumentsDelta(piece)
             if run.reason == "stop" and not stop.is_set():

