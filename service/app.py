@@ -40,12 +40,12 @@ from service.errors import exception_handlers
 from service.health import health, ready
 from service.imports.controllers import ImportController
 from service.marketdata.provider import MarketDataProvider
-from service.middleware import request_pipeline
 from service.openapi_ui import swagger_assets_router, swagger_plugin
+from service.pipeline import request_pipeline
 from service.portfolios.book import BookCache
 from service.portfolios.book import warm_up as warm_up_books
 from service.portfolios.controllers import PortfolioController
-from service.ratelimit import MemoryRateLimiter, RateLimiter, RedisRateLimiter
+from service.ratelimit import RateLimiter, Window, make_store
 from service.realtime.plugin import realtime_plugins
 from service.settings import Settings
 from service.state import Resources, app_dependencies
@@ -85,9 +85,8 @@ def default_provider(settings: Settings) -> tuple[MarketDataProvider, Any]:
 
 
 def _limiter(settings: Settings) -> RateLimiter:
-    if settings.redis_url:
-        return RedisRateLimiter(settings.redis_url, settings.redis_prefix)
-    return MemoryRateLimiter()
+    """Fixed windows, in Redis (``QC_REDIS_URL``, keys ``<QC_REDIS_PREFIX>rl:``) or in memory."""
+    return RateLimiter(make_store(settings.redis_url, f"{settings.redis_prefix}rl"), Window.FIXED)
 
 
 def create_app(

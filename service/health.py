@@ -23,10 +23,9 @@ async def ready(resources: NamedDependency[Resources]) -> Response[dict[str, str
         checks["database"] = "ok"
     except Exception as exc:  # report, never raise: this is a probe
         checks["database"] = f"error: {type(exc).__name__}"
-    ping = getattr(resources.limiter, "ping", None)
-    if ping is not None:
+    if resources.limiter.shared:
         try:
-            await ping()
+            await resources.limiter.ping()
             checks["redis"] = "ok"
         except Exception as exc:
             checks["redis"] = f"error: {type(exc).__name__}"

@@ -1,6 +1,6 @@
 """The request pipeline around the whole ASGI app: small middlewares, each with one job.
 
-In order, outermost first (:func:`request_pipeline`):
+In order, outermost first (:func:`service.pipeline.request_pipeline`):
 
 1. :class:`RequestContextMiddleware` (here): a request id (``X-Request-ID`` response
    header, shown in 500 bodies); ``X-Content-Type-Options: nosniff`` on every
@@ -11,7 +11,7 @@ In order, outermost first (:func:`request_pipeline`):
 2. :class:`~service.auth.middleware.AuthenticationMiddleware`: ``Authorization: Token
    <key>``, ``X-API-Key: <key>`` or the ``qc_session`` cookie; a presented but invalid
    credential is a 401, deferred until the request is counted;
-3. :class:`~service.ratelimit.RateLimitMiddleware`: per user, or per client IP
+3. :class:`RateLimitMiddleware` (here, over :mod:`service.ratelimit`): per user, or per client IP
    (anonymous and refused requests); ``X-RateLimit-*`` headers on every API
    response, 429 with ``Retry-After`` beyond the limit;
 4. :class:`~service.csrf.CSRFMiddleware`: a session-authenticated unsafe request must
@@ -35,7 +35,6 @@ import itertools
 import logging
 import secrets
 from dataclasses import dataclass
-from typing import TYPE_CHECKING
 
 from litestar.types import (
     ASGIApp,
@@ -47,17 +46,16 @@ from litestar.types import (
     Send,
 )
 
-from service.errors import ApiError, error_response_bytes, internal_error
+from service.errors import ApiError, RateLimited, error_response_bytes, internal_error
+from service.ratelimit import FINANCE_HEADERS, RateLimiter
 from service.settings import Settings
-
-if TYPE_CHECKING:
-    from service.state import Resources
 
 __all__ = [
     "CSRF_COOKIE",
     "CSRF_HEADER",
     "SESSION_COOKIE",
     "ProxyTrust",
+    "RateLimitMiddleware",
     "RequestContextMiddleware",
     "add_response_headers",
     "api_path",
@@ -66,7 +64,6 @@ __all__ = [
     "deferred_error",
     "proxy_trust",
     "request_headers",
-    "request_pipeline",
     "scope_client_ip",
 ]
 
@@ -243,18 +240,6 @@ class RequestContextMiddleware:
             await _send_error(send, internal_error(rid), extra)
 
 
-def request_pipeline(app: ASGIApp, resources: Resources) -> ASGIApp:
-    """``app`` wrapped in the pipeline (module docstring), outermost first."""
-    from service.auth.middleware import AuthenticationMiddleware
-    from service.csrf import CSRFMiddleware
-    from service.ratelimit import RateLimitMiddleware
-
-    app = CSRFMiddleware(app)
-    app = RateLimitMiddleware(app, resources.limiter, resources.settings)
-    app = AuthenticationMiddleware(app, resources.db, resources.identities)
-    return RequestContextMiddleware(app)
-
-
 async def _send_error(send: Send, exc: ApiError, extra: list[tuple[bytes, bytes]]) -> None:
     body = error_response_bytes(exc.error, exc.message, exc.details)
     headers: list[tuple[bytes, bytes]] = [
@@ -271,3 +256,56 @@ async def _send_error(send: Send, exc: ApiError, extra: list[tuple[bytes, bytes]
     await send(start)
     end: HTTPResponseBodyEvent = {"type": "http.response.body", "body": body, "more_body": False}
     await send(end)
+
+
+class RateLimitMiddleware:
+    """Count every ``/api/`` and ``/realtime/`` request against its caller's budget.
+
+    The caller is the authenticated user (``scope["user"]``, set by
+    :class:`~service.auth.middleware.AuthenticationMiddleware`), else the client IP
+    (:func:`client_ip`: anonymous requests, and those whose credential was
+    refused). Real-time endpoints have their own budget. ``X-RateLimit-*`` headers
+    go on every such response (errors included); beyond the limit the answer is a
+    429 with ``Retry-After``. A refusal deferred by an earlier middleware (a bad
+    credential) is raised once the request is counted.
+
+    Args:
+        app: the next ASGI app.
+        limiter: the counters (a fixed window).
+        settings: limits (``QC_RATE_LIMIT_*``) and proxy trust.
+    """
+
+    def __init__(self, app: ASGIApp, limiter: RateLimiter, settings: Settings) -> None:
+        self.app = app
+        self.limiter = limiter
+        self.settings = settings
+        self.trust = proxy_trust(settings)
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] == "http" and api_path(scope) and self.settings.rate_limit_enabled:
+            identity = scope.get("user")
+            path: str = scope["path"]
+            who = f"u{identity.id}" if identity else f"ip{scope_client_ip(scope, self.trust)}"
+            if path.startswith(("/realtime/", "/api/realtime/")):
+                rate, key = self.settings.realtime_rate, f"rt:{who}"
+            elif identity is not None:
+                rate, key = self.settings.authenticated_rate, who
+            else:
+                rate, key = self.settings.anonymous_rate, who
+            hit = await self.limiter.hit(key, rate)
+            if not hit.allowed:
+                headers = FINANCE_HEADERS.headers(hit)
+                wait = headers["Retry-After"]
+                raise RateLimited(
+                    f"Rate limit of {rate.limit} requests per {rate.period} s exceeded; retry in {wait} s.",
+                    details={
+                        "limit": rate.limit,
+                        "period_seconds": rate.period,
+                        "retry_after": int(wait),
+                    },
+                    headers=headers,
+                )
+            add_response_headers(scope, FINANCE_HEADERS.pairs(hit))
+        if (refused := deferred_error(scope)) is not None:
+            raise refused
+        await self.app(scope, receive, send)

@@ -1,190 +1,281 @@
-"""Fixed-window rate limiting shared across workers (Redis) or per process (memory), and its middleware.
+"""The one rate-limit mechanism of both servers: a window algorithm over a Litestar store.
 
-Windows are aligned on multiples of the period since the Unix epoch, so every worker
-agrees on when a window ends. ``X-RateLimit-Reset`` is the number of **seconds**
-until the current window ends (a delta, as in the IETF RateLimit header draft).
+Counters live in a Litestar :class:`~litestar.stores.base.Store`: a
+:class:`~litestar.stores.memory.MemoryStore` (one process) or a
+:class:`~litestar.stores.redis.RedisStore` (shared by every worker and instance;
+each hit is one atomic Lua script on Redis's own clock). What differs between the
+two servers is configuration, not code:
+
+* the **window** (:class:`Window`). ``FIXED``: windows aligned on multiples of the
+  period since the Unix epoch, so every worker agrees on when one ends; every
+  request is counted, refused ones too; the reset is the time until the window
+  ends. ``SLIDING``: a log of the allowed requests of the last period; a refused
+  request is not counted; the reset is the time until every counted request has
+  left the window, and a refusal's retry-after the time until the oldest one has
+  (the true wait);
+* the **headers** (:class:`HeaderStyle`). The finance API's ``X-RateLimit-Limit``,
+  ``-Remaining`` and ``-Reset`` (seconds, a delta as in the IETF RateLimit header
+  draft): :data:`FINANCE_HEADERS`; the Responses server's OpenAI-style
+  ``x-ratelimit-limit-requests``, ``-remaining-requests`` and ``-reset-requests``
+  (``"6m0s"``, ``"250ms"``): :data:`OPENAI_HEADERS`. A refusal carries
+  ``Retry-After`` (whole seconds, at least 1) in both.
+
+This module imports nothing else of the service, so that the text-generation server
+uses it as it is.
 """
 
 from __future__ import annotations
 
 import asyncio
+import enum
 import math
+import secrets
 import time
-from typing import NamedTuple, Protocol
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any
 
-from litestar.types import ASGIApp, Receive, Scope, Send
-
-from service.errors import RateLimited
-from service.middleware import (
-    add_response_headers,
-    api_path,
-    deferred_error,
-    proxy_trust,
-    scope_client_ip,
-)
-from service.settings import RateLimit, Settings
+import msgspec
+from litestar.stores.base import Store
+from litestar.stores.memory import MemoryStore
+from litestar.stores.redis import RedisStore
 
 __all__ = [
+    "FINANCE_HEADERS",
+    "OPENAI_HEADERS",
+    "HeaderStyle",
     "Hit",
-    "MemoryRateLimiter",
-    "RateLimitMiddleware",
+    "RateLimit",
     "RateLimiter",
-    "RedisRateLimiter",
-    "rate_limit_header_pairs",
-    "rate_limit_headers",
+    "Window",
+    "duration_text",
+    "make_store",
+    "seconds_text",
 ]
 
 
-class Hit(NamedTuple):
-    """The outcome of counting one request against a limit."""
+class RateLimit(msgspec.Struct, frozen=True):
+    """``limit`` requests per ``period`` seconds."""
 
     limit: int
-    remaining: int
-    reset: int  # seconds until the window ends
-    allowed: bool
+    period: int
 
 
-def rate_limit_headers(hit: Hit) -> dict[str, str]:
-    """The ``X-RateLimit-*`` headers (and ``Retry-After`` when refused)."""
-    headers = {
-        "X-RateLimit-Limit": str(hit.limit),
-        "X-RateLimit-Remaining": str(hit.remaining),
-        "X-RateLimit-Reset": str(hit.reset),
-    }
-    if not hit.allowed:
-        headers["Retry-After"] = str(hit.reset)
-    return headers
+class Window(enum.Enum):
+    """How requests are counted (module docstring)."""
+
+    FIXED = "fixed"
+    SLIDING = "sliding"
 
 
-def rate_limit_header_pairs(hit: Hit) -> list[tuple[bytes, bytes]]:
-    """:func:`rate_limit_headers` as raw ASGI header pairs (lower-case names)."""
-    pairs = [
-        (b"x-ratelimit-limit", str(hit.limit).encode()),
-        (b"x-ratelimit-remaining", str(hit.remaining).encode()),
-        (b"x-ratelimit-reset", str(hit.reset).encode()),
-    ]
-    if not hit.allowed:
-        pairs.append((b"retry-after", str(hit.reset).encode()))
-    return pairs
+@dataclass(frozen=True, slots=True)
+class Hit:
+    """The outcome of counting one request against a limit.
 
-
-class RateLimiter(Protocol):
-    async def hit(self, key: str, rate: RateLimit) -> Hit:
-        """Count one request for ``key`` and say whether it is within ``rate``."""
-        ...
-
-    async def close(self) -> None: ...
-
-
-def _window(rate: RateLimit, now: float) -> tuple[int, int]:
-    index = int(now // rate.period)
-    reset = max(1, math.ceil((index + 1) * rate.period - now))
-    return index, reset
-
-
-def _hit(rate: RateLimit, count: int, reset: int) -> Hit:
-    return Hit(rate.limit, max(rate.limit - count, 0), reset, count <= rate.limit)
-
-
-class MemoryRateLimiter:
-    """Counters in this process's memory (one worker, or tests)."""
-
-    def __init__(self) -> None:
-        self._counts: dict[tuple[str, int, int], int] = {}
-        self._lock = asyncio.Lock()
-        self._sweep_at = 0.0
-
-    async def hit(self, key: str, rate: RateLimit) -> Hit:
-        now = time.time()
-        index, reset = _window(rate, now)
-        slot = (key, rate.period, index)
-        count = self._counts.get(slot, 0) + 1
-        self._counts[slot] = count
-        if now >= self._sweep_at:
-            self._sweep(now)
-        return _hit(rate, count, reset)
-
-    def _sweep(self, now: float) -> None:
-        self._sweep_at = now + 60
-        stale = [s for s in self._counts if s[2] < int(now // s[1])]
-        for s in stale:
-            del self._counts[s]
-
-    async def close(self) -> None:
-        self._counts.clear()
-
-
-class RedisRateLimiter:
-    """Counters in Redis (``INCR`` + ``EXPIRE`` in one round trip), shared by all workers."""
-
-    def __init__(self, url: str, prefix: str = "qc:") -> None:
-        import redis.asyncio as redis
-
-        self._redis = redis.from_url(url)
-        self._prefix = f"{prefix}rl:"
-
-    async def hit(self, key: str, rate: RateLimit) -> Hit:
-        index, reset = _window(rate, time.time())
-        name = f"{self._prefix}{key}:{rate.period}:{index}"
-        async with self._redis.pipeline(transaction=False) as pipe:
-            pipe.incr(name)
-            pipe.expire(name, rate.period + 5)
-            count, _ = await pipe.execute()
-        return _hit(rate, int(count), reset)
-
-    async def ping(self) -> None:
-        await self._redis.ping()
-
-    async def close(self) -> None:
-        await self._redis.aclose()
-
-
-class RateLimitMiddleware:
-    """Count every ``/api/`` and ``/realtime/`` request against its caller's budget.
-
-    The caller is the authenticated user (``scope["user"]``, set by
-    :class:`~service.auth.middleware.AuthenticationMiddleware`), else the client IP
-    (:func:`service.middleware.client_ip`: anonymous requests, and those whose
-    credential was refused). Real-time endpoints have their own budget.
-    ``X-RateLimit-*`` headers go on every such response (errors included); beyond
-    the limit the answer is a 429 with ``Retry-After``. A refusal deferred by an
-    earlier middleware (a bad credential) is raised once the request is counted.
-
-    Args:
-        app: the next ASGI app.
-        limiter: the counters.
-        settings: limits (``QC_RATE_LIMIT_*``) and proxy trust.
+    Attributes:
+        allowed: whether the request is within the limit.
+        limit: the limit.
+        remaining: requests left in the window.
+        reset: seconds until the window ends (fixed) or is empty again (sliding).
+        retry_after: seconds until a request would be allowed (0 when allowed).
     """
 
-    def __init__(self, app: ASGIApp, limiter: RateLimiter, settings: Settings) -> None:
-        self.app = app
-        self.limiter = limiter
-        self.settings = settings
-        self.trust = proxy_trust(settings)
+    allowed: bool
+    limit: int
+    remaining: int
+    reset: float
+    retry_after: float
 
-    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
-        if scope["type"] == "http" and api_path(scope) and self.settings.rate_limit_enabled:
-            identity = scope.get("user")
-            path: str = scope["path"]
-            who = f"u{identity.id}" if identity else f"ip{scope_client_ip(scope, self.trust)}"
-            if path.startswith(("/realtime/", "/api/realtime/")):
-                rate, key = self.settings.realtime_rate, f"rt:{who}"
-            elif identity is not None:
-                rate, key = self.settings.authenticated_rate, who
-            else:
-                rate, key = self.settings.anonymous_rate, who
-            hit = await self.limiter.hit(key, rate)
-            if not hit.allowed:
-                raise RateLimited(
-                    f"Rate limit of {rate.limit} requests per {rate.period} s exceeded; retry in {hit.reset} s.",
-                    details={
-                        "limit": rate.limit,
-                        "period_seconds": rate.period,
-                        "retry_after": hit.reset,
-                    },
-                    headers=rate_limit_headers(hit),
-                )
-            add_response_headers(scope, rate_limit_header_pairs(hit))
-        if (refused := deferred_error(scope)) is not None:
-            raise refused
-        await self.app(scope, receive, send)
+
+def seconds_text(seconds: float) -> str:
+    """Whole seconds, rounded up: ``"42"``."""
+    return str(math.ceil(seconds))
+
+
+def duration_text(seconds: float) -> str:
+    """OpenAI's reset format: ``"1s"``, ``"6m0s"``, ``"250ms"``."""
+    if seconds < 1:
+        return f"{math.ceil(seconds * 1000)}ms"
+    minutes, rest = divmod(math.ceil(seconds), 60)
+    return f"{minutes}m{rest}s" if minutes else f"{rest}s"
+
+
+@dataclass(frozen=True, slots=True)
+class HeaderStyle:
+    """The names of the three headers and how the reset is written."""
+
+    limit: str
+    remaining: str
+    reset: str
+    reset_text: Callable[[float], str]
+
+    def headers(self, hit: Hit) -> dict[str, str]:
+        """The headers of ``hit`` (and ``Retry-After`` when refused)."""
+        out = {
+            self.limit: str(hit.limit),
+            self.remaining: str(hit.remaining),
+            self.reset: self.reset_text(hit.reset),
+        }
+        if not hit.allowed:
+            out["Retry-After"] = str(max(1, math.ceil(hit.retry_after)))
+        return out
+
+    def pairs(self, hit: Hit) -> list[tuple[bytes, bytes]]:
+        """:meth:`headers` as raw ASGI header pairs (lower-case names)."""
+        return [(k.lower().encode(), v.encode()) for k, v in self.headers(hit).items()]
+
+
+FINANCE_HEADERS = HeaderStyle(
+    "X-RateLimit-Limit", "X-RateLimit-Remaining", "X-RateLimit-Reset", seconds_text
+)
+OPENAI_HEADERS = HeaderStyle(
+    "x-ratelimit-limit-requests",
+    "x-ratelimit-remaining-requests",
+    "x-ratelimit-reset-requests",
+    duration_text,
+)
+
+
+# KEYS[1]: the counter's key without its window; ARGV: period in ms.
+# Returns {count after, now ms}, on Redis's clock.
+_FIXED_SCRIPT = """
+local t = redis.call('TIME')
+local now = t[1] * 1000 + math.floor(t[2] / 1000)
+local period = tonumber(ARGV[1])
+local key = KEYS[1] .. ':' .. math.floor(now / period)
+local count = redis.call('INCR', key)
+if count == 1 then redis.call('PEXPIRE', key, period + 5000) end
+return {count, now}
+"""
+
+# KEYS[1]: the key's sorted set; ARGV: limit, window in ms, a unique member.
+# Returns {allowed, count after, oldest ms, newest ms, now ms}, all on Redis's clock.
+_SLIDING_SCRIPT = """
+local t = redis.call('TIME')
+local now = t[1] * 1000 + math.floor(t[2] / 1000)
+local window = tonumber(ARGV[2])
+redis.call('ZREMRANGEBYSCORE', KEYS[1], '-inf', now - window)
+local count = redis.call('ZCARD', KEYS[1])
+local allowed = 0
+if count < tonumber(ARGV[1]) then
+  redis.call('ZADD', KEYS[1], now, ARGV[3])
+  count = count + 1
+  allowed = 1
+end
+redis.call('PEXPIRE', KEYS[1], window)
+local oldest = redis.call('ZRANGE', KEYS[1], 0, 0, 'WITHSCORES')
+local newest = redis.call('ZRANGE', KEYS[1], -1, -1, 'WITHSCORES')
+return {allowed, count, oldest[2] or tostring(now), newest[2] or tostring(now), now}
+"""
+
+
+def _fixed(rate: RateLimit, count: int, now: float) -> Hit:
+    end = (math.floor(now / rate.period) + 1) * rate.period
+    reset = max(1, math.ceil(end - now))
+    allowed = count <= rate.limit
+    return Hit(allowed, rate.limit, max(rate.limit - count, 0), reset, 0.0 if allowed else reset)
+
+
+def _sliding(
+    rate: RateLimit, count: int, oldest: float, newest: float, now: float, allowed: bool
+) -> Hit:
+    reset = max(0.0, newest + rate.period - now) if count else 0.0
+    retry = 0.0 if allowed else max(0.0, oldest + rate.period - now)
+    return Hit(allowed, rate.limit, max(0, rate.limit - count), reset, retry)
+
+
+_hits = msgspec.json.Decoder(list[float])
+_encode = msgspec.json.Encoder().encode
+
+
+class RateLimiter:
+    """Counts requests per key in a store, by a window algorithm.
+
+    Args:
+        store: where counters live (a ``RedisStore`` shares them between processes).
+        window: :attr:`Window.FIXED` or :attr:`Window.SLIDING`.
+        clock: seconds since the epoch, for stores other than Redis (tests inject
+            their own; on Redis the server's clock is used).
+    """
+
+    def __init__(
+        self, store: Store, window: Window, *, clock: Callable[[], float] = time.time
+    ) -> None:
+        self.store = store
+        self.window = window
+        self.clock = clock
+        self._lock = asyncio.Lock()  # a get-then-set of one process's store is one step
+        self._sweep_at = 0.0
+        self._script: Any = None
+        if isinstance(store, RedisStore):
+            redis: Any = store._redis  # the store's client: one pool for the store and the script
+            self._script = redis.register_script(
+                _FIXED_SCRIPT if window is Window.FIXED else _SLIDING_SCRIPT
+            )
+
+    async def hit(self, key: str, rate: RateLimit) -> Hit:
+        """Count one request for ``key`` and say whether it is within ``rate``."""
+        if self._script is not None:
+            return await self._redis_hit(key, rate)
+        async with self._lock:
+            now = self.clock()
+            if now >= self._sweep_at:  # drop the counters of past windows now and then
+                self._sweep_at = now + 60
+                if isinstance(self.store, MemoryStore):
+                    await self.store.delete_expired()
+            if self.window is Window.FIXED:
+                name = f"{key}:{rate.period}:{math.floor(now / rate.period)}"
+                count = int(await self.store.get(name) or 0) + 1
+                await self.store.set(name, str(count), expires_in=rate.period + 5)
+                return _fixed(rate, count, now)
+            raw = await self.store.get(key)
+            log = [t for t in (_hits.decode(raw) if raw else []) if t > now - rate.period]
+            allowed = len(log) < rate.limit
+            if allowed:
+                log.append(now)
+            await self.store.set(key, _encode(log), expires_in=rate.period)
+            first, last = (log[0], log[-1]) if log else (now, now)
+            return _sliding(rate, len(log), first, last, now, allowed)
+
+    async def _redis_hit(self, key: str, rate: RateLimit) -> Hit:
+        store: Any = self.store
+        name = store._make_key(key)
+        if self.window is Window.FIXED:
+            count, now_ms = await self._script(
+                keys=[f"{name}:{rate.period}"], args=[rate.period * 1000]
+            )
+            return _fixed(rate, int(count), int(now_ms) / 1000)
+        member = f"{time.time_ns()}-{secrets.token_hex(4)}"
+        allowed, count, oldest, newest, now = await self._script(
+            keys=[name], args=[rate.limit, rate.period * 1000, member]
+        )
+        return _sliding(
+            rate,
+            int(count),
+            float(oldest) / 1000,
+            float(newest) / 1000,
+            float(now) / 1000,
+            bool(int(allowed)),
+        )
+
+    async def ping(self) -> None:
+        """Check that a shared store answers (nothing to check in memory)."""
+        if isinstance(self.store, RedisStore):
+            redis: Any = self.store._redis
+            await redis.ping()
+
+    @property
+    def shared(self) -> bool:
+        """Whether the counters are shared between processes (Redis)."""
+        return isinstance(self.store, RedisStore)
+
+    async def close(self) -> None:
+        """Release the store's connections."""
+        await self.store.__aexit__(None, None, None)
+
+
+def make_store(redis_url: str, namespace: str) -> Store:
+    """A Redis store of ``redis_url`` whose keys start ``<namespace>:``, or a memory store."""
+    if redis_url:
+        return RedisStore.with_client(url=redis_url, namespace=namespace)
+    return MemoryStore()

@@ -11,17 +11,12 @@ from typing import Annotated, Any
 
 import msgspec
 
+from service.ratelimit import RateLimit
+
 __all__ = ["RateLimit", "Settings", "default_backtest_workers", "parse_networks", "parse_rate"]
 
 _RATE = re.compile(r"^\s*(\d+)\s*/\s*(second|minute|hour|day)\s*$")
 _PERIODS = {"second": 1, "minute": 60, "hour": 3600, "day": 86400}
-
-
-class RateLimit(msgspec.Struct, frozen=True):
-    """``limit`` requests per ``period`` seconds (a fixed window)."""
-
-    limit: int
-    period: int
 
 
 def parse_rate(text: str, *, name: str = "rate") -> RateLimit:

@@ -8,8 +8,9 @@ import uuid
 
 import pytest
 from litestar import get
+from litestar.stores.memory import MemoryStore
 
-from service.ratelimit import MemoryRateLimiter, RedisRateLimiter
+from service.ratelimit import RateLimiter, Window, make_store
 from service.settings import RateLimit
 from tests.service.conftest import Api
 
@@ -130,7 +131,7 @@ def test_realtime_paths_use_the_realtime_budget(api_factory) -> None:
 
 def test_memory_limiter_windows() -> None:
     async def run() -> list[bool]:
-        lim = MemoryRateLimiter()
+        lim = RateLimiter(MemoryStore(), Window.FIXED)
         return [(await lim.hit("k", RateLimit(2, 3600))).allowed for _ in range(3)]
 
     assert asyncio.run(run()) == [True, True, False]
@@ -142,7 +143,7 @@ def test_redis_limiter_is_shared_between_workers(redis_url: str) -> None:
     prefix = f"qc-test-{uuid.uuid4().hex}:"
 
     async def run() -> list[bool]:
-        a, b = RedisRateLimiter(redis_url, prefix), RedisRateLimiter(redis_url, prefix)
+        a, b = (RateLimiter(make_store(redis_url, f"{prefix}rl"), Window.FIXED) for _ in "ab")
         try:
             rate = RateLimit(3, 3600)
             hits = [
@@ -156,9 +157,7 @@ def test_redis_limiter_is_shared_between_workers(redis_url: str) -> None:
             assert other.remaining == 2
             return [h.allowed for h in hits]
         finally:
-            keys = [k async for k in a._redis.scan_iter(f"{prefix}*")]
-            if keys:
-                await a._redis.delete(*keys)
+            await a.store.delete_all()
             await a.close()
             await b.close()
 

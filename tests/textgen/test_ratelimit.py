@@ -14,14 +14,20 @@ from litestar.testing import TestClient
 
 from textgen.app import create_app
 from textgen.backends.builtin import NgramBackend
-from textgen.ratelimit import MemoryLimiter, RedisLimiter, headers
+from textgen.ratelimit import Limiter, headers, make_limiter
 from textgen.settings import Settings
 from textgen.store import Store
 
 
+def _memory(per_minute: int, clock: Callable[[], float]) -> Limiter:
+    limiter = make_limiter(per_minute, "", clock=clock)
+    assert limiter is not None
+    return limiter
+
+
 def test_memory_window_and_true_retry_after() -> None:
     now = [1000.0]
-    limiter = MemoryLimiter(2, clock=lambda: now[0])
+    limiter = _memory(2, lambda: now[0])
 
     async def hits() -> list[tuple[bool, int, float]]:
         out = []
@@ -42,7 +48,7 @@ def test_memory_window_and_true_retry_after() -> None:
 
 def test_headers_format() -> None:
     now = [0.0]
-    limiter = MemoryLimiter(1, clock=lambda: now[0])
+    limiter = _memory(1, lambda: now[0])
     first = headers(asyncio.run(limiter.hit("p")))
     assert first == {"x-ratelimit-limit-requests": "1", "x-ratelimit-remaining-requests": "0",
                      "x-ratelimit-reset-requests": "1m0s"}
@@ -73,7 +79,8 @@ def test_redis_limiter_counts_across_clients(redis_url: str) -> None:
     project = f"rl-{secrets.token_hex(6)}"
 
     async def run() -> list[bool]:
-        a, b = RedisLimiter(redis_url, 3), RedisLimiter(redis_url, 3)
+        a, b = make_limiter(3, redis_url), make_limiter(3, redis_url)
+        assert a is not None and b is not None
         try:
             results = [(await (a if i % 2 else b).hit(project)) for i in range(5)]
         finally:
