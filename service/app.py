@@ -36,7 +36,7 @@ from service.backtesting import worker as backtest_worker
 from service.backtesting.controllers import BacktestingController
 from service.db import Database
 from service.demo import sync_assets
-from service.errors import exception_handlers
+from service.errors import check_request, exception_handlers
 from service.health import health, ready
 from service.imports.controllers import ImportController
 from service.marketdata.provider import MarketDataProvider
@@ -155,6 +155,7 @@ def create_app(
         state=State({"resources": resources}),
         dependencies=app_dependencies(resources),
         exception_handlers=exception_handlers,
+        before_request=check_request,
         lifespan=[lifespan],
         openapi_config=_openapi(),
         cors_config=cors,

@@ -37,7 +37,14 @@ from litestar.types import Scope
 from litestar.utils.scope.state import ScopeState
 from sqlalchemy.exc import StatementError
 
-from service import patterns
+from service.validation import (
+    Problem,
+    describe,
+    json_document,
+    kwargs_model,
+    missing_parameter,
+    repeated_parameter,
+)
 
 __all__ = [
     "ApiError",
@@ -46,14 +53,15 @@ __all__ = [
     "PermissionDenied",
     "RateLimited",
     "ServerError",
+    "UnsupportedMediaType",
     "ValidationError",
+    "check_request",
     "error_response_bytes",
     "exception_handlers",
     "internal_error",
     "malformed_body",
     "out_of_range",
     "request_id_of",
-    "validation_from_message",
 ]
 
 log = logging.getLogger("service")
@@ -117,6 +125,13 @@ class RateLimited(ApiError):
     error = "rate_limited"
 
 
+class UnsupportedMediaType(ApiError):
+    """415 ``unsupported_media_type``: a JSON endpoint sent a body of another type."""
+
+    status_code = 415
+    error = "unsupported_media_type"
+
+
 class ServerError(ApiError):
     """500 ``server_error``, for code that answers outside Litestar's exception handlers."""
 
@@ -172,70 +187,9 @@ def _response(
     )
 
 
-_FIELD_IN_MSG = re.compile(r"field `([^`]+)`")
-_AT_PATH = re.compile(r" - at `\$\.?([^`]*)`$")
-_CODES: list[tuple[re.Pattern[str], str]] = [
-    (re.compile(r"missing required field"), "required"),
-    (re.compile(r"unknown field"), "unknown_field"),
-    (re.compile(r"Invalid enum value"), "invalid_choice"),
-    (re.compile(r">= |> "), "min_value"),
-    (re.compile(r"<= |< "), "max_value"),
-    (re.compile(r"length >="), "min_length"),
-    (re.compile(r"length <="), "max_length"),
-]
-
-
-#: Litestar's message for an absent required query/header/cookie/path parameter.
-_MISSING_PARAM = re.compile(r"Missing required \w+ parameter '([^']+)'")
-
-
-def validation_from_message(message: str, key: str | None = None) -> ValidationError:
-    """Map a msgspec validation message (and Litestar's ``key``) to field + code.
-
-    ``Object missing required field `name``` -> (``name``, ``required``);
-    ``Expected `int` >= 1`` -> (key, ``min_value``); ``Invalid enum value 'x'`` ->
-    ``invalid_choice``; anything else is ``invalid``.
-    """
-    missing = _MISSING_PARAM.search(message)
-    if missing:
-        return ValidationError(missing.group(1), "required", message)
-    path = ""
-    at = _AT_PATH.search(message)
-    if at:
-        path = at.group(1)
-        message = message[: at.start()]
-    field = key if key and key != "data" else ""
-    named = _FIELD_IN_MSG.search(message)
-    if named and ("required" in message or "unknown" in message):
-        field = f"{path}.{named.group(1)}" if path else named.group(1)
-    elif path:
-        field = f"{field}.{path}" if field and not path.startswith(field) else path
-    code = "invalid"
-    for pattern, candidate in _CODES:
-        if pattern.search(message):
-            code = candidate
-            break
-    if code in ("min_value", "max_value") and "length" in message:
-        code = "min_length" if code == "min_value" else "max_length"
-    return ValidationError(field or "body", code, _readable(message, field))
-
-
-def _readable(message: str, field: str) -> str:
-    """``Expected `str` matching regex '...'`` said in words, for the patterns we declare."""
-    found = _REGEX_IN_MSG.search(message)
-    if found:
-        meaning = patterns.MEANINGS.get(found.group(1).replace("\\\\", "\\"))
-        if meaning is not None:
-            return f"{field or 'The value'} must be {meaning}."
-    return message
-
-
-_REGEX_IN_MSG = re.compile(r"matching regex '(.*)'")
-
-
 _INT64 = range(-(2**63), 2**63)
 _INT32 = range(-(2**31), 2**31)
-_DIGITS = re.compile(r"^[+-]?\d+$")
+_DIGITS = re.compile(r"^[+-]?\d+$")  # an integer query value (a value, not a message)
 
 
 def _body(request: Request[Any, Any, Any]) -> bytes:
@@ -266,6 +220,8 @@ def _too_large(value: Any, ints: range) -> bool:
         return False
     if isinstance(value, int):
         return value not in ints
+    if isinstance(value, Decimal):  # a JSON float, read exactly (service.validation.json_document)
+        return not value.is_finite() or abs(value) >= _DECIMAL_LIMIT
     if isinstance(value, (str, float)):
         try:
             number = Decimal(value.strip() if isinstance(value, str) else repr(value))
@@ -298,10 +254,7 @@ def out_of_range(request: Request[Any, Any, Any]) -> ApiError | None:
     Ids are BIGINT in some tables and INTEGER (32-bit on PostgreSQL) in others: the
     culprit is the first number beyond 64 bits, else the first beyond 32 bits.
     """
-    try:
-        document = msgspec.json.decode(body) if (body := _body(request)) else None
-    except (msgspec.DecodeError, UnicodeDecodeError, RecursionError):
-        document = None
+    document = json_document(_body(request))
     for ints in (_INT64, _INT32):
         for name, value in request.path_params.items():
             if isinstance(value, int) and value not in ints:
@@ -323,13 +276,69 @@ def _api_error(request: Request[Any, Any, Any], exc: ApiError) -> Response[Any]:
     return _response(exc.status_code, exc.error, exc.message, exc.details, exc.headers)
 
 
+def _signature_type(request: Request[Any, Any, Any], name: str) -> Any:
+    """msgspec's view of the signature model (handler's, else a dependency's) that has ``name``."""
+    handler = request.route_handler
+    models = [handler.signature_model]
+    models += [p.signature_model for p in handler.resolve_dependencies().values()]
+    for model in models:
+        if name in model._fields:
+            return msgspec.inspect.type_info(model)
+    return None
+
+
+def _parameter_value(request: Request[Any, Any, Any], name: str) -> dict[str, Any]:
+    """``{name: value sent}`` of the parameter whose field is ``name`` (``{}``: not sent)."""
+    model = kwargs_model(request)
+    sources: dict[Any, Any] = {
+        "query": request.query_params,
+        "header": request.headers,
+        "cookie": request.cookies,
+        "path": request.path_params,
+    }
+    params = [
+        *model.expected_query_params,
+        *model.expected_header_params,
+        *model.expected_cookie_params,
+        *model.expected_path_params,
+    ]
+    for param in params:
+        if param.field_name == name and param.field_alias in sources[param.param_type.value]:
+            return {name: sources[param.param_type.value][param.field_alias]}
+    return {}
+
+
+def _problem(request: Request[Any, Any, Any], key: str, source: Any) -> Problem:
+    """What failed at Litestar's ``key`` (a field path), from the schema and the value sent."""
+    if source == "body" or key == "data":  # Litestar strips the ``data.`` of a body path
+        path = "data" if key == "data" else f"data.{key}"
+        t = _signature_type(request, "data")
+        doc = {"data": json_document(_body(request))}
+        found = describe(t, doc, path) if t is not None else Problem(key, "invalid")
+        field = found.field.removeprefix("data").lstrip(".") or "body"
+        return Problem(field, found.code, found.meaning)
+    t = _signature_type(request, key)
+    if t is None:
+        return Problem(key or "body", "invalid")
+    return describe(t, _parameter_value(request, key), key)
+
+
 def _validation(request: Request[Any, Any, Any], exc: ValidationException) -> Response[Any]:
+    """Litestar's ``ValidationException``: its ``extra`` names the parameter; the schema says why."""
     extra = exc.extra if isinstance(exc.extra, list) else []
     first = extra[0] if extra and isinstance(extra[0], dict) else {}
-    if first.get("key") == "data" and request.method not in ("GET", "HEAD") and not _body(request):
+    if not first:  # Litestar names nothing when a declared parameter is absent
+        missing = missing_parameter(request)
+        field = missing or "body"
+        code = "required" if missing else "invalid"
+        return _api_error(request, ValidationError(field, code, str(exc.detail)))
+    key = str(first.get("key", ""))
+    source = first.get("source")
+    if source == "body" and request.method not in ("GET", "HEAD") and not _body(request):
         return _api_error(request, ValidationError("body", "required", "A JSON body is required."))
-    err = validation_from_message(str(first.get("message", exc.detail)), first.get("key"))
-    return _api_error(request, err)
+    found = _problem(request, key, source)
+    message = found.sentence() or str(first.get("message", exc.detail))
+    return _api_error(request, ValidationError(found.field, found.code, message))
 
 
 def _decode_cause(exc: BaseException) -> msgspec.DecodeError | None:
@@ -347,8 +356,9 @@ def _http(request: Request[Any, Any, Any], exc: HTTPException) -> Response[Any]:
         return _internal(request, exc)
     detail = str(exc.detail)
     if status == 400 and (decode := _decode_cause(exc)) is not None:
-        if isinstance(decode, msgspec.ValidationError):
-            return _api_error(request, validation_from_message(str(decode)))
+        if isinstance(decode, msgspec.ValidationError):  # JSON, but a number beyond float64
+            err = out_of_range(request)
+            return _api_error(request, err or _invalid_json("a number is out of range"))
         return _api_error(request, malformed_body(_body(request)) or _invalid_json(detail))
     if status == 400 and detail.startswith("Invalid multipart"):
         return _api_error(request, _NOT_MULTIPART)
@@ -395,6 +405,51 @@ def _overflow(request: Request[Any, Any, Any], exc: Exception) -> Response[Any]:
     """A number too large for the database or a kernel: the client's, if it sent one."""
     err = out_of_range(request)
     return _api_error(request, err) if err is not None else _internal(request, exc)
+
+
+_BODY_METHODS = frozenset({"POST", "PUT", "PATCH"})
+
+
+def _json_media_type(value: str) -> bool:
+    kind = value.split(";", 1)[0].strip().lower()
+    return kind == "application/json" or (kind.startswith("application/") and kind.endswith("+json"))
+
+
+def _takes_json(request: Request[Any, Any, Any]) -> bool:
+    """Whether the handler reads its ``data`` as JSON (not a multipart form)."""
+    data = request.route_handler.parsed_fn_signature.parameters.get("data")
+    if data is None:
+        return False
+    media = getattr(data.kwarg_definition, "media_type", None)
+    return media is None or media == "application/json"
+
+
+def check_request(request: Request[Any, Any, Any]) -> None:
+    """The app's ``before_request``: refuse what the handler's declaration rules out.
+
+    * a body with a ``Content-Type`` other than JSON (``application/json`` or
+      ``application/*+json``) on an endpoint that reads JSON: 415
+      ``unsupported_media_type`` (a body without the header is read as JSON);
+    * a query parameter given twice that is not a list (``?period=1m&period=2y``):
+      400 naming it, instead of silently keeping one of the values.
+
+    Raises:
+        UnsupportedMediaType: see above.
+        ValidationError: see above.
+    """
+    if request.method in _BODY_METHODS:
+        sent = request.headers.get("content-type")
+        if sent is not None and not _json_media_type(sent) and _takes_json(request):
+            raise UnsupportedMediaType(
+                f"The body must be JSON (Content-Type: application/json), not {sent.split(';')[0]}.",
+                details={"content_type": sent.split(";", 1)[0].strip(), "expected": "application/json"},
+            )
+    if request.scope.get("query_string"):
+        repeated = repeated_parameter(request)
+        if repeated is not None:
+            raise ValidationError(
+                repeated, "invalid", f"{repeated} was given more than once; give it once."
+            )
 
 
 exception_handlers: dict[type[Exception] | int, Callable[..., Response[Any]]] = {
