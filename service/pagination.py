@@ -92,11 +92,6 @@ def page_params(
 ) -> PageParams:
     """The window of validated ``limit``, ``offset`` and ``page`` query parameters.
 
-    Hot handlers take the three parameters themselves (``Limit``, ``Offset``,
-    ``PageNumber``) and call this, instead of the ``paging`` dependency: a second
-    dependency makes Litestar resolve them as concurrent tasks, one more trip through
-    the event loop's queue per request.
-
     Raises:
         ValidationError: both ``page`` and ``offset``.
     """
@@ -107,8 +102,12 @@ def page_params(
     return PageParams(limit=limit, offset=offset or 0)
 
 
-async def provide_page_params(
+def provide_page_params(
     limit: Limit = DEFAULT_LIMIT, offset: Offset = None, page: PageNumber = None
 ) -> PageParams:
-    """Dependency: validated pagination parameters (:func:`page_params`)."""
+    """The ``paging`` dependency (every list endpoint's; :func:`page_params`).
+
+    Registered once for the whole app (:func:`service.state.app_dependencies`), as a
+    plain function resolved on the event loop.
+    """
     return page_params(limit, offset, page)

@@ -23,6 +23,7 @@ from service.assets.market import MarketData
 from service.assets.services import AssetReads
 from service.auth.services import IdentityCache
 from service.db import Database
+from service.pagination import provide_page_params
 from service.portfolios.book import BookCache
 from service.portfolios.services import PortfolioReads
 from service.ratelimit import RateLimiter
@@ -76,7 +77,8 @@ def app_dependencies(res: Resources) -> dict[str, Provide]:
     ``db`` (:class:`~service.db.Database`), ``session`` (a read session),
     ``market`` (quotes and bars), ``assets`` (the asset directory), ``books`` (the
     per-user portfolio books), ``asset_reads`` and ``portfolios`` (the read services
-    of those features) and ``resources`` (all of them).
+    of those features), ``resources`` (all of them) and ``paging`` (the validated
+    ``limit``/``offset``/``page`` of a list endpoint, :mod:`service.pagination`).
     """
     constants: dict[str, Any] = {
         "db": res.db,
@@ -89,4 +91,5 @@ def app_dependencies(res: Resources) -> dict[str, Provide]:
     }
     deps = {k: Provide(_constant(v), sync_to_thread=False) for k, v in constants.items()}
     deps["session"] = Provide(provide_session)
+    deps["paging"] = Provide(provide_page_params, sync_to_thread=False)
     return deps

@@ -6,7 +6,7 @@ import datetime as dt
 from typing import Annotated
 
 from litestar import Controller, Request, get, post
-from litestar.di import NamedDependency, Provide
+from litestar.di import NamedDependency
 from litestar.params import FromPath, FromQuery, JSONBody, QueryParameter
 from sqlalchemy.ext.asyncio import AsyncSession
 
@@ -21,7 +21,7 @@ from service.assets.schemas import (
     PriceHistoryRead,
 )
 from service.assets.services import AssetReads
-from service.pagination import Page, PageParams, provide_page_params
+from service.pagination import Page, PageParams
 
 __all__ = ["AssetController"]
 
@@ -29,7 +29,6 @@ __all__ = ["AssetController"]
 class AssetController(Controller):
     path = "/api/assets"
     tags = ["assets"]  # noqa: RUF012
-    dependencies = {"paging": Provide(provide_page_params)}  # noqa: RUF012
 
     @get("/", summary="List assets")
     async def list_assets(

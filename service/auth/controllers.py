@@ -10,7 +10,7 @@ from typing import Any
 
 from litestar import Controller, Request, Response, delete, get, post
 from litestar.datastructures import Cookie, State
-from litestar.di import NamedDependency, Provide
+from litestar.di import NamedDependency
 from litestar.params import FromPath, JSONBody
 from litestar.status_codes import HTTP_204_NO_CONTENT
 
@@ -31,7 +31,7 @@ from service.auth.schemas import (
 from service.db import Database
 from service.errors import PermissionDenied, ValidationError
 from service.middleware import CSRF_COOKIE, SESSION_COOKIE
-from service.pagination import Page, PageParams, provide_page_params
+from service.pagination import Page, PageParams
 from service.state import Resources
 
 __all__ = ["AuthController"]
@@ -69,7 +69,6 @@ class AuthController(Controller):
         "/tokens/",
         summary="List your API tokens (without the keys)",
         guards=[requires_user],
-        dependencies={"paging": Provide(provide_page_params)},
     )
     async def list_tokens(
         self, request: Req, db: NamedDependency[Database], paging: NamedDependency[PageParams]
@@ -207,7 +206,6 @@ class AuthController(Controller):
         "/api-keys/",
         summary="List API keys (without the keys)",
         guards=[requires_user],
-        dependencies={"paging": Provide(provide_page_params)},
     )
     async def list_api_keys(
         self, request: Req, db: NamedDependency[Database], paging: NamedDependency[PageParams]

@@ -6,7 +6,7 @@ from typing import Annotated
 
 from litestar import Controller, Request, delete, get, post, put
 from litestar.datastructures import State
-from litestar.di import NamedDependency, Provide
+from litestar.di import NamedDependency
 from litestar.params import FromPath, JSONBody, QueryParameter
 
 from service.assets.market import MarketData
@@ -29,7 +29,7 @@ from service.backtesting.schemas import (
     TradeRead,
 )
 from service.db import Database
-from service.pagination import Page, PageParams, provide_page_params
+from service.pagination import Page, PageParams
 
 __all__ = ["BacktestingController"]
 
@@ -40,7 +40,6 @@ class BacktestingController(Controller):
     path = "/api/backtesting"
     tags = ["backtesting"]  # noqa: RUF012
     guards = [requires_user]  # noqa: RUF012
-    dependencies = {"paging": Provide(provide_page_params)}  # noqa: RUF012
 
     @get("/strategy-types/", summary="Registered strategy types and their parameters")
     async def list_types(self) -> list[StrategyTypeRead]:

@@ -8,14 +8,14 @@ from typing import Annotated
 
 from litestar import Controller, Request, Response, get, post, put
 from litestar.datastructures import State
-from litestar.di import NamedDependency, Provide
+from litestar.di import NamedDependency
 from litestar.params import FromPath, FromQuery, JSONBody, QueryParameter
 
 from service.assets.market import MarketData
 from service.auth.guards import requires_user
 from service.auth.identity import Identity
 from service.db import Database
-from service.pagination import Page, PageParams, provide_page_params
+from service.pagination import Page, PageParams
 from service.tax import services
 from service.tax.schemas import (
     HarvestAnalyze,
@@ -53,7 +53,6 @@ class TaxController(Controller):
     path = "/api/tax"
     tags = ["tax"]  # noqa: RUF012
     guards = [requires_user]  # noqa: RUF012
-    dependencies = {"paging": Provide(provide_page_params)}  # noqa: RUF012
 
     @get("/settings/", summary="Your tax rates")
     async def get_settings(self, request: Req, db: NamedDependency[Database]) -> TaxSettingsRead:

@@ -7,14 +7,14 @@ from typing import Any
 
 from litestar import Controller, Request, delete, get, post, put
 from litestar.datastructures import State
-from litestar.di import NamedDependency, Provide
+from litestar.di import NamedDependency
 from litestar.params import FromPath, FromQuery, JSONBody
 
 from service.assets.market import MarketData
 from service.auth.guards import requires_user
 from service.auth.identity import Identity
 from service.db import Database
-from service.pagination import Page, PageParams, provide_page_params
+from service.pagination import Page, PageParams
 from service.portfolios.cash import check_currency
 from service.transactions import services
 from service.transactions.schemas import TransactionCreate, TransactionRead, TransactionType
@@ -47,7 +47,6 @@ class TransactionController(Controller):
     path = "/api/transactions"
     tags = ["transactions"]  # noqa: RUF012
     guards = [requires_user]  # noqa: RUF012
-    dependencies = {"paging": Provide(provide_page_params)}  # noqa: RUF012
 
     @get("/", summary="List transactions")
     async def list_transactions(
