@@ -1,18 +1,37 @@
-"""Shared fixtures: real price data shipped in PyPI packages, seeded RNGs, service availability."""
+"""Shared fixtures: real price data shipped in PyPI packages, seeded RNGs, service availability,
+and server processes.
+
+Two helpers every test uses, written once here:
+
+* :func:`skip_or_fail`, the one guard for what a test needs from the machine
+  (PostgreSQL, Redis, an oracle library, a browser, the docs tools): it skips with
+  the reason on a developer's machine and fails under ``CI=true``, where everything
+  must be there (``.ci/run`` starts PostgreSQL and Redis);
+* :func:`start_process`, which starts a server process with its output in a log
+  file and polls a URL until it answers (or fails the test with the log).
+"""
 
 from __future__ import annotations
 
 import importlib
 import os
+import socket
+import subprocess
+import time
+from collections.abc import Collection, Mapping, Sequence
+from dataclasses import dataclass
+from pathlib import Path
 from types import ModuleType
 from typing import NoReturn
 
+import httpx
 import numpy as np
 import pandas as pd
 import pytest
 from hypothesis import settings
 
 IN_CI = os.environ.get("CI", "").lower() in ("1", "true", "yes")
+ROOT = Path(__file__).resolve().parents[1]
 
 # Hypothesis profiles: "fast" (the default, what `make test` runs) and "thorough"
 # (`make test-thorough`, a nightly-style run). A test's own @settings(max_examples=...)
@@ -76,15 +95,16 @@ def rng() -> np.random.Generator:
 
 
 def _port_open(host: str, port: int) -> bool:
-    import socket
-
     with socket.socket() as s:
         s.settimeout(0.5)
         return s.connect_ex((host, port)) == 0
 
 
-def _missing(message: str) -> NoReturn:
-    """The one guard: skip on a developer's machine, fail under ``CI=true``."""
+def skip_or_fail(message: str) -> NoReturn:
+    """The one guard: skip on a developer's machine, fail under ``CI=true``.
+
+    Usable at module level (a module that cannot run at all) and in fixtures.
+    """
     if IN_CI:
         pytest.fail(f"{message}; CI must run these tests (see .ci/run)", pytrace=False)
     pytest.skip(message, allow_module_level=True)
@@ -93,7 +113,7 @@ def _missing(message: str) -> NoReturn:
 def require_service(name: str, host: str, port: int) -> None:
     """Skip (locally) or fail (in CI) when a real backing service is not answering."""
     if not _port_open(host, port):
-        _missing(f"{name} is not answering on {host}:{port}")
+        skip_or_fail(f"{name} is not answering on {host}:{port}")
 
 
 def require_oracle(module: str) -> ModuleType:
@@ -105,7 +125,7 @@ def require_oracle(module: str) -> ModuleType:
     try:
         return importlib.import_module(module)
     except ImportError as exc:
-        _missing(f"{module} cannot be imported ({exc})")
+        skip_or_fail(f"{module} cannot be imported ({exc})")
 
 
 @pytest.fixture(scope="session")
@@ -120,3 +140,78 @@ def redis_url() -> str:
     """A URL for the real Redis server."""
     require_service("Redis", "127.0.0.1", 6379)
     return os.environ.get("QC_TEST_REDIS_URL", "redis://127.0.0.1:6379/0")
+
+
+def free_port() -> int:
+    """A TCP port free on 127.0.0.1 right now."""
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return int(s.getsockname()[1])
+
+
+@dataclass
+class ServerProcess:
+    """A server started by :func:`launch_process`, its output in ``log``."""
+
+    proc: subprocess.Popen[bytes]
+    log: Path
+
+    def stop(self) -> None:
+        """Terminate (SIGTERM, then SIGKILL after 15 s) and reap the process."""
+        if self.proc.poll() is None:
+            self.proc.terminate()
+        try:
+            self.proc.wait(15)
+        except subprocess.TimeoutExpired:
+            self.proc.kill()
+            self.proc.wait(5)
+
+
+def launch_process(
+    command: Sequence[str], *, log: Path, env: Mapping[str, str], cwd: Path = ROOT
+) -> ServerProcess:
+    """Start ``command`` with stdout and stderr going to ``log`` (see :func:`wait_until_ready`)."""
+    with log.open("wb") as out:
+        proc = subprocess.Popen(
+            list(command), stdout=out, stderr=subprocess.STDOUT, env=dict(env), cwd=cwd
+        )
+    return ServerProcess(proc, log)
+
+
+def wait_until_ready(
+    server: ServerProcess,
+    url: str,
+    *,
+    headers: Mapping[str, str] | None = None,
+    statuses: Collection[int] = (200,),
+    timeout: float = 60.0,
+) -> ServerProcess:
+    """Poll ``url`` until it answers one of ``statuses``; stop the server and fail the test
+    (with its log) if it exits or does not answer within ``timeout`` seconds."""
+    deadline = time.monotonic() + timeout
+    while True:
+        try:
+            if httpx.get(url, headers=dict(headers or {}), timeout=5).status_code in statuses:
+                return server
+        except httpx.TransportError:
+            pass
+        if server.proc.poll() is not None or time.monotonic() > deadline:
+            server.stop()
+            pytest.fail(f"server did not start ({url}):\n{server.log.read_text()}", pytrace=False)
+        time.sleep(0.1)
+
+
+def start_process(
+    command: Sequence[str],
+    *,
+    log: Path,
+    env: Mapping[str, str],
+    url: str,
+    headers: Mapping[str, str] | None = None,
+    statuses: Collection[int] = (200,),
+    timeout: float = 60.0,
+    cwd: Path = ROOT,
+) -> ServerProcess:
+    """:func:`launch_process` then :func:`wait_until_ready`: a server that answers ``url``."""
+    server = launch_process(command, log=log, env=env, cwd=cwd)
+    return wait_until_ready(server, url, headers=headers, statuses=statuses, timeout=timeout)

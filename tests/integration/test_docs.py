@@ -7,7 +7,6 @@ MathJax blocks, and that every public module has its page.
 from __future__ import annotations
 
 import importlib.util
-import os
 import subprocess
 import sys
 from pathlib import Path
@@ -16,17 +15,12 @@ from types import ModuleType
 import pytest
 
 import quantcore
+from tests.conftest import require_oracle
 
 ROOT = Path(__file__).resolve().parents[2]
 
-if (
-    importlib.util.find_spec("mkdocstrings_handlers") is None
-    or importlib.util.find_spec("griffe") is None
-):
-    # skip on a laptop without the docs tools; in CI (CI=true) they must be there
-    if os.environ.get("CI", "").lower() in ("1", "true", "yes"):
-        raise ImportError("mkdocs and mkdocstrings[python] are needed in CI")
-    pytest.skip("needs mkdocs and mkdocstrings[python]", allow_module_level=True)
+require_oracle("mkdocstrings_handlers")  # mkdocs and mkdocstrings[python]
+require_oracle("griffe")
 
 
 def _load_extension() -> ModuleType:

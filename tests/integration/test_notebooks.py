@@ -6,27 +6,14 @@ in the ``notebooks/`` directory, each cell under :data:`CELL_TIMEOUT` seconds.
 
 from __future__ import annotations
 
-import importlib
-import os
 from pathlib import Path
-from types import ModuleType
 
 import pytest
 
+from tests.conftest import require_oracle
 
-def _require(module: str) -> ModuleType:
-    """Import a test dependency: skip locally without it, fail in CI (``CI=true``)."""
-    try:
-        return importlib.import_module(module)
-    except ImportError:
-        message = f"{module} is not installed (pip install nbclient nbformat ipykernel)"
-        if os.environ.get("CI", "").lower() in ("1", "true", "yes"):
-            raise
-        pytest.skip(message, allow_module_level=True)
-
-
-nbformat = _require("nbformat")
-nbclient = _require("nbclient")
+nbformat = require_oracle("nbformat")  # pip install nbclient nbformat ipykernel
+nbclient = require_oracle("nbclient")
 
 NOTEBOOKS = Path(__file__).resolve().parents[2] / "notebooks"
 #: Seconds one cell may take before the run fails (the whole notebook should take well under a minute).

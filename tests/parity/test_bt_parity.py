@@ -12,13 +12,12 @@ the data end on the last bar of a month.
 
 from __future__ import annotations
 
+import bt  # the dev extra's oracle: these tests never skip
 import numpy as np
 import pandas as pd
 import pytest
 
 from quantcore.backtest import rebalance
-
-bt = pytest.importorskip("bt")
 
 
 @pytest.fixture(scope="module")

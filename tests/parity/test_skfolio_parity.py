@@ -12,12 +12,11 @@ import math
 
 import numpy as np
 import pytest
+import skfolio.model_selection as skm  # the dev extra's oracle: these tests never skip
 from hypothesis import given, settings
 from hypothesis import strategies as hs
 
 from quantcore.backtest import combinatorial_purged_splits
-
-skm = pytest.importorskip("skfolio.model_selection")
 
 
 def _theirs(n: int, g: int, t: int, purge: int, embargo: int) -> list[tuple[list, list]]:

@@ -10,8 +10,6 @@ from __future__ import annotations
 import asyncio
 import os
 import signal
-import socket
-import subprocess
 import sys
 import threading
 import time
@@ -28,29 +26,25 @@ from quantcore.tax.lots import from_fixed
 from service.auth.services import create_token
 from service.db import Database
 from service.db.models import Position, Transaction
+from tests.conftest import ServerProcess, free_port, start_process
 from tests.service.conftest import _insert_user
 
 pytestmark = pytest.mark.slow
 
 
-def _free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return int(s.getsockname()[1])
-
-
 class Server:
-    """``uvicorn --factory service.app:app_from_env`` in a child process."""
+    """``uvicorn --factory service.app:app_from_env`` in a child process (restartable)."""
 
     def __init__(self, database_url: str, data_dir: Path) -> None:
-        self.port = _free_port()
+        self.port = free_port()
+        self.data_dir = data_dir
         self.env = {
             **os.environ,
             "QC_DATABASE_URL": database_url,
             "QC_DATA_DIR": str(data_dir),
             "QC_RATE_LIMIT_AUTHENTICATED": "1000000/hour",
         }
-        self.proc: subprocess.Popen[bytes] | None = None
+        self.process: ServerProcess | None = None
 
     @property
     def url(self) -> str:
@@ -70,25 +64,17 @@ class Server:
             "--log-level",
             "warning",
         ]
-        self.proc = subprocess.Popen(cmd, env=self.env, cwd=Path(__file__).resolve().parents[2])
-        deadline = time.monotonic() + 60
-        while time.monotonic() < deadline:
-            try:
-                if httpx.get(f"{self.url}/health", timeout=1).status_code == 200:
-                    return
-            except httpx.HTTPError:
-                time.sleep(0.1)
-        raise RuntimeError("server did not start")
+        log = self.data_dir / f"uvicorn-{self.port}-{time.monotonic_ns()}.log"
+        self.process = start_process(cmd, log=log, env=self.env, url=f"{self.url}/health")
 
     def kill(self) -> None:
-        assert self.proc is not None
-        self.proc.send_signal(signal.SIGKILL)
-        self.proc.wait(timeout=10)
+        assert self.process is not None
+        self.process.proc.send_signal(signal.SIGKILL)
+        self.process.proc.wait(timeout=10)
 
     def stop(self) -> None:
-        if self.proc is not None and self.proc.poll() is None:
-            self.proc.terminate()
-            self.proc.wait(timeout=10)
+        if self.process is not None:
+            self.process.stop()
 
 
 @pytest.fixture

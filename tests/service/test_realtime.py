@@ -14,8 +14,6 @@ import datetime as dt
 import itertools
 import json
 import os
-import socket
-import subprocess
 import sys
 import time
 import uuid
@@ -34,16 +32,10 @@ from service.db import Database
 from service.demo import sync_assets
 from service.marketdata.simulated import SimulatedMarket
 from service.realtime.services import MAX_MESSAGE_BYTES
+from tests.conftest import ServerProcess, free_port, launch_process, wait_until_ready
 
-ROOT = Path(__file__).resolve().parents[2]
 PASSWORD = "correct horse battery"
 Msg = dict[str, Any]
-
-
-def _free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return int(s.getsockname()[1])
 
 
 @dataclass
@@ -53,16 +45,10 @@ class Server:
     http: str
     ws: str
     database_url: str
-    proc: subprocess.Popen[bytes]
-    log: Path
+    process: ServerProcess
 
     def stop(self) -> None:
-        self.proc.terminate()
-        try:
-            self.proc.wait(15)
-        except subprocess.TimeoutExpired:
-            self.proc.kill()
-            self.proc.wait(5)
+        self.process.stop()
 
 
 def start_server(data_dir: Path, database_url: str, **env: str) -> Server:
@@ -72,9 +58,8 @@ def start_server(data_dir: Path, database_url: str, **env: str) -> Server:
 
 def launch_server(data_dir: Path, database_url: str, **env: str) -> Server:
     """Start a server process (see :func:`wait_ready`)."""
-    port = _free_port()
+    port = free_port()
     data_dir.mkdir(parents=True, exist_ok=True)
-    log = data_dir / f"server-{port}.log"
     environ = {
         **os.environ,
         "QC_DATA_DIR": str(data_dir),
@@ -83,43 +68,17 @@ def launch_server(data_dir: Path, database_url: str, **env: str) -> Server:
         "QC_RATE_LIMIT_ANONYMOUS": "100000/hour",
         **env,
     }
-    with log.open("wb") as out:
-        proc = subprocess.Popen(
-            [
-                sys.executable,
-                "-m",
-                "service",
-                "serve",
-                "--port",
-                str(port),
-                "--log-level",
-                "warning",
-            ],
-            cwd=ROOT,
-            env=environ,
-            stdout=out,
-            stderr=subprocess.STDOUT,
-        )
+    command = [sys.executable, "-m", "service", "serve", "--port", str(port), "--log-level", "warning"]
+    process = launch_process(command, log=data_dir / f"server-{port}.log", env=environ)
     return Server(
-        f"http://127.0.0.1:{port}", f"ws://127.0.0.1:{port}/ws/realtime/", database_url, proc, log
+        f"http://127.0.0.1:{port}", f"ws://127.0.0.1:{port}/ws/realtime/", database_url, process
     )
 
 
 def wait_ready(server: Server) -> Server:
-    """Wait until the server's ``/health`` answers; stop it and raise if it does not start."""
-    proc, log = server.proc, server.log
-    deadline = time.monotonic() + 180  # a loaded CI box can take a while to import
-    while time.monotonic() < deadline:
-        if proc.poll() is not None:
-            raise RuntimeError(f"server exited ({proc.returncode}):\n{log.read_text()}")
-        try:
-            if httpx.get(f"{server.http}/health", timeout=1).status_code == 200:
-                return server
-        except httpx.TransportError:
-            pass
-        time.sleep(0.2)
-    server.stop()
-    raise RuntimeError(f"server did not start:\n{log.read_text()}")
+    """Wait until the server's ``/health`` answers (a loaded CI box can take a while to import)."""
+    wait_until_ready(server.process, f"{server.http}/health", timeout=180)
+    return server
 
 
 async def _user(database_url: str) -> tuple[str, str]:

@@ -8,7 +8,6 @@ Swagger UI's scripts and dumps the DOM, which must list the operations.
 
 from __future__ import annotations
 
-import os
 import shutil
 import subprocess
 from collections.abc import Iterator
@@ -16,6 +15,7 @@ from collections.abc import Iterator
 import httpx
 import pytest
 
+from tests.conftest import skip_or_fail
 from tests.service.test_realtime import Server, start_server
 
 pytestmark = pytest.mark.slow
@@ -26,9 +26,7 @@ def _chromium() -> str:
         path = shutil.which(name)
         if path:
             return path
-    if os.environ.get("CI") == "true":
-        pytest.fail("headless Chromium is required in CI: run `make browser`")
-    pytest.skip("no Chromium on this machine (`make browser` installs Debian's)")
+    skip_or_fail("no headless Chromium on this machine (`make browser` installs Debian's)")
 
 
 @pytest.fixture(scope="module")

@@ -5,56 +5,36 @@ from __future__ import annotations
 import asyncio
 import os
 import secrets
-import socket
-import subprocess
 import sys
-import time
 from collections.abc import Callable, Iterator
 from pathlib import Path
-from typing import Any
 
 import httpx
 import openai
 import pytest
 
+from tests.conftest import ServerProcess, free_port, start_process
+
 HERE = Path(__file__).parent
 API_KEY = "sk-test-" + "0" * 24
-
-
-def _free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return int(s.getsockname()[1])
 
 
 @pytest.fixture(scope="session")
 def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
     """Base URL (``http://127.0.0.1:<port>/v1``) of a real uvicorn process with a temp data dir."""
     data_dir = tmp_path_factory.mktemp("textgen")
-    port = _free_port()
-    log = (data_dir / "server.log").open("w")
+    port = free_port()
     env = {k: v for k, v in os.environ.items() if not k.startswith("TEXTGEN_")}
-    proc = subprocess.Popen(
-        [sys.executable, str(HERE / "serve_for_tests.py"), str(port), str(data_dir), API_KEY],
-        stdout=log, stderr=subprocess.STDOUT, env=env,
-    )
     base = f"http://127.0.0.1:{port}/v1"
-    deadline = time.monotonic() + 30
+    proc = start_process(
+        [sys.executable, str(HERE / "serve_for_tests.py"), str(port), str(data_dir), API_KEY],
+        log=data_dir / "server.log", env=env, url=f"{base}/models",
+        headers={"Authorization": f"Bearer {API_KEY}"}, timeout=30,
+    )
     try:
-        while True:
-            try:
-                if httpx.get(f"{base}/models", headers={"Authorization": f"Bearer {API_KEY}"}).status_code == 200:
-                    break
-            except httpx.TransportError:
-                pass
-            if proc.poll() is not None or time.monotonic() > deadline:
-                pytest.fail(f"test server did not start: {(data_dir / 'server.log').read_text()}")
-            time.sleep(0.1)
         yield base
     finally:
-        proc.terminate()
-        proc.wait(10)
-        log.close()
+        proc.stop()
 
 
 @pytest.fixture(scope="session")
@@ -98,39 +78,27 @@ Spawn = Callable[..., str]
 @pytest.fixture
 def spawn(tmp_path: Path) -> Iterator[Spawn]:
     """Starts ``serve_shared.py`` processes; returns each one's base URL."""
-    procs: list[subprocess.Popen[bytes]] = []
-    logs: list[Any] = []
+    procs: list[ServerProcess] = []
 
     def start(name: str = "a", *, key: str = API_KEY, **env: str) -> str:
-        port, data_dir = _free_port(), tmp_path / name
+        port, data_dir = free_port(), tmp_path / name
         data_dir.mkdir(exist_ok=True)
         clean = {k: v for k, v in os.environ.items() if not k.startswith("TEXTGEN_")}
         clean.update({f"TEXTGEN_{k.upper()}": v for k, v in env.items()})
         clean.setdefault("TEXTGEN_RATE_LIMIT_PER_MINUTE", "0")
-        log = (tmp_path / f"{name}.log").open("w")
-        logs.append(log)
-        proc = subprocess.Popen([sys.executable, str(HERE / "serve_shared.py"), str(port), str(data_dir), key],
-                                stdout=log, stderr=subprocess.STDOUT, env=clean)
-        procs.append(proc)
         base = f"http://127.0.0.1:{port}/v1"
-        deadline = time.monotonic() + 60
-        while True:
-            try:
-                # 429: up, and the static key's project (default) is over a limit shared through Redis
-                if httpx.get(f"{base}/models", headers={"Authorization": f"Bearer {key}"}).status_code in (200, 429):
-                    return base
-            except httpx.TransportError:
-                pass
-            if proc.poll() is not None or time.monotonic() > deadline:
-                pytest.fail(f"server {name} did not start: {(tmp_path / f'{name}.log').read_text()}")
-            time.sleep(0.1)
+        procs.append(start_process(
+            [sys.executable, str(HERE / "serve_shared.py"), str(port), str(data_dir), key],
+            log=tmp_path / f"{name}.log", env=clean, url=f"{base}/models",
+            headers={"Authorization": f"Bearer {key}"},
+            # 429: up, and the static key's project (default) is over a limit shared through Redis
+            statuses=(200, 429),
+        ))
+        return base
 
     yield start
     for proc in procs:
-        proc.terminate()
-        proc.wait(10)
-    for log in logs:
-        log.close()
+        proc.stop()
 
 
 @pytest.fixture(scope="session")

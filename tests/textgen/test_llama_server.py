@@ -8,21 +8,18 @@ from __future__ import annotations
 
 import json
 import os
-import socket
-import subprocess
 import sys
-import time
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
-import httpx
 import jsonschema
 import openai
 import pytest
 from openai.types.responses import ResponseFunctionToolCall
 from pydantic import BaseModel
 
+from tests.conftest import free_port, start_process
 from textgen.backends.registry_config import DEFAULT_MODEL_ALIAS, DEFAULT_MODEL_ID
 from textgen.backends.schema_bounds import nesting_depth
 
@@ -32,39 +29,21 @@ pytestmark = pytest.mark.slow  # loads and runs the real model
 SYSTEM = "You are a helpful assistant. Answer in one short sentence."
 
 
-def _free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return int(s.getsockname()[1])
-
-
 @pytest.fixture(scope="module")
 def client(tmp_path_factory: pytest.TempPathFactory) -> Iterator[openai.OpenAI]:
     data = tmp_path_factory.mktemp("llama-server")
-    port = _free_port()
+    port = free_port()
     env = {k: v for k, v in os.environ.items() if not k.startswith("TEXTGEN_")}
     env |= {"TEXTGEN_DATA_DIR": str(data), "TEXTGEN_API_KEYS": KEY, "TEXTGEN_RATE_LIMIT_PER_MINUTE": "0"}
-    log_path = Path(data) / "server.log"
-    with log_path.open("w") as log:
-        proc = subprocess.Popen([sys.executable, "-m", "textgen", "serve", "--port", str(port),
-                                 "--log-level", "warning"], stdout=log, stderr=subprocess.STDOUT, env=env)
     base = f"http://127.0.0.1:{port}/v1"
-    deadline = time.monotonic() + 120
+    server = start_process([sys.executable, "-m", "textgen", "serve", "--port", str(port), "--log-level", "warning"],
+                           log=Path(data) / "server.log", env=env, url=f"{base}/models",
+                           headers={"Authorization": f"Bearer {KEY}"}, timeout=120)
     try:
-        while True:
-            try:
-                if httpx.get(f"{base}/models", headers={"Authorization": f"Bearer {KEY}"}).status_code == 200:
-                    break
-            except httpx.TransportError:
-                pass
-            if proc.poll() is not None or time.monotonic() > deadline:
-                pytest.fail(f"server did not start: {log_path.read_text()}")
-            time.sleep(0.2)
         yield openai.OpenAI(base_url=base, api_key=KEY, max_retries=0, timeout=120,
                             _strict_response_validation=True)
     finally:
-        proc.terminate()
-        proc.wait(20)
+        server.stop()
 
 
 def test_models_list_the_dated_snapshot_and_resolve_the_alias(client: openai.OpenAI) -> None:

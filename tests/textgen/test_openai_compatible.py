@@ -16,10 +16,7 @@ from __future__ import annotations
 import asyncio
 import json
 import os
-import socket
-import subprocess
 import sys
-import time
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -29,6 +26,7 @@ import jsonschema
 import openai
 import pytest
 
+from tests.conftest import ServerProcess, free_port, start_process
 from textgen.backends.base import (
     ArgumentsDelta,
     BackendError,
@@ -51,27 +49,9 @@ WEATHER = {"type": "object", "properties": {"city": {"type": "string", "maxLengt
            "required": ["city"], "additionalProperties": False}
 
 
-def _free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return int(s.getsockname()[1])
-
-
-def _start(command: list[str], env: dict[str, str], log_path: Path, base: str, key: str) -> subprocess.Popen[bytes]:
-    log = log_path.open("w")
-    proc = subprocess.Popen(command, stdout=log, stderr=subprocess.STDOUT, env=env)
-    log.close()
-    deadline = time.monotonic() + 60
-    while True:
-        try:
-            if httpx.get(f"{base}/models", headers={"Authorization": f"Bearer {key}"}).status_code == 200:
-                return proc
-        except httpx.TransportError:
-            pass
-        if proc.poll() is not None or time.monotonic() > deadline:
-            proc.kill()
-            pytest.fail(f"server did not start: {log_path.read_text()}")
-        time.sleep(0.1)
+def _start(command: list[str], env: dict[str, str], log_path: Path, base: str, key: str) -> ServerProcess:
+    return start_process(command, log=log_path, env=env, url=f"{base}/models",
+                         headers={"Authorization": f"Bearer {key}"})
 
 
 @pytest.fixture(scope="module")
@@ -79,7 +59,7 @@ def front(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
     """Base URL of the front server, whose proxy models forward to the upstream server."""
     clean = {k: v for k, v in os.environ.items() if not k.startswith("TEXTGEN_")}
     up_dir, front_dir = tmp_path_factory.mktemp("upstream"), tmp_path_factory.mktemp("front")
-    up_port, front_port = _free_port(), _free_port()
+    up_port, front_port = free_port(), free_port()
     upstream = f"http://127.0.0.1:{up_port}/v1"
     up = _start([sys.executable, str(HERE / "serve_for_tests.py"), str(up_port), str(up_dir), UPSTREAM_KEY],
                 clean, up_dir / "server.log", upstream, UPSTREAM_KEY)
@@ -105,8 +85,7 @@ def front(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
         yield base
     finally:
         for proc in (fr, up):
-            proc.terminate()
-            proc.wait(10)
+            proc.stop()
 
 
 @pytest.fixture(scope="module")
@@ -322,7 +301,7 @@ def test_chat_errors(status: int, body: dict[str, Any], expected: tuple[int, str
 
 
 def test_unreachable_upstream_is_a_500() -> None:
-    backend = OpenAICompatibleBackend(INFO, base_url=f"http://127.0.0.1:{_free_port()}/v1", upstream_model="m")
+    backend = OpenAICompatibleBackend(INFO, base_url=f"http://127.0.0.1:{free_port()}/v1", upstream_model="m")
 
     async def collect() -> list[Any]:
         return [d async for d in backend.generate(REQUEST)]

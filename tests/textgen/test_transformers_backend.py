@@ -16,15 +16,11 @@ import itertools
 import json
 import os
 import re
-import socket
-import subprocess
 import sys
-import time
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any, Literal
 
-import httpx
 import jsonschema
 import openai
 import pytest
@@ -34,6 +30,7 @@ from hypothesis import strategies as st
 from pydantic import BaseModel, Field
 from transformers import GPT2LMHeadModel
 
+from tests.conftest import free_port, start_process
 from textgen.backends.base import (
     ArgumentsDelta,
     BackendError,
@@ -352,12 +349,6 @@ def test_scripted_model_thinks_answers_and_stops_at_eos(models: dict[str, Any]) 
 
 
 # --- through the server -------------------------------------------------------------------
-def _free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return int(s.getsockname()[1])
-
-
 @pytest.fixture(scope="module")
 def local_server(models: dict[str, Any], tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
     """``python -m textgen serve`` with a TEXTGEN_MODELS file naming both tiny models."""
@@ -380,30 +371,18 @@ context_window = 1024
 [aliases]
 "tiny-gpt2" = "tiny-gpt2-2026-11-01"
 """)
-    port = _free_port()
+    port = free_port()
     env = {k: v for k, v in os.environ.items() if not k.startswith("TEXTGEN_")}
     env |= {"TEXTGEN_MODELS": str(data / "models.toml"), "TEXTGEN_DATA_DIR": str(data), "TEXTGEN_API_KEYS": KEY,
             "TEXTGEN_RATE_LIMIT_PER_MINUTE": "0", "HF_HUB_OFFLINE": "1", "TRANSFORMERS_OFFLINE": "1"}
-    log = (data / "server.log").open("w")
-    proc = subprocess.Popen([sys.executable, "-m", "textgen", "serve", "--port", str(port), "--log-level",
-                             "warning"], stdout=log, stderr=subprocess.STDOUT, env=env)
     base = f"http://127.0.0.1:{port}/v1"
-    deadline = time.monotonic() + 60
+    server = start_process([sys.executable, "-m", "textgen", "serve", "--port", str(port), "--log-level",
+                            "warning"], log=data / "server.log", env=env, url=f"{base}/models",
+                           headers={"Authorization": f"Bearer {KEY}"})
     try:
-        while True:
-            try:
-                if httpx.get(f"{base}/models", headers={"Authorization": f"Bearer {KEY}"}).status_code == 200:
-                    break
-            except httpx.TransportError:
-                pass
-            if proc.poll() is not None or time.monotonic() > deadline:
-                pytest.fail(f"server did not start: {(data / 'server.log').read_text()}")
-            time.sleep(0.2)
         yield base
     finally:
-        proc.terminate()
-        proc.wait(10)
-        log.close()
+        server.stop()
 
 
 @pytest.fixture(scope="module")
