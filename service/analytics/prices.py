@@ -2,118 +2,79 @@
 on one calendar.
 
 ``MarketData.history`` builds a DataFrame per call (about 1 ms); a metrics request
-over 50 positions would spend 50 ms there. :class:`CloseCache` keeps the close
-column of each ``(symbol, start, end)`` window as NumPy arrays for a few seconds
-(completed daily bars never change; an import replacing a file is seen after
-the TTL). Cached arrays are shared and read-only.
+over 50 positions would spend 50 ms there. The market keeps the close column of
+each ``(symbol, start, end)`` window as NumPy arrays for a few seconds, and the
+aligned panels (:class:`_PriceCaches`: invalidation beside it). Cached arrays are
+shared and read-only.
 """
 
 from __future__ import annotations
 
 import datetime as dt
-import threading
-import time
-import weakref
-from collections import OrderedDict
-from collections.abc import Hashable, Sequence
-from typing import Any
+from collections.abc import Sequence
 
 import numpy as np
 import pandas as pd
 from numpy.typing import NDArray
 
 from service.assets.market import MarketData
+from service.caching import TTLCache
 
-__all__ = ["CloseCache", "ClosePanel", "FxPanel", "closes", "fx_panel", "is_cached", "panel"]
+__all__ = ["ClosePanel", "FxPanel", "closes", "fx_panel", "is_cached", "panel"]
 
 Days = NDArray[np.datetime64]
 F64 = NDArray[np.float64]
 
 
-class _TTLCache:
-    """A thread-safe LRU with a time-to-live, one per market object (held weakly, so a
-    discarded ``MarketData`` never lends its entries to a new one at the same address)."""
-
-    def __init__(self, ttl: float, size: int) -> None:
-        self.ttl = ttl
-        self.size = size
-        self._lock = threading.Lock()
-        self._by_market: weakref.WeakKeyDictionary[
-            MarketData, OrderedDict[Hashable, tuple[float, Any]]
-        ] = weakref.WeakKeyDictionary()
-
-    def lookup(self, market: MarketData, key: Hashable) -> Any | None:
-        with self._lock:
-            items = self._by_market.get(market)
-            hit = items.get(key) if items is not None else None
-            if hit is None or time.monotonic() - hit[0] >= self.ttl:
-                return None
-            items.move_to_end(key)  # type: ignore[union-attr]
-            return hit[1]
-
-    def store(self, market: MarketData, key: Hashable, value: Any) -> None:
-        with self._lock:
-            items = self._by_market.setdefault(market, OrderedDict())
-            items[key] = (time.monotonic(), value)
-            items.move_to_end(key)
-            while len(items) > self.size:
-                items.popitem(last=False)
+_TTL = 30.0  # seconds
 
 
-class CloseCache:
-    """Daily ``(dates, closes)`` per ``(market, symbol, start, end)``, with a TTL.
+class _PriceCaches:
+    """This module's caches of one market (kept by it: :meth:`MarketData.attached`).
 
-    Args:
-        ttl: seconds an entry is served.
-        size: entries kept per market.
+    Invalidation, for all three: a TTL of 30 s. Completed daily bars never change;
+    an import replacing a file is seen after the TTL. Values are read-only arrays.
     """
 
-    def __init__(self, ttl: float = 30.0, size: int = 1024) -> None:
-        self._cache = _TTLCache(ttl, size)
-
-    @property
-    def ttl(self) -> float:
-        return self._cache.ttl
-
-    def has(self, market: MarketData, symbol: str, start: dt.date, end: dt.date) -> bool:
-        """Whether a fresh entry is held (a hit costs no I/O)."""
-        return self._cache.lookup(market, (symbol, start, end)) is not None
-
-    def get(
-        self, market: MarketData, symbol: str, start: dt.date, end: dt.date
-    ) -> tuple[Days, F64]:
-        """Daily dates (``datetime64[D]``) and closes of ``symbol``; unknown: ``KeyError``.
-
-        The arrays are shared between callers and read-only.
-        """
-        hit = self._cache.lookup(market, (symbol, start, end))
-        if hit is not None:
-            return hit
-        bars = market.history(symbol, start, end, "1d")
-        index = pd.DatetimeIndex(bars.index)
-        if index.tz is not None:
-            index = index.tz_convert("UTC").tz_localize(None)
-        days = np.asarray(index.values.astype("datetime64[D]"))
-        close = np.ascontiguousarray(bars["close"].to_numpy(dtype=np.float64))
-        days.setflags(write=False)
-        close.setflags(write=False)
-        self._cache.store(market, (symbol, start, end), (days, close))
-        return days, close
+    def __init__(self) -> None:
+        #: daily ``(dates, closes)`` per ``(symbol, start, end)``
+        self.closes: TTLCache[tuple[str, dt.date, dt.date], tuple[Days, F64]] = TTLCache(1024, _TTL)
+        #: whole panels on their own calendar (metrics of one portfolio ask for the same one)
+        self.panels: TTLCache[tuple[tuple[str, ...], dt.date, dt.date], ClosePanel] = TTLCache(
+            64, _TTL
+        )
+        #: FX panels per ``(codes, calendar bytes)``
+        self.fx: TTLCache[tuple[tuple[str, ...], bytes], FxPanel] = TTLCache(64, _TTL)
 
 
-_CACHE = CloseCache()
-# whole panels on their own calendar (metrics of one portfolio ask for the same one)
-_PANELS = _TTLCache(_CACHE.ttl, 64)
+def _caches(market: MarketData) -> _PriceCaches:
+    return market.attached("analytics.prices", _PriceCaches)
 
 
 def is_cached(market: MarketData, symbol: str, start: dt.date, end: dt.date) -> bool:
-    """Whether :func:`closes` would answer from the cache."""
-    return _CACHE.has(market, symbol, start, end)
+    """Whether :func:`closes` would answer from the cache (a hit costs no I/O)."""
+    return _caches(market).closes.get((symbol, start, end)) is not None
 
 
 def closes(market: MarketData, symbol: str, start: dt.date, end: dt.date) -> tuple[Days, F64]:
-    """Cached daily ``(dates, closes)`` of one symbol (``KeyError`` when unknown)."""
-    return _CACHE.get(market, symbol, start, end)
+    """Cached daily ``(dates, closes)`` of one symbol (``KeyError`` when unknown).
+
+    The arrays are shared between callers and read-only.
+    """
+    cache = _caches(market).closes
+    hit = cache.get((symbol, start, end))
+    if hit is not None:
+        return hit
+    bars = market.history(symbol, start, end, "1d")
+    index = pd.DatetimeIndex(bars.index)
+    if index.tz is not None:
+        index = index.tz_convert("UTC").tz_localize(None)
+    days = np.asarray(index.values.astype("datetime64[D]"))
+    close = np.ascontiguousarray(bars["close"].to_numpy(dtype=np.float64))
+    days.setflags(write=False)
+    close.setflags(write=False)
+    cache.put((symbol, start, end), (days, close))
+    return days, close
 
 
 class ClosePanel:
@@ -152,7 +113,7 @@ def panel(
     key = (tuple(symbols), start, end)
     own_calendar = calendar is None
     if own_calendar:
-        hit = _PANELS.lookup(market, key)
+        hit = _caches(market).panels.get(key)
         if hit is not None:
             return hit
     series = [closes(market, s, start, end) for s in symbols]
@@ -173,7 +134,7 @@ def panel(
     out.setflags(write=False)
     result = ClosePanel(calendar, out, symbols)
     if own_calendar:  # shared between requests (read-only arrays)
-        _PANELS.store(market, key, result)
+        _caches(market).panels.put(key, result)
     return result
 
 
@@ -195,9 +156,6 @@ class FxPanel:
         self.codes = tuple(codes)
 
 
-_FX = _TTLCache(_CACHE.ttl, 64)
-
-
 def _rates(market: MarketData, code: str, base: str, dates: Days) -> F64:
     try:
         return np.asarray(market.fx_rates(code, base, pd.DatetimeIndex(dates)), dtype=np.float64)
@@ -211,7 +169,7 @@ def fx_panel(market: MarketData, codes: Sequence[str], dates: Days) -> FxPanel:
     if len(codes) == 1:  # the common case: everything in the base currency
         return FxPanel(dates, np.ones((dates.size, 1)), codes)
     key = (tuple(codes), dates.tobytes())
-    hit = _FX.lookup(market, key)
+    hit = _caches(market).fx.get(key)
     if hit is not None:
         return hit
     rates = np.ones((dates.size, len(codes)))
@@ -219,5 +177,5 @@ def fx_panel(market: MarketData, codes: Sequence[str], dates: Days) -> FxPanel:
         rates[:, j] = _rates(market, code, base, dates)
     rates.setflags(write=False)
     out = FxPanel(dates, rates, codes)
-    _FX.store(market, key, out)
+    _caches(market).fx.put(key, out)
     return out

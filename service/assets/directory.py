@@ -11,12 +11,13 @@ from __future__ import annotations
 import asyncio
 import datetime as dt
 import logging
-import time
 from decimal import Decimal
+from typing import Any
 
 import msgspec
 from sqlalchemy import select
 
+from service.caching import TTLCache
 from service.db import Database
 from service.db.models import Asset
 
@@ -39,36 +40,56 @@ class AssetRow(msgspec.Struct, frozen=True):
     currency: str = "USD"  # ISO 4217
 
 
-def _log_failure(f: asyncio.Future[None]) -> None:
+def _log_failure(f: asyncio.Future[Any]) -> None:
     if not f.cancelled() and (exc := f.exception()) is not None:
         log.warning("asset directory: background reload failed: %r", exc)
 
 
+class _Table(msgspec.Struct, frozen=True):
+    """The whole asset table, by id and by (upper-case) symbol."""
+
+    by_id: dict[int, AssetRow]
+    by_symbol: dict[str, AssetRow]
+
+
+_EMPTY = _Table({}, {})
+
+
 class AssetDirectory:
-    """Assets by id and symbol, reloaded from the database at most every ``ttl`` seconds."""
+    """Assets by id and symbol, reloaded from the database at most every ``ttl`` seconds.
+
+    The table is the one entry of a :class:`~service.caching.TTLCache` kept without
+    expiry, because a table past ``ttl`` is still served while one background task
+    reloads it. Invalidation: its age (past ``ttl``: reload in the background), a miss
+    (an unknown id or symbol: reload now), and :meth:`invalidate` (this process changed
+    the table: drop it, the next lookup reloads).
+    """
 
     def __init__(self, db: Database, ttl: float = 30.0) -> None:
         self._db = db
         self._ttl = ttl
-        self._by_id: dict[int, AssetRow] = {}
-        self._by_symbol: dict[str, AssetRow] = {}
-        self._loaded_at = -float("inf")
+        self._table: TTLCache[None, _Table] = TTLCache(1)
         self._lock = asyncio.Lock()
-        self._refresh: asyncio.Future[None] | None = None
+        self._refresh: asyncio.Future[_Table] | None = None
 
     def invalidate(self) -> None:
         """Force a reload on the next lookup."""
-        self._loaded_at = -float("inf")
+        self._table.clear()
 
-    async def _reload(self, seen: float) -> None:
-        """Reload the table unless another request did since ``seen`` (a ``_loaded_at``).
+    def _current(self) -> tuple[_Table | None, float]:
+        found = self._table.entry(None)
+        return (None, float("inf")) if found is None else found
+
+    async def _reload(self, seen: _Table | None) -> _Table:
+        """Reload the table unless another request did since it saw ``seen``.
 
         Requests that find the table stale together wait for one reload instead of
         reloading it one after another behind the lock.
         """
         async with self._lock:
-            if self._loaded_at != seen:
-                return
+            current = self._current()[0]
+            if current is not None and current is not seen:
+                return current
             async with self._db.read() as s:
                 rows = [
                     AssetRow(
@@ -84,36 +105,34 @@ class AssetDirectory:
                     )
                     for a in (await s.execute(select(Asset))).scalars()
                 ]
-            self._by_id = {r.id: r for r in rows}
-            self._by_symbol = {r.symbol: r for r in rows}
-            self._loaded_at = time.monotonic()
+            table = _Table({r.id: r for r in rows}, {r.symbol: r for r in rows})
+            self._table.put(None, table)
+            return table
 
-    async def _fresh(self) -> None:
-        """Reload a table older than ``ttl``: in the background once one is loaded.
+    async def _fresh(self) -> _Table:
+        """The table; one older than ``ttl`` is reloaded in the background.
 
         Requests go on with the table they have while one task reloads it, so none
         of them waits for the reload's trips through the event loop's queue.
         """
-        if time.monotonic() - self._loaded_at <= self._ttl:
-            return
-        if not self._by_id or self._loaded_at == -float("inf"):  # first load, or invalidated
-            await self._reload(self._loaded_at)
-        elif self._refresh is None or self._refresh.done():
-            self._refresh = asyncio.ensure_future(self._reload(self._loaded_at))
+        table, age = self._current()
+        if table is None:  # first load, or invalidated
+            return await self._reload(None)
+        if age > self._ttl and (self._refresh is None or self._refresh.done()):
+            self._refresh = asyncio.ensure_future(self._reload(table))
             self._refresh.add_done_callback(_log_failure)
+        return table
 
     async def by_id(self, asset_id: int) -> AssetRow | None:
-        await self._fresh()
-        row = self._by_id.get(asset_id)
+        table = await self._fresh()
+        row = table.by_id.get(asset_id)
         if row is None:  # maybe created since the last load (a miss costs what no cache would)
-            await self._reload(self._loaded_at)
-            row = self._by_id.get(asset_id)
+            row = (await self._reload(table)).by_id.get(asset_id)
         return row
 
     async def by_symbol(self, symbol: str) -> AssetRow | None:
-        await self._fresh()
-        row = self._by_symbol.get(symbol.upper())
+        table = await self._fresh()
+        row = table.by_symbol.get(symbol.upper())
         if row is None:
-            await self._reload(self._loaded_at)
-            row = self._by_symbol.get(symbol.upper())
+            row = (await self._reload(table)).by_symbol.get(symbol.upper())
         return row

@@ -19,13 +19,14 @@ from __future__ import annotations
 import datetime as dt
 import os
 from collections.abc import Callable, Collection, Sequence
-from typing import Any, NamedTuple
+from typing import Any, NamedTuple, TypeVar
 
 import numpy as np
 import pandas as pd
 from numpy.typing import NDArray
 
 from quantcore.fx import cross_rate
+from service.caching import TTLCache
 from service.marketdata.fx import CURRENCIES, SimulatedFX, closes_as_of, fx_pair
 from service.marketdata.provider import Interval, MarketDataProvider, Quote
 from service.marketdata.simulated import QUOTE_TTL, SimulatedMarket, utc_now
@@ -45,6 +46,8 @@ class FxQuote(NamedTuple):
     previous_close: float
     timestamp: dt.datetime
 
+
+T = TypeVar("T")
 
 #: A cache entry: (imported-folder stamp, expiry or None until the stamp changes, quote).
 _FxEntry = tuple[int | None, dt.datetime | None, FxQuote | None]
@@ -78,7 +81,23 @@ class MarketData:
             fx = SimulatedFX(seed=provider.seed, clock=provider.clock)
         self.fx = fx
         self._clock: Callable[[], dt.datetime] = getattr(provider, "clock", None) or utc_now
-        self._fx_quotes: dict[tuple[str, str], _FxEntry] = {}
+        # per pair of codes; invalidation beside the use (fx_quote): the imported-folder
+        # stamp and the quote's expiry are stored in the entry and compared on read
+        self._fx_quotes: TTLCache[tuple[str, str], _FxEntry] = TTLCache(256)
+        self._attached: dict[str, Any] = {}
+
+    def attached(self, name: str, factory: Callable[[], T]) -> T:
+        """The object ``name`` kept with this market, made by ``factory()`` on first use.
+
+        For caches of data derived from this market's prices
+        (:mod:`service.analytics.prices`): they live and die with the market, so a
+        discarded market never lends its entries to another, and no module keeps a
+        global one.
+        """
+        found = self._attached.get(name)
+        if found is None:
+            found = self._attached.setdefault(name, factory())
+        return found
 
     def imported(self, symbol: str) -> bool:
         """Whether ``symbol`` has imported daily bars (they then win over the provider).
@@ -218,7 +237,7 @@ class MarketData:
         if held is not None and held[0] == stamp and (held[1] is None or now < held[1]):
             return held[2]
         quote, expires = self._fresh_fx_quote(cur, bas, imported)
-        self._fx_quotes[(cur, bas)] = (stamp, expires, quote)
+        self._fx_quotes.put((cur, bas), (stamp, expires, quote))
         return quote
 
     def _fx_pairs(self, imported: Collection[str]) -> frozenset[str]:

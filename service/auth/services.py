@@ -23,6 +23,7 @@ from service.auth.identity import (
     new_secret,
     verify_password,
 )
+from service.caching import TTLCache
 from service.db import Database
 from service.db.models import ApiKey, AuthToken, User, UserSession, utcnow
 from service.errors import AuthenticationRequired, NotFoundError, ValidationError
@@ -124,40 +125,28 @@ class IdentityCache:
         self, ttl: float, max_size: int = 10_000, clock: Callable[[], float] = time.monotonic
     ) -> None:
         self.ttl = ttl
-        self.max_size = max_size
-        self._clock = clock
-        self._items: dict[str, tuple[float, Identity]] = {}
+        # invalidation: the TTL, clear() on a revocation in this process, and a refused
+        # renewal drops its entry (_start)
+        self._items: TTLCache[str, Identity] = TTLCache(max_size, ttl, clock)
         self._pending: dict[str, asyncio.Future[Identity | None]] = {}
         self._generation = 0
 
     def get(self, key: str) -> Identity | None:
-        item = self._items.get(key)
-        if item is None:
-            return None
-        if self._clock() - item[0] > self.ttl:
-            self._items.pop(key, None)
-            return None
-        return item[1]
+        return self._items.get(key)
 
     def put(self, key: str, identity: Identity) -> None:
-        if self.ttl <= 0:
-            return
-        if len(self._items) >= self.max_size:
-            self._items.clear()
-        self._items[key] = (self._clock(), identity)
+        self._items.put(key, identity)
 
     async def load(
         self, key: str, fetch: Callable[[], Awaitable[Identity | None]]
     ) -> Identity | None:
         """The cached identity of ``key``, else ``fetch()`` (one call for concurrent misses)."""
-        item = self._items.get(key)
-        if item is not None:
-            age = self._clock() - item[0]
-            if age <= self.ttl:
-                if age > self.ttl / 2 and key not in self._pending:
-                    self._start(key, fetch)  # renew in the background
-                return item[1]
-            self._items.pop(key, None)
+        found = self._items.entry(key)
+        if found is not None:
+            identity, age = found
+            if age > self.ttl / 2 and key not in self._pending:
+                self._start(key, fetch)  # renew in the background
+            return identity
         pending = self._pending.get(key) or self._start(key, fetch)
         return await asyncio.shield(pending)
 
@@ -172,7 +161,7 @@ class IdentityCache:
             if f.cancelled():
                 return
             if f.exception() is not None:
-                self._items.pop(key, None)  # refused now: not served from the cache either
+                self._items.pop(key)  # refused now: not served from the cache either
                 return
             identity = f.result()
             if identity is not None and generation == self._generation:

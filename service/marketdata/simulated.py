@@ -20,13 +20,13 @@ from __future__ import annotations
 import datetime as dt
 import math
 import threading
-from collections import OrderedDict
 from collections.abc import Callable, Iterable, Sequence
 
 import numpy as np
 import pandas as pd
 from numpy.typing import NDArray
 
+from service.caching import TTLCache
 from service.marketdata._daily import DailyBars, simulate_daily
 from service.marketdata._intraday import (
     BAR_MINUTES,
@@ -49,6 +49,7 @@ _EPOCH_DAY = (START_DATE - dt.date(1970, 1, 1)).days
 _COLUMNS = ["open", "high", "low", "close", "volume"]
 #: A held quote is served while younger than this (one 5-minute bar), then ticked again.
 QUOTE_TTL = dt.timedelta(minutes=BAR_MINUTES)
+_SESSIONS_KEPT = 512  # intraday sessions (symbol, day) kept for live quotes
 
 
 def utc_now() -> dt.datetime:
@@ -95,7 +96,9 @@ class SimulatedMarket:
         self._lock = threading.Lock()
         self._daily: dict[str, DailyBars] = {}
         self._horizon = 0  # day numbers 0 .. _horizon - 1 are simulated
-        self._sessions: OrderedDict[tuple[str, int], IntradayBars] = OrderedDict()
+        # live quotes' intraday bars; invalidation: none needed (a simulated day never
+        # changes for a seed), least recently used sessions are evicted
+        self._sessions: TTLCache[tuple[str, int], IntradayBars] = TTLCache(_SESSIONS_KEPT)
         self._live: dict[str, Quote] = {}
 
     @property
@@ -287,11 +290,9 @@ class SimulatedMarket:
     def _session(self, spec: AssetSpec, day: int) -> IntradayBars:
         """Five-minute bars of one trading day (small LRU cache for live quotes)."""
         key = (spec.symbol, day)
-        with self._lock:
-            cached = self._sessions.get(key)
-            if cached is not None:
-                self._sessions.move_to_end(key)
-                return cached
+        cached = self._sessions.get(key)
+        if cached is not None:
+            return cached
         bars = self._bars(spec, day + 1)
         i = int(np.searchsorted(bars.days, day))
         sl = slice(i, i + 1)
@@ -302,10 +303,7 @@ class SimulatedMarket:
             (bars.open[sl], bars.high[sl], bars.low[sl], bars.close[sl]),
             bars.volume[sl],
         )
-        with self._lock:
-            self._sessions[key] = session
-            while len(self._sessions) > 512:
-                self._sessions.popitem(last=False)
+        self._sessions.put(key, session)
         return session
 
     def _session_state(self, spec: AssetSpec, now: dt.datetime) -> tuple[float, float, int]:
