@@ -13,6 +13,7 @@ from litestar.datastructures import Cookie, State
 from litestar.di import NamedDependency
 from litestar.params import FromPath, JSONBody
 from litestar.status_codes import HTTP_204_NO_CONTENT
+from sqlalchemy.ext.asyncio import AsyncSession
 
 from service.auth import services
 from service.auth.guards import requires_user
@@ -71,12 +72,14 @@ class AuthController(Controller):
         guards=[requires_user],
     )
     async def list_tokens(
-        self, request: Req, db: NamedDependency[Database], paging: NamedDependency[PageParams]
+        self,
+        request: Req,
+        session: NamedDependency[AsyncSession],
+        paging: NamedDependency[PageParams],
     ) -> Page[TokenInfo]:
-        async with db.read() as s:
-            rows, count = await services.list_tokens(
-                s, request.user.id, paging.limit, paging.offset
-            )
+        rows, count = await services.list_tokens(
+            session, request.user.id, paging.limit, paging.offset
+        )
         current = request.user.credential_id if request.user.method is AuthMethod.TOKEN else None
         items = [
             TokenInfo(
@@ -208,12 +211,14 @@ class AuthController(Controller):
         guards=[requires_user],
     )
     async def list_api_keys(
-        self, request: Req, db: NamedDependency[Database], paging: NamedDependency[PageParams]
+        self,
+        request: Req,
+        session: NamedDependency[AsyncSession],
+        paging: NamedDependency[PageParams],
     ) -> Page[ApiKeyRead]:
-        async with db.read() as s:
-            rows, count = await services.list_api_keys(
-                s, request.user.id, paging.limit, paging.offset
-            )
+        rows, count = await services.list_api_keys(
+            session, request.user.id, paging.limit, paging.offset
+        )
         items = [
             ApiKeyRead(
                 id=r.id,

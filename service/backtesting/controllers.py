@@ -8,6 +8,7 @@ from litestar import Controller, Request, delete, get, post, put
 from litestar.datastructures import State
 from litestar.di import NamedDependency
 from litestar.params import FromPath, JSONBody, QueryParameter
+from sqlalchemy.ext.asyncio import AsyncSession
 
 from service.assets.market import MarketData
 from service.auth.guards import requires_user
@@ -50,10 +51,12 @@ class BacktestingController(Controller):
 
     @get("/strategies/", summary="List strategies")
     async def list_strategies(
-        self, request: Req, db: NamedDependency[Database], paging: NamedDependency[PageParams]
+        self,
+        request: Req,
+        session: NamedDependency[AsyncSession],
+        paging: NamedDependency[PageParams],
     ) -> Page[StrategyRead]:
-        async with db.read() as s:
-            items, count = await services.list_strategies(s, request.user.id, paging)
+        items, count = await services.list_strategies(session, request.user.id, paging)
         return Page.build(request, items, count, paging)
 
     @post("/strategies/", summary="Create a strategy")
@@ -68,10 +71,9 @@ class BacktestingController(Controller):
 
     @get("/strategies/{strategy_id:int}/", summary="Retrieve a strategy")
     async def get_strategy(
-        self, request: Req, strategy_id: FromPath[int], db: NamedDependency[Database]
+        self, request: Req, strategy_id: FromPath[int], session: NamedDependency[AsyncSession]
     ) -> StrategyRead:
-        async with db.read() as s:
-            return await services.get_strategy(s, request.user.id, strategy_id)
+        return await services.get_strategy(session, request.user.id, strategy_id)
 
     @put("/strategies/{strategy_id:int}/", summary="Update a strategy")
     async def update_strategy(
@@ -94,7 +96,7 @@ class BacktestingController(Controller):
     async def list_backtests(
         self,
         request: Req,
-        db: NamedDependency[Database],
+        session: NamedDependency[AsyncSession],
         paging: NamedDependency[PageParams],
         strategy: Annotated[
             int | None, QueryParameter(description="Only this strategy's backtests.")
@@ -103,10 +105,9 @@ class BacktestingController(Controller):
             BacktestStatus | None, QueryParameter(description="Only backtests in this status.")
         ] = None,
     ) -> Page[BacktestRead]:
-        async with db.read() as s:
-            items, count = await services.list_backtests(
-                s, request.user.id, paging, strategy_id=strategy, status=status
-            )
+        items, count = await services.list_backtests(
+            session, request.user.id, paging, strategy_id=strategy, status=status
+        )
         return Page.build(request, items, count, paging)
 
     @post("/backtests/", summary="Create a backtest of one of your strategies")
@@ -124,21 +125,19 @@ class BacktestingController(Controller):
         summary="Retrieve a backtest with its equity curve and trades",
     )
     async def get_backtest(
-        self, request: Req, backtest_id: FromPath[int], db: NamedDependency[Database]
+        self, request: Req, backtest_id: FromPath[int], session: NamedDependency[AsyncSession]
     ) -> BacktestDetail:
-        async with db.read() as s:
-            return await services.get_backtest(s, request.user.id, backtest_id)
+        return await services.get_backtest(session, request.user.id, backtest_id)
 
     @get("/backtests/{backtest_id:int}/trades/", summary="List a backtest's trades, paginated")
     async def list_trades(
         self,
         request: Req,
         backtest_id: FromPath[int],
-        db: NamedDependency[Database],
+        session: NamedDependency[AsyncSession],
         paging: NamedDependency[PageParams],
     ) -> Page[TradeRead]:
-        async with db.read() as s:
-            items, count = await services.list_trades(s, request.user.id, backtest_id, paging)
+        items, count = await services.list_trades(session, request.user.id, backtest_id, paging)
         return Page.build(request, items, count, paging)
 
     @post("/backtests/{backtest_id:int}/run/", summary="Run a backtest (no body)", status_code=200)
