@@ -4,9 +4,9 @@ Handlers never read ``app.state`` themselves: they name what they need and get i
 as a dependency. Every dependency but ``session`` is an object that lives as long
 as the application, provided as a constant (:func:`app_dependencies`), so naming
 one costs a request nothing. The feature services among them (``portfolios``,
-``asset_reads``) open at most one session per call. ``session`` is a read session
-for handlers that query directly, closed (its transaction rolled back) after the
-handler; writes are transactions of :meth:`service.db.Database.write`.
+``asset_reads``) open at most one session per call. ``session`` is the session
+of the request (a read session for safe methods, one write transaction for the
+others, committed after the handler: :func:`provide_session`).
 """
 
 from __future__ import annotations
@@ -15,6 +15,7 @@ from collections.abc import AsyncIterator, Callable
 from dataclasses import dataclass, field
 from typing import Any, TypeVar
 
+from litestar import Request
 from litestar.di import NamedDependency, Provide
 from sqlalchemy.ext.asyncio import AsyncSession
 
@@ -65,9 +66,23 @@ def _constant(value: T) -> Callable[[], T]:
     return provide
 
 
-async def provide_session(db: NamedDependency[Database]) -> AsyncIterator[AsyncSession]:
-    """Dependency ``session``: a read session, closed after the handler."""
-    async with db.read() as session:
+_READS = frozenset({"GET", "HEAD", "OPTIONS"})
+
+
+async def provide_session(
+    request: Request[Any, Any, Any], db: NamedDependency[Database]
+) -> AsyncIterator[AsyncSession]:
+    """Dependency ``session``: the request's one session; this is the place that commits.
+
+    A safe method (``GET``, ``HEAD``) reads: the session is closed (whatever it began
+    rolled back) after the handler. Any other method writes: the session is one
+    transaction of :meth:`Database.write` (``BEGIN IMMEDIATE`` on SQLite), committed
+    after the handler returns and before the response is sent, rolled back when the
+    handler raises. Services take the session and ``flush`` (never commit) when they
+    need generated ids. Handlers that compute between two short transactions (a
+    backtest run) take ``db`` instead, so that no write lock is held while computing.
+    """
+    async with (db.read() if request.method in _READS else db.write()) as session:
         yield session
 
 

@@ -64,10 +64,10 @@ class BacktestingController(Controller):
         self,
         request: Req,
         data: JSONBody[StrategyCreate],
-        db: NamedDependency[Database],
+        session: NamedDependency[AsyncSession],
         market: NamedDependency[MarketData],
     ) -> StrategyRead:
-        return await services.create_strategy(db, market, request.user.id, data)
+        return await services.create_strategy(session, market, request.user.id, data)
 
     @get("/strategies/{strategy_id:int}/", summary="Retrieve a strategy")
     async def get_strategy(
@@ -81,16 +81,16 @@ class BacktestingController(Controller):
         request: Req,
         strategy_id: FromPath[int],
         data: JSONBody[StrategyUpdate],
-        db: NamedDependency[Database],
+        session: NamedDependency[AsyncSession],
         market: NamedDependency[MarketData],
     ) -> StrategyRead:
-        return await services.update_strategy(db, market, request.user.id, strategy_id, data)
+        return await services.update_strategy(session, market, request.user.id, strategy_id, data)
 
     @delete("/strategies/{strategy_id:int}/", summary="Delete a strategy and its backtests")
     async def delete_strategy(
-        self, request: Req, strategy_id: FromPath[int], db: NamedDependency[Database]
+        self, request: Req, strategy_id: FromPath[int], session: NamedDependency[AsyncSession]
     ) -> None:
-        await services.delete_strategy(db, request.user.id, strategy_id)
+        await services.delete_strategy(session, request.user.id, strategy_id)
 
     @get("/backtests/", summary="List backtests")
     async def list_backtests(
@@ -115,10 +115,10 @@ class BacktestingController(Controller):
         self,
         request: Req,
         data: JSONBody[BacktestCreate],
-        db: NamedDependency[Database],
+        session: NamedDependency[AsyncSession],
         market: NamedDependency[MarketData],
     ) -> BacktestRead:
-        return await services.create_backtest(db, market, request.user.id, data)
+        return await services.create_backtest(session, market, request.user.id, data)
 
     @get(
         "/backtests/{backtest_id:int}/",

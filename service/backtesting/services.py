@@ -122,7 +122,7 @@ async def _owned_strategy(session: AsyncSession, user_id: int, strategy_id: int)
 
 
 async def create_strategy(
-    db: Database, market: MarketData, user_id: int, data: StrategyCreate
+    session: AsyncSession, market: MarketData, user_id: int, data: StrategyCreate
 ) -> StrategyRead:
     params = check_parameters(
         data.strategy_type, data.parameters, symbols=[a.strip().upper() for a in data.asset_symbols]
@@ -134,8 +134,8 @@ async def create_strategy(
         max_position_size=_fraction(data.max_position_size, "max_position_size", low=Decimal(0), high=Decimal(1), open_low=True),
         asset_symbols=_symbols(market, data.asset_symbols), created_at=now, updated_at=now,
     )  # fmt: skip
-    async with db.write() as s:
-        s.add(row)
+    session.add(row)
+    await session.flush()  # the id
     return _strategy_read(row)
 
 
@@ -159,43 +159,42 @@ async def get_strategy(session: AsyncSession, user_id: int, strategy_id: int) ->
 
 
 async def update_strategy(
-    db: Database, market: MarketData, user_id: int, strategy_id: int, data: StrategyUpdate
+    session: AsyncSession, market: MarketData, user_id: int, strategy_id: int, data: StrategyUpdate
 ) -> StrategyRead:
-    async with db.write() as s:
-        row = await _owned_strategy(s, user_id, strategy_id)
-        kind = (
-            check_strategy_type(data.strategy_type)
-            if data.strategy_type is not None
-            else row.strategy_type
+    row = await _owned_strategy(session, user_id, strategy_id)
+    kind = (
+        check_strategy_type(data.strategy_type)
+        if data.strategy_type is not None
+        else row.strategy_type
+    )
+    params = data.parameters if data.parameters is not None else dict(row.parameters)
+    assets = data.asset_symbols if data.asset_symbols is not None else row.asset_symbols
+    row.parameters = check_parameters(kind, params, symbols=[a.strip().upper() for a in assets])
+    row.strategy_type = kind
+    if data.name is not None:
+        row.name = data.name
+    if data.description is not None:
+        row.description = data.description
+    if data.initial_capital is not None:
+        row.initial_capital = _capital(data.initial_capital)
+    if data.max_position_size is not None:
+        row.max_position_size = _fraction(
+            data.max_position_size,
+            "max_position_size",
+            low=Decimal(0),
+            high=Decimal(1),
+            open_low=True,
         )
-        params = data.parameters if data.parameters is not None else dict(row.parameters)
-        assets = data.asset_symbols if data.asset_symbols is not None else row.asset_symbols
-        row.parameters = check_parameters(kind, params, symbols=[a.strip().upper() for a in assets])
-        row.strategy_type = kind
-        if data.name is not None:
-            row.name = data.name
-        if data.description is not None:
-            row.description = data.description
-        if data.initial_capital is not None:
-            row.initial_capital = _capital(data.initial_capital)
-        if data.max_position_size is not None:
-            row.max_position_size = _fraction(
-                data.max_position_size,
-                "max_position_size",
-                low=Decimal(0),
-                high=Decimal(1),
-                open_low=True,
-            )
-        if data.asset_symbols is not None:
-            row.asset_symbols = _symbols(market, data.asset_symbols)
-        row.updated_at = utcnow()
+    if data.asset_symbols is not None:
+        row.asset_symbols = _symbols(market, data.asset_symbols)
+    row.updated_at = utcnow()
+    await session.flush()
     return _strategy_read(row)
 
 
-async def delete_strategy(db: Database, user_id: int, strategy_id: int) -> None:
+async def delete_strategy(session: AsyncSession, user_id: int, strategy_id: int) -> None:
     """Delete a strategy and its backtests."""
-    async with db.write() as s:
-        await s.delete(await _owned_strategy(s, user_id, strategy_id))
+    await session.delete(await _owned_strategy(session, user_id, strategy_id))
 
 
 def _metrics(stored: dict[str, Any] | None) -> RunMetrics | None:
@@ -313,13 +312,13 @@ def _new_backtest(
 
 
 async def create_backtest(
-    db: Database, market: MarketData, user_id: int, data: BacktestCreate
+    session: AsyncSession, market: MarketData, user_id: int, data: BacktestCreate
 ) -> BacktestRead:
     """A pending backtest of one of the user's strategies (another user's strategy: 404)."""
-    async with db.write() as s:
-        strategy = await _owned_strategy(s, user_id, data.strategy)
-        row = _new_backtest(user_id, strategy.id, market, data, data.name, "pending")
-        s.add(row)
+    strategy = await _owned_strategy(session, user_id, data.strategy)
+    row = _new_backtest(user_id, strategy.id, market, data, data.name, "pending")
+    session.add(row)
+    await session.flush()  # the id
     return _backtest_read(row)
 
 
