@@ -424,8 +424,10 @@ def _takes_json(request: Request[Any, Any, Any]) -> bool:
     return media is None or media == "application/json"
 
 
-def check_request(request: Request[Any, Any, Any]) -> None:
+async def check_request(request: Request[Any, Any, Any]) -> None:
     """The app's ``before_request``: refuse what the handler's declaration rules out.
+
+    A coroutine, on purpose: Litestar runs a synchronous hook in a worker thread.
 
     * a body with a ``Content-Type`` other than JSON (``application/json`` or
       ``application/*+json``) on an endpoint that reads JSON: 415
