@@ -168,12 +168,22 @@ class ServerProcess:
 
 
 def launch_process(
-    command: Sequence[str], *, log: Path, env: Mapping[str, str], cwd: Path = ROOT
+    command: Sequence[str],
+    *,
+    log: Path,
+    env: Mapping[str, str],
+    cwd: Path = ROOT,
+    start_new_session: bool = False,
 ) -> ServerProcess:
     """Start ``command`` with stdout and stderr going to ``log`` (see :func:`wait_until_ready`)."""
     with log.open("wb") as out:
         proc = subprocess.Popen(
-            list(command), stdout=out, stderr=subprocess.STDOUT, env=dict(env), cwd=cwd
+            list(command),
+            stdout=out,
+            stderr=subprocess.STDOUT,
+            env=dict(env),
+            cwd=cwd,
+            start_new_session=start_new_session,
         )
     return ServerProcess(proc, log)
 

@@ -14,7 +14,6 @@ import json
 import os
 import secrets
 import signal
-import socket
 import subprocess
 import sys
 import time
@@ -25,28 +24,10 @@ import httpx
 import pytest
 from websockets.sync.client import connect
 
+from tests.conftest import ServerProcess, free_port, launch_process, wait_until_ready
+
 ROOT = Path(__file__).resolve().parents[2]
 pytestmark = pytest.mark.slow
-
-
-def _free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return int(s.getsockname()[1])
-
-
-def _wait_ok(url: str, proc: subprocess.Popen[bytes], log: Path, headers: dict[str, str]) -> None:
-    deadline = time.monotonic() + 600  # the first start may compile kernels on a loaded machine
-    while time.monotonic() < deadline:
-        if proc.poll() is not None:
-            pytest.fail(f"serve.sh exited {proc.returncode}:\n{log.read_text()[-4000:]}")
-        try:
-            if httpx.get(url, headers=headers, timeout=2).status_code == 200:
-                return
-        except httpx.HTTPError:
-            pass
-        time.sleep(0.5)
-    pytest.fail(f"{url} did not answer 200:\n{log.read_text()[-4000:]}")
 
 
 def _group_alive(pgid: int) -> bool:
@@ -60,7 +41,7 @@ def _group_alive(pgid: int) -> bool:
 @pytest.fixture
 def served(tmp_path: Path) -> Iterator[tuple[subprocess.Popen[bytes], Path, dict[str, str]]]:
     env = {k: v for k, v in os.environ.items() if not k.startswith(("QC_", "TEXTGEN_"))}
-    ports = {"PORT": str(_free_port()), "TEXTGEN_PORT": str(_free_port())}
+    ports = {"PORT": str(free_port()), "TEXTGEN_PORT": str(free_port())}
     env.update(ports, PY=sys.executable, QC_RATE_LIMIT_ENABLED="false")
     (tmp_path / "var").mkdir()
     key = subprocess.run(
@@ -69,11 +50,10 @@ def served(tmp_path: Path) -> Iterator[tuple[subprocess.Popen[bytes], Path, dict
     ).stdout.strip()  # fmt: skip
     (tmp_path / "var" / "textgen-demo-key").write_text(key + "\n")
     log = tmp_path / "serve.log"
-    with log.open("wb") as out:
-        proc = subprocess.Popen(
-            ["bash", str(ROOT / "scripts" / "serve.sh")],
-            cwd=tmp_path, env=env, stdout=out, stderr=subprocess.STDOUT, start_new_session=True,
-        )  # fmt: skip
+    proc = launch_process(
+        ["bash", str(ROOT / "scripts" / "serve.sh")],
+        log=log, env=env, cwd=tmp_path, start_new_session=True,
+    ).proc  # fmt: skip
     try:
         yield proc, log, {**ports, "key": key}
     finally:
@@ -88,8 +68,12 @@ def test_serve_redacts_secrets_and_stops_cleanly_on_sigterm(
     proc, log, info = served
     api = f"http://127.0.0.1:{info['PORT']}"
     responses = f"http://127.0.0.1:{info['TEXTGEN_PORT']}/v1"
-    _wait_ok(f"{api}/ready", proc, log, {})
-    _wait_ok(f"{responses}/models", proc, log, {"Authorization": f"Bearer {info['key']}"})
+    # the first start may compile kernels on a loaded machine
+    wait_until_ready(ServerProcess(proc, log), f"{api}/ready", timeout=600)
+    wait_until_ready(
+        ServerProcess(proc, log), f"{responses}/models",
+        headers={"Authorization": f"Bearer {info['key']}"}, timeout=600,
+    )  # fmt: skip
 
     password = "demo-password"  # public: the banner prints it
     typed = "x-" + secrets.token_hex(8)  # a password as a careless client would put it in a URL
