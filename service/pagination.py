@@ -92,6 +92,12 @@ def page_params(
 ) -> PageParams:
     """The window of validated ``limit``, ``offset`` and ``page`` query parameters.
 
+    The ``paging`` dependency is this function. The portfolio lists (the load
+    benchmark's hot path) take the three parameters (``Limit``, ``Offset``,
+    ``PageNumber``) and call it themselves: naming ``paging`` beside ``portfolios``
+    makes Litestar resolve the two dependencies in a task group, measured at
+    0.23 ms of CPU per request against 0.17 ms (``benchmarks/service_load.py``).
+
     Raises:
         ValidationError: both ``page`` and ``offset``.
     """

@@ -14,7 +14,14 @@ from service.auth.guards import requires_user
 from service.auth.identity import Identity
 from service.db import Database
 from service.errors import NotFoundError
-from service.pagination import Page, PageParams
+from service.pagination import (
+    DEFAULT_LIMIT,
+    Limit,
+    Offset,
+    Page,
+    PageNumber,
+    page_params,
+)
 from service.portfolios import services
 from service.portfolios.schemas import (
     Ordering,
@@ -42,10 +49,13 @@ class PortfolioController(Controller):
         self,
         request: Req,
         portfolios: NamedDependency[PortfolioReads],
-        paging: NamedDependency[PageParams],
+        limit: Limit = DEFAULT_LIMIT,
+        offset: Offset = None,
+        page: PageNumber = None,
         active_only: FromQuery[bool] = False,
         ordering: FromQuery[Ordering] = "-created_at",
     ) -> Page[PortfolioRead]:
+        paging = page_params(limit, offset, page)
         items, count = await portfolios.listing(
             request.user.id, paging, active_only=active_only, ordering=ordering
         )
@@ -90,8 +100,11 @@ class PortfolioController(Controller):
         request: Req,
         portfolio_id: FromPath[int],
         portfolios: NamedDependency[PortfolioReads],
-        paging: NamedDependency[PageParams],
+        limit: Limit = DEFAULT_LIMIT,
+        offset: Offset = None,
+        page: PageNumber = None,
     ) -> Page[PositionRead]:
+        paging = page_params(limit, offset, page)
         items, count = await portfolios.positions(request.user.id, portfolio_id, paging)
         return Page.build(request, items, count, paging)
 
