@@ -174,9 +174,13 @@ def launch_process(
     env: Mapping[str, str],
     cwd: Path = ROOT,
     start_new_session: bool = False,
+    append: bool = False,
 ) -> ServerProcess:
-    """Start ``command`` with stdout and stderr going to ``log`` (see :func:`wait_until_ready`)."""
-    with log.open("wb") as out:
+    """Start ``command`` with stdout and stderr going to ``log`` (see :func:`wait_until_ready`).
+
+    ``append``: keep what earlier processes wrote there (a server restarted in a test).
+    """
+    with log.open("ab" if append else "wb") as out:
         proc = subprocess.Popen(
             list(command),
             stdout=out,
@@ -221,7 +225,8 @@ def start_process(
     statuses: Collection[int] = (200,),
     timeout: float = 60.0,
     cwd: Path = ROOT,
+    append: bool = False,
 ) -> ServerProcess:
     """:func:`launch_process` then :func:`wait_until_ready`: a server that answers ``url``."""
-    server = launch_process(command, log=log, env=env, cwd=cwd)
+    server = launch_process(command, log=log, env=env, cwd=cwd, append=append)
     return wait_until_ready(server, url, headers=headers, statuses=statuses, timeout=timeout)

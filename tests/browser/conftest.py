@@ -20,6 +20,7 @@ from urllib.parse import urlsplit
 import httpx
 import pytest
 
+from tests.conftest import skip_or_fail
 from tests.service.test_realtime import Server, start_server
 
 CHROMIUM = "/usr/bin/chromium"
@@ -40,9 +41,7 @@ SCREENSHOTS = HERE.parent.parent / "docs" / "img"
 
 
 def _need(what: str) -> None:
-    if os.environ.get("CI") == "true":
-        pytest.fail(f"{what} is required in CI")
-    pytest.skip(f"{what} is missing on this machine")
+    skip_or_fail(f"{what} is missing on this machine")
 
 
 @pytest.fixture(scope="session")

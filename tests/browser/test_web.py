@@ -28,6 +28,7 @@ from tests.browser.conftest import (
     sign_in,
     wait_ready,
 )
+from tests.conftest import skip_or_fail
 from tests.service.test_realtime import Server
 
 pytestmark = pytest.mark.slow
@@ -321,9 +322,7 @@ def test_every_page_at_360px_without_horizontal_scroll_and_axe(
     server: Server, token: str, browser: Any
 ) -> None:
     if not AXE.exists():
-        if os.environ.get("CI") == "true":
-            pytest.fail("axe-core is required in CI: `npm ci` in tests/browser")
-        pytest.skip("axe-core is not installed: `npm ci` in tests/browser")
+        skip_or_fail("axe-core is not installed: `npm ci` in tests/browser")
     ctx = browser.new_context(
         viewport={"width": 360, "height": 740}, is_mobile=True, has_touch=True
     )

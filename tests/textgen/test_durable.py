@@ -18,7 +18,6 @@ import asyncio
 import contextlib
 import os
 import signal
-import socket
 import subprocess
 import sys
 import time
@@ -29,18 +28,13 @@ from typing import Any
 import httpx
 import pytest
 
+from tests.conftest import free_port, launch_process, wait_until_ready
 from textgen.store import Lease, Store
 
 HERE = Path(__file__).parent
 KEY = "sk-durable-" + "2" * 20
 SLOW = "slow-test"
 LEASE = "1.5"  # seconds: a killed server's jobs are free this long after its last renewal
-
-
-def _free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return int(s.getsockname()[1])
 
 
 class Server:
@@ -63,31 +57,21 @@ def start(tmp_path: Path) -> Iterator[Start]:
     def run(name: str, data_dir: Path, *, default_model: bool = False, **env: str) -> Server:
         """``serve_shared.py`` (the test models), or ``python -m textgen serve`` (the default model)."""
         data_dir.mkdir(exist_ok=True)
-        port = _free_port()
+        port = free_port()
         clean = {k: v for k, v in os.environ.items() if not k.startswith("TEXTGEN_")}
         clean.update({"TEXTGEN_RATE_LIMIT_PER_MINUTE": "0", "TEXTGEN_LEASE_SECONDS": LEASE})
         clean.update({f"TEXTGEN_{k.upper()}": v for k, v in env.items()})
-        log = (tmp_path / f"{name}.log").open("ab")
         if default_model:
             clean.update({"TEXTGEN_DATA_DIR": str(data_dir), "TEXTGEN_API_KEYS": KEY})
             command = [sys.executable, "-m", "textgen", "serve", "--port", str(port), "--log-level", "warning"]
         else:
             command = [sys.executable, str(HERE / "serve_shared.py"), str(port), str(data_dir), KEY]
-        proc = subprocess.Popen(command, stdout=log, stderr=subprocess.STDOUT, env=clean)
-        log.close()
-        procs.append(proc)
         base = f"http://127.0.0.1:{port}/v1"
-        deadline = time.monotonic() + 120
-        while True:
-            try:
-                if httpx.get(f"{base}/models", headers={"Authorization": f"Bearer {KEY}"}).status_code == 200:
-                    servers.append(Server(proc, base))
-                    return servers[-1]
-            except httpx.TransportError:
-                pass
-            if proc.poll() is not None or time.monotonic() > deadline:
-                pytest.fail(f"server {name} did not start: {(tmp_path / f'{name}.log').read_text()}")
-            time.sleep(0.1)
+        started = launch_process(command, log=tmp_path / f"{name}.log", env=clean, append=True)
+        procs.append(started.proc)
+        wait_until_ready(started, f"{base}/models", headers={"Authorization": f"Bearer {KEY}"}, timeout=120)
+        servers.append(Server(started.proc, base))
+        return servers[-1]
 
     yield run
     for server in servers:
