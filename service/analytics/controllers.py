@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import datetime as dt
 from typing import Annotated
 
 from litestar import Controller, Request, get
@@ -10,13 +11,16 @@ from litestar.di import NamedDependency
 from litestar.params import FromPath, QueryParameter
 from sqlalchemy.ext.asyncio import AsyncSession
 
+from quantcore.income import GroupBy
+from service.analytics import income as income_service
 from service.analytics import services
+from service.analytics.periods import PeriodName, window_query
 from service.analytics.schemas import (
     AllocationRead,
+    IncomeRead,
     Interval,
     MetricsRead,
     PerformanceRead,
-    Period,
     RiskRead,
     TechnicalRead,
 )
@@ -27,7 +31,23 @@ from service.auth.identity import Identity
 __all__ = ["AnalyticsController"]
 
 Req = Request[Identity, str, State]
-PeriodQ = Annotated[Period, QueryParameter(description="Look-back: 1m, 3m, 6m, 1y or 2y.")]
+PeriodQ = Annotated[
+    PeriodName | None,
+    QueryParameter(
+        description=(
+            "Look-back: 1m, 3m, 6m, ytd, 1y (default), 2y, 3y, 5y or max (from the first "
+            "transaction). Not with start_date/end_date."
+        )
+    ),
+]
+StartQ = Annotated[
+    dt.date | None,
+    QueryParameter(description="First day of the window (default: the first transaction)."),
+]
+EndQ = Annotated[
+    dt.date | None,
+    QueryParameter(description="Last day of the window (default: the market's current day)."),
+]
 BenchmarkQ = Annotated[
     str | None,
     QueryParameter(
@@ -48,11 +68,14 @@ class AnalyticsController(Controller):
         portfolio_id: FromPath[int],
         session: NamedDependency[AsyncSession],
         market: NamedDependency[MarketData],
-        period: PeriodQ = "1y",
+        period: PeriodQ = None,
+        start_date: StartQ = None,
+        end_date: EndQ = None,
         benchmark: BenchmarkQ = None,
     ) -> MetricsRead:
+        query = window_query(period, start_date, end_date)
         return await services.portfolio_metrics(
-            session, market, request.user.id, portfolio_id, period, benchmark
+            session, market, request.user.id, portfolio_id, query, benchmark
         )
 
     @get("/portfolio/{portfolio_id:int}/performance/", summary="Portfolio performance series")
@@ -62,14 +85,36 @@ class AnalyticsController(Controller):
         portfolio_id: FromPath[int],
         session: NamedDependency[AsyncSession],
         market: NamedDependency[MarketData],
-        period: PeriodQ = "1y",
+        period: PeriodQ = None,
+        start_date: StartQ = None,
+        end_date: EndQ = None,
         interval: Annotated[
             Interval, QueryParameter(description="Point spacing: 1d, 1w or 1m.")
         ] = "1d",
         benchmark: BenchmarkQ = None,
     ) -> PerformanceRead:
+        query = window_query(period, start_date, end_date)
         return await services.performance(
-            session, market, request.user.id, portfolio_id, period, interval, benchmark
+            session, market, request.user.id, portfolio_id, query, interval, benchmark
+        )
+
+    @get("/portfolio/{portfolio_id:int}/income/", summary="Dividends and interest by period")
+    async def income(
+        self,
+        request: Req,
+        portfolio_id: FromPath[int],
+        session: NamedDependency[AsyncSession],
+        market: NamedDependency[MarketData],
+        period: PeriodQ = None,
+        start_date: StartQ = None,
+        end_date: EndQ = None,
+        group_by: Annotated[
+            GroupBy, QueryParameter(description="Sum per month (default), quarter or year.")
+        ] = "month",
+    ) -> IncomeRead:
+        query = window_query(period, start_date, end_date)
+        return await income_service.income(
+            session, market, request.user.id, portfolio_id, query, group_by
         )
 
     @get("/portfolio/{portfolio_id:int}/allocation/", summary="Portfolio allocation")

@@ -16,16 +16,17 @@ import msgspec
 __all__ = [
     "AllocationItem",
     "AllocationRead",
+    "IncomePeriod",
+    "IncomeRead",
+    "IncomeSymbol",
     "Interval",
     "MetricsRead",
     "PerformancePoint",
     "PerformanceRead",
-    "Period",
     "RiskRead",
     "TechnicalRead",
 ]
 
-Period = Literal["1m", "3m", "6m", "1y", "2y"]
 Interval = Literal["1d", "1w", "1m"]
 
 
@@ -113,3 +114,32 @@ class TechnicalRead(msgspec.Struct, kw_only=True):
     dates: list[dt.date]
     close: list[str | None]
     indicators: dict[str, list[str | None]]
+
+
+class IncomePeriod(msgspec.Struct, kw_only=True):
+    """Income of one month (``"2024-03"``), quarter (``"2024-Q1"``) or year (``"2024"``)."""
+
+    period: str
+    dividends: str
+    interest: str
+    total: str
+
+
+class IncomeSymbol(msgspec.Struct, kw_only=True):
+    asset_symbol: str
+    dividends: str
+
+
+class IncomeRead(msgspec.Struct, kw_only=True):
+    """Dividends and interest received (net of their fees) in the base currency."""
+
+    period: str
+    start_date: dt.date | None
+    end_date: dt.date | None
+    group_by: str
+    currency: str
+    periods: list[IncomePeriod]
+    by_symbol: list[IncomeSymbol]
+    dividends: str
+    interest: str
+    total: str

@@ -24,6 +24,8 @@ from quantcore import risk as qrisk
 from service import formatting as fmt
 from service.analytics import technical
 from service.analytics.history import LedgerRow, ValueHistory, row_currencies, value_history
+from service.analytics.periods import Window, WindowQuery, resolve
+from service.analytics.periods import market_today as _today
 from service.analytics.prices import ClosePanel, fx_panel, panel
 from service.analytics.schemas import (
     AllocationItem,
@@ -43,7 +45,6 @@ from service.portfolios.services import get_owned
 from service.transactions.actions import history_rows
 
 __all__ = [
-    "PERIOD_MONTHS",
     "allocation",
     "frac",
     "ledger_rows",
@@ -55,14 +56,7 @@ __all__ = [
 ]
 
 F64 = NDArray[np.float64]
-PERIOD_MONTHS = {"1m": 1, "3m": 3, "6m": 6, "1y": 12, "2y": 24}
 CORRELATION_SYMBOL = "SPY"
-
-
-def _today(market: MarketData) -> dt.date:
-    """The market's current day (the latest SPY quote, else the UTC date)."""
-    quote = market.quote(CORRELATION_SYMBOL)
-    return quote.timestamp.date() if quote is not None else dt.datetime.now(dt.UTC).date()
 
 
 async def ledger_rows(session: AsyncSession, portfolio_id: int) -> list[LedgerRow]:
@@ -168,9 +162,17 @@ def _simple(close: F64) -> F64:
     return np.asarray(returns.simple_returns(close), dtype=np.float64)
 
 
-def _window(hist: ValueHistory, start: dt.date) -> NDArray[np.bool_]:
-    """Rows after ``start`` with a defined return."""
-    return (hist.dates > np.datetime64(start, "D")) & np.isfinite(hist.returns)
+def _in_window(hist: ValueHistory, window: Window) -> NDArray[np.bool_]:
+    """Rows of ``window`` (``after < date <= end``)."""
+    return (hist.dates > np.datetime64(window.after, "D")) & (
+        hist.dates <= np.datetime64(window.end, "D")
+    )
+
+
+def _window(ledger: _Ledger, query: WindowQuery, market: MarketData) -> Window:
+    """The window ``query`` asks for on the market's current day (``max``: from the first row)."""
+    first = min(r.date for r in ledger.rows) if ledger.rows else None
+    return resolve(query, _today(market), first)
 
 
 async def portfolio_metrics(
@@ -178,29 +180,28 @@ async def portfolio_metrics(
     market: MarketData,
     user_id: int,
     portfolio_id: int,
-    period: str,
+    query: WindowQuery,
     benchmark: str | None,
 ) -> MetricsRead:
     """Total, annualized, volatility, Sharpe, max drawdown, alpha, beta and benchmark return.
 
     All from ``quantcore.metrics.summary`` on the time-weighted daily returns of the
-    last ``period`` (calendar months back from the market's current day) against
-    the benchmark's daily close-to-close returns on the same days.
+    window (:mod:`service.analytics.periods`) against the benchmark's daily
+    close-to-close returns on the same days.
     """
     p = await get_owned(session, user_id, portfolio_id)
     bench = _benchmark(market, benchmark or p.benchmark_symbol)
     ledger = await _ledger(session, p, [bench])
-    end = _today(market)
-    start = (pd.Timestamp(end) - pd.DateOffset(months=PERIOD_MONTHS[period])).date()
+    window = _window(ledger, query, market)
     empty = MetricsRead(
-        period=period, start_date=None, end_date=None, observations=0, benchmark=bench,
+        period=window.label, start_date=None, end_date=None, observations=0, benchmark=bench,
         total_return=None, annualized_return=None, volatility=None, sharpe_ratio=None,
         max_drawdown=None, alpha=None, beta=None, benchmark_return=None,
     )  # fmt: skip
     if not ledger.rows:
         return empty
-    hist, extra = _history(market, ledger, start, end, [bench])
-    keep = _window(hist, start)
+    hist, extra = _history(market, ledger, window.after, window.end, [bench])
+    keep = _in_window(hist, window) & np.isfinite(hist.returns)
     if not keep.any():
         return empty
     r = hist.returns[keep]
@@ -218,7 +219,7 @@ async def portfolio_metrics(
     s = metrics.summary(r, b, periods_per_year=ppy, metrics=names)
     days = hist.dates[keep]
     return MetricsRead(
-        period=period,
+        period=window.label,
         start_date=days[0].astype(dt.date),
         end_date=days[-1].astype(dt.date),
         observations=int(r.size),
@@ -256,7 +257,7 @@ async def performance(
     market: MarketData,
     user_id: int,
     portfolio_id: int,
-    period: str,
+    query: WindowQuery,
     interval: str,
     benchmark: str | None,
 ) -> PerformanceRead:
@@ -270,13 +271,12 @@ async def performance(
     p = await get_owned(session, user_id, portfolio_id)
     bench = _benchmark(market, benchmark or p.benchmark_symbol)
     ledger = await _ledger(session, p, [bench])
-    out = PerformanceRead(period=period, interval=interval, benchmark=bench, series=[])
+    window = _window(ledger, query, market)
+    out = PerformanceRead(period=window.label, interval=interval, benchmark=bench, series=[])
     if not ledger.rows:
         return out
-    end = _today(market)
-    start = (pd.Timestamp(end) - pd.DateOffset(months=PERIOD_MONTHS[period])).date()
-    hist, extra = _history(market, ledger, start, end, [bench])
-    keep = hist.dates > np.datetime64(start, "D")
+    hist, extra = _history(market, ledger, window.after, window.end, [bench])
+    keep = _in_window(hist, window)
     keep &= np.cumsum(np.isfinite(hist.returns)) > 0  # from the first day with capital
     if not keep.any():
         return out

@@ -217,7 +217,7 @@ def test_metrics_benchmark_and_errors(api: Api) -> None:
     m2 = api.client.get(f"/api/analytics/portfolio/{pid}/metrics/?benchmark=tlt", headers=h).json()
     assert m2["benchmark"] == "TLT" and m2["beta"] != m["beta"]
     for query, field, code in [
-        ("period=5y", "period", "invalid_choice"),
+        ("period=10y", "period", "invalid_choice"),
         ("benchmark=NOPE", "benchmark", "not_found"),
     ]:
         r = api.client.get(f"/api/analytics/portfolio/{pid}/metrics/?{query}", headers=h)
