@@ -82,9 +82,13 @@ async def list_assets(
     if sector:
         query = query.where(func.lower(Asset.sector) == sector.lower())
     if search:
-        pattern = f"%{search.lower()}%"
+        # a substring, literally: ``%`` and ``_`` are characters, not wildcards
+        text = search.lower()
         query = query.where(
-            or_(func.lower(Asset.symbol).like(pattern), func.lower(Asset.name).like(pattern))
+            or_(
+                func.lower(Asset.symbol).contains(text, autoescape=True),
+                func.lower(Asset.name).contains(text, autoescape=True),
+            )
         )
     count = (await session.execute(select(func.count()).select_from(query.subquery()))).scalar_one()
     rows = (

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import datetime as dt
 
+import pytest
+
 from tests.service.conftest import MARKET_NOW, Api, shared_market
 
 
@@ -39,6 +41,14 @@ def test_list_fields_and_filters(api: Api) -> None:
         "field": "asset_type",
         "code": "invalid_choice",
     }
+
+
+@pytest.mark.parametrize("text", ["%", "_", "%25", "a%l", "a_p", "/", "\\"])
+def test_search_takes_wildcards_literally(api: Api, text: str) -> None:
+    """``%`` and ``_`` (and the escape characters) match themselves, not any text."""
+    r = api.client.get("/api/assets/", params={"search": text})
+    assert r.status_code == 200, r.text
+    assert r.json()["count"] == 0 and r.json()["results"] == []
 
 
 def test_detail_and_price_history(api: Api) -> None:
