@@ -368,6 +368,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     """Entry point of ``python -m service``."""
     args = _parser().parse_args(argv)
     logging.basicConfig(level=logging.INFO, format="%(levelname)s %(name)s: %(message)s")
+    # ofxtools logs a line per OFX element at INFO: its warnings and errors are enough
+    logging.getLogger("ofxtools").setLevel(logging.WARNING)
     try:
         settings = Settings.from_env()
     except ValueError as exc:
