@@ -27,11 +27,16 @@ __all__ = [
 ]  # fmt: skip
 
 
+def _unsigned_zero(x: Decimal) -> Decimal:
+    """``x``, with a zero's sign dropped (never ``"-0.00"``)."""
+    return x.copy_abs() if x.is_zero() else x
+
+
 def _fixed(x: float | Decimal | None, digits: int) -> str | None:
     if x is None:
         return None
     if isinstance(x, Decimal):
-        return format(x.quantize(Decimal(1).scaleb(-digits)), "f")
+        return format(_unsigned_zero(x.quantize(Decimal(1).scaleb(-digits))), "f")
     if not math.isfinite(x):
         return None
     text = f"{x:.{digits}f}"
@@ -88,12 +93,12 @@ def fx_rate(x: float) -> str | None:
 
 def plain(x: Decimal) -> str:
     """A Decimal's own digits, without trailing zeros or exponent (``"4"``, ``"0.1"``, ``"0.0238"``)."""
-    return format(x.normalize(), "f")
+    return format(_unsigned_zero(x.normalize()), "f")
 
 
 def dec(x: Decimal) -> str:
     """A stored Decimal without trailing zeros beyond 2 fractional digits (``"150.25"``)."""
-    normal = x.normalize()
+    normal = _unsigned_zero(x.normalize())
     if normal.as_tuple().exponent > -2:  # type: ignore[operator]
         normal = normal.quantize(Decimal("0.01"))
     return format(normal, "f")

@@ -23,8 +23,10 @@ QUANTUM = Decimal(1).scaleb(-SCALE)
 
 
 def quantize(value: Decimal) -> Decimal:
-    """Round to 8 fractional digits, half to even (the storage precision)."""
-    return value.quantize(QUANTUM, rounding=ROUND_HALF_EVEN)
+    """Round to 8 fractional digits, half to even (the storage precision); a zero is
+    stored and read unsigned (``-0`` and ``-0.000000001`` are ``0E-8``)."""
+    exact = value.quantize(QUANTUM, rounding=ROUND_HALF_EVEN)
+    return exact.copy_abs() if exact.is_zero() else exact
 
 
 class ExactDecimal(TypeDecorator[Decimal]):
