@@ -552,7 +552,8 @@ async def get_report(
     if row is None:
         raise NotFoundError(f"Tax report {report_id} not found.")
     name = f"tax-{row.report_type}-{row.tax_year}-{row.id}.{fmt}"
-    media = "text/csv; charset=utf-8" if fmt == "csv" else "application/json"
+    # text/csv without a charset: Litestar adds "; charset=utf-8" (once) to text types
+    media = "text/csv" if fmt == "csv" else "application/json"
     content = row.content
     if "version" not in content:  # stored rendered, before reports kept their figures only
         legacy = content.get("csv", "") if fmt == "csv" else json.dumps(content.get("json", {}), indent=2)

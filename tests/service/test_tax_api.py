@@ -472,7 +472,7 @@ def test_reports_generate_list_download(api: Api) -> None:
     )
     f8949, sched = tax.form_8949(ledger, 2025), tax.schedule_d(ledger, 2025)
     csv = api.client.get(rep["download"]["csv"], headers=h)
-    assert csv.status_code == 200 and csv.headers["content-type"].startswith("text/csv")
+    assert csv.status_code == 200 and csv.headers["content-type"] == "text/csv; charset=utf-8"
     assert "attachment" in csv.headers["content-disposition"]
     assert (
         csv.text == f"# Form 8949 (2025)\n{f8949.to_csv()}\n# Schedule D (2025)\n{sched.to_csv()}"
