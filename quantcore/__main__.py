@@ -82,6 +82,11 @@ def _cmd_backtest(args: argparse.Namespace) -> int:
     return 0
 
 
+def _is_ohlc(prices: Any) -> bool:
+    """Whether ``prices`` is one asset's OHLC bars (a ``Close`` column), as ``read_prices`` reads it."""
+    return any(str(c).lower() == "close" for c in prices.columns)
+
+
 def _cmd_sweep(args: argparse.Namespace) -> int:
     from quantcore.backtest import sweep
 
@@ -104,6 +109,8 @@ def _cmd_sweep(args: argparse.Namespace) -> int:
     finally:
         if client is not None:
             client.close()
+    if _is_ohlc(prices):  # one asset's bars: it is the file's asset, not its "Close" column
+        table["asset"] = table["asset"].cat.rename_categories([Path(args.prices).stem])
     if args.out:
         out = Path(args.out)
         if out.suffix.lower() == ".csv":

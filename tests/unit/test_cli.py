@@ -49,7 +49,21 @@ def test_sweep_writes_parquet(goog_csv: Path, goog: pd.DataFrame, tmp_path: Path
         "ma_type": ["sma", "ema"],
     }
     expected = sweep(goog, "moving_average", grid, fees=0.002)
+    # one asset's OHLC file: the asset is named after the file, not its "Close" column
+    assert written["asset"].astype(str).unique().tolist() == ["goog"]
+    expected["asset"] = expected["asset"].cat.rename_categories(["goog"])
     pd.testing.assert_frame_equal(written, expected, check_dtype=False)
+
+
+def test_sweep_of_a_close_panel_keeps_its_column_names(goog: pd.DataFrame, tmp_path: Path) -> None:
+    path = tmp_path / "panel.csv"
+    panel = pd.DataFrame({"GOOG": goog["Close"], "HALF": goog["Close"] / 2}).iloc[:400]
+    panel.to_csv(path)
+    out = tmp_path / "res.csv"
+    argv = ["sweep", str(path), "--strategy", "moving_average", "--grid", "short_window=5,10",
+            "--param", "long_window=30", "--out", str(out), "--no-progress"]  # fmt: skip
+    assert main(argv) == 0
+    assert sorted(pd.read_csv(out)["asset"].unique()) == ["GOOG", "HALF"]
 
 
 @pytest.mark.parametrize(
