@@ -57,13 +57,19 @@ SESSION_PREFIX = "qcs_"
 SCOPES = frozenset({"credentials"})  # create API keys and tokens, change the password
 
 
+def _nfkc(text: str) -> str:
+    """Unicode compatibility form: full-width ``ｂｏｂ`` is ``bob``, ``ﬁ`` is ``fi``."""
+    return unicodedata.normalize("NFKC", text)
+
+
 def normalize_username(username: str) -> str:
-    """The username as stored: surrounding whitespace removed (case kept, compared folded).
+    """The username as stored: NFKC-normalized, surrounding whitespace removed (case kept,
+    compared case-insensitively), so ``ｂｏｂ`` and ``Bob`` are the user ``bob``.
 
     Raises:
         ValidationError: empty after trimming, longer than 150, or holding control characters.
     """
-    name = username.strip()
+    name = _nfkc(username).strip()
     if not name or len(name) > 150:
         raise ValidationError("username", "invalid", "Username must have 1 to 150 characters.")
     if any(unicodedata.category(c).startswith("C") for c in name):
@@ -87,7 +93,7 @@ def check_password(password: str, username: str = "", field: str = "password") -
     Raises:
         ValidationError: ``min_length`` (under 8), ``blank`` (whitespace only),
             ``too_common`` (in the blocklist, compared case-insensitively) or
-            ``similar_to_username``.
+            ``similar_to_username`` (is or contains the username, NFKC, any case).
     """
     if len(password) < 8:
         raise ValidationError(field, "min_length", "Password must have at least 8 characters.")
@@ -96,14 +102,21 @@ def check_password(password: str, username: str = "", field: str = "password") -
     folded = password.casefold()
     if folded in _common_passwords():
         raise ValidationError(field, "too_common", "This password is too common; choose another.")
-    if username and folded == username.strip().casefold():
+    name = _nfkc(username).strip().casefold()
+    plain = _nfkc(password).casefold()
+    if name and (plain == name or (len(name) >= _NAME_IN_PASSWORD and name in plain)):
         raise ValidationError(
-            field, "similar_to_username", "Password must differ from the username."
+            field, "similar_to_username", "Password must not contain the username."
         )
 
 
+#: A username at least this long may not appear anywhere in the password (a shorter
+#: one only may not be the whole password: ``"al"`` would rule out ``"totally..."``).
+_NAME_IN_PASSWORD = 3
+
+
 def _username_matches(username: str):  # type: ignore[no-untyped-def]
-    return func.lower(User.username) == username.strip().lower()
+    return func.lower(User.username) == _nfkc(username).strip().lower()
 
 
 class IdentityCache:
