@@ -13,6 +13,7 @@ from sqlalchemy.ext.asyncio import AsyncSession
 
 from quantcore.income import GroupBy
 from service.analytics import income as income_service
+from service.analytics import overview as overview_service
 from service.analytics import services
 from service.analytics.periods import PeriodName, window_query
 from service.analytics.schemas import (
@@ -20,6 +21,7 @@ from service.analytics.schemas import (
     IncomeRead,
     Interval,
     MetricsRead,
+    OverviewRead,
     PerformanceRead,
     RiskRead,
     TechnicalRead,
@@ -96,6 +98,32 @@ class AnalyticsController(Controller):
         query = window_query(period, start_date, end_date)
         return await services.performance(
             session, market, request.user.id, portfolio_id, query, interval, benchmark
+        )
+
+    @get("/overview/", summary="All portfolios as one account, in one currency")
+    async def overview(
+        self,
+        request: Req,
+        session: NamedDependency[AsyncSession],
+        market: NamedDependency[MarketData],
+        period: PeriodQ = None,
+        start_date: StartQ = None,
+        end_date: EndQ = None,
+        currency: Annotated[
+            str,
+            QueryParameter(min_length=3, max_length=3, description="ISO 4217 code (default USD)."),
+        ] = "USD",
+        interval: Annotated[
+            Interval, QueryParameter(description="Point spacing of performance: 1d, 1w or 1m.")
+        ] = "1d",
+        benchmark: Annotated[
+            str | None,
+            QueryParameter(min_length=1, max_length=32, description="Benchmark (default SPY)."),
+        ] = None,
+    ) -> OverviewRead:
+        query = window_query(period, start_date, end_date)
+        return await overview_service.overview(
+            session, market, request.user.id, query, currency, interval, benchmark
         )
 
     @get("/portfolio/{portfolio_id:int}/income/", summary="Dividends and interest by period")

@@ -21,6 +21,7 @@ __all__ = [
     "IncomeSymbol",
     "Interval",
     "MetricsRead",
+    "OverviewRead",
     "PerformancePoint",
     "PerformanceRead",
     "RiskRead",
@@ -143,3 +144,24 @@ class IncomeRead(msgspec.Struct, kw_only=True):
     dividends: str
     interest: str
     total: str
+
+
+class OverviewRead(msgspec.Struct, kw_only=True):
+    """The user's portfolios as one account, in ``currency``.
+
+    ``total_value``, ``cash_balance`` and ``daily_change`` are the sums of each
+    portfolio's own figures (its base currency converted at the latest rate, rounded
+    to the cent); ``null`` when a portfolio's base currency has no rate into
+    ``currency``. ``metrics``, ``allocation`` and ``performance`` have the shapes of
+    the portfolio endpoints, over the combined account.
+    """
+
+    currency: str
+    total_value: str | None
+    cash_balance: str | None
+    daily_change: str | None
+    daily_change_percent: str | None
+    portfolio_count: int
+    metrics: MetricsRead
+    allocation: AllocationRead
+    performance: PerformanceRead

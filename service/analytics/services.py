@@ -46,9 +46,12 @@ from service.transactions.actions import history_rows
 
 __all__ = [
     "allocation",
+    "allocation_of",
     "frac",
     "ledger_rows",
+    "metrics_of",
     "performance",
+    "performance_of",
     "portfolio_metrics",
     "portfolio_risk",
     "ratio",
@@ -193,19 +196,29 @@ async def portfolio_metrics(
     bench = _benchmark(market, benchmark or p.benchmark_symbol)
     ledger = await _ledger(session, p, [bench])
     window = _window(ledger, query, market)
+    if not ledger.rows:
+        return metrics_of(None, None, window, bench)
+    hist, extra = _history(market, ledger, window.after, window.end, [bench])
+    return metrics_of(hist, extra[bench], window, bench)
+
+
+def metrics_of(
+    hist: ValueHistory | None, bench_close: F64 | None, window: Window, bench: str
+) -> MetricsRead:
+    """The metrics reply of a value history over ``window`` against the benchmark's closes
+    on the same calendar (None: no history, every figure null)."""
     empty = MetricsRead(
         period=window.label, start_date=None, end_date=None, observations=0, benchmark=bench,
         total_return=None, annualized_return=None, volatility=None, sharpe_ratio=None,
         max_drawdown=None, alpha=None, beta=None, benchmark_return=None,
     )  # fmt: skip
-    if not ledger.rows:
+    if hist is None or bench_close is None:
         return empty
-    hist, extra = _history(market, ledger, window.after, window.end, [bench])
     keep = _in_window(hist, window) & np.isfinite(hist.returns)
     if not keep.any():
         return empty
     r = hist.returns[keep]
-    b = _simple(extra[bench])[keep]
+    b = _simple(bench_close)[keep]
     names = [
         "total_return",
         "annualized_return",
@@ -272,16 +285,29 @@ async def performance(
     bench = _benchmark(market, benchmark or p.benchmark_symbol)
     ledger = await _ledger(session, p, [bench])
     window = _window(ledger, query, market)
-    out = PerformanceRead(period=window.label, interval=interval, benchmark=bench, series=[])
     if not ledger.rows:
-        return out
+        return performance_of(None, None, window, interval, bench)
     hist, extra = _history(market, ledger, window.after, window.end, [bench])
+    return performance_of(hist, extra[bench], window, interval, bench)
+
+
+def performance_of(
+    hist: ValueHistory | None,
+    bench_close: F64 | None,
+    window: Window,
+    interval: str,
+    bench: str,
+) -> PerformanceRead:
+    """The performance reply of a value history over ``window`` (None: an empty series)."""
+    out = PerformanceRead(period=window.label, interval=interval, benchmark=bench, series=[])
+    if hist is None or bench_close is None:
+        return out
     keep = _in_window(hist, window)
     keep &= np.cumsum(np.isfinite(hist.returns)) > 0  # from the first day with capital
     if not keep.any():
         return out
     r = np.where(np.isfinite(hist.returns[keep]), hist.returns[keep], 0.0)
-    b = np.nan_to_num(_simple(extra[bench])[keep])
+    b = np.nan_to_num(_simple(bench_close)[keep])
     cum = returns.cumulative_returns(r)
     bcum = returns.cumulative_returns(b)
     dd = drawdown.drawdown_series(r)
@@ -367,6 +393,11 @@ async def allocation(
     p = await get_owned(session, user_id, portfolio_id)
     ledger = await _ledger(session, p)
     lines, value = await _marked_book(session, market, ledger, p.id)
+    return allocation_of(lines, value)
+
+
+def allocation_of(lines: Sequence[_Line], value: F64) -> AllocationRead:
+    """The allocation reply of book lines and their values (one currency)."""
     total, weight = valuation.position_weights(value)
     items = [
         AllocationItem(
