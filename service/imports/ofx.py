@@ -70,6 +70,12 @@ __all__ = ["parse_ofx"]
 
 _BUYS = ("BUYSTOCK", "BUYMF", "BUYDEBT", "BUYOTHER")
 _SELLS = ("SELLSTOCK", "SELLMF", "SELLDEBT", "SELLOTHER")
+#: Elements of an investment transaction whose text is a decimal number (OFX 2.1.1, 13.9).
+_NUMERIC_TAGS = frozenset({
+    "UNITS", "UNITPRICE", "COMMISSION", "FEES", "TAXES", "TOTAL", "TRNAMT", "MARKUP",
+    "MARKDOWN", "LOAD", "WITHHOLDING", "STATEWITHHOLDING", "PENALTY", "CURRATE", "ACCRDINT",
+    "NUMERATOR", "DENOMINATOR", "OLDUNITS", "NEWUNITS", "FRACCASH", "GAIN",
+})  # fmt: skip
 _UNSUPPORTED = {
     "BUYOPT": "options are not supported",
     "SELLOPT": "options are not supported",
@@ -241,7 +247,8 @@ class _Reader:
         try:
             tx: Any = Aggregate.from_etree(elem)
         except Exception as exc:  # ofxtools raises ValueError/TypeError subclasses per element
-            self.error(line, tag, "invalid", f"{tag} {fitid}: {str(exc)[:200]}")
+            field_name, message = _element_problem(elem, exc)
+            self.error(line, field_name or tag, "invalid", f"{tag} (FITID {fitid}): {message}")
             return
         date_text = elem.findtext(".//DTPOSTED" if tag == "INVBANKTRAN" else ".//DTTRADE") or ""
         try:
@@ -394,3 +401,23 @@ def _positive(value: Decimal, field: str) -> Decimal:
     if value < 0:
         raise _RowProblem(field, f"{field} must not be negative, got {value}")
     return value
+
+
+def _element_problem(elem: ET.Element, exc: Exception) -> tuple[str | None, str]:
+    """The element a failed conversion stopped at and a message a user can act on.
+
+    ofxtools reports a bad number as ``decimal.InvalidOperation`` with only the
+    decimal module's condition (``[<class 'decimal.ConversionSyntax'>]``): the element
+    whose text is not a decimal is found here instead.
+    """
+    if isinstance(exc, ArithmeticError):
+        for leaf in elem.iter():
+            text = (leaf.text or "").strip()
+            if len(leaf) or not text or leaf.tag not in _NUMERIC_TAGS:
+                continue
+            try:
+                Decimal(text)
+            except ArithmeticError:
+                return leaf.tag, f"{leaf.tag} {text[:40]!r} is not a number"
+        return None, "a number is not a decimal number"
+    return None, str(exc)[:200]

@@ -29,6 +29,7 @@ from __future__ import annotations
 
 import dataclasses
 import datetime as dt
+import re
 from collections.abc import Collection, Iterable, Mapping
 from decimal import Decimal
 from typing import TYPE_CHECKING, Any, cast
@@ -218,6 +219,30 @@ def match_rows(
         ) from None
 
 
+_ROW_LABEL = re.compile(r"^row \d+ \(index [^)]*\): ")
+_LOT_NAME = re.compile(r"lot_id '(\d+)'")
+_REPEAT = re.compile(r" \([^()]*, [^()]*\)$")
+
+
+def _user_message(text: str, ordered: list[LedgerRow], at: int, bare: Mapping[str, str]) -> str:
+    """``quantcore``'s message in the user's words: the row it stops at by its type, symbol
+    and date instead of ``row 18 (index 18)``, bare symbols instead of the internal
+    ``"4:AAPL"`` keys, a named lot by its buy's date instead of its id."""
+    _tid, _pid, sym, day, kind = ordered[at][:5]
+    if _ROW_LABEL.match(text):  # the row is named up front: drop its "(SYM, date)" repeat
+        text = _ROW_LABEL.sub(f"the {kind} of {sym} on {day.isoformat()}: ", text)
+        text = _REPEAT.sub("", text)
+    for name in sorted(bare, key=len, reverse=True):
+        text = text.replace(name, bare[name])
+    buys = {str(r[0]): r for r in ordered if r[4] == "buy"}
+
+    def lot(m: re.Match[str]) -> str:
+        buy = buys.get(m.group(1))
+        return f"the lot bought on {buy[3].isoformat()}" if buy is not None else "the lot named"
+
+    return _LOT_NAME.sub(lot, text)
+
+
 def check_rows(
     rows: Iterable[LedgerRow], methods: Mapping[int, str], actions: Mapping[int, Action] | None = None
 ) -> LotLedger:
@@ -256,7 +281,8 @@ def check_rows(
     try:
         return match_lots(table, method=by_symbol, substantially_identical=bare)
     except LedgerError as exc:
-        raise LedgerCheckError(str(exc), ordered[exc.row][0], exc.column, exc.code) from None
+        message = _user_message(str(exc), ordered, exc.row, bare)
+        raise LedgerCheckError(message, ordered[exc.row][0], exc.column, exc.code) from None
     except ValueError as exc:
         raise LedgerCheckError(str(exc), -1, None, "invalid") from None
 

@@ -219,11 +219,11 @@ def test_ofx_bad_transactions_are_all_reported_with_their_lines() -> None:
     result = parse_ofx(ofx_v2([TRANSACTIONS[0], bad_units, option, TRANSACTIONS[2], no_fitid]))
     first = FIRST_LINE["v2"]
     assert [(e.line, e.field, e.code) for e in result.errors] == [
-        (first + 1, "BUYSTOCK", "invalid"),
+        (first + 1, "UNITS", "invalid"),  # the element that is not a number
         (first + 2, "BUYOPT", "unsupported"),
         (first + 4, "FITID", "required"),
     ]
-    assert "B1" in result.errors[0].message
+    assert "B1" in result.errors[0].message and "UNITS 'ten' is not a number" in result.errors[0].message
     assert not result.ok
     assert [r.source_id for r in result.rows] == ["D1", "S1"]
 
