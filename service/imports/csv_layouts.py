@@ -56,7 +56,10 @@ from service.imports.rows import RowType, parse_date
 
 __all__ = ["PRESETS", "CsvMapping", "Layout", "detect_preset", "generic_layout", "parse_date_any"]
 
-FIELDS = ("date", "type", "symbol", "quantity", "price", "fees", "amount", "currency", "id")
+FIELDS = (
+    "date", "type", "symbol", "quantity", "price", "fees", "amount", "currency", "id", "split_ratio",
+    "lot_id",
+)  # fmt: skip
 ROW_TYPES: frozenset[str] = frozenset(get_args(RowType))
 
 
@@ -64,7 +67,7 @@ class CsvMapping(msgspec.Struct, kw_only=True, forbid_unknown_fields=True):
     """How to read a CSV the presets do not know.
 
     ``columns`` maps a field (``date``, ``type``, ``symbol``, ``quantity``,
-    ``price``, ``fees``, ``amount``, ``currency``, ``id``) to the header of the
+    ``price``, ``fees``, ``amount``, ``currency``, ``id``, ``split_ratio``, ``lot_id``) to the header of the
     column holding it; unmapped fields use a column named like the field, if any.
     ``types`` maps the file's type words (case-insensitive) to row types; the row
     types' own names are always understood. ``date_format`` uses ``strptime``
@@ -189,7 +192,7 @@ def _fidelity(cells: dict[str, str], amount: Decimal | None) -> str | None:
     return None
 
 
-_BASE_HEADERS = {"currency": ("Currency",), "id": ()}
+_BASE_HEADERS = {"currency": ("Currency",), "id": (), "split_ratio": (), "lot_id": ()}
 #: Both brokers' downloads are of US accounts, in US dollars.
 _US_ACCOUNT = "USD"
 

@@ -144,6 +144,12 @@ def _read(reader: Any, header: list[str], header_line: int, layout: Layout) -> P
         if fields is None:
             errors.extend(row_errors)
             continue
+        if lot_ref := cells.get("lot_id", ""):
+            if fields["type"] != "sell":
+                errors.append(RowError(line=line, field="lot_id", code="invalid",
+                                       message=f"a {fields['type']} relieves no lot"))  # fmt: skip
+                continue
+            fields["lot_source"] = f"{prefix}:{lot_ref}"  # the id column of the buy's line
         given_id = cells.get("id", "")
         if given_id:
             if given_id in seen_ids:
@@ -174,6 +180,7 @@ def _fields(
             return None
 
     date = None
+    ratio: Decimal | None = None
     try:
         date = parse_date_any(cells["date"], layout.date_formats)
     except ValueError as exc:
@@ -196,6 +203,12 @@ def _fields(
         elif price < 0:
             bad("price", "invalid", f"price must not be negative, got {price}")
         quantity = abs(quantity) if quantity is not None else None
+    elif kind == "split" and cells.get("split_ratio"):
+        # a split given by its ratio (new shares per old share), as the export writes it
+        ratio = number("split_ratio", cells.get("split_ratio"))
+        if ratio is not None and ratio <= 0:
+            bad("split_ratio", "invalid", f"split_ratio must be above 0, got {ratio}")
+        quantity, price = _ZERO, _ZERO
     elif kind in ("split", "transfer"):
         if quantity is None or quantity == 0:
             bad("quantity", "required", f"a {kind} needs a non-zero quantity")
@@ -214,7 +227,7 @@ def _fields(
     return {
         "date": date, "type": kind, "symbol": None if kind in CASH_TYPES else symbol,
         "quantity": quantity, "price": price, "fees": fees,
-        "currency": currency.strip().upper() if currency else None,
+        "currency": currency.strip().upper() if currency else None, "ratio": ratio,
     }, errors
 
 

@@ -66,6 +66,7 @@ class ImportRow(msgspec.Struct, kw_only=True, frozen=True):
     ratio: Decimal | None = None
     fx_rate: Decimal | None = None  # statement currency per row currency (OFX CURRATE)
     memo: str = ""
+    lot_source: str | None = None  # a sell of a specific lot: the source id of its buy
 
 
 class RowError(msgspec.Struct, kw_only=True, frozen=True):

@@ -60,7 +60,7 @@ from collections import Counter, defaultdict
 from dataclasses import dataclass
 from typing import Any, cast
 
-from sqlalchemy import Table, insert, select
+from sqlalchemy import Table, insert, select, update
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from service import formatting as fmt
@@ -255,6 +255,7 @@ async def _plan(
             plan.error(row.line, "symbol", "invalid", f"not a ticker symbol: {row.symbol!r}")
         else:
             candidates.append((order, row))
+    _check_lot_sources(plan, parsed.rows, held_ids)
     symbols = sorted({r.symbol for _, r in candidates if r.symbol is not None})
     assets: dict[str, tuple[int, str]] = {}
     for i in range(0, len(symbols), 500):
@@ -287,6 +288,47 @@ async def _plan(
     if not plan.errors and plan.entries and portfolio.cash_policy == "strict":
         await _check_cash(s, portfolio, plan)
     return plan
+
+
+def _check_lot_sources(plan: Plan, rows: list[ImportRow], held_ids: set[str | None]) -> None:
+    """A sale naming its lot (``lot_id``: the ``id`` of the buy's line) must name a buy of
+    the same symbol in the file, or one an earlier import of the portfolio wrote."""
+    buys = {r.source_id: r.symbol for r in rows if r.type == "buy"}
+    for row in rows:
+        ref = row.lot_source
+        if ref is None:
+            continue
+        if ref in buys and buys[ref] == row.symbol:
+            continue
+        if ref not in buys and _source_id(ref) in held_ids:
+            continue
+        plan.error(
+            row.line, "lot_id", "not_found",
+            f"lot_id names no buy of {row.symbol} in the file (the id column of its line)",
+        )  # fmt: skip
+
+
+async def _link_lots(s: AsyncSession, portfolio: Portfolio, plan: Plan) -> None:
+    """Point each imported sale that names its lot at the written buy's transaction id."""
+    named = [(row.source_id, row.lot_source) for row, _ in plan.entries if row.lot_source]
+    if not named:
+        return
+    wanted = sorted({_source_id(ref) for _, ref in named})
+    result = await s.execute(
+        select(Transaction.source_id, Transaction.id).where(
+            Transaction.portfolio_id == portfolio.id, Transaction.source_id.in_(wanted)
+        )
+    )
+    found = {str(source): int(tid) for source, tid in result.all()}
+    for sell, ref in named:
+        await s.execute(
+            update(Transaction)
+            .where(
+                Transaction.portfolio_id == portfolio.id,
+                Transaction.source_id == _source_id(sell),
+            )
+            .values(lot_id=found[_source_id(ref)])
+        )
 
 
 def _asset_currency(
@@ -403,6 +445,7 @@ async def _write(s: AsyncSession, portfolio: Portfolio, plan: Plan) -> None:
             for row, e in plan.entries
         ],
     )
+    await _link_lots(s, portfolio, plan)
     portfolio.updated_at = now
     await s.flush()
     if ids:

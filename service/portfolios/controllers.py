@@ -8,6 +8,7 @@ from litestar import Controller, Request, delete, get, post, put
 from litestar.datastructures import State
 from litestar.di import NamedDependency
 from litestar.params import FromPath, FromQuery, JSONBody
+from litestar.response import Stream
 
 from service.assets.market import MarketData
 from service.auth.guards import requires_user
@@ -20,6 +21,7 @@ from service.pagination import (
     Offset,
     Page,
     PageNumber,
+    PageParams,
     page_params,
 )
 from service.portfolios import services
@@ -32,6 +34,7 @@ from service.portfolios.schemas import (
     PositionRead,
 )
 from service.portfolios.services import PortfolioReads
+from service.transactions import export
 from service.transactions.services import LedgerEntry, record
 
 __all__ = ["PortfolioController"]
@@ -103,7 +106,12 @@ class PortfolioController(Controller):
         limit: Limit = DEFAULT_LIMIT,
         offset: Offset = None,
         page: PageNumber = None,
-    ) -> Page[PositionRead]:
+        format: export.ExportFormat = None,
+    ) -> Page[PositionRead] | Stream:
+        if export.csv_requested(request, format):
+            every = PageParams(limit=1 << 31, offset=0)
+            items, _ = await portfolios.positions(request.user.id, portfolio_id, every)
+            return export.position_csv(items, portfolio_id)
         paging = page_params(limit, offset, page)
         items, count = await portfolios.positions(request.user.id, portfolio_id, paging)
         return Page.build(request, items, count, paging)

@@ -9,6 +9,7 @@ from litestar import Controller, Request, delete, get, post, put
 from litestar.datastructures import State
 from litestar.di import NamedDependency
 from litestar.params import FromPath, FromQuery, JSONBody
+from litestar.response import Stream
 
 from service.assets.market import MarketData
 from service.auth.guards import requires_user
@@ -16,7 +17,7 @@ from service.auth.identity import Identity
 from service.db import Database
 from service.pagination import Page, PageParams
 from service.portfolios.cash import check_currency
-from service.transactions import services
+from service.transactions import export, services
 from service.transactions.schemas import TransactionCreate, TransactionRead, TransactionType
 
 __all__ = ["TransactionController"]
@@ -59,7 +60,13 @@ class TransactionController(Controller):
         transaction_type: FromQuery[TransactionType | None] = None,
         date_from: FromQuery[dt.date | None] = None,
         date_to: FromQuery[dt.date | None] = None,
-    ) -> Page[TransactionRead]:
+        format: export.ExportFormat = None,
+    ) -> Page[TransactionRead] | Stream:
+        if export.csv_requested(request, format):
+            return export.transaction_csv(
+                db, request.user.id, portfolio_id=portfolio_id, asset_symbol=asset_symbol,
+                transaction_type=transaction_type, date_from=date_from, date_to=date_to,
+            )  # fmt: skip
         async with db.read() as s:
             items, count = await services.list_transactions(
                 s,
@@ -96,7 +103,9 @@ class TransactionController(Controller):
     ) -> TransactionRead:
         """The whole entry is replaced (same body as create); the symbol's ledger is re-checked."""
         entry = _entry(data, market)
-        txn, asset = await services.update(db, request.user.id, transaction_id, data.portfolio, entry)
+        txn, asset = await services.update(
+            db, request.user.id, transaction_id, data.portfolio, entry
+        )
         return services.transaction_read(txn, asset, entry.target_symbol)
 
     @delete("/{transaction_id:int}/", summary="Delete a transaction", status_code=204)

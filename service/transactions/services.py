@@ -44,6 +44,7 @@ from service.transactions.schemas import CASH_TYPES, TransactionRead
 __all__ = [
     "LedgerEntry",
     "check_amount",
+    "check_date_range",
     "get_transaction",
     "list_transactions",
     "record",
@@ -722,6 +723,12 @@ def _owned(user_id: int) -> Select[Any]:
     )
 
 
+def check_date_range(date_from: dt.date | None, date_to: dt.date | None) -> None:
+    """Raises ValidationError (``date_from``) when ``date_from`` is after ``date_to``."""
+    if date_from is not None and date_to is not None and date_from > date_to:
+        raise ValidationError("date_from", "invalid", "date_from must not be after date_to.")
+
+
 async def list_transactions(
     session: AsyncSession,
     user_id: int,
@@ -734,8 +741,7 @@ async def list_transactions(
     date_to: dt.date | None,
 ) -> tuple[list[TransactionRead], int]:
     """The user's ledger, newest first, filtered and paginated."""
-    if date_from is not None and date_to is not None and date_from > date_to:
-        raise ValidationError("date_from", "invalid", "date_from must not be after date_to.")
+    check_date_range(date_from, date_to)
     query = _owned(user_id)
     if portfolio_id is not None:
         query = query.where(Transaction.portfolio_id == portfolio_id)
