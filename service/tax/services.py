@@ -383,7 +383,8 @@ async def harvest(
                     wash_sale_risk=o.wash_sale_risk,
                     earliest_safe_sale=o.earliest_safe_sale,
                     earliest_safe_repurchase=o.earliest_safe_repurchase,
-                    recommendation=o.recommendation,
+                    # quantcore names the ledger's internal "portfolio:symbol" key: say the symbol
+                    recommendation=o.recommendation.replace(o.symbol, symbol),
                 )
             )
     return HarvestRead(

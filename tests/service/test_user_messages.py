@@ -59,3 +59,15 @@ def test_other_ofx_errors_keep_their_text(fitid: str) -> None:
     )
     (error,) = parse_ofx(ofx_v2([bad])).errors
     assert fitid in error.message and error.line > 0
+
+
+def test_a_harvest_recommendation_names_the_symbol(api: Api) -> None:
+    _, h = api.user()
+    pid = api.client.post("/api/portfolios/", json={"name": "h"}, headers=h).json()["id"]
+    r = _post(api, h, portfolio=pid, asset_symbol="WMT", transaction_type="buy", quantity="10",
+              price="100000", transaction_date="2025-01-02")  # fmt: skip
+    assert r.status_code == 201, r.text
+    got = api.client.get("/api/tax/loss-harvesting/", headers=h).json()["opportunities"]
+    (o,) = [x for x in got if x["position"]["asset_symbol"] == "WMT"]
+    assert "WMT" in o["recommendation"], o["recommendation"]
+    assert not re.search(r"\d+:[A-Z]", o["recommendation"]), o["recommendation"]
