@@ -22,7 +22,7 @@ __all__ = ["DEMO_PASSWORD", "DEMO_USER", "seed_demo", "sync_assets"]
 log = logging.getLogger("service")
 
 DEMO_USER = "demo"
-DEMO_PASSWORD = "demo-password"
+DEMO_PASSWORD = "walkthrough-2026"
 _DEMO_BUYS = [("SPY", "25"), ("AAPL", "40"), ("MSFT", "20"), ("TLT", "30"), ("BTC-USD", "0.5")]
 
 

@@ -33,7 +33,7 @@ CHROMIUM_ARGS = [
     "--disable-sync",
     "--disable-dev-shm-usage",
 ]
-DEMO = ("demo", "demo-password")
+DEMO = ("demo", "walkthrough-2026")
 HERE = Path(__file__).parent
 AXE = HERE / "node_modules" / "axe-core" / "axe.min.js"
 #: Where ``QC_WEB_SCREENSHOTS=1`` writes the pages' screenshots (docs/img).

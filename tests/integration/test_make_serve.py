@@ -75,7 +75,7 @@ def test_serve_redacts_secrets_and_stops_cleanly_on_sigterm(
         headers={"Authorization": f"Bearer {info['key']}"}, timeout=600,
     )  # fmt: skip
 
-    password = "demo-password"  # public: the banner prints it
+    password = "walkthrough-2026"  # public: the banner prints it
     typed = "x-" + secrets.token_hex(8)  # a password as a careless client would put it in a URL
     with httpx.Client(base_url=api, timeout=30) as http:
         token = http.post("/api/auth/token/", json={"username": "demo", "password": password})
