@@ -122,7 +122,7 @@ def test_parsers() -> None:
     assert parse_grid_value("5:8") == [5, 6, 7] and parse_grid_value("10:30:10") == [10, 20]
     assert parse_grid_value("sma,ema") == ["sma", "ema"]
     subparsers = next(a for a in build_parser()._actions if a.dest == "command")
-    assert set(subparsers.choices) == {"backtest", "sweep", "report"}
+    assert set(subparsers.choices) == {"backtest", "sweep", "report", "warm"}
     assert np.isfinite(parse_value("1e-3"))
 
 
@@ -155,3 +155,9 @@ def test_error_paths_as_a_process(
     assert "Traceback" not in proc.stderr
     assert proc.stderr.count("\n") == 1 and proc.stderr.startswith("quantcore: error: ")
     assert message in proc.stderr and proc.stdout == ""
+
+
+def test_warm_compiles_a_group_and_reports_it(capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["warm", "--only", "returns", "--no-progress"]) == 0
+    out = capsys.readouterr().out
+    assert out.startswith("compiled and cached:") and "total" in out
