@@ -23,7 +23,7 @@ from service.assets.market import MarketData
 from service.assets.services import AssetReads
 from service.auth.services import IdentityCache
 from service.db import Database
-from service.portfolios.book import BookCache
+from service.ledger.book import BookCache
 from service.portfolios.services import PortfolioReads
 from service.ratelimit import RateLimiter
 from service.settings import Settings

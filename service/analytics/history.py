@@ -9,7 +9,6 @@ apply on the next trading day.
 
 from __future__ import annotations
 
-import datetime as dt
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 
@@ -18,6 +17,7 @@ from numpy.typing import NDArray
 
 from quantcore import valuation
 from service.analytics.prices import ClosePanel, FxPanel
+from service.ledger.actions import LedgerRow
 
 __all__ = [
     "CASH_KINDS",
@@ -28,23 +28,6 @@ __all__ = [
 ]
 
 F64 = NDArray[np.float64]
-
-
-@dataclass(frozen=True, slots=True)
-class LedgerRow:
-    """One ledger entry as the history needs it (amounts as floats).
-
-    ``symbol`` is empty on a cash row. ``currency`` is the currency the row's cash moves
-    in; empty means the asset's (a security row) or the base currency (a cash row).
-    """
-
-    symbol: str
-    kind: str  # buy | sell | dividend | deposit | withdrawal | interest | fee
-    quantity: float
-    price: float
-    fees: float
-    date: dt.date
-    currency: str = ""
 
 
 @dataclass(frozen=True, slots=True)

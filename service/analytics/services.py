@@ -38,9 +38,9 @@ from service.assets.market import MarketData
 from service.db.models import Asset, Portfolio, Position, Transaction
 from service.errors import NotFoundError, ValidationError
 from service.formatting import frac, ratio
-from service.portfolios.cash import read_balances
-from service.portfolios.services import get_owned
-from service.transactions.actions import history_rows
+from service.ledger.actions import history_rows
+from service.ledger.cash import read_balances
+from service.ledger.owned import get_owned
 
 __all__ = [
     "PERIOD_MONTHS",
@@ -346,7 +346,7 @@ async def _marked_book(
     qty = np.array([float(pos.quantity) for pos, _ in rows])
     lines = [_Line(a.symbol, a.name, a.asset_type, a.sector) for a in assets]
     values = [qty * price * rate]
-    # the portfolio's cash as its read model derives it (service.portfolios.cash)
+    # the portfolio's cash as its read model derives it (service.ledger.cash)
     balances = await read_balances(await session.connection(), {portfolio_id: ledger.base})
     held = {code: v for code, v in balances[portfolio_id].items() if v > _CASH_TOLERANCE}
     lines += [_Line(code, f"Cash ({code})", "cash", "Cash") for code in held]

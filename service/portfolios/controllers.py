@@ -14,6 +14,7 @@ from service.auth.guards import requires_user
 from service.auth.identity import Identity
 from service.db import Database
 from service.errors import NotFoundError
+from service.ledger.writes import LedgerEntry, record
 from service.pagination import (
     DEFAULT_LIMIT,
     Limit,
@@ -32,7 +33,6 @@ from service.portfolios.schemas import (
     PositionRead,
 )
 from service.portfolios.services import PortfolioReads
-from service.transactions.services import LedgerEntry, record
 
 __all__ = ["PortfolioController"]
 

@@ -1,8 +1,8 @@
 """Portfolio CRUD and valuation; positions are read from the ledger-derived table.
 
 Lists and single portfolios are served from the user's in-memory book
-(:mod:`service.portfolios.book`), which one version read keeps current. Every
-write here starts with :func:`~service.portfolios.derive.lock_user_ledger` (the
+(:mod:`service.ledger.book`), which one version read keeps current. Every
+write here starts with :func:`~service.ledger.positions.lock_user_ledger` (the
 lock, and the bump of the version that invalidates the books).
 """
 
@@ -13,7 +13,7 @@ from decimal import Decimal
 from typing import Any
 
 import numpy as np
-from sqlalchemy import bindparam, select
+from sqlalchemy import select
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from quantcore.portfolio import mark_positions
@@ -21,19 +21,15 @@ from service import formatting as fmt
 from service.assets.market import MarketData
 from service.assets.schemas import AssetRef
 from service.db import Database
-from service.db.models import Asset, Portfolio, Position, Transaction, utcnow
+from service.db.models import Asset, Portfolio, Position, utcnow
 from service.errors import NotFoundError, ValidationError
+from service.ledger import cash
+from service.ledger import positions as derive
+from service.ledger.book import BookCache, portfolio_reads
+from service.ledger.owned import get_owned
+from service.ledger.reads import PortfolioRead
 from service.pagination import PageParams
-from service.portfolios import cash, derive
-from service.portfolios.book import (
-    POSITION_ROWS,
-    RECENT_BUYS,
-    Book,
-    BookCache,
-    PortfolioRow,
-    recent_since,
-)
-from service.portfolios.schemas import PortfolioCreate, PortfolioRead, PortfolioUpdate, PositionRead
+from service.portfolios.schemas import PortfolioCreate, PortfolioUpdate, PositionRead
 
 __all__ = [
     "PortfolioReads",
@@ -45,18 +41,6 @@ __all__ = [
     "position_reads",
     "update_portfolio",
 ]
-
-
-async def get_owned(session: AsyncSession, user_id: int, portfolio_id: int) -> Portfolio:
-    """The user's portfolio; another user's (or no) portfolio is a 404."""
-    row = (
-        await session.execute(
-            select(Portfolio).where(Portfolio.id == portfolio_id, Portfolio.user_id == user_id)
-        )
-    ).scalar_one_or_none()
-    if row is None:
-        raise NotFoundError(f"Portfolio {portfolio_id} not found.")
-    return row
 
 
 async def _positions(
@@ -86,44 +70,6 @@ def _prices(market: MarketData, symbols: Sequence[str]) -> tuple[np.ndarray, np.
     where = {s: i for i, s in enumerate(distinct)}
     take = np.fromiter(map(where.__getitem__, symbols), np.intp, len(symbols))
     return price[take], change[take]
-
-
-#: ``(portfolio_id, quantity, cost_basis, symbol)`` of every position of some portfolios.
-_POSITIONS = POSITION_ROWS.where(Position.portfolio_id.in_(bindparam("ids", expanding=True)))
-_RECENT = RECENT_BUYS.where(
-    Transaction.__table__.c.portfolio_id.in_(bindparam("ids", expanding=True))
-)
-
-
-def _row(p: Portfolio) -> PortfolioRow:
-    return (
-        p.id,
-        p.name,
-        p.description,
-        p.benchmark_symbol,
-        p.is_active,
-        p.created_at,
-        p.updated_at,
-        p.base_currency,
-        p.cash_policy,
-    )
-
-
-async def portfolio_reads(
-    session: AsyncSession, market: MarketData, portfolios: Sequence[Portfolio]
-) -> list[PortfolioRead]:
-    """Valued read models of ``portfolios`` (one positions query, one vectorized valuation)."""
-    rows: Sequence[Any] = []
-    recent: Sequence[Any] = []
-    held: dict[int, dict[str, float]] = {}
-    if portfolios:
-        conn = await session.connection()
-        ids = {"ids": [p.id for p in portfolios]}
-        rows = (await conn.execute(_POSITIONS, ids)).all()
-        recent = (await conn.execute(_RECENT, {**ids, "since": recent_since()})).all()
-        held = await cash.read_balances(conn, {p.id: p.base_currency for p in portfolios})
-    book = Book.from_rows(-1, [_row(p) for p in portfolios], rows, recent, held)
-    return book.reads(market)
 
 
 _SORT_KEYS: dict[str, Callable[[PortfolioRead], Any]] = {

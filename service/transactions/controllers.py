@@ -14,8 +14,8 @@ from service.assets.market import MarketData
 from service.auth.guards import requires_user
 from service.auth.identity import Identity
 from service.db import Database
+from service.ledger.cash import check_currency
 from service.pagination import Page, PageParams, provide_page_params
-from service.portfolios.cash import check_currency
 from service.transactions import services
 from service.transactions.schemas import TransactionCreate, TransactionRead, TransactionType
 

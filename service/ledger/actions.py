@@ -12,7 +12,9 @@ show a 75 % crash.
 
 from __future__ import annotations
 
+import datetime as dt
 from collections.abc import Sequence
+from dataclasses import dataclass
 
 import pandas as pd
 from sqlalchemy import select
@@ -20,11 +22,27 @@ from sqlalchemy.ext.asyncio import AsyncSession
 from sqlalchemy.orm import aliased
 
 from quantcore.portfolio import corporate_action_flows
-from service.analytics.history import LedgerRow
 from service.db.models import Asset, Transaction
-from service.transactions.lots import CORPORATE_ACTIONS, ledger_key
+from service.ledger.checks import CORPORATE_ACTIONS, ledger_key
 
-__all__ = ["history_rows"]
+__all__ = ["LedgerRow", "history_rows"]
+
+
+@dataclass(frozen=True, slots=True)
+class LedgerRow:
+    """One ledger entry as the history needs it (amounts as floats).
+
+    ``symbol`` is empty on a cash row. ``currency`` is the currency the row's cash moves
+    in; empty means the asset's (a security row) or the base currency (a cash row).
+    """
+
+    symbol: str
+    kind: str  # buy | sell | dividend | deposit | withdrawal | interest | fee
+    quantity: float
+    price: float
+    fees: float
+    date: dt.date
+    currency: str = ""
 
 
 async def history_rows(

@@ -7,7 +7,7 @@ each with that portfolio's ``lot_method`` (a per-symbol method mapping), while a
 see purchases in every portfolio of the user, whatever their methods. All of it is
 one :func:`quantcore.tax.match_lots` call.
 
-Rows are applied in :func:`service.transactions.lots.ledger_key` order (date, then
+Rows are applied in :func:`service.ledger.checks.ledger_key` order (date, then
 dividends, buys, sells, then amounts), so the order of entry never changes a figure.
 
 Corporate actions (``split``, ``stock_dividend``, ``return_of_capital``, ``spin_off``,
@@ -21,7 +21,7 @@ of the buy it names (sells that name none relieve first in, first out under
 sell can name.
 
 Cash rows (no asset) hold no lots and are not read. The tax figures read the ledger
-in US dollars (:func:`load_ledger` with ``market``, :mod:`service.tax.usd`); the
+in US dollars (:func:`load_ledger` with ``market``, :mod:`service.ledger.usd`); the
 positions read it in each asset's own currency.
 """
 
@@ -42,8 +42,8 @@ from quantcore.tax import LotLedger, LotMethod, match_lots
 from quantcore.tax.lots import LedgerError
 from service.db.models import Asset, Portfolio, Transaction
 from service.errors import ValidationError
-from service.tax.usd import in_usd
-from service.transactions.lots import CORPORATE_ACTIONS, ledger_key
+from service.ledger.checks import CORPORATE_ACTIONS, ledger_key
+from service.ledger.usd import in_usd
 
 if TYPE_CHECKING:
     from service.assets.market import MarketData
@@ -274,7 +274,7 @@ async def load_ledger(
     ``asset_ids`` limits it to those assets (exact: wash sales only join a symbol's
     own purchases). With ``market``, the amounts of assets quoted in other currencies
     are converted to US dollars at their rows' dates' rates before matching
-    (:mod:`service.tax.usd`): the ledger of the tax figures. Without, every amount is
+    (:mod:`service.ledger.usd`): the ledger of the tax figures. Without, every amount is
     in its asset's currency (the positions' ledger).
 
     One portfolio's ledger is cut from the ledger of all of them (:meth:`LotLedger.only`),
@@ -283,7 +283,7 @@ async def load_ledger(
     Raises:
         ValidationError: ``lot_method`` ``invalid`` when ``quantcore`` cannot relieve
             the lots (e.g. a sell dated before the shares it sells were bought);
-            ``currency`` when a rate is missing (:func:`service.tax.usd.usd_rates`).
+            ``currency`` when a rate is missing (:func:`service.ledger.usd.usd_rates`).
     """
     query = select(Portfolio.id, Portfolio.lot_method).where(Portfolio.user_id == user_id)
     methods: dict[int, str] = dict((await session.execute(query)).tuples().all())

@@ -5,7 +5,7 @@ rows again for each request costs more than the rest of the request together, so
 each process keeps the user's *book*: the portfolio rows and the position arrays,
 tagged with the user's ledger version (``ledger_versions``). The one invalidation
 rule: every write of the user's portfolios, transactions or positions runs
-:func:`service.portfolios.derive.lock_user_ledger` in its transaction, which bumps
+:func:`service.ledger.positions.lock_user_ledger` in its transaction, which bumps
 that row, so the version moves with the commit, from any process. A request reads
 that one integer (:meth:`service.db.Database.read_scalar`); only when it moved are
 the rows read again, in one session (never older than the version read first). The valuation is kept too, keyed by the quotes it used, so it is
@@ -15,7 +15,7 @@ Daily change counts what was held at the previous close: the book also keeps the
 buys of the last week, and shares bought on or after a quote's day add
 ``value - cost`` instead of ``quantity x change`` (:func:`quantcore.portfolio.mark_positions`).
 
-Cash is derived with the rest (:mod:`service.portfolios.cash`: the balance per currency
+Cash is derived with the rest (:mod:`service.ledger.cash`: the balance per currency
 of each portfolio, from its ledger rows) when the book is read. Values are in each
 portfolio's base currency: a position or a cash balance in another currency is
 converted at the market's latest rate, and the day's change includes the rate's move
@@ -32,15 +32,15 @@ from typing import Any
 
 import numpy as np
 from sqlalchemy import Float, bindparam, cast, select
-from sqlalchemy.ext.asyncio import AsyncConnection
+from sqlalchemy.ext.asyncio import AsyncConnection, AsyncSession
 
 from quantcore.portfolio import PortfolioTotals, mark_positions, portfolio_totals
 from service import formatting as fmt
 from service.assets.market import MarketData
 from service.db import Database
 from service.db.models import Asset, LedgerVersion, Portfolio, Position, Transaction
-from service.portfolios import cash as cash_ledger
-from service.portfolios.schemas import CashBalanceRead, PortfolioRead
+from service.ledger import cash as cash_ledger
+from service.ledger.reads import CashBalanceRead, PortfolioRead
 
 __all__ = [
     "POSITION_ROWS",
@@ -49,6 +49,7 @@ __all__ = [
     "BookCache",
     "PortfolioRow",
     "load_book",
+    "portfolio_reads",
     "read_model",
     "read_version",
     "recent_since",
@@ -412,3 +413,41 @@ class BookCache:
         self._books.move_to_end(user_id)
         while len(self._books) > self.max_users:
             self._books.popitem(last=False)
+
+
+#: ``(portfolio_id, quantity, cost_basis, symbol)`` of every position of some portfolios.
+_POSITIONS = POSITION_ROWS.where(Position.portfolio_id.in_(bindparam("ids", expanding=True)))
+_RECENT = RECENT_BUYS.where(
+    Transaction.__table__.c.portfolio_id.in_(bindparam("ids", expanding=True))
+)
+
+
+def _row(p: Portfolio) -> PortfolioRow:
+    return (
+        p.id,
+        p.name,
+        p.description,
+        p.benchmark_symbol,
+        p.is_active,
+        p.created_at,
+        p.updated_at,
+        p.base_currency,
+        p.cash_policy,
+    )
+
+
+async def portfolio_reads(
+    session: AsyncSession, market: MarketData, portfolios: Sequence[Portfolio]
+) -> list[PortfolioRead]:
+    """Valued read models of ``portfolios`` (one positions query, one vectorized valuation)."""
+    rows: Sequence[Any] = []
+    recent: Sequence[Any] = []
+    held: dict[int, dict[str, float]] = {}
+    if portfolios:
+        conn = await session.connection()
+        ids = {"ids": [p.id for p in portfolios]}
+        rows = (await conn.execute(_POSITIONS, ids)).all()
+        recent = (await conn.execute(_RECENT, {**ids, "since": recent_since()})).all()
+        held = await cash_ledger.read_balances(conn, {p.id: p.base_currency for p in portfolios})
+    book = Book.from_rows(-1, [_row(p) for p in portfolios], rows, recent, held)
+    return book.reads(market)
