@@ -39,7 +39,7 @@ from service import formatting as fmt
 from service.assets.market import MarketData
 from service.db import Database
 from service.db.models import Asset, LedgerVersion, Portfolio, Position, Transaction
-from service.ledger import cash as cash_ledger
+from service.ledger import read
 from service.ledger.reads import CashBalanceRead, PortfolioRead
 
 __all__ = [
@@ -360,7 +360,8 @@ async def load_book(conn: AsyncConnection, user_id: int, version: int | None = N
     positions = (await conn.execute(_USER_POSITIONS, params)).all()
     recent = (await conn.execute(_USER_RECENT, {**params, "since": recent_since()})).all()
     bases = {row[0]: base_currency(row) for row in portfolios}
-    cash = await cash_ledger.read_balances(conn, bases, user_id=user_id)
+    held = await read.balances(conn, user_id, at=version)
+    cash = {pid: held.get(pid, {}) for pid in bases}
     return Book.from_rows(version, portfolios, positions, recent, cash)
 
 
@@ -437,9 +438,15 @@ def _row(p: Portfolio) -> PortfolioRow:
 
 
 async def portfolio_reads(
-    session: AsyncSession, market: MarketData, portfolios: Sequence[Portfolio]
+    session: AsyncSession,
+    market: MarketData,
+    portfolios: Sequence[Portfolio],
+    *,
+    cached: bool = True,
 ) -> list[PortfolioRead]:
-    """Valued read models of ``portfolios`` (one positions query, one vectorized valuation)."""
+    """Valued read models of ``portfolios`` (one positions query, one vectorized valuation;
+    the cash of each owner's ledger, :func:`service.ledger.read.balances`). ``cached=False``
+    in a write transaction (see :func:`service.ledger.read.columns`)."""
     rows: Sequence[Any] = []
     recent: Sequence[Any] = []
     held: dict[int, dict[str, float]] = {}
@@ -448,6 +455,8 @@ async def portfolio_reads(
         ids = {"ids": [p.id for p in portfolios]}
         rows = (await conn.execute(_POSITIONS, ids)).all()
         recent = (await conn.execute(_RECENT, {**ids, "since": recent_since()})).all()
-        held = await cash_ledger.read_balances(conn, {p.id: p.base_currency for p in portfolios})
+        for owner in sorted({p.user_id for p in portfolios}):
+            every = await read.balances(conn, owner, cached=cached)
+            held.update({p.id: every.get(p.id, {}) for p in portfolios if p.user_id == owner})
     book = Book.from_rows(-1, [_row(p) for p in portfolios], rows, recent, held)
     return book.reads(market)

@@ -155,7 +155,7 @@ async def create_portfolio(
         )
         s.add(p)
         await s.flush()
-        return (await portfolio_reads(s, market, [p]))[0]
+        return (await portfolio_reads(s, market, [p], cached=False))[0]
 
 
 async def update_portfolio(
@@ -180,7 +180,7 @@ async def update_portfolio(
             cash.check_strict(rows, p.base_currency, "cash_policy", "Making the cash policy strict")
         p.updated_at = utcnow()
         await s.flush()
-        return (await portfolio_reads(s, market, [p]))[0]
+        return (await portfolio_reads(s, market, [p], cached=False))[0]
 
 
 async def delete_portfolio(db: Database, user_id: int, portfolio_id: int) -> None:
