@@ -15,6 +15,7 @@ derivations (:mod:`service.ledger.derived`) are cached beside it.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -32,6 +33,8 @@ __all__ = [
     "KIND_CODE",
     "LedgerColumns",
     "PortfolioInfo",
+    "RawRow",
+    "build",
     "load_columns",
 ]
 
@@ -162,34 +165,50 @@ def _ids(values: tuple[Any, ...], missing: int = -1) -> NDArray[np.int64]:
     return np.array([missing if v is None else v for v in values], np.int64)
 
 
+#: A row as :func:`build` takes it (the columns of the query, amounts and dates as text):
+#: ``(id, portfolio_id, asset_id, target_asset_id, date, type, quantity, price, fees,
+#: lot_id, ratio, basis_allocation, cash, currency)``.
+RawRow = tuple[Any, ...]
+
+
 async def load_columns(conn: AsyncConnection, user_id: int, version: int) -> LedgerColumns:
     """Read the user's ledger as :class:`LedgerColumns` tagged with ``version`` (the
     caller read it first, in the same transaction: the rows are never older)."""
     params = {"user_id": user_id}
-    found_p = (await conn.execute(_PORTFOLIOS, params)).all()
+    portfolios = list((await conn.execute(_PORTFOLIOS, params)).all())
+    rows = list((await conn.execute(_ROWS, params)).all())
+    ids = {r[2] for r in rows if r[2] is not None} | {r[3] for r in rows if r[3] is not None}
+    assets = list((await conn.execute(_ASSETS, {"ids": sorted(ids)})).all()) if ids else []
+    return build(version, portfolios, assets, rows)
+
+
+def build(
+    version: int,
+    portfolios: Sequence[Any],
+    assets: Sequence[Any],
+    rows: Sequence[Any],
+) -> LedgerColumns:
+    """:class:`LedgerColumns` from the user's portfolios ``(id, lot_method, base_currency,
+    cash_policy)``, the assets the rows name ``(id, symbol, currency)`` and the rows
+    (:data:`RawRow`, any order)."""
     info = PortfolioInfo(
-        tuple(int(r[0]) for r in found_p),
-        tuple(str(r[1]) for r in found_p),
-        tuple(str(r[2] or "USD").upper() for r in found_p),
-        tuple(str(r[3]) for r in found_p),
+        tuple(int(r[0]) for r in portfolios),
+        tuple(str(r[1]) for r in portfolios),
+        tuple(str(r[2] or "USD").upper() for r in portfolios),
+        tuple(str(r[3]) for r in portfolios),
     )
-    rows = (await conn.execute(_ROWS, params)).all()
     cols = list(zip(*rows, strict=True)) if rows else [()] * 14
     (tid, pid, asset, target, day, kind, qty, price, fees, lot, ratio, share, cash, own) = cols
     asset_id = _ids(asset)
     target_id = _ids(target)
-    used = np.unique(np.concatenate([asset_id, target_id]))
-    used = used[used >= 0]
-    found = list((await conn.execute(_ASSETS, {"ids": used.tolist()})).all()) if used.size else []
-    found.sort(key=lambda r: r[1])
+    found = sorted(assets, key=lambda r: str(r[1]))
     asset_ids = np.array([r[0] for r in found], np.int64)
     by_id = np.argsort(asset_ids, kind="stable")
 
     def symbol_code(ids: NDArray[np.int64]) -> NDArray[np.int64]:
         if not asset_ids.size:
             return np.full(ids.shape, -1, np.int64)
-        at = np.searchsorted(asset_ids[by_id], ids)
-        at = np.clip(at, 0, asset_ids.size - 1)
+        at = np.clip(np.searchsorted(asset_ids[by_id], ids), 0, asset_ids.size - 1)
         return np.where(ids >= 0, by_id[at], -1).astype(np.int64)
 
     symbol = symbol_code(asset_id)
@@ -230,4 +249,3 @@ async def load_columns(conn: AsyncConnection, user_id: int, version: int) -> Led
         basis_allocation=parse(share).take(order),
         cash=parse(cash).take(order),
     )
-

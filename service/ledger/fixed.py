@@ -58,7 +58,10 @@ class Fixed:
 
     def to_float(self) -> NDArray[np.float64]:
         """The values as float64 (``NaN`` where null)."""
-        out = self.hi.astype(np.float64) * 1e8 + self.lo.astype(np.float64) * 1e-8
+        neg = self.hi < 0
+        hi, lo = _split(neg, self.hi, self.lo)  # magnitudes: no cancellation below zero
+        out = hi.astype(np.float64) * 1e8 + lo.astype(np.float64) * 1e-8
+        out[neg] = -out[neg]
         out[self.null] = np.nan
         return out
 
