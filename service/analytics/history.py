@@ -17,8 +17,7 @@ from numpy.typing import NDArray
 
 from quantcore import valuation
 from service.analytics.prices import ClosePanel, FxPanel
-from service.ledger.actions import LedgerRow
-from service.ledger.derived import HistoryInput
+from service.ledger.derived import HistoryInput, LedgerRow
 
 __all__ = [
     "CASH_KINDS",

@@ -26,8 +26,9 @@ from __future__ import annotations
 
 import datetime as dt
 from collections import OrderedDict
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
+from decimal import Decimal
 from typing import Any
 
 import numpy as np
@@ -39,14 +40,17 @@ from service import formatting as fmt
 from service.assets.market import MarketData
 from service.db import Database
 from service.db.models import Asset, LedgerVersion, Portfolio, Position, Transaction
+from service.errors import NotFoundError
 from service.ledger import read
 from service.ledger.reads import CashBalanceRead, PortfolioRead
+from service.pagination import PageParams
 
 __all__ = [
     "POSITION_ROWS",
     "RECENT_BUYS",
     "Book",
     "BookCache",
+    "PortfolioReads",
     "PortfolioRow",
     "load_book",
     "portfolio_reads",
@@ -460,3 +464,50 @@ async def portfolio_reads(
             held.update({p.id: every.get(p.id, {}) for p in portfolios if p.user_id == owner})
     book = Book.from_rows(-1, [_row(p) for p in portfolios], rows, recent, held)
     return book.reads(market)
+
+
+_SORT_KEYS: dict[str, Callable[[PortfolioRead], Any]] = {
+    "name": lambda r: (r.name, r.id),
+    "created_at": lambda r: (r.created_at, r.id),
+    "total_value": lambda r: Decimal(r.total_value),
+}
+
+
+class PortfolioReads:
+    """Portfolio reads: the process's books over the database, valued at the market.
+
+    One per application (the ``portfolios`` dependency). A call opens at most one
+    session: the book's version check is a point read
+    (:meth:`~service.db.Database.read_scalar`), and rows are read only when it moved.
+    """
+
+    __slots__ = ("books", "db", "market")
+
+    def __init__(self, db: Database, market: MarketData, books: BookCache) -> None:
+        self.db = db
+        self.market = market
+        self.books = books
+
+    async def _reads(self, user_id: int) -> list[PortfolioRead]:
+        return (await self.books.current(self.db, user_id)).reads(self.market)
+
+    async def listing(
+        self, user_id: int, page: PageParams, *, active_only: bool, ordering: str
+    ) -> tuple[list[PortfolioRead], int]:
+        """The user's portfolios, ordered (``name``, ``created_at``, ``total_value``; ``-`` descending).
+
+        Ties keep id order (ascending; descending for ``-name`` and ``-created_at``).
+        """
+        key, desc = ordering.lstrip("-"), ordering.startswith("-")
+        reads = await self._reads(user_id)
+        if active_only:
+            reads = [r for r in reads if r.is_active]
+        ordered = sorted(reads, key=_SORT_KEYS[key], reverse=desc)
+        return ordered[page.offset : page.offset + page.limit], len(reads)
+
+    async def get(self, user_id: int, portfolio_id: int) -> PortfolioRead:
+        """One of the user's portfolios, valued; another user's (or no) portfolio is a 404."""
+        for one in await self._reads(user_id):
+            if one.id == portfolio_id:
+                return one
+        raise NotFoundError(f"Portfolio {portfolio_id} not found.")

@@ -16,9 +16,9 @@ ledger version. Corporate actions are the one part computed row by row, by
 
 from __future__ import annotations
 
+import datetime as dt
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import TYPE_CHECKING
 
 import numpy as np
 import pandas as pd
@@ -29,10 +29,7 @@ from quantcore.cash import corporate_action_cash
 from quantcore.portfolio import corporate_action_flows
 from service.ledger.columns import KIND_CODE, KINDS, LedgerColumns
 
-if TYPE_CHECKING:
-    from service.ledger.actions import LedgerRow
-
-__all__ = ["HistoryInput", "action_frame", "balances", "history_input"]
+__all__ = ["HistoryInput", "LedgerRow", "action_frame", "balances", "history_input"]
 
 F64 = NDArray[np.float64]
 #: ``LedgerColumns.kind`` -> the kind codes of :mod:`quantcore.valuation` (-1: a corporate action).
@@ -110,6 +107,23 @@ def balances(cols: LedgerColumns) -> dict[int, dict[str, float]]:
 
 
 @dataclass(frozen=True, slots=True)
+class LedgerRow:
+    """One ledger entry as the history needs it (amounts as floats).
+
+    ``symbol`` is empty on a cash row. ``currency`` is the currency the row's cash moves
+    in; empty means the asset's (a security row) or the base currency (a cash row).
+    """
+
+    symbol: str
+    kind: str  # buy | sell | dividend | deposit | withdrawal | interest | fee
+    quantity: float
+    price: float
+    fees: float
+    date: dt.date
+    currency: str = ""
+
+
+@dataclass(frozen=True, slots=True)
 class HistoryInput:
     """One portfolio's ledger as the value history reads it, one entry per row in date order.
 
@@ -137,7 +151,7 @@ class HistoryInput:
 
     @classmethod
     def from_rows(cls, rows: Sequence[LedgerRow]) -> HistoryInput:
-        """From :class:`~service.ledger.actions.LedgerRow` entries (kinds by name)."""
+        """From :class:`LedgerRow` entries (kinds by name)."""
         kind = {"buy": valuation.BUY, "sell": valuation.SELL, "dividend": valuation.DIVIDEND,
                 "deposit": valuation.DEPOSIT, "withdrawal": valuation.WITHDRAWAL,
                 "interest": valuation.INTEREST, "fee": valuation.FEE}  # fmt: skip

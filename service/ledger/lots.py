@@ -28,9 +28,7 @@ positions read it in each asset's own currency.
 from __future__ import annotations
 
 import dataclasses
-import datetime as dt
 from collections.abc import Collection, Iterable, Mapping
-from decimal import Decimal
 from typing import TYPE_CHECKING, Any, cast
 
 import pandas as pd
@@ -43,6 +41,7 @@ from quantcore.tax.lots import LedgerError
 from service.db.models import Asset, Portfolio, Transaction
 from service.errors import ValidationError
 from service.ledger.checks import CORPORATE_ACTIONS, ledger_key
+from service.ledger.rows import Action, LedgerCheckError, LedgerRow
 from service.ledger.usd import in_usd
 
 if TYPE_CHECKING:
@@ -61,30 +60,6 @@ __all__ = [
 ]
 
 
-@dataclasses.dataclass(frozen=True, slots=True)
-class Action:
-    """The fields of a corporate action (see :func:`quantcore.tax.match_lots`): ``ratio``
-    (a split's multiplier, or new shares per old share), ``target`` (symbol of a
-    spin-off's or merger's new shares), ``basis_allocation`` and ``cash`` (in lieu of a
-    fraction, a total; or a merger's cash per old share)."""
-
-    ratio: Decimal | None = None
-    target: str | None = None
-    basis_allocation: Decimal | None = None
-    cash: Decimal | None = None
-
-
-class LedgerCheckError(Exception):
-    """``quantcore`` cannot relieve the ledger: the transaction (``txn_id``) it stops at,
-    the column it names (``None``: the row as a whole) and what is wrong (``code``)."""
-
-    def __init__(self, message: str, txn_id: int, column: str | None, code: str) -> None:
-        super().__init__(message)
-        self.txn_id = txn_id
-        self.column = column
-        self.code = code
-
-
 def split_symbol(name: str) -> tuple[int, str]:
     """``"12:AAPL"`` -> ``(12, "AAPL")``."""
     pid, _, symbol = name.partition(":")
@@ -94,11 +69,6 @@ def split_symbol(name: str) -> tuple[int, str]:
 def display(ledger: LotLedger) -> LotLedger:
     """The ledger with bare symbols (for reports: ``"100 sh. AAPL"``)."""
     return dataclasses.replace(ledger, symbols=tuple(split_symbol(s)[1] for s in ledger.symbols))
-
-
-#: A ledger row as :func:`ledger_rows` reads it:
-#: ``(id, portfolio_id, symbol, date, type, quantity, price, fees, lot_id)``.
-LedgerRow = tuple[int, int, str, dt.date, str, Decimal, Decimal, Decimal, "int | None"]
 
 
 async def ledger_rows(

@@ -14,6 +14,7 @@ from service.auth.guards import requires_user
 from service.auth.identity import Identity
 from service.db import Database
 from service.errors import NotFoundError
+from service.ledger.book import PortfolioReads
 from service.ledger.writes import LedgerEntry, record
 from service.pagination import (
     DEFAULT_LIMIT,
@@ -32,7 +33,6 @@ from service.portfolios.schemas import (
     PositionCreate,
     PositionRead,
 )
-from service.portfolios.services import PortfolioReads
 
 __all__ = ["PortfolioController"]
 
@@ -105,7 +105,10 @@ class PortfolioController(Controller):
         page: PageNumber = None,
     ) -> Page[PositionRead]:
         paging = page_params(limit, offset, page)
-        items, count = await portfolios.positions(request.user.id, portfolio_id, paging)
+        async with portfolios.db.read() as s:
+            items, count = await services.list_positions(
+                s, portfolios.market, request.user.id, portfolio_id, paging
+            )
         return Page.build(request, items, count, paging)
 
     @post("/{portfolio_id:int}/positions/", summary="Add to a position (records a buy)")

@@ -8,9 +8,7 @@ lock, and the bump of the version that invalidates the books).
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
-from decimal import Decimal
-from typing import Any
+from collections.abc import Sequence
 
 import numpy as np
 from sqlalchemy import select
@@ -22,17 +20,16 @@ from service.assets.market import MarketData
 from service.assets.schemas import AssetRef
 from service.db import Database
 from service.db.models import Asset, Portfolio, Position, utcnow
-from service.errors import NotFoundError, ValidationError
+from service.errors import ValidationError
 from service.ledger import cash
 from service.ledger import positions as derive
-from service.ledger.book import BookCache, portfolio_reads
+from service.ledger.book import portfolio_reads
 from service.ledger.owned import get_owned
 from service.ledger.reads import PortfolioRead
 from service.pagination import PageParams
 from service.portfolios.schemas import PortfolioCreate, PortfolioUpdate, PositionRead
 
 __all__ = [
-    "PortfolioReads",
     "create_portfolio",
     "delete_portfolio",
     "get_owned",
@@ -72,58 +69,6 @@ def _prices(market: MarketData, symbols: Sequence[str]) -> tuple[np.ndarray, np.
     return price[take], change[take]
 
 
-_SORT_KEYS: dict[str, Callable[[PortfolioRead], Any]] = {
-    "name": lambda r: (r.name, r.id),
-    "created_at": lambda r: (r.created_at, r.id),
-    "total_value": lambda r: Decimal(r.total_value),
-}
-
-
-class PortfolioReads:
-    """Portfolio reads: the process's books over the database, valued at the market.
-
-    One per application (the ``portfolios`` dependency). A call opens at most one
-    session: the book's version check is a point read
-    (:meth:`~service.db.Database.read_scalar`), and rows are read only when it moved.
-    """
-
-    __slots__ = ("books", "db", "market")
-
-    def __init__(self, db: Database, market: MarketData, books: BookCache) -> None:
-        self.db = db
-        self.market = market
-        self.books = books
-
-    async def _reads(self, user_id: int) -> list[PortfolioRead]:
-        return (await self.books.current(self.db, user_id)).reads(self.market)
-
-    async def listing(
-        self, user_id: int, page: PageParams, *, active_only: bool, ordering: str
-    ) -> tuple[list[PortfolioRead], int]:
-        """The user's portfolios, ordered (``name``, ``created_at``, ``total_value``; ``-`` descending).
-
-        Ties keep id order (ascending; descending for ``-name`` and ``-created_at``).
-        """
-        key, desc = ordering.lstrip("-"), ordering.startswith("-")
-        reads = await self._reads(user_id)
-        if active_only:
-            reads = [r for r in reads if r.is_active]
-        ordered = sorted(reads, key=_SORT_KEYS[key], reverse=desc)
-        return ordered[page.offset : page.offset + page.limit], len(reads)
-
-    async def get(self, user_id: int, portfolio_id: int) -> PortfolioRead:
-        """One of the user's portfolios, valued; another user's (or no) portfolio is a 404."""
-        for read in await self._reads(user_id):
-            if read.id == portfolio_id:
-                return read
-        raise NotFoundError(f"Portfolio {portfolio_id} not found.")
-
-    async def positions(
-        self, user_id: int, portfolio_id: int, page: PageParams
-    ) -> tuple[list[PositionRead], int]:
-        """A page of the portfolio's positions, marked at the current quotes."""
-        async with self.db.read() as s:
-            return await list_positions(s, self.market, user_id, portfolio_id, page)
 
 
 async def _benchmark(s: AsyncSession, symbol: str) -> str:
