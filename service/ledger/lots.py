@@ -31,6 +31,7 @@ import dataclasses
 from collections.abc import Collection, Iterable, Mapping
 from typing import TYPE_CHECKING, Any, cast
 
+import numpy as np
 import pandas as pd
 from sqlalchemy import Select, or_, select
 from sqlalchemy.ext.asyncio import AsyncSession
@@ -40,9 +41,11 @@ from quantcore.tax import LotLedger, LotMethod, match_lots
 from quantcore.tax.lots import LedgerError
 from service.db.models import Asset, Portfolio, Transaction
 from service.errors import ValidationError
+from service.ledger import read
 from service.ledger.checks import CORPORATE_ACTIONS, ledger_key
+from service.ledger.columns import LedgerColumns
 from service.ledger.rows import Action, LedgerCheckError, LedgerRow
-from service.ledger.usd import in_usd
+from service.ledger.usd import USD, in_usd
 
 if TYPE_CHECKING:
     from service.assets.market import MarketData
@@ -51,6 +54,7 @@ __all__ = [
     "Action",
     "LedgerCheckError",
     "LedgerRow",
+    "columns_rows",
     "display",
     "ledger_rows",
     "linked_ledger_rows",
@@ -255,17 +259,77 @@ async def load_ledger(
             the lots (e.g. a sell dated before the shares it sells were bought);
             ``currency`` when a rate is missing (:func:`service.ledger.usd.usd_rates`).
     """
-    query = select(Portfolio.id, Portfolio.lot_method).where(Portfolio.user_id == user_id)
-    methods: dict[int, str] = dict((await session.execute(query)).tuples().all())
-    if not methods or (portfolio_id is not None and portfolio_id not in methods):
-        return None
-    if asset_ids is not None:
-        rows, actions, _ = await linked_ledger_rows(session, list(methods), asset_ids)
+    if asset_ids is None:
+        ledger = await _user_ledger(session, user_id, portfolio_id, market)
     else:
-        rows, actions = await ledger_rows_with_actions(session, list(methods), None)
-    if market is not None:
-        rows, actions = await in_usd(session, market, rows, actions)
-    ledger = match_rows(rows, methods, actions)
-    if portfolio_id is None:
+        query = select(Portfolio.id, Portfolio.lot_method).where(Portfolio.user_id == user_id)
+        methods: dict[int, str] = dict((await session.execute(query)).tuples().all())
+        if not methods or (portfolio_id is not None and portfolio_id not in methods):
+            return None
+        rows, actions, _ = await linked_ledger_rows(session, list(methods), asset_ids)
+        if market is not None:
+            rows, actions = await in_usd(session, market, rows, actions)
+        ledger = match_rows(rows, methods, actions)
+    if ledger is None or portfolio_id is None:
         return ledger
     return ledger.only({name for name in ledger.symbols if split_symbol(name)[0] == portfolio_id})
+
+
+def columns_rows(cols: LedgerColumns) -> tuple[list[LedgerRow], dict[int, Action]]:
+    """The security rows of ``cols`` as :data:`LedgerRow` (exact ``Decimal`` amounts) and
+    the :class:`Action` of each corporate action among them, by id."""
+    at = np.flatnonzero(cols.symbol >= 0)
+    names = np.array(cols.symbols, dtype=object)
+    owners = np.array(cols.portfolios.ids, np.int64)[cols.portfolio[at]].tolist()
+    kinds = cols.kind_names(at).tolist()
+    rows: list[LedgerRow] = list(
+        zip(
+            cols.id[at].tolist(), owners, names[cols.symbol[at]].tolist(), cols.date[at].tolist(),
+            kinds, cols.quantity.take(at).to_decimal(), cols.price.take(at).to_decimal(),
+            cols.fees.take(at).to_decimal(),
+            [None if lot < 0 else lot for lot in cols.lot[at].tolist()],
+            strict=True,
+        )
+    )  # fmt: skip
+    acting = np.flatnonzero(np.isin(cols.kind_names(at), list(CORPORATE_ACTIONS)))
+    actions: dict[int, Action] = {}
+    if acting.size:
+        sub = at[acting]
+        targets = cols.symbol_names(cols.target[sub]).tolist()
+        for tid, ratio, target, share, cash in zip(
+            cols.id[sub].tolist(), cols.ratio.take(sub).to_decimal(), targets,
+            cols.basis_allocation.take(sub).to_decimal(), cols.cash.take(sub).to_decimal(),
+            strict=True,
+        ):  # fmt: skip
+            actions[tid] = Action(ratio, target, share, cash)
+    return rows, actions
+
+
+def _match_columns(cols: LedgerColumns) -> LotLedger:
+    """The user's lot ledger, its arrays read-only: requests share the cached value."""
+    rows, actions = columns_rows(cols)
+    ledger = match_rows(rows, dict(zip(cols.portfolios.ids, cols.portfolios.lot_method, strict=True)), actions)
+    for value in vars(ledger).values():
+        if isinstance(value, np.ndarray):
+            value.flags.writeable = False
+    return ledger
+
+
+async def _user_ledger(
+    session: AsyncSession, user_id: int, portfolio_id: int | None, market: MarketData | None
+) -> LotLedger | None:
+    """The whole user's lot ledger from the ledger columns (``None``: no such portfolio).
+
+    Matched once per ledger version (the derivation cache) when no amount needs a rate:
+    no market given, or every asset in US dollars. Otherwise the rows are converted at
+    the market's rates (:func:`service.ledger.usd.in_usd`) and matched on each call.
+    """
+    conn = await session.connection()
+    cols = await read.columns(conn, user_id)
+    if not cols.portfolios.ids or (portfolio_id is not None and portfolio_id not in cols.portfolios.ids):
+        return None
+    if market is None or all(code == USD for code in cols.symbol_currency):
+        return await read.derive(conn, user_id, "lots", _match_columns, at=cols.version)
+    rows, actions = columns_rows(cols)
+    rows, actions = await in_usd(session, market, rows, actions)
+    return match_rows(rows, dict(zip(cols.portfolios.ids, cols.portfolios.lot_method, strict=True)), actions)

@@ -12,6 +12,7 @@ from service.db import Database
 from service.db.models import Portfolio, Transaction, User
 from service.ledger import derived, read
 from service.ledger.columns import LedgerColumns, load_columns
+from service.ledger.lots import ledger_rows_with_actions, load_ledger, match_rows
 from tests.service.conftest import Api
 
 
@@ -34,6 +35,17 @@ async def _cached_and_fresh(db: Database, user_id: int, pid: int) -> tuple:
             await read.history_input(conn, user_id, pid),
             derived.history_input(fresh, pid),
         )
+
+
+async def _lots(db: Database, user_id: int) -> tuple:
+    """The user's lot ledger through the cache, and matched afresh from the rows as queried."""
+    async with db.read() as s:
+        cached = await load_ledger(s, user_id, None)
+        methods = dict(
+            (await s.execute(select(Portfolio.id, Portfolio.lot_method).where(Portfolio.user_id == user_id))).tuples().all()
+        )
+        rows, actions = await ledger_rows_with_actions(s, list(methods), None)
+        return cached, match_rows(rows, methods, actions)
 
 
 async def _orm_rows(db: Database, user_id: int) -> dict[int, tuple]:
@@ -64,6 +76,11 @@ def _check(api: Api, user_id: int, pid: int) -> LedgerColumns:
     assert bal == bal_fresh
     for name in ("symbol", "kind", "quantity", "price", "fees", "date", "currency"):
         assert np.array_equal(getattr(hist, name), getattr(hist_fresh, name)), name
+    cached_lots, fresh_lots = api.call(_lots, api.db, user_id)
+    for field in ("symbols", "method", "lot_names", "symbol_methods"):
+        assert getattr(cached_lots, field) == getattr(fresh_lots, field), field
+    for field in ("open_lots", "realized", "dividends", "buys", "groups"):
+        assert np.array_equal(getattr(cached_lots, field), getattr(fresh_lots, field)), field
     orm = api.call(_orm_rows, api.db, user_id)
     assert sorted(orm) == sorted(fresh.id.tolist())
     kinds = fresh.kind_names()
