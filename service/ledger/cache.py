@@ -50,6 +50,7 @@ class DerivationCache:
         self.max_users = max_users
         self._users: OrderedDict[int, _Entry] = OrderedDict()
         self.derivations = 0  # runs started, for tests and benchmarks
+        self.advances = 0  # values moved along by a write (advance)
 
     def _entry(self, user_id: int, version: int) -> _Entry | None:
         """The user's entry at ``version`` (a new one replaces an older version's);
@@ -99,6 +100,24 @@ class DerivationCache:
             entry.values[name] = value
         flight.set_result(value)
         return value
+
+    def advance(
+        self, user_id: int, version: int, name: str, fn: Callable[[Any], Any]
+    ) -> bool:
+        """Keep ``fn(value)`` under ``version`` when ``value`` is kept under ``version - 1``
+        (a write of this process just moved the ledger by one known change: the value at
+        the new version follows from the old without a read). Nothing happens when the
+        user's entry is at another version (a write elsewhere came between, or nothing was
+        kept); the next read derives afresh then. Returns whether it advanced."""
+        entry = self._users.get(user_id)
+        if entry is None or entry.version != version - 1 or name not in entry.values:
+            return False
+        value = fn(entry.values[name])
+        fresh = self._users[user_id] = _Entry(version)
+        fresh.values[name] = value
+        self._users.move_to_end(user_id)
+        self.advances += 1
+        return True
 
     def clear(self) -> None:
         """Forget every kept value (flights in progress finish for their waiters)."""

@@ -30,7 +30,7 @@ from decimal import Decimal
 import numpy as np
 from numpy.typing import NDArray
 
-__all__ = ["LO", "MAX_VALUE", "SCALE", "Fixed", "parse", "sort_keys"]
+__all__ = ["LO", "MAX_VALUE", "SCALE", "Fixed", "from_units", "parse", "sort_keys"]
 
 I64 = NDArray[np.int64]
 #: Fractional digits of the ledger (its unit is ``1e-8``).
@@ -138,6 +138,21 @@ def parse(values: Sequence[str | None]) -> Fixed:
         fixed = Fixed.from_decimals([_decimal(values[i]) for i in bad.tolist()])
         hi[bad], lo[bad] = fixed.hi, fixed.lo
     return Fixed(hi.astype(np.int64), lo.astype(np.int64), null.astype(np.bool_))
+
+
+def from_units(units: Sequence[int | None], text: Sequence[str | None]) -> Fixed:
+    """A column read as ``(units, text)`` pairs: an integer count of 1e-8 units, or (for a
+    value too large to cross as one) its text; both ``None``: null."""
+    n = len(units)
+    u = np.fromiter((0 if v is None else v for v in units), np.int64, n)
+    hi, lo = np.divmod(u, LO)
+    null = np.fromiter((v is None for v in units), np.bool_, n)
+    wide = np.flatnonzero(null & np.fromiter((t is not None for t in text), np.bool_, n))
+    if wide.size:
+        big = parse([text[i] for i in wide.tolist()])
+        hi[wide], lo[wide] = big.hi, big.lo
+        null[wide] = False
+    return Fixed(hi.astype(np.int64), lo.astype(np.int64), null)
 
 
 def _decimal(value: str | None) -> Decimal:

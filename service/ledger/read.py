@@ -10,18 +10,19 @@ request that missed.
 
 from __future__ import annotations
 
-from collections.abc import Callable
-from typing import TypeVar
+from collections.abc import Callable, Sequence
+from decimal import Decimal
+from typing import Any, TypeVar
 
 from sqlalchemy import bindparam, select
-from sqlalchemy.ext.asyncio import AsyncConnection
+from sqlalchemy.ext.asyncio import AsyncConnection, AsyncEngine
 
-from service.db.models import LedgerVersion
+from service.db.models import LedgerVersion, Transaction
 from service.ledger import derived
 from service.ledger.cache import DerivationCache, cache_for
-from service.ledger.columns import LedgerColumns, load_columns
+from service.ledger.columns import LedgerColumns, RawRow, load_columns, patched
 
-__all__ = ["balances", "columns", "derive", "history_input", "ledger_cache", "version"]
+__all__ = ["balances", "columns", "derive", "follow", "history_input", "ledger_cache", "raw_row", "version"]
 
 T = TypeVar("T")
 _VERSION = select(LedgerVersion.__table__.c.version).where(
@@ -94,4 +95,38 @@ async def history_input(
     """:func:`service.ledger.derived.history_input` of one of the user's portfolios."""
     return await derive(
         conn, user_id, f"history:{portfolio_id}", lambda c: derived.history_input(c, portfolio_id)
+    )
+
+
+def _text(value: Decimal | None) -> str | None:
+    return None if value is None else format(value, "f")
+
+
+def raw_row(txn: Transaction) -> RawRow:
+    """A transaction just written, as :func:`service.ledger.columns.build` reads a row."""
+    return (
+        txn.id, txn.portfolio_id, txn.asset_id, txn.target_asset_id, txn.transaction_date,
+        txn.transaction_type, _text(txn.quantity), _text(txn.price), _text(txn.fees), txn.lot_id,
+        _text(txn.ratio), _text(txn.basis_allocation), _text(txn.cash), txn.currency,
+    )  # fmt: skip
+
+
+def follow(
+    engine: AsyncEngine,
+    user_id: int,
+    version: int,
+    *,
+    drop: int | None = None,
+    add: Transaction | None = None,
+    assets: Sequence[Any] = (),
+) -> None:
+    """After a committed write that moved the user's ledger to ``version`` by one change
+    (``drop`` a row id, ``add`` a row: an edit is both), move the kept columns along
+    (:func:`service.ledger.columns.patched`) when they are at ``version - 1``: the next read
+    in this process derives from them without reading the ledger again. ``assets``: the
+    rows' assets (``id``, ``symbol``, ``currency`` attributes; ``None`` skipped)."""
+    row = raw_row(add) if add is not None else None
+    named = [(a.id, a.symbol, a.currency) for a in assets if a is not None]
+    cache_for(engine.sync_engine).advance(
+        user_id, version, "columns", lambda cols: patched(cols, version, drop=drop, add=row, assets=named)
     )

@@ -30,7 +30,7 @@ from sqlalchemy.ext.asyncio import AsyncSession
 from service.db import Database
 from service.db.models import Asset, Portfolio, Position, Transaction, utcnow
 from service.errors import ApiError, NotFoundError, ValidationError
-from service.ledger import cash
+from service.ledger import cash, read
 from service.ledger import checks as lots
 from service.ledger import positions as derive
 from service.ledger.entry import LedgerEntry, check_amount
@@ -217,32 +217,39 @@ async def record(
     async with db.write() as s:
         portfolio = await _locked_portfolio(s, user_id, portfolio_id, missing_portfolio)
         await derive.lock_user_ledger(s, user_id)
+        at = await read.version(await s.connection(), user_id)
+        target: Asset | None = None
+        position: Position | None = None
         if entry.symbol is None:
-            return await _record_cash(s, portfolio, entry), None, None
-        asset = await _asset(s, entry.symbol)
-        target = await _target(s, entry)
-        if entry.lot_id is not None:
-            await lots.named_lot(s, user_id, portfolio.id, asset.id, entry.lot_id, entry.date)
-        touched = [asset.id] if target is None else [asset.id, target.id]
-        ledger = await derive.read_ledger(s, user_id, touched)
-        action = f"Recording this {entry.kind} on {entry.date}"
-        with_actions = ledger.has_actions or entry.is_action
-        if not with_actions:
-            lots.check_ledger(_lot_rows(ledger, portfolio.id, asset.symbol), add=_row(entry, None), action=action)
-        now = utcnow()
-        txn = Transaction(portfolio_id=portfolio.id, asset_id=asset.id, created_at=now)
-        _set_fields(txn, entry, target)
-        s.add(txn)
-        portfolio.updated_at = now
-        await s.flush()
-        changed = ledger.changed(add=derive.row_of(txn, asset.symbol), action=entry.action())
-        matched = None
-        if with_actions:
-            matched = _checked(changed, txn.id, entry.kind, action)
-            _dividends_covered(changed, action)
-        held = await derive.sync_positions(s, user_id, touched, ledger=changed, matched=matched)
-        await _check_cash(s, portfolio, "quantity", action)
-    return txn, asset, held.get((portfolio.id, asset.id))
+            txn = await _record_cash(s, portfolio, entry)
+            asset = None
+        else:
+            asset = await _asset(s, entry.symbol)
+            target = await _target(s, entry)
+            if entry.lot_id is not None:
+                await lots.named_lot(s, user_id, portfolio.id, asset.id, entry.lot_id, entry.date)
+            touched = [asset.id] if target is None else [asset.id, target.id]
+            ledger = await derive.read_ledger(s, user_id, touched)
+            action = f"Recording this {entry.kind} on {entry.date}"
+            with_actions = ledger.has_actions or entry.is_action
+            if not with_actions:
+                lots.check_ledger(_lot_rows(ledger, portfolio.id, asset.symbol), add=_row(entry, None), action=action)
+            now = utcnow()
+            txn = Transaction(portfolio_id=portfolio.id, asset_id=asset.id, created_at=now)
+            _set_fields(txn, entry, target)
+            s.add(txn)
+            portfolio.updated_at = now
+            await s.flush()
+            changed = ledger.changed(add=derive.row_of(txn, asset.symbol), action=entry.action())
+            matched = None
+            if with_actions:
+                matched = _checked(changed, txn.id, entry.kind, action)
+                _dividends_covered(changed, action)
+            held = await derive.sync_positions(s, user_id, touched, ledger=changed, matched=matched)
+            await _check_cash(s, portfolio, "quantity", action)
+            position = held.get((portfolio.id, asset.id))
+    read.follow(db.engine, user_id, at, add=txn, assets=(asset, target))
+    return txn, asset, position
 
 
 async def _owned_txn(s: AsyncSession, user_id: int, txn_id: int) -> Transaction:
@@ -291,6 +298,7 @@ async def update(
             else await _locked_portfolio(s, user_id, portfolio_id, None)
         )
         await derive.lock_user_ledger(s, user_id)
+        at = await read.version(await s.connection(), user_id)
         # read again under the lock: a concurrent writer may have changed it meanwhile (an
         # ORM flush writes only what differs from the state it loaded, so a stale copy
         # could leave a value unwritten that the positions were derived with)
@@ -338,6 +346,7 @@ async def update(
         await _check_cash(s, portfolio, _cash_field(entry), action)
         if old_portfolio.id != portfolio.id:
             await _check_cash(s, old_portfolio, "portfolio", action)
+    read.follow(db.engine, user_id, at, drop=txn.id, add=txn, assets=(asset, target))
     return txn, asset
 
 
@@ -378,6 +387,7 @@ async def remove(db: Database, user_id: int, txn_id: int) -> None:
         txn = await _owned_txn(s, user_id, txn_id)
         portfolio = await _locked_portfolio(s, user_id, txn.portfolio_id, None)
         await derive.lock_user_ledger(s, user_id)
+        at = await read.version(await s.connection(), user_id)
         txn = await _owned_txn(s, user_id, txn_id)  # as committed once the lock is held
         if txn.portfolio_id != portfolio.id:
             portfolio = await _locked_portfolio(s, user_id, txn.portfolio_id, None)
@@ -393,20 +403,21 @@ async def remove(db: Database, user_id: int, txn_id: int) -> None:
             portfolio.updated_at = utcnow()
             await s.flush()
             await _check_cash(s, portfolio, "cash_balance", action)
-            return
-        asset_id = txn.asset_id
-        touched = [asset_id] if txn.target_asset_id is None else [asset_id, txn.target_asset_id]
-        ledger = await derive.read_ledger(s, user_id, touched)
-        symbol = next(r[2] for r in ledger.rows if r[0] == txn.id)
-        changed = ledger.changed(drop=txn.id)
-        matched = None
-        if ledger.has_actions:
-            matched = _checked(changed, None, None, action)
-            _dividends_covered(changed, action)
         else:
-            lots.check_ledger(_lot_rows(ledger, txn.portfolio_id, symbol), drop=txn.id, action=action)
-        await s.delete(txn)
-        portfolio.updated_at = utcnow()
-        await s.flush()
-        await derive.sync_positions(s, user_id, touched, ledger=changed, matched=matched)
-        await _check_cash(s, portfolio, "cash_balance", action)
+            asset_id = txn.asset_id
+            touched = [asset_id] if txn.target_asset_id is None else [asset_id, txn.target_asset_id]
+            ledger = await derive.read_ledger(s, user_id, touched)
+            symbol = next(r[2] for r in ledger.rows if r[0] == txn.id)
+            changed = ledger.changed(drop=txn.id)
+            matched = None
+            if ledger.has_actions:
+                matched = _checked(changed, None, None, action)
+                _dividends_covered(changed, action)
+            else:
+                lots.check_ledger(_lot_rows(ledger, txn.portfolio_id, symbol), drop=txn.id, action=action)
+            await s.delete(txn)
+            portfolio.updated_at = utcnow()
+            await s.flush()
+            await derive.sync_positions(s, user_id, touched, ledger=changed, matched=matched)
+            await _check_cash(s, portfolio, "cash_balance", action)
+    read.follow(db.engine, user_id, at, drop=txn.id)

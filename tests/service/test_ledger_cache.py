@@ -11,6 +11,7 @@ from sqlalchemy import select
 from service.db import Database
 from service.db.models import Portfolio, Transaction, User
 from service.ledger import derived, read
+from service.ledger.cache import cache_for
 from service.ledger.columns import LedgerColumns, load_columns
 from service.ledger.lots import ledger_rows_with_actions, load_ledger, match_rows
 from tests.service.conftest import Api
@@ -128,8 +129,20 @@ def test_cached_ledger_equals_a_fresh_derivation_at_every_version(api: Api) -> N
         seen.add(cols.version)
         _check(api, user_id, pid)  # warm: the kept value, still equal
     assert Decimal(str(api.call(_cached_and_fresh, api.db, user_id, pid)[2][pid]["EUR"])) == 500
-    # an edit and a delete move it too
-    last = api.client.get(f"/api/transactions/?portfolio={pid}", headers=h).json()["results"][0]["id"]
-    assert api.client.delete(f"/api/transactions/{last}/", headers=h).status_code == 204
+    # an edit and deletes move it too (a cash row's and a security row's)
+    listed = api.client.get(f"/api/transactions/?portfolio_id={pid}", headers=h).json()["results"]
+    fee = next(t["id"] for t in listed if t["transaction_type"] == "fee")
+    buy = next(t["id"] for t in listed if t["transaction_type"] == "buy" and t["asset_symbol"] == "MSFT")
+    body = {"portfolio": pid, "asset_symbol": "MSFT", "transaction_type": "buy", "quantity": "3",
+            "price": "301.5", "transaction_date": "2024-01-05"}  # fmt: skip
+    assert api.client.put(f"/api/transactions/{buy}/", json=body, headers=h).status_code == 200
     cols = _check(api, user_id, pid)
-    assert last not in cols.id.tolist()
+    assert cols.version not in seen
+    assert api.client.delete(f"/api/transactions/{fee}/", headers=h).status_code == 204
+    cols = _check(api, user_id, pid)
+    assert fee not in cols.id.tolist()
+    dividend = next(t["id"] for t in listed if t["transaction_type"] == "dividend")
+    assert api.client.delete(f"/api/transactions/{dividend}/", headers=h).status_code == 204
+    assert dividend not in _check(api, user_id, pid).id.tolist()
+    # the typed writes moved the kept columns along (no read of the ledger after them)
+    assert cache_for(api.db.engine.sync_engine).advances >= len(rows) + 2
