@@ -15,6 +15,7 @@ derivations (:mod:`service.ledger.derived`) are cached beside it.
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -348,7 +349,15 @@ def patched(
 ) -> LedgerColumns:
     """``cols`` with row ``drop`` removed and ``add`` (a :data:`RawRow`) added, tagged
     ``version``: the ledger after one write, without reading it again. ``assets``:
-    ``(id, symbol, currency)`` of the assets ``add`` names."""
+    ``(id, symbol, currency)`` of the assets ``add`` names.
+
+    When every code of ``add`` is known already (its portfolio, assets and currency) the
+    row goes in at its place in ledger order (a vectorized comparison of the order's
+    keys, then one insert per column); otherwise the columns are assembled again.
+    """
+    fast = _patched_in_place(cols, version, drop, add)
+    if fast is not None:
+        return fast
     keep = np.ones(len(cols), np.bool_) if drop is None else cols.id != drop
     at = np.flatnonzero(keep)
     ids = np.array(cols.portfolios.ids, np.int64)
@@ -397,4 +406,77 @@ def patched(
         np.concatenate(raw["lot"]).astype(np.int64),
         np.concatenate(raw["own"]).astype(object),
         {name: _concat(parts) for name, parts in amounts.items()},
+    )
+
+
+def _patched_in_place(
+    cols: LedgerColumns, version: int, drop: int | None, add: RawRow | None
+) -> LedgerColumns | None:
+    """:func:`patched` without re-coding anything (``None`` when ``add`` needs a new code)."""
+    arrays = {
+        "id": cols.id, "portfolio": cols.portfolio, "symbol": cols.symbol, "target": cols.target,
+        "date": cols.date, "kind": cols.kind, "currency": cols.currency, "lot": cols.lot,
+    }  # fmt: skip
+    amounts = {name: getattr(cols, name) for name in _AMOUNTS}
+    if drop is not None:
+        gone = np.flatnonzero(cols.id == drop)
+        arrays = {k: np.delete(v, gone) for k, v in arrays.items()}
+        amounts = {k: Fixed(np.delete(v.hi, gone), np.delete(v.lo, gone), np.delete(v.null, gone)) for k, v in amounts.items()}
+    if add is not None:
+        tid, pid, asset, target, day, kind, qty, price, fees, lot, ratio, share, cash, own = add
+        known = {int(a): i for i, a in enumerate(cols.asset_ids.tolist())}
+        pindex = cols.portfolios.index(int(pid))
+        symbol = -1 if asset is None else known.get(int(asset), -2)
+        target_code = -1 if target is None else known.get(int(target), -2)
+        if pindex < 0 or symbol == -2 or target_code == -2:
+            return None
+        code = (own or "").upper() or (
+            cols.symbol_currency[symbol] if symbol >= 0 else cols.portfolios.base_currency[pindex]
+        )
+        if code not in cols.currencies:
+            return None
+        day64 = np.datetime64(day, "D")
+        row: dict[str, Any] = {
+            "id": int(tid), "portfolio": pindex, "symbol": symbol, "target": target_code,
+            "date": day64, "kind": KIND_CODE[kind],
+            "currency": cols.currencies.index(code), "lot": -1 if lot is None else int(lot),
+        }  # fmt: skip
+        values = {
+            name: parse([text])
+            for name, text in zip(_AMOUNTS, (qty, price, fees, ratio, share, cash), strict=True)
+        }
+        new_keys = [
+            int(day64.astype(np.int64)), int(_RANK[KIND_CODE[kind]]),
+            *(int(x[0]) for name in ("price", "quantity", "fees") for x in (values[name].hi, values[name].lo)),
+            row["id"],
+        ]  # fmt: skip
+        old_keys = [
+            arrays["date"].astype(np.int64), _RANK[arrays["kind"]],
+            *(x for name in ("price", "quantity", "fees") for x in (amounts[name].hi, amounts[name].lo)),
+            arrays["id"],
+        ]  # fmt: skip
+        less = np.zeros(len(arrays["id"]), np.bool_)
+        equal = np.ones(len(arrays["id"]), np.bool_)
+        for column, value in zip(old_keys, new_keys, strict=True):
+            less |= equal & (column < value)
+            equal &= column == value
+        at = int(less.sum())  # the rows before it in ledger order (the columns are sorted)
+        arrays = {k: np.insert(v, at, np.array([row[k]], dtype=v.dtype)) for k, v in arrays.items()}
+        amounts = {
+            k: Fixed(np.insert(v.hi, at, values[k].hi), np.insert(v.lo, at, values[k].lo),
+                     np.insert(v.null, at, values[k].null))
+            for k, v in amounts.items()
+        }  # fmt: skip
+    return dataclasses.replace(
+        cols,
+        version=version,
+        id=arrays["id"].astype(np.int64, copy=False),
+        portfolio=arrays["portfolio"].astype(np.int64, copy=False),
+        symbol=arrays["symbol"].astype(np.int64, copy=False),
+        target=arrays["target"].astype(np.int64, copy=False),
+        date=arrays["date"].astype("datetime64[D]", copy=False),
+        kind=arrays["kind"].astype(np.int8, copy=False),
+        currency=arrays["currency"].astype(np.int64, copy=False),
+        lot=arrays["lot"].astype(np.int64, copy=False),
+        **amounts,
     )

@@ -17,7 +17,7 @@ from hypothesis import strategies as st
 from service.ledger import derived
 from service.ledger.cache import DerivationCache
 from service.ledger.checks import ledger_key
-from service.ledger.columns import build
+from service.ledger.columns import build, patched
 from service.ledger.fixed import LO, Fixed, parse, sort_keys
 
 Q8 = Decimal("1e-8")
@@ -248,3 +248,40 @@ def test_no_version_is_never_kept() -> None:
     asyncio.run(cache.get(1, -1, "x", fn))
     asyncio.run(cache.get(1, -1, "x", fn))
     assert len(n) == 2
+
+
+def _same(a, b) -> None:  # type: ignore[no-untyped-def]
+    for name in ("id", "portfolio", "symbol", "target", "date", "kind", "currency", "lot"):
+        assert np.array_equal(getattr(a, name), getattr(b, name)), name
+    for name in ("quantity", "price", "fees", "ratio", "basis_allocation", "cash"):
+        assert getattr(a, name).to_decimal() == getattr(b, name).to_decimal(), name
+    assert (a.symbols, a.currencies, a.portfolios, a.version) == (b.symbols, b.currencies, b.portfolios, b.version)
+
+
+@settings(max_examples=25, deadline=None)
+@given(ledgers(), st.data())
+def test_a_patched_ledger_equals_one_built_afresh(rows: list[tuple], data: st.DataObject) -> None:
+    """A write's change applied to kept columns (``patched``) equals reading them again."""
+    k = data.draw(st.integers(0, len(rows) - 1))
+    row, rest = rows[k], rows[:k] + rows[k + 1 :]
+    before = build(1, PORTFOLIOS, ASSETS, rest)
+    _same(patched(before, 2, add=row, assets=ASSETS), build(2, PORTFOLIOS, ASSETS, rows))
+    _same(patched(build(1, PORTFOLIOS, ASSETS, rows), 2, drop=row[0]), build(2, PORTFOLIOS, ASSETS, rest))
+    edited = (row[0], *rest[0][1:]) if rest else row
+    _same(
+        patched(build(1, PORTFOLIOS, ASSETS, rows), 2, drop=row[0], add=edited, assets=ASSETS),
+        build(2, PORTFOLIOS, ASSETS, [*rest, edited]),
+    )
+
+
+def test_a_patched_ledger_with_a_new_asset_or_currency_is_assembled_again() -> None:
+    rows = [
+        (1, 1, 11, None, "2024-01-02", "buy", "1.00000000", "10.00000000", "0.00000000", None, None, None, None, None),
+    ]  # fmt: skip
+    new = (2, 1, None, None, "2024-01-03", "deposit", "1.00000000", "5.00000000", "0.00000000", None, None, None, None, "GBP")
+    _same(patched(build(1, PORTFOLIOS, ASSETS, rows), 2, add=new), build(2, PORTFOLIOS, ASSETS, [*rows, new]))
+    other = (3, 1, 12, None, "2024-01-01", "buy", "2.00000000", "7.00000000", "0.00000000", None, None, None, None, None)
+    _same(
+        patched(build(1, PORTFOLIOS, ASSETS, rows), 2, add=other, assets=ASSETS),
+        build(2, PORTFOLIOS, ASSETS, [*rows, other]),
+    )
