@@ -78,7 +78,7 @@ def statement(n: int, symbols: list[str], seed: int = 7) -> list[str]:
     per_day = max((n - 1) / len(days), 1e-9)
     k = 1
     for d, day in enumerate(days):
-        want = int(round((d + 1) * per_day)) - (k - 1)
+        want = round((d + 1) * per_day) - (k - 1)
         at_open = dict(held)  # a dividend is paid on the shares held at the previous close
         for _ in range(max(want, 0)):
             if k >= n:
