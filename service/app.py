@@ -39,11 +39,11 @@ from service.demo import sync_assets
 from service.errors import exception_handlers
 from service.health import health, ready
 from service.imports.controllers import ImportController
+from service.ledger.book import BookCache
+from service.ledger.book import warm_up as warm_up_books
 from service.marketdata.provider import MarketDataProvider
 from service.middleware import request_pipeline
 from service.openapi_ui import swagger_assets_router, swagger_plugin
-from service.ledger.book import BookCache
-from service.ledger.book import warm_up as warm_up_books
 from service.portfolios.controllers import PortfolioController
 from service.ratelimit import MemoryRateLimiter, RateLimiter, RedisRateLimiter
 from service.realtime.plugin import realtime_plugins
