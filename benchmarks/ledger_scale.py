@@ -138,12 +138,13 @@ class Server:
             [sys.executable, "-m", "service", "serve", "--port", str(self.port), "--log-level", "warning"],
             cwd=self.tree, env=self.env, stdout=subprocess.DEVNULL,
         )  # fmt: skip
-        deadline = time.monotonic() + 120
+        deadline = time.monotonic() + 900  # start-up warms the kernels before answering
         while time.monotonic() < deadline:
             with contextlib.suppress(httpx.HTTPError):
                 if httpx.get(f"{self.url}/health", timeout=1).status_code < 500:
                     return
             time.sleep(0.2)
+        self.stop()
         raise RuntimeError("the server did not start")
 
     def stop(self) -> None:
