@@ -37,7 +37,7 @@ sys.path.insert(0, str(ROOT))
 from quantcore.portfolio import ledger_positions  # noqa: E402
 from service.db import Database, migrate  # noqa: E402
 from service.db.models import Asset, Portfolio, Transaction, User  # noqa: E402
-from service.portfolios import derive  # noqa: E402
+from service.ledger import positions as derive  # noqa: E402
 from service.transactions.services import LedgerEntry, record  # noqa: E402
 
 SYMBOLS = ["AAPL", "MSFT", "SPY", "KO", "TLT"]

@@ -39,11 +39,11 @@ from service.demo import sync_assets
 from service.errors import check_request, exception_handlers
 from service.health import health, ready
 from service.imports.controllers import ImportController
+from service.ledger.book import BookCache
+from service.ledger.book import warm_up as warm_up_books
 from service.marketdata.provider import MarketDataProvider
 from service.openapi_ui import swagger_assets_router, swagger_plugin
 from service.pipeline import request_pipeline
-from service.portfolios.book import BookCache
-from service.portfolios.book import warm_up as warm_up_books
 from service.portfolios.controllers import PortfolioController
 from service.ratelimit import RateLimiter, Window, make_store
 from service.realtime.plugin import realtime_plugins

@@ -13,8 +13,8 @@ from sqlalchemy.exc import IntegrityError
 from service.auth.services import create_token, create_user
 from service.db import Database
 from service.db.models import Asset, Portfolio, User
+from service.ledger.positions import lock_user_ledger
 from service.marketdata.provider import MarketDataProvider
-from service.portfolios.derive import lock_user_ledger
 from service.transactions.services import LedgerEntry, record
 
 __all__ = ["DEMO_PASSWORD", "DEMO_USER", "seed_demo", "sync_assets"]

@@ -24,9 +24,8 @@ from service.assets.market import MarketData
 from service.assets.services import AssetReads
 from service.auth.services import IdentityCache
 from service.db import Database
+from service.ledger.book import BookCache, PortfolioReads
 from service.pagination import provide_page_params
-from service.portfolios.book import BookCache
-from service.portfolios.services import PortfolioReads
 from service.ratelimit import RateLimiter
 from service.settings import Settings
 

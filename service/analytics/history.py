@@ -9,8 +9,7 @@ apply on the next trading day.
 
 from __future__ import annotations
 
-import datetime as dt
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
 import numpy as np
@@ -18,9 +17,11 @@ from numpy.typing import NDArray
 
 from quantcore import valuation
 from service.analytics.prices import ClosePanel, FxPanel
+from service.ledger.derived import HistoryInput, LedgerRow
 
 __all__ = [
     "CASH_KINDS",
+    "HistoryInput",
     "LedgerRow",
     "ValueHistory",
     "row_currencies",
@@ -28,23 +29,6 @@ __all__ = [
 ]
 
 F64 = NDArray[np.float64]
-
-
-@dataclass(frozen=True, slots=True)
-class LedgerRow:
-    """One ledger entry as the history needs it (amounts as floats).
-
-    ``symbol`` is empty on a cash row. ``currency`` is the currency the row's cash moves
-    in; empty means the asset's (a security row) or the base currency (a cash row).
-    """
-
-    symbol: str
-    kind: str  # buy | sell | dividend | deposit | withdrawal | interest | fee
-    quantity: float
-    price: float
-    fees: float
-    date: dt.date
-    currency: str = ""
 
 
 @dataclass(frozen=True, slots=True)
@@ -59,36 +43,35 @@ class ValueHistory:
     holdings: F64  # (n_dates, n_symbols)
 
 
-_KIND = {
-    "buy": valuation.BUY,
-    "sell": valuation.SELL,
-    "dividend": valuation.DIVIDEND,
-    "deposit": valuation.DEPOSIT,
-    "withdrawal": valuation.WITHDRAWAL,
-    "interest": valuation.INTEREST,
-    "fee": valuation.FEE,
-}
 #: Rows without an asset.
 CASH_KINDS = frozenset({"deposit", "withdrawal", "interest", "fee"})
 
 
-def _currency_of(row: LedgerRow, asset_currency: Mapping[str, str], base: str) -> str:
-    if row.currency:
-        return row.currency
-    return asset_currency.get(row.symbol, base) if row.symbol else base
+def _input(rows: HistoryInput | Sequence[LedgerRow]) -> HistoryInput:
+    return rows if isinstance(rows, HistoryInput) else HistoryInput.from_rows(rows)
+
+
+def _currencies(h: HistoryInput, asset_currency: Mapping[str, str], base: str) -> list[str]:
+    """Per row, the currency its cash moves in: its own; else its asset's; else ``base``."""
+    per_symbol = np.array([*(asset_currency.get(s, base) for s in h.names), base], dtype=object)
+    per_code = np.array([*h.codes, ""], dtype=object)
+    own = per_code[h.currency]  # -1 picks ""
+    asset = per_symbol[h.symbol]  # -1 picks base
+    return np.where(own != "", own, asset).tolist() if len(h) else []
 
 
 def row_currencies(
-    rows: Iterable[LedgerRow], asset_currency: Mapping[str, str], base: str
+    rows: HistoryInput | Sequence[LedgerRow], asset_currency: Mapping[str, str], base: str
 ) -> tuple[str, ...]:
     """The currencies ``rows`` hold cash or securities in, ``base`` first, then sorted."""
-    seen = {_currency_of(r, asset_currency, base) for r in rows}
-    seen |= {asset_currency.get(r.symbol, base) for r in rows if r.symbol}
+    h = _input(rows)
+    seen = set(_currencies(h, asset_currency, base))
+    seen |= {asset_currency.get(h.names[s], base) for s in np.unique(h.symbol).tolist() if s >= 0}
     return (base, *sorted(seen - {base}))
 
 
 def value_history(
-    rows: Sequence[LedgerRow],
+    rows: HistoryInput | Sequence[LedgerRow],
     prices: ClosePanel,
     *,
     fx: FxPanel | None = None,
@@ -98,15 +81,16 @@ def value_history(
     on ``prices``' calendar.
 
     Args:
-        rows: the ledger in date order (cash rows have an empty ``symbol``).
+        rows: the ledger in date order, as columns (:class:`service.ledger.derived.HistoryInput`)
+            or as rows (cash rows have an empty ``symbol``).
         prices: closes of every symbol in ``rows`` on the calendar to value.
         fx: rates of every currency of ``rows`` on the same calendar (``fx.codes[0]`` is
             the base currency). Without it every amount counts as in one currency.
         asset_currency: symbol -> the currency its closes and cash are in (default: base).
     """
+    h = _input(rows)
     of_asset = asset_currency or {}
     col = {s: j for j, s in enumerate(prices.symbols)}
-    days = np.array([r.date for r in rows], dtype="datetime64[D]")
     rates: F64 | None = None
     cur_col: NDArray[np.int64] | None = None
     asset_cur: NDArray[np.int64] | None = None
@@ -114,20 +98,27 @@ def value_history(
         base = fx.codes[0]
         fx_col = {c: i for i, c in enumerate(fx.codes)}
         rates = fx.rates
-        cur_col = np.array([fx_col[_currency_of(r, of_asset, base)] for r in rows], dtype=np.int64)
+        per_symbol = np.array(
+            [*(fx_col.get(of_asset.get(s, base), 0) for s in h.names), 0], dtype=np.int64
+        )
+        per_code = np.array([*(fx_col.get(c, -1) for c in h.codes), -1], dtype=np.int64)
+        own = per_code[h.currency]  # -1 (none) picks -1
+        cur_col = np.where(own >= 0, own, per_symbol[h.symbol]).astype(np.int64)
         asset_cur = np.array(
             [fx_col[of_asset.get(s, base)] for s in prices.symbols], dtype=np.int64
         )
-    h = valuation.ledger_value_history(
-        np.searchsorted(prices.dates, days, side="left").astype(np.int64),
-        np.array([col[r.symbol] if r.symbol else -1 for r in rows], dtype=np.int64),
-        np.array([_KIND.get(r.kind, -1) for r in rows], dtype=np.int64),
-        np.array([r.quantity for r in rows], dtype=np.float64),
-        np.array([r.price for r in rows], dtype=np.float64),
-        np.array([r.fees for r in rows], dtype=np.float64),
+    # each of the rows' symbols -> its column of closes (then -1 for cash rows)
+    column = np.array([*(col.get(s, -1) for s in h.names), -1], dtype=np.int64)
+    out = valuation.ledger_value_history(
+        np.searchsorted(prices.dates, h.date, side="left").astype(np.int64),
+        column[h.symbol] if len(h) else np.zeros(0, np.int64),
+        h.kind,
+        h.quantity,
+        h.price,
+        h.fees,
         prices.close,
         currency=cur_col,
         rates=rates,
         asset_currency=asset_cur,
     )
-    return ValueHistory(prices.dates, h.value, h.inflow, h.outflow, h.returns, h.holdings)
+    return ValueHistory(prices.dates, out.value, out.inflow, out.outflow, out.returns, out.holdings)

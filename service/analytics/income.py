@@ -12,41 +12,45 @@ of fractional shares, a merger's cash, a return of capital) is not income.
 from __future__ import annotations
 
 import datetime as dt
-from collections.abc import Sequence
 
 import numpy as np
+from numpy.typing import NDArray
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from quantcore import income as qincome
 from quantcore import valuation
 from service import formatting as fmt
-from service.analytics.history import LedgerRow
+from service.analytics.history import HistoryInput
 from service.analytics.periods import WindowQuery, market_today, resolve
 from service.analytics.prices import fx_panel
 from service.analytics.schemas import IncomePeriod, IncomeRead, IncomeSymbol
 from service.analytics.services import ledger_rows
 from service.assets.market import MarketData
-from service.portfolios.services import get_owned
+from service.ledger.owned import get_owned
 
 __all__ = ["INCOME_KINDS", "income", "income_rows"]
 
-#: Ledger rows that are income, and their column in the sums.
-INCOME_KINDS = {"dividend": 0, "interest": 1}
-_KIND = {"dividend": valuation.DIVIDEND, "interest": valuation.INTEREST}
+#: Valuation codes of the rows that are income -> their column in the sums.
+INCOME_KINDS = {valuation.DIVIDEND: 0, valuation.INTEREST: 1}
 
 
-def income_rows(rows: Sequence[LedgerRow], after: dt.date, end: dt.date) -> list[LedgerRow]:
-    """The dividends and interest of ``rows`` dated ``after < date <= end``.
+def income_rows(rows: HistoryInput, after: dt.date, end: dt.date) -> NDArray[np.intp]:
+    """Positions in ``rows`` of the dividends and interest dated ``after < date <= end``;
+    cash a corporate action paid (booked like a dividend) is left out."""
+    kind = np.isin(rows.kind, list(INCOME_KINDS)) & ~rows.from_action
+    dated = (rows.date > np.datetime64(after, "D")) & (rows.date <= np.datetime64(end, "D"))
+    return np.flatnonzero(kind & dated)
 
-    A corporate action's cash comes from the ledger as a dividend row without a
-    currency (:func:`service.transactions.actions.history_rows`), a recorded
-    dividend always carries its asset's: the former is left out.
-    """
-    return [
-        r
-        for r in rows
-        if r.kind in INCOME_KINDS and after < r.date <= end and (r.kind != "dividend" or r.currency)
-    ]
+
+def _currencies(rows: HistoryInput, at: NDArray[np.intp], base: str) -> list[str]:
+    """The currency each picked row's cash moves in: a security's own, else the row's or base."""
+    out = []
+    for s, c in zip(rows.symbol[at].tolist(), rows.currency[at].tolist(), strict=True):
+        if s >= 0:
+            out.append(rows.currency_of.get(rows.names[s], base) or base)
+        else:
+            out.append(rows.codes[c] if c >= 0 else base)
+    return out
 
 
 def _money(x: float) -> str:
@@ -66,35 +70,28 @@ async def income(
     p = await get_owned(session, user_id, portfolio_id)
     base = (p.base_currency or "USD").upper()
     rows = await ledger_rows(session, p.id)
-    first = min(r.date for r in rows) if rows else None
-    window = resolve(query, market_today(market), first)
-    picked = income_rows(rows, window.after, window.end)
+    window = resolve(query, market_today(market), rows.first_date)
+    at = income_rows(rows, window.after, window.end)
     start = window.after + dt.timedelta(days=1)
-    days = np.array([r.date for r in picked], dtype="datetime64[D]")
-    cash = valuation.cash_amounts(
-        np.array([_KIND[r.kind] for r in picked], dtype=np.int64),
-        np.array([r.quantity for r in picked], dtype=np.float64),
-        np.array([r.price for r in picked], dtype=np.float64),
-        np.array([r.fees for r in picked], dtype=np.float64),
-    )
-    codes = (base, *sorted({r.currency for r in picked if r.currency} - {base}))
-    if len(codes) > 1 and picked:
+    days = rows.date[at]
+    kinds = rows.kind[at]
+    cash = valuation.cash_amounts(kinds, rows.quantity[at], rows.price[at], rows.fees[at])
+    currencies = _currencies(rows, at, base)
+    codes = (base, *sorted(set(currencies) - {base}))
+    if len(codes) > 1:
         calendar = np.unique(days)
         rates = fx_panel(market, codes, calendar).rates
         col = {c: j for j, c in enumerate(codes)}
-        at = np.searchsorted(calendar, days)
-        cash = cash * rates[at, [col[r.currency or base] for r in picked]]
-    amounts = np.zeros((len(picked), 2))
-    amounts[np.arange(len(picked)), [INCOME_KINDS[r.kind] for r in picked]] = cash
+        cash = cash * rates[np.searchsorted(calendar, days), [col[c] for c in currencies]]
+    amounts = np.zeros((at.size, 2))
+    amounts[np.arange(at.size), [INCOME_KINDS[int(k)] for k in kinds]] = cash
     labels, sums = qincome.sum_by_period(
         days, amounts, group_by=group_by, span=(str(start), str(window.end))
     )
-    dividends = amounts[:, 0]
-    symbols = sorted({r.symbol for r in picked if r.kind == "dividend"})
-    per_symbol = {s: 0.0 for s in symbols}
-    for r, x in zip(picked, dividends, strict=True):
-        if r.kind == "dividend":
-            per_symbol[r.symbol] += float(x)
+    dividend = kinds == valuation.DIVIDEND
+    symbols = rows.symbol[at][dividend]
+    paid = np.bincount(symbols, weights=np.nan_to_num(amounts[dividend, 0]), minlength=len(rows.names))
+    per_symbol = {rows.names[i]: float(paid[i]) for i in sorted(set(symbols.tolist()), key=lambda i: rows.names[i])}
     totals = np.nan_to_num(amounts).sum(axis=0)
     return IncomeRead(
         period=window.label,

@@ -27,7 +27,7 @@ from sqlalchemy.ext.asyncio import AsyncSession
 
 from quantcore.accounts import combine_accounts
 from service import formatting as fmt
-from service.analytics.history import ValueHistory
+from service.analytics.history import HistoryInput, ValueHistory
 from service.analytics.periods import WindowQuery, market_today, resolve
 from service.analytics.prices import fx_panel, panel
 from service.analytics.schemas import OverviewRead
@@ -45,9 +45,9 @@ from service.analytics.services import (
 )
 from service.assets.market import MarketData
 from service.db.models import Portfolio
-from service.portfolios.book import load_book
-from service.portfolios.cash import check_currency
-from service.portfolios.schemas import PortfolioRead
+from service.ledger.book import load_book
+from service.ledger.cash import check_currency
+from service.ledger.reads import PortfolioRead
 
 __all__ = ["DEFAULT_BENCHMARK", "account_sums", "overview"]
 
@@ -125,7 +125,7 @@ async def overview(
         .all()
     )
     ledgers = [await _ledger(session, p, [bench]) for p in portfolios]
-    firsts = [min(r.date for r in lg.rows) for lg in ledgers if lg.rows]
+    firsts = [d for lg in ledgers if (d := lg.rows.first_date) is not None]
     window = resolve(query, market_today(market), min(firsts) if firsts else None)
     # allocation: every line at current quotes, in ``code``, merged by symbol
     merged: dict[str, tuple[_Line, float]] = {}
@@ -164,7 +164,7 @@ def _combined(
 ) -> tuple[ValueHistory | None, F64 | None]:
     """The account's value history in ``code`` and the benchmark's closes in ``code`` on
     its calendar (None, None: no portfolio has a transaction)."""
-    parts = [(lg, _history(market, lg, after, end, [bench])[0]) for lg in ledgers if lg.rows]
+    parts = [(lg, _history(market, lg, after, end, [bench])[0]) for lg in ledgers if len(lg.rows)]
     if not parts:
         return None, None
     days = np.unique(np.concatenate([h.dates for _, h in parts]))
@@ -184,7 +184,7 @@ def _combined(
         account.returns,
         np.empty((days.size, 0)),
     )
-    lo = min(min(r.date for r in lg.rows) for lg, _ in parts)
+    lo = min(d for lg, _ in parts if (d := lg.rows.first_date) is not None)
     close = panel(market, [bench], min(lo, after), end, calendar=days).column(bench)
     currency_of = {bench: parts[0][0].currency_of.get(bench, code)}
-    return hist, _in_base(market, _Ledger([], code, currency_of), bench, close, days)
+    return hist, _in_base(market, _Ledger(HistoryInput.from_rows([]), code, currency_of, parts[0][0].user_id), bench, close, days)

@@ -23,7 +23,7 @@ from quantcore import drawdown, metrics, returns, valuation
 from quantcore import risk as qrisk
 from service import formatting as fmt
 from service.analytics import technical
-from service.analytics.history import LedgerRow, ValueHistory, row_currencies, value_history
+from service.analytics.history import HistoryInput, ValueHistory, row_currencies, value_history
 from service.analytics.periods import Window, WindowQuery, resolve
 from service.analytics.periods import market_today as _today
 from service.analytics.prices import ClosePanel, fx_panel, panel
@@ -37,12 +37,11 @@ from service.analytics.schemas import (
     TechnicalRead,
 )
 from service.assets.market import MarketData
-from service.db.models import Asset, Portfolio, Position, Transaction
+from service.db.models import Asset, Portfolio, Position
 from service.errors import NotFoundError, ValidationError
 from service.formatting import frac, ratio
-from service.portfolios.cash import read_balances
-from service.portfolios.services import get_owned
-from service.transactions.actions import history_rows
+from service.ledger import read
+from service.ledger.owned import get_owned
 
 __all__ = [
     "allocation",
@@ -62,34 +61,13 @@ F64 = NDArray[np.float64]
 CORRELATION_SYMBOL = "SPY"
 
 
-async def ledger_rows(session: AsyncSession, portfolio_id: int) -> list[LedgerRow]:
-    """The portfolio's ledger in date order, amounts as floats (one column query).
-
-    Cash rows (no asset) have an empty symbol and their own currency (empty: the base
-    currency); a security row's currency is its asset's.
-    """
-    rows = await session.execute(
-        select(
-            Asset.symbol,
-            Transaction.transaction_type,
-            Transaction.quantity,
-            Transaction.price,
-            Transaction.fees,
-            Transaction.transaction_date,
-            Transaction.currency,
-            Asset.currency,
-        )
-        .outerjoin(Asset, Asset.id == Transaction.asset_id)
-        .where(Transaction.portfolio_id == portfolio_id)
-        .order_by(Transaction.transaction_date, Transaction.id)
-    )
-    out = [
-        LedgerRow(
-            sym or "", kind, float(q), float(p), float(f), day, (asset_cur or own or "").upper()
-        )
-        for sym, kind, q, p, f, day, own, asset_cur in rows.tuples()
-    ]
-    return await history_rows(session, portfolio_id, out)  # corporate actions as share changes
+async def ledger_rows(session: AsyncSession, portfolio_id: int) -> HistoryInput:
+    """The portfolio's ledger as the value history reads it (:func:`service.ledger.read.history_input`:
+    the owner's ledger columns, cached per ledger version)."""
+    owner = (
+        await session.execute(select(Portfolio.user_id).where(Portfolio.id == portfolio_id))
+    ).scalar_one()
+    return await read.history_input(await session.connection(), owner, portfolio_id)
 
 
 @dataclass(frozen=True, slots=True)
@@ -97,22 +75,26 @@ class _Ledger:
     """A portfolio's ledger rows, its base currency and the currency of each symbol it
     names (with the benchmarks asked for)."""
 
-    rows: list[LedgerRow]
+    rows: HistoryInput
     base: str
     currency_of: Mapping[str, str]
+    user_id: int
+
+    def symbols(self) -> list[str]:
+        """The symbols the rows hold, sorted."""
+        return sorted(self.rows.names[s] for s in np.unique(self.rows.symbol).tolist() if s >= 0)
 
 
 async def _ledger(session: AsyncSession, p: Portfolio, extra: Sequence[str] = ()) -> _Ledger:
-    rows = await ledger_rows(session, p.id)
-    currency_of = {r.symbol: r.currency for r in rows if r.symbol and r.currency}
-    # symbols only corporate actions name (a merger's target) and the benchmarks
-    missing = ({r.symbol for r in rows if r.symbol} | set(extra)) - set(currency_of)
+    rows = await read.history_input(await session.connection(), p.user_id, p.id)
+    currency_of = dict(rows.currency_of)
+    missing = set(extra) - set(currency_of)  # the benchmarks
     if missing:
         found = await session.execute(
             select(Asset.symbol, Asset.currency).where(Asset.symbol.in_(sorted(missing)))
         )
         currency_of.update({sym: cur.upper() for sym, cur in found.tuples()})
-    return _Ledger(rows, (p.base_currency or "USD").upper(), currency_of)
+    return _Ledger(rows, (p.base_currency or "USD").upper(), currency_of, p.user_id)
 
 
 def _benchmark(market: MarketData, symbol: str, field: str = "benchmark") -> str:
@@ -134,8 +116,8 @@ def _history(
     from below. The calendar is the union of the held symbols' trading days, or of the
     ``extra`` symbols' when the ledger holds cash only."""
     rows = ledger.rows
-    symbols = sorted({r.symbol for r in rows if r.symbol})
-    first = min(r.date for r in rows) if rows else start
+    symbols = ledger.symbols()
+    first = rows.date.min().astype(dt.date) if len(rows) else start
     lo = min(first, start)
     if symbols:
         prices = panel(market, symbols, lo, end)
@@ -174,8 +156,7 @@ def _in_window(hist: ValueHistory, window: Window) -> NDArray[np.bool_]:
 
 def _window(ledger: _Ledger, query: WindowQuery, market: MarketData) -> Window:
     """The window ``query`` asks for on the market's current day (``max``: from the first row)."""
-    first = min(r.date for r in ledger.rows) if ledger.rows else None
-    return resolve(query, _today(market), first)
+    return resolve(query, _today(market), ledger.rows.first_date)
 
 
 async def portfolio_metrics(
@@ -285,7 +266,7 @@ async def performance(
     bench = _benchmark(market, benchmark or p.benchmark_symbol)
     ledger = await _ledger(session, p, [bench])
     window = _window(ledger, query, market)
-    if not ledger.rows:
+    if not len(ledger.rows):
         return performance_of(None, None, window, interval, bench)
     hist, extra = _history(market, ledger, window.after, window.end, [bench])
     return performance_of(hist, extra[bench], window, interval, bench)
@@ -372,9 +353,9 @@ async def _marked_book(
     qty = np.array([float(pos.quantity) for pos, _ in rows])
     lines = [_Line(a.symbol, a.name, a.asset_type, a.sector) for a in assets]
     values = [qty * price * rate]
-    # the portfolio's cash as its read model derives it (service.portfolios.cash)
-    balances = await read_balances(await session.connection(), {portfolio_id: ledger.base})
-    held = {code: v for code, v in balances[portfolio_id].items() if v > _CASH_TOLERANCE}
+    # the portfolio's cash as its read model derives it (service.ledger.cash)
+    balances = await read.balances(await session.connection(), ledger.user_id)
+    held = {code: v for code, v in balances.get(portfolio_id, {}).items() if v > _CASH_TOLERANCE}
     lines += [_Line(code, f"Cash ({code})", "cash", "Cash") for code in held]
     values.append(np.array([v * _quote_rate(market, c, ledger.base) for c, v in held.items()]))
     return lines, np.concatenate(values)
@@ -441,7 +422,7 @@ async def portfolio_risk(
     start = end - dt.timedelta(days=int(lookback * 1.6) + 14)
     r = b = s = np.empty(0)
     ppy = 252.0
-    if ledger.rows:
+    if len(ledger.rows):
         hist, closes = _history(market, ledger, start, end, extra)
         ok = np.flatnonzero(np.isfinite(hist.returns))[-lookback:]
         r = hist.returns[ok]

@@ -87,7 +87,7 @@ class LedgerVersion(Base):
     """A per-user counter that every write of the user's portfolios or ledger bumps.
 
     Bumped in the write's own transaction by
-    :func:`service.portfolios.derive.lock_user_ledger` (no database triggers since
+    :func:`service.ledger.positions.lock_user_ledger` (no database triggers since
     migration 0008): readers compare it to decide whether rows they keep in memory
     are still current.
     """
@@ -210,7 +210,7 @@ class Transaction(Base):
 
 class Position(Base):
     """A cache of the ledger: the open lots' quantity and cost basis under the portfolio's
-    lot method, wash-sale adjustments included (re-derived by ``service.portfolios.derive``
+    lot method, wash-sale adjustments included (re-derived by ``service.ledger.positions``
     in every ledger write)."""
 
     __tablename__ = "positions"

@@ -14,7 +14,7 @@ the engine's pool.
 
 Writes that read-then-write (a sell checks the quantity held) must be serialized per
 user. On PostgreSQL the service locks the user's ``ledger_versions`` row
-(:func:`service.portfolios.derive.lock_user_ledger`); on SQLite
+(:func:`service.ledger.positions.lock_user_ledger`); on SQLite
 :meth:`Database.write` opens the transaction with ``BEGIN IMMEDIATE``, which takes
 the database write lock before the first read (WAL mode keeps readers unblocked).
 """

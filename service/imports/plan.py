@@ -20,8 +20,8 @@ from service.db.types import quantize
 from service.errors import ValidationError
 from service.imports.rows import ImportRow
 from service.imports.schemas import ImportErrorRead, ImportIgnoredRead
-from service.transactions import lots
-from service.transactions.services import LedgerEntry
+from service.ledger import checks as lots
+from service.ledger.writes import LedgerEntry
 
 __all__ = [
     "MAX_LEDGER_ERRORS",

@@ -11,7 +11,7 @@ the user's ledger locked as every ledger write locks them:
    be an asset (or is created with ``create_assets``) and its currency the asset's;
 3. the portfolio's whole ledger of every symbol the file touches, existing rows and
    imported ones together in ledger order, must relieve
-   (:func:`service.transactions.lots.first_shortfall`): an uncovered sale, or a
+   (:func:`service.ledger.checks.first_shortfall`): an uncovered sale, or a
    dividend on shares not held at the previous close, is an error on its line;
 4. under ``cash_policy = "strict"``, the portfolio's cash, existing rows and imported
    ones together, must not end a day below zero in any currency
@@ -23,7 +23,7 @@ Every problem of the file is collected with its line and field. Any problem and
 nothing is written (400 ``validation_error``, ``details.errors``); ``dry_run``
 reports the same figures and errors without writing. Otherwise the rows are inserted
 in one statement and the positions of the touched assets re-derived once
-(:func:`service.portfolios.derive.sync_positions`).
+(:func:`service.ledger.positions.sync_positions`).
 
 Rows by kind:
 
@@ -84,10 +84,11 @@ from service.imports.schemas import (
     ImportRowRead,
     StatementFormat,
 )
+from service.ledger import cash
+from service.ledger import checks as lots
+from service.ledger import positions as derive
+from service.ledger.writes import LedgerEntry
 from service.marketdata.fx import CURRENCIES
-from service.portfolios import cash, derive
-from service.transactions import lots
-from service.transactions.services import LedgerEntry
 
 __all__ = [
     "MAX_FILE_BYTES",
@@ -382,7 +383,7 @@ async def _check_cash(s: AsyncSession, portfolio: Portfolio, plan: Plan) -> None
 
 
 def _cash_row(portfolio_id: int, temp_id: int, e: LedgerEntry, currency: str) -> cash.CashRow:
-    """A planned entry as :func:`service.portfolios.cash.read_cash_rows` gives a stored row."""
+    """A planned entry as :func:`service.ledger.cash.read_cash_rows` gives a stored row."""
     ratio = float(e.ratio) if e.ratio is not None else None
     return (
         portfolio_id, temp_id, e.date, e.kind, e.symbol, currency,

@@ -13,8 +13,11 @@ from litestar.response import Stream
 from service.assets.market import MarketData
 from service.auth.guards import requires_user
 from service.auth.identity import Identity
+from service.csvexport import ExportFormat, csv_requested
 from service.db import Database
 from service.errors import NotFoundError
+from service.ledger.book import PortfolioReads
+from service.ledger.writes import LedgerEntry, record
 from service.pagination import (
     DEFAULT_LIMIT,
     Limit,
@@ -25,6 +28,7 @@ from service.pagination import (
     page_params,
 )
 from service.portfolios import services
+from service.portfolios.export import position_csv
 from service.portfolios.schemas import (
     Ordering,
     PortfolioCreate,
@@ -33,9 +37,6 @@ from service.portfolios.schemas import (
     PositionCreate,
     PositionRead,
 )
-from service.portfolios.services import PortfolioReads
-from service.transactions import export
-from service.transactions.services import LedgerEntry, record
 
 __all__ = ["PortfolioController"]
 
@@ -106,14 +107,16 @@ class PortfolioController(Controller):
         limit: Limit = DEFAULT_LIMIT,
         offset: Offset = None,
         page: PageNumber = None,
-        format: export.ExportFormat = None,
+        format: ExportFormat = None,
     ) -> Page[PositionRead] | Stream:
-        if export.csv_requested(request, format):
-            every = PageParams(limit=1 << 31, offset=0)
-            items, _ = await portfolios.positions(request.user.id, portfolio_id, every)
-            return export.position_csv(items, portfolio_id)
-        paging = page_params(limit, offset, page)
-        items, count = await portfolios.positions(request.user.id, portfolio_id, paging)
+        every = csv_requested(request, format)
+        paging = PageParams(limit=1 << 31, offset=0) if every else page_params(limit, offset, page)
+        async with portfolios.db.read() as s:
+            items, count = await services.list_positions(
+                s, portfolios.market, request.user.id, portfolio_id, paging
+            )
+        if every:
+            return position_csv(items, portfolio_id)
         return Page.build(request, items, count, paging)
 
     @post("/{portfolio_id:int}/positions/", summary="Add to a position (records a buy)")

@@ -9,7 +9,8 @@ import msgspec
 
 from service import patterns
 from service.assets.schemas import AssetRef
-from service.transactions.schemas import Currency, DecimalInput
+from service.ledger.inputs import Currency, DecimalInput
+from service.ledger.reads import CashBalanceRead, PortfolioRead
 
 __all__ = [
     "CashBalanceRead",
@@ -59,37 +60,6 @@ class PortfolioUpdate(msgspec.Struct, kw_only=True, forbid_unknown_fields=True):
     is_active: bool | None = None
     base_currency: Currency | None = None
     cash_policy: CashPolicy | None = None
-
-
-class CashBalanceRead(msgspec.Struct, kw_only=True):
-    """The cash held in one currency, and its value in the portfolio's base currency."""
-
-    currency: str
-    amount: str
-    fx_rate: str | None  # base currency per unit; null when no rate is known
-    value: str | None
-
-
-class PortfolioRead(msgspec.Struct, kw_only=True):
-    """A portfolio valued in ``base_currency``: ``total_value`` is its positions' value
-    plus ``cash_balance`` (the cash of every currency, converted; negative when more
-    was spent than put in)."""
-
-    id: int
-    name: str
-    description: str
-    benchmark_symbol: str
-    is_active: bool
-    base_currency: str
-    cash_policy: str
-    cash_balance: str
-    cash_balances: list[CashBalanceRead]
-    total_value: str
-    daily_change: str
-    daily_change_percent: str
-    position_count: int
-    created_at: dt.datetime
-    updated_at: dt.datetime
 
 
 class PositionCreate(msgspec.Struct, kw_only=True, forbid_unknown_fields=True):

@@ -1,19 +1,17 @@
 """Portfolio CRUD and valuation; positions are read from the ledger-derived table.
 
 Lists and single portfolios are served from the user's in-memory book
-(:mod:`service.portfolios.book`), which one version read keeps current. Every
-write here starts with :func:`~service.portfolios.derive.lock_user_ledger` (the
+(:mod:`service.ledger.book`), which one version read keeps current. Every
+write here starts with :func:`~service.ledger.positions.lock_user_ledger` (the
 lock, and the bump of the version that invalidates the books).
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
-from decimal import Decimal
-from typing import Any
+from collections.abc import Sequence
 
 import numpy as np
-from sqlalchemy import bindparam, select
+from sqlalchemy import select
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from quantcore.portfolio import mark_positions
@@ -21,22 +19,17 @@ from service import formatting as fmt
 from service.assets.market import MarketData
 from service.assets.schemas import AssetRef
 from service.db import Database
-from service.db.models import Asset, Portfolio, Position, Transaction, utcnow
-from service.errors import NotFoundError, ValidationError
+from service.db.models import Asset, Portfolio, Position, utcnow
+from service.errors import ValidationError
+from service.ledger import cash
+from service.ledger import positions as derive
+from service.ledger.book import portfolio_reads
+from service.ledger.owned import get_owned
+from service.ledger.reads import PortfolioRead
 from service.pagination import PageParams
-from service.portfolios import cash, derive
-from service.portfolios.book import (
-    POSITION_ROWS,
-    RECENT_BUYS,
-    Book,
-    BookCache,
-    PortfolioRow,
-    recent_since,
-)
-from service.portfolios.schemas import PortfolioCreate, PortfolioRead, PortfolioUpdate, PositionRead
+from service.portfolios.schemas import PortfolioCreate, PortfolioUpdate, PositionRead
 
 __all__ = [
-    "PortfolioReads",
     "create_portfolio",
     "delete_portfolio",
     "get_owned",
@@ -45,18 +38,6 @@ __all__ = [
     "position_reads",
     "update_portfolio",
 ]
-
-
-async def get_owned(session: AsyncSession, user_id: int, portfolio_id: int) -> Portfolio:
-    """The user's portfolio; another user's (or no) portfolio is a 404."""
-    row = (
-        await session.execute(
-            select(Portfolio).where(Portfolio.id == portfolio_id, Portfolio.user_id == user_id)
-        )
-    ).scalar_one_or_none()
-    if row is None:
-        raise NotFoundError(f"Portfolio {portfolio_id} not found.")
-    return row
 
 
 async def _positions(
@@ -88,96 +69,6 @@ def _prices(market: MarketData, symbols: Sequence[str]) -> tuple[np.ndarray, np.
     return price[take], change[take]
 
 
-#: ``(portfolio_id, quantity, cost_basis, symbol)`` of every position of some portfolios.
-_POSITIONS = POSITION_ROWS.where(Position.portfolio_id.in_(bindparam("ids", expanding=True)))
-_RECENT = RECENT_BUYS.where(
-    Transaction.__table__.c.portfolio_id.in_(bindparam("ids", expanding=True))
-)
-
-
-def _row(p: Portfolio) -> PortfolioRow:
-    return (
-        p.id,
-        p.name,
-        p.description,
-        p.benchmark_symbol,
-        p.is_active,
-        p.created_at,
-        p.updated_at,
-        p.base_currency,
-        p.cash_policy,
-    )
-
-
-async def portfolio_reads(
-    session: AsyncSession, market: MarketData, portfolios: Sequence[Portfolio]
-) -> list[PortfolioRead]:
-    """Valued read models of ``portfolios`` (one positions query, one vectorized valuation)."""
-    rows: Sequence[Any] = []
-    recent: Sequence[Any] = []
-    held: dict[int, dict[str, float]] = {}
-    if portfolios:
-        conn = await session.connection()
-        ids = {"ids": [p.id for p in portfolios]}
-        rows = (await conn.execute(_POSITIONS, ids)).all()
-        recent = (await conn.execute(_RECENT, {**ids, "since": recent_since()})).all()
-        held = await cash.read_balances(conn, {p.id: p.base_currency for p in portfolios})
-    book = Book.from_rows(-1, [_row(p) for p in portfolios], rows, recent, held)
-    return book.reads(market)
-
-
-_SORT_KEYS: dict[str, Callable[[PortfolioRead], Any]] = {
-    "name": lambda r: (r.name, r.id),
-    "created_at": lambda r: (r.created_at, r.id),
-    "total_value": lambda r: Decimal(r.total_value),
-}
-
-
-class PortfolioReads:
-    """Portfolio reads: the process's books over the database, valued at the market.
-
-    One per application (the ``portfolios`` dependency). A call opens at most one
-    session: the book's version check is a point read
-    (:meth:`~service.db.Database.read_scalar`), and rows are read only when it moved.
-    """
-
-    __slots__ = ("books", "db", "market")
-
-    def __init__(self, db: Database, market: MarketData, books: BookCache) -> None:
-        self.db = db
-        self.market = market
-        self.books = books
-
-    async def _reads(self, user_id: int) -> list[PortfolioRead]:
-        return (await self.books.current(self.db, user_id)).reads(self.market)
-
-    async def listing(
-        self, user_id: int, page: PageParams, *, active_only: bool, ordering: str
-    ) -> tuple[list[PortfolioRead], int]:
-        """The user's portfolios, ordered (``name``, ``created_at``, ``total_value``; ``-`` descending).
-
-        Ties keep id order (ascending; descending for ``-name`` and ``-created_at``).
-        """
-        key, desc = ordering.lstrip("-"), ordering.startswith("-")
-        reads = await self._reads(user_id)
-        if active_only:
-            reads = [r for r in reads if r.is_active]
-        ordered = sorted(reads, key=_SORT_KEYS[key], reverse=desc)
-        return ordered[page.offset : page.offset + page.limit], len(reads)
-
-    async def get(self, user_id: int, portfolio_id: int) -> PortfolioRead:
-        """One of the user's portfolios, valued; another user's (or no) portfolio is a 404."""
-        for read in await self._reads(user_id):
-            if read.id == portfolio_id:
-                return read
-        raise NotFoundError(f"Portfolio {portfolio_id} not found.")
-
-    async def positions(
-        self, user_id: int, portfolio_id: int, page: PageParams
-    ) -> tuple[list[PositionRead], int]:
-        """A page of the portfolio's positions, marked at the current quotes."""
-        async with self.db.read() as s:
-            return await list_positions(s, self.market, user_id, portfolio_id, page)
 
 
 async def _benchmark(s: AsyncSession, symbol: str) -> str:
@@ -209,7 +100,7 @@ async def create_portfolio(
         )
         s.add(p)
         await s.flush()
-        return (await portfolio_reads(s, market, [p]))[0]
+        return (await portfolio_reads(s, market, [p], cached=False))[0]
 
 
 async def update_portfolio(
@@ -234,7 +125,7 @@ async def update_portfolio(
             cash.check_strict(rows, p.base_currency, "cash_policy", "Making the cash policy strict")
         p.updated_at = utcnow()
         await s.flush()
-        return (await portfolio_reads(s, market, [p]))[0]
+        return (await portfolio_reads(s, market, [p], cached=False))[0]
 
 
 async def delete_portfolio(db: Database, user_id: int, portfolio_id: int) -> None:

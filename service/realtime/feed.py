@@ -29,8 +29,8 @@ from service import formatting as fmt
 from service.assets.market import MarketData
 from service.db import Database
 from service.db.models import Asset, Portfolio, Position
+from service.ledger.book import portfolio_reads
 from service.marketdata.provider import Quote
-from service.portfolios.services import portfolio_reads
 from service.realtime.cluster import Cluster
 from service.realtime.messages import PortfolioUpdate, PriceUpdate, encode
 from service.realtime.registry import asset_channel, portfolio_channel

@@ -23,9 +23,10 @@ from service.auth.services import live_credentials
 from service.db import Database
 from service.db.models import Asset, LedgerVersion, Portfolio
 from service.errors import NotFoundError, ValidationError
+from service.ledger.book import portfolio_reads
+from service.ledger.owned import get_owned
+from service.ledger.reads import PortfolioRead
 from service.marketdata.provider import Quote
-from service.portfolios.schemas import PortfolioRead
-from service.portfolios.services import get_owned, portfolio_reads
 from service.realtime.cluster import Cluster, ClusterView, LocalCluster, RedisCluster, merge
 from service.realtime.feed import PriceFeed, price_update
 from service.realtime.messages import (
@@ -185,7 +186,7 @@ class Realtime:
 
         Every write to a user's portfolios, transactions or positions bumps the
         user's ``ledger_versions`` row in its transaction
-        (:func:`service.portfolios.derive.lock_user_ledger`), whichever path wrote
+        (:func:`service.ledger.positions.lock_user_ledger`), whichever path wrote
         it: the API, the CLI, another worker. Each worker compares the versions
         of the users its connections follow (one query) and revalues their subscribed
         portfolios when one moved; a portfolio that no longer exists is dropped from

@@ -1,9 +1,9 @@
 """Tax figures from the ledger with ``quantcore.tax``: summaries, stored calculations,
 loss harvesting and reports. Lot relief follows each portfolio's ``lot_method``;
-rates come from the user's tax settings (see :mod:`service.tax.ledger`).
+rates come from the user's tax settings (see :mod:`service.ledger.lots`).
 
 Every figure is in US dollars: assets quoted in other currencies enter the lots at the
-rates of their transactions' dates (:mod:`service.tax.usd`), and harvesting values
+rates of their transactions' dates (:mod:`service.ledger.usd`), and harvesting values
 their open lots at the current rate."""
 
 from __future__ import annotations
@@ -37,10 +37,11 @@ from service.assets.market import MarketData
 from service.db import Database
 from service.db.models import TaxRecord, TaxReport, UserTaxSettings, utcnow
 from service.errors import NotFoundError, ValidationError
+from service.ledger import positions as derive
+from service.ledger.lots import display, load_ledger, split_symbol
+from service.ledger.owned import get_owned
+from service.ledger.usd import USD, foreign_currencies, usd_price
 from service.pagination import PageParams
-from service.portfolios import derive
-from service.portfolios.services import get_owned
-from service.tax.ledger import display, load_ledger, split_symbol
 from service.tax.schemas import (
     CapitalGains,
     DividendIncomeRead,
@@ -54,7 +55,6 @@ from service.tax.schemas import (
     TaxSettingsUpdate,
     TaxSummaryRead,
 )
-from service.tax.usd import USD, foreign_currencies, usd_price
 
 __all__ = [
     "calculate",

@@ -14,9 +14,10 @@ from litestar.response import Stream
 from service.assets.market import MarketData
 from service.auth.guards import requires_user
 from service.auth.identity import Identity
+from service.csvexport import ExportFormat, csv_requested
 from service.db import Database
+from service.ledger.cash import check_currency
 from service.pagination import Page, PageParams
-from service.portfolios.cash import check_currency
 from service.transactions import export, services
 from service.transactions.schemas import TransactionCreate, TransactionRead, TransactionType
 
@@ -60,9 +61,9 @@ class TransactionController(Controller):
         transaction_type: FromQuery[TransactionType | None] = None,
         date_from: FromQuery[dt.date | None] = None,
         date_to: FromQuery[dt.date | None] = None,
-        format: export.ExportFormat = None,
+        format: ExportFormat = None,
     ) -> Page[TransactionRead] | Stream:
-        if export.csv_requested(request, format):
+        if csv_requested(request, format):
             return export.transaction_csv(
                 db, request.user.id, portfolio_id=portfolio_id, asset_symbol=asset_symbol,
                 transaction_type=transaction_type, date_from=date_from, date_to=date_to,

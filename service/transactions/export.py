@@ -1,4 +1,4 @@
-"""``format=csv`` on the transaction and position lists: every matching row as CSV, streamed.
+"""``format=csv`` on the transaction list: every matching row as CSV, streamed.
 
 The transactions file is in the generic CSV import layout (``docs/service.md``, "Import"):
 ``id``, ``date``, ``type``, ``symbol``, ``quantity``, ``price``, ``fees``, ``currency``,
@@ -12,70 +12,27 @@ page in one database session, so a ledger of any size streams in constant memory
 
 from __future__ import annotations
 
-import csv
 import datetime as dt
-import io
-from collections.abc import AsyncIterator, Iterable, Sequence
-from typing import Annotated, Any, Literal
+from collections.abc import AsyncIterator, Iterable
 
-from litestar import Request
-from litestar.params import QueryParameter
 from litestar.response import Stream
 
+from service.csvexport import csv_line, csv_stream
 from service.db import Database
+from service.ledger import pages
 from service.pagination import PageParams
-from service.portfolios.schemas import PositionRead
 from service.transactions import services
 from service.transactions.schemas import CASH_TYPES, TransactionRead
 
-__all__ = [
-    "POSITION_COLUMNS",
-    "TRANSACTION_COLUMNS",
-    "CsvStream",
-    "ExportFormat",
-    "csv_requested",
-    "csv_stream",
-    "position_csv",
-    "position_rows",
-    "transaction_csv",
-    "transaction_rows",
-]
+__all__ = ["TRANSACTION_COLUMNS", "transaction_csv", "transaction_rows"]
 
 TRANSACTION_COLUMNS = (
     "id", "date", "type", "symbol", "quantity", "price", "fees", "currency",
     "split_ratio", "cash_in_lieu", "ratio", "target_symbol", "basis_allocation",
     "cash_per_share", "lot_id",
 )  # fmt: skip
-POSITION_COLUMNS = (
-    "symbol", "name", "quantity", "average_cost", "cost_basis", "currency", "current_price",
-    "fx_rate", "current_value", "unrealized_gain_loss", "unrealized_gain_loss_percent",
-)  # fmt: skip
-#: ``format=csv``: every matching row as a streamed CSV file (not paginated).
-ExportFormat = Annotated[
-    Literal["json", "csv"] | None,
-    QueryParameter(
-        description=(
-            "json (default: a page) or csv (every matching row, streamed, in the generic "
-            "CSV import layout); without it, Accept: text/csv asks for csv."
-        ),
-    ),
-]
 #: Rows read per page while streaming.
 CHUNK = 1000
-CSV_MEDIA_TYPE = "text/csv"
-
-
-def csv_requested(request: Request[Any, Any, Any], fmt: str | None) -> bool:
-    """``format=csv``, or (no ``format``) an ``Accept`` header that prefers ``text/csv``."""
-    if fmt is not None:
-        return fmt == "csv"
-    return request.accept.best_match(["application/json", CSV_MEDIA_TYPE]) == CSV_MEDIA_TYPE
-
-
-def _line(cells: Sequence[object]) -> str:
-    out = io.StringIO()
-    csv.writer(out, lineterminator="\r\n").writerow(["" if c is None else c for c in cells])
-    return out.getvalue()
 
 
 def transaction_rows(items: Iterable[TransactionRead]) -> Iterable[list[object]]:
@@ -88,34 +45,6 @@ def transaction_rows(items: Iterable[TransactionRead]) -> Iterable[list[object]]
             t.cash_in_lieu, t.ratio, t.target_symbol, t.basis_allocation, t.cash_per_share,
             t.lot_id,
         ]  # fmt: skip
-
-
-def position_rows(items: Iterable[PositionRead]) -> Iterable[list[object]]:
-    """The CSV cells of each position, in :data:`POSITION_COLUMNS` order."""
-    for p in items:
-        yield [
-            p.asset.symbol, p.asset.name, p.quantity, p.average_cost, p.cost_basis, p.currency,
-            p.asset.current_price, p.fx_rate, p.current_value, p.unrealized_gain_loss,
-            p.unrealized_gain_loss_percent,
-        ]  # fmt: skip
-
-
-class CsvStream(Stream):
-    """A :class:`~litestar.response.Stream` that keeps its own media type: Litestar's
-    ``Stream.to_asgi_response`` prefers the route handler's (JSON here) over it."""
-
-    def to_asgi_response(self, *args: Any, **kwargs: Any) -> Any:
-        kwargs["media_type"] = self.media_type
-        return super().to_asgi_response(*args, **kwargs)
-
-
-def csv_stream(lines: AsyncIterator[str], filename: str) -> Stream:
-    """A streamed ``text/csv`` download."""
-    return CsvStream(
-        lines,
-        media_type=CSV_MEDIA_TYPE,
-        headers={"Content-Disposition": f'attachment; filename="{filename}"'},
-    )
 
 
 def transaction_csv(
@@ -133,10 +62,10 @@ def transaction_csv(
     Raises:
         ValidationError: ``date_from`` after ``date_to`` (before anything is sent).
     """
-    services.check_date_range(date_from, date_to)
+    pages.check_date_range(date_from, date_to)
 
     async def lines() -> AsyncIterator[str]:
-        yield _line(TRANSACTION_COLUMNS)
+        yield csv_line(TRANSACTION_COLUMNS)
         async with db.read() as s:
             offset = 0
             while True:
@@ -146,21 +75,10 @@ def transaction_csv(
                     transaction_type=transaction_type, date_from=date_from, date_to=date_to,
                 )  # fmt: skip
                 for cells in transaction_rows(items):
-                    yield _line(cells)
+                    yield csv_line(cells)
                 offset += CHUNK
                 if offset >= count or not items:
                     break
 
     name = f"transactions-{portfolio_id}.csv" if portfolio_id is not None else "transactions.csv"
     return csv_stream(lines(), name)
-
-
-def position_csv(items: Sequence[PositionRead], portfolio_id: int) -> Stream:
-    """A portfolio's positions table (every position, as the list shows them) as CSV."""
-
-    async def lines() -> AsyncIterator[str]:
-        yield _line(POSITION_COLUMNS)
-        for cells in position_rows(items):
-            yield _line(cells)
-
-    return csv_stream(lines(), f"positions-{portfolio_id}.csv")

@@ -7,29 +7,15 @@ from typing import Annotated, Literal
 
 import msgspec
 
-from service import patterns
+from service.ledger.checks import CASH_TYPES
+from service.ledger.inputs import Currency, DecimalInput
 
 __all__ = ["CASH_TYPES", "Currency", "DecimalInput", "TransactionCreate", "TransactionRead", "TransactionType"]
-
-#: A decimal as a JSON string of ASCII digits (optional sign, point, exponent), or a JSON
-#: number. Python's ``Decimal`` would also read ``"1_000"``, full-width digits and
-#: padding spaces; those are 400s naming the field.
-DecimalInput = (
-    Annotated[
-        str, msgspec.Meta(pattern=patterns.DECIMAL)
-    ]
-    | int
-    | float
-)
 
 TransactionType = Literal[
     "buy", "sell", "dividend", "split", "stock_dividend", "return_of_capital", "spin_off", "merger",
     "deposit", "withdrawal", "interest", "fee",
 ]
-#: Rows that move cash only: no asset, ``price`` is the amount.
-CASH_TYPES = ("deposit", "withdrawal", "interest", "fee")
-#: An ISO 4217 code.
-Currency = Annotated[str, msgspec.Meta(pattern=patterns.CURRENCY)]
 
 _Symbol = Annotated[str, msgspec.Meta(min_length=1, max_length=32)]
 

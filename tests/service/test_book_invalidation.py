@@ -20,9 +20,9 @@ import pytest
 from quantcore.tax.lots import from_fixed
 from service.cli import main
 from service.db import Database
-from service.portfolios import derive
-from service.portfolios.book import Book, load_book
-from service.tax.ledger import match_rows, split_symbol
+from service.ledger import positions as derive
+from service.ledger.book import Book, load_book
+from service.ledger.lots import match_rows, split_symbol
 from tests.service.conftest import Api
 from tests.service.test_imports_api import ACCOUNT, SECLIST, ofx_v2
 

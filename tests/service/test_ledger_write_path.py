@@ -2,7 +2,7 @@
 
 Every transaction write (create, PUT, DELETE) reads the symbol's rows once, checks
 them and re-derives that symbol's positions in every portfolio of the user
-(``service.portfolios.derive``). The oracle here is one ``quantcore.tax.match_lots``
+(``service.ledger.positions``). The oracle here is one ``quantcore.tax.match_lots``
 call over the user's *whole* ledger (all symbols, all portfolios, each with its lot
 method, wash sales joined across portfolios by bare symbol), built from the rows
 in the database after each write. Splits and spin-offs are among the random writes:
@@ -22,7 +22,7 @@ from sqlalchemy.orm import aliased
 
 from quantcore import tax
 from service.db.models import Asset, Portfolio, Position, Transaction
-from service.transactions.lots import ledger_key
+from service.ledger.checks import ledger_key
 from tests.service.conftest import Api
 
 Snapshot = dict[tuple[int, str], tuple[Decimal, Decimal]]

@@ -19,8 +19,8 @@ import pytest
 from sqlalchemy import text
 
 from quantcore.portfolio import mark_positions
+from service.ledger.book import Book, BookCache, read_version
 from service.marketdata.provider import Quote
-from service.portfolios.book import Book, BookCache, read_version
 from tests.service.conftest import Api
 
 BUY = {"quantity": "10", "price": "100.00", "transaction_date": "2026-01-05"}

@@ -12,7 +12,8 @@ from typing import Any
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from service.transactions.export import POSITION_COLUMNS, TRANSACTION_COLUMNS
+from service.portfolios.export import POSITION_COLUMNS
+from service.transactions.export import TRANSACTION_COLUMNS
 from tests.service.conftest import Api
 
 SYMBOLS = ("AAPL", "MSFT", "SAP.DE")

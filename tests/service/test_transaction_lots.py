@@ -19,7 +19,7 @@ from sqlalchemy.exc import IntegrityError
 
 from quantcore import tax
 from service.db.models import Transaction
-from service.transactions.lots import LotRow, first_shortfall
+from service.ledger.checks import LotRow, first_shortfall
 from tests.service.conftest import Api
 
 

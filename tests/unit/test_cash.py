@@ -145,8 +145,8 @@ def test_accounts_count_their_own_shares() -> None:
 
 
 def test_the_service_balances_equal_cash_balances_per_portfolio() -> None:
-    """service.portfolios.cash.balances (arrays, actions apart) == quantcore per portfolio."""
-    from service.portfolios.cash import balances, ledger_frame
+    """service.ledger.cash.balances (arrays, actions apart) == quantcore per portfolio."""
+    from service.ledger.cash import balances, ledger_frame
 
     rng = np.random.default_rng(7)
     rows = []

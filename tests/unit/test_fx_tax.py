@@ -1,4 +1,4 @@
-"""``service.tax.usd.rows_in_usd``: the ledger in US dollars, matched by ``quantcore.tax``.
+"""``service.ledger.usd.rows_in_usd``: the ledger in US dollars, matched by ``quantcore.tax``.
 
 Against an exact ``Decimal`` twin of the rule (basis at the purchase date's rate,
 proceeds at the sale date's, see ``service/tax/usd.py``) and
@@ -17,8 +17,8 @@ from hypothesis import strategies as st
 
 from quantcore.fx import realized_in_base
 from quantcore.tax.lots import SCALE, from_fixed
-from service.tax.ledger import Action, LedgerRow, check_rows
-from service.tax.usd import rows_in_usd
+from service.ledger.lots import Action, LedgerRow, check_rows
+from service.ledger.usd import rows_in_usd
 
 D1, D2, D3 = dt.date(2025, 1, 6), dt.date(2025, 2, 3), dt.date(2025, 2, 20)
 

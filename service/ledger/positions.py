@@ -2,7 +2,7 @@
 
 A position (quantity, cost basis) is the sum of its open tax lots under the
 portfolio's lot method, wash-sale adjustments included: the lots
-``quantcore.tax.match_lots`` leaves open on the user's ledger (:mod:`service.tax.ledger`).
+``quantcore.tax.match_lots`` leaves open on the user's ledger (:mod:`service.ledger.lots`).
 Nothing is added or subtracted incrementally: every write that can change lots (a
 transaction created, edited or deleted, a lot method changed, a portfolio deleted)
 calls :func:`sync_positions` in its write transaction, which re-derives the touched
@@ -13,14 +13,14 @@ Only the touched assets are derived: the wash-sale rule joins a loss only to
 purchases of the same symbol (the service has no substantially-identical groups
 across symbols), so one symbol's lots depend on that symbol's rows alone, and on
 those of the symbols a spin-off or merger links to it (:func:`read_ledger` reads
-them together, :func:`service.tax.ledger.linked_ledger_rows`); the per-symbol derivation
+them together, :func:`service.ledger.lots.linked_ledger_rows`); the per-symbol derivation
 equals the whole-ledger one
 (``tests/service/test_ledger_write_path.py`` checks it on random ledgers). A
 transaction write reads the symbol's rows once (:func:`read_ledger`), checks them
 with the change applied and derives the positions from the same rows with the
 written row in place (:meth:`SymbolLedger.changed`).
 
-The rows stay, so readers (the per-user book, :mod:`service.portfolios.book`) keep
+The rows stay, so readers (the per-user book, :mod:`service.ledger.book`) keep
 their one integer version check; ``tests/service/test_ledger_positions.py`` proves
 the table equals the derivation for random ledgers entered in any order.
 """
@@ -38,7 +38,7 @@ from sqlalchemy.ext.asyncio import AsyncSession
 from quantcore.tax import LotLedger
 from quantcore.tax.lots import from_fixed
 from service.db.models import Asset, LedgerVersion, Portfolio, Position, Transaction, utcnow
-from service.tax.ledger import (
+from service.ledger.lots import (
     Action,
     LedgerRow,
     ledger_rows_with_actions,
@@ -65,7 +65,7 @@ async def lock_user_ledger(s: AsyncSession, user_id: int) -> None:
     at 1 when missing). The row lock it takes serializes the user's writers on
     PostgreSQL (their positions depend on all their portfolios); on SQLite the write
     transaction (``BEGIN IMMEDIATE``) already serializes writers. Readers that keep a
-    user's rows in memory (:mod:`service.portfolios.book`) compare this version: it
+    user's rows in memory (:mod:`service.ledger.book`) compare this version: it
     moves with the commit of the write, in whichever process it ran.
     """
     insert = pg_insert if s.get_bind().dialect.name == "postgresql" else sqlite_insert

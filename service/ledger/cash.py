@@ -1,8 +1,9 @@
 """A portfolio's cash, derived from its ledger (:mod:`quantcore.cash`), and the strict policy.
 
 Nothing about cash is stored: the balance per currency is the sum of what each ledger
-row pays or receives (:func:`quantcore.cash.cash_flows`), read here in one query of
-the portfolios' rows. A cash row's currency is its own (``transactions.currency``); a
+row pays or receives (:func:`quantcore.cash.cash_flows`). Reads take it from the
+ledger columns (:func:`service.ledger.read.balances`, once per ledger version); the
+writes' strict-policy check reads the portfolio's rows here (:func:`read_cash_rows`). A cash row's currency is its own (``transactions.currency``); a
 security row's cash moves in its asset's currency.
 
 Under ``cash_policy = "strict"`` a write is refused when, with the change applied,
@@ -41,7 +42,6 @@ __all__ = [
     "ledger_frame",
     "overdraft",
     "overdraft_message",
-    "read_balances",
     "read_cash_rows",
 ]
 
@@ -77,23 +77,6 @@ _OF_PORTFOLIOS = _ROWS.where(_T.portfolio_id.in_(bindparam("ids", expanding=True
 _OF_USER = _ROWS.join(Portfolio.__table__, Portfolio.__table__.c.id == _T.portfolio_id).where(
     Portfolio.__table__.c.user_id == bindparam("user_id")
 )
-#: ``(portfolio_id, type, currency, quantity, price, fees)``: what a row's own cash needs.
-_AMOUNTS = (
-    select(
-        _T.portfolio_id,
-        _T.transaction_type,
-        func.coalesce(_T.currency, _A.c.currency),
-        cast(_T.quantity, Float),
-        cast(_T.price, Float),
-        cast(_T.fees, Float),
-    )
-    .select_from(Transaction.__table__)
-    .outerjoin(_A, _A.c.id == _T.asset_id)
-)
-_AMOUNTS_OF_PORTFOLIOS = _AMOUNTS.where(_T.portfolio_id.in_(bindparam("ids", expanding=True)))
-_AMOUNTS_OF_USER = _AMOUNTS.join(
-    Portfolio.__table__, Portfolio.__table__.c.id == _T.portfolio_id
-).where(Portfolio.__table__.c.user_id == bindparam("user_id"))
 _COLUMNS = (
     "portfolio", "id", "date", "type", "symbol", "currency", "quantity", "price", "fees",
     "ratio", "cash", "target_symbol",
@@ -156,28 +139,6 @@ def balances(rows: Sequence[CashRow], base: dict[int, str]) -> dict[int, dict[st
     with_actions = _row_cash(out, own, base)
     if with_actions:
         _action_cash(out, [r for r in rows if r[0] in with_actions])
-    return _sorted(out)
-
-
-async def read_balances(
-    conn: AsyncConnection,
-    base: dict[int, str],
-    *,
-    user_id: int | None = None,
-) -> dict[int, dict[str, float]]:
-    """:func:`balances` of the user's portfolios (``None``: of the portfolios of ``base``),
-    read lean: six columns per row, and the whole rows only of portfolios holding a
-    corporate action (a book is re-read after every write; dates and joins cost most)."""
-    out: dict[int, dict[str, float]] = {pid: {} for pid in base}
-    if user_id is not None:
-        result = await conn.execute(_AMOUNTS_OF_USER, {"user_id": user_id})
-    elif base:
-        result = await conn.execute(_AMOUNTS_OF_PORTFOLIOS, {"ids": list(base)})
-    else:
-        return out
-    with_actions = _row_cash(out, result.all(), base)
-    if with_actions:
-        _action_cash(out, await read_cash_rows(conn, portfolio_ids=with_actions))
     return _sorted(out)
 
 

@@ -5,7 +5,7 @@ rows again for each request costs more than the rest of the request together, so
 each process keeps the user's *book*: the portfolio rows and the position arrays,
 tagged with the user's ledger version (``ledger_versions``). The one invalidation
 rule: every write of the user's portfolios, transactions or positions runs
-:func:`service.portfolios.derive.lock_user_ledger` in its transaction, which bumps
+:func:`service.ledger.positions.lock_user_ledger` in its transaction, which bumps
 that row, so the version moves with the commit, from any process. A request reads
 that one integer (:meth:`service.db.Database.read_scalar`); only when it moved are
 the rows read again, in one session (never older than the version read first). The valuation is kept too, keyed by the quotes it used, so it is
@@ -15,7 +15,7 @@ Daily change counts what was held at the previous close: the book also keeps the
 buys of the last week, and shares bought on or after a quote's day add
 ``value - cost`` instead of ``quantity x change`` (:func:`quantcore.portfolio.mark_positions`).
 
-Cash is derived with the rest (:mod:`service.portfolios.cash`: the balance per currency
+Cash is derived with the rest (:mod:`service.ledger.cash`: the balance per currency
 of each portfolio, from its ledger rows) when the book is read. Values are in each
 portfolio's base currency: a position or a cash balance in another currency is
 converted at the market's latest rate, and the day's change includes the rate's move
@@ -26,29 +26,34 @@ from __future__ import annotations
 
 import datetime as dt
 from collections import OrderedDict
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
+from decimal import Decimal
 from typing import Any
 
 import numpy as np
 from sqlalchemy import Float, bindparam, cast, select
-from sqlalchemy.ext.asyncio import AsyncConnection
+from sqlalchemy.ext.asyncio import AsyncConnection, AsyncSession
 
 from quantcore.portfolio import PortfolioTotals, mark_positions, portfolio_totals
 from service import formatting as fmt
 from service.assets.market import MarketData
 from service.db import Database
 from service.db.models import Asset, LedgerVersion, Portfolio, Position, Transaction
-from service.portfolios import cash as cash_ledger
-from service.portfolios.schemas import CashBalanceRead, PortfolioRead
+from service.errors import NotFoundError
+from service.ledger import read
+from service.ledger.reads import CashBalanceRead, PortfolioRead
+from service.pagination import PageParams
 
 __all__ = [
     "POSITION_ROWS",
     "RECENT_BUYS",
     "Book",
     "BookCache",
+    "PortfolioReads",
     "PortfolioRow",
     "load_book",
+    "portfolio_reads",
     "read_model",
     "read_version",
     "recent_since",
@@ -359,7 +364,8 @@ async def load_book(conn: AsyncConnection, user_id: int, version: int | None = N
     positions = (await conn.execute(_USER_POSITIONS, params)).all()
     recent = (await conn.execute(_USER_RECENT, {**params, "since": recent_since()})).all()
     bases = {row[0]: base_currency(row) for row in portfolios}
-    cash = await cash_ledger.read_balances(conn, bases, user_id=user_id)
+    held = await read.balances(conn, user_id, at=version)
+    cash = {pid: held.get(pid, {}) for pid in bases}
     return Book.from_rows(version, portfolios, positions, recent, cash)
 
 
@@ -412,3 +418,96 @@ class BookCache:
         self._books.move_to_end(user_id)
         while len(self._books) > self.max_users:
             self._books.popitem(last=False)
+
+
+#: ``(portfolio_id, quantity, cost_basis, symbol)`` of every position of some portfolios.
+_POSITIONS = POSITION_ROWS.where(Position.portfolio_id.in_(bindparam("ids", expanding=True)))
+_RECENT = RECENT_BUYS.where(
+    Transaction.__table__.c.portfolio_id.in_(bindparam("ids", expanding=True))
+)
+
+
+def _row(p: Portfolio) -> PortfolioRow:
+    return (
+        p.id,
+        p.name,
+        p.description,
+        p.benchmark_symbol,
+        p.is_active,
+        p.created_at,
+        p.updated_at,
+        p.base_currency,
+        p.cash_policy,
+    )
+
+
+async def portfolio_reads(
+    session: AsyncSession,
+    market: MarketData,
+    portfolios: Sequence[Portfolio],
+    *,
+    cached: bool = True,
+) -> list[PortfolioRead]:
+    """Valued read models of ``portfolios`` (one positions query, one vectorized valuation;
+    the cash of each owner's ledger, :func:`service.ledger.read.balances`). ``cached=False``
+    in a write transaction (see :func:`service.ledger.read.columns`)."""
+    rows: Sequence[Any] = []
+    recent: Sequence[Any] = []
+    held: dict[int, dict[str, float]] = {}
+    if portfolios:
+        conn = await session.connection()
+        ids = {"ids": [p.id for p in portfolios]}
+        rows = (await conn.execute(_POSITIONS, ids)).all()
+        recent = (await conn.execute(_RECENT, {**ids, "since": recent_since()})).all()
+        for owner in sorted({p.user_id for p in portfolios}):
+            every = await read.balances(conn, owner, cached=cached)
+            held.update({p.id: every.get(p.id, {}) for p in portfolios if p.user_id == owner})
+    book = Book.from_rows(-1, [_row(p) for p in portfolios], rows, recent, held)
+    return book.reads(market)
+
+
+_SORT_KEYS: dict[str, Callable[[PortfolioRead], Any]] = {
+    "name": lambda r: (r.name, r.id),
+    "created_at": lambda r: (r.created_at, r.id),
+    "total_value": lambda r: Decimal(r.total_value),
+}
+
+
+class PortfolioReads:
+    """Portfolio reads: the process's books over the database, valued at the market.
+
+    One per application (the ``portfolios`` dependency). A call opens at most one
+    session: the book's version check is a point read
+    (:meth:`~service.db.Database.read_scalar`), and rows are read only when it moved.
+    """
+
+    __slots__ = ("books", "db", "market")
+
+    def __init__(self, db: Database, market: MarketData, books: BookCache) -> None:
+        self.db = db
+        self.market = market
+        self.books = books
+
+    async def _reads(self, user_id: int) -> list[PortfolioRead]:
+        return (await self.books.current(self.db, user_id)).reads(self.market)
+
+    async def listing(
+        self, user_id: int, page: PageParams, *, active_only: bool, ordering: str
+    ) -> tuple[list[PortfolioRead], int]:
+        """The user's portfolios, ordered (``name``, ``created_at``, ``total_value``; ``-`` descending).
+
+        Ties keep id order (ascending; descending for ``-name`` and ``-created_at``).
+        """
+        key, desc = ordering.lstrip("-"), ordering.startswith("-")
+        reads = await self._reads(user_id)
+        if active_only:
+            reads = [r for r in reads if r.is_active]
+        ordered = sorted(reads, key=_SORT_KEYS[key], reverse=desc)
+        return ordered[page.offset : page.offset + page.limit], len(reads)
+
+    async def get(self, user_id: int, portfolio_id: int) -> PortfolioRead:
+        """One of the user's portfolios, valued; another user's (or no) portfolio is a 404."""
+        for one in await self._reads(user_id):
+            if one.id == portfolio_id:
+                return one
+        raise NotFoundError(f"Portfolio {portfolio_id} not found.")

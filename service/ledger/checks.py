@@ -5,7 +5,7 @@ order: by date; within a day dividends (paid on the shares held at the previous
 close), then corporate actions (their date is the ex-date: the day's trades are in
 the new shares), then buys, then sells; ties by price, quantity, fees and finally id. Only
 dates and amounts decide, so the order of entry never changes a figure. The tax
-ledger (:mod:`service.tax.ledger`) and the derived positions use the same order.
+ledger (:mod:`service.ledger.lots`) and the derived positions use the same order.
 
 **The check.** A write (create, edit, delete) is allowed only when the symbol's
 whole ledger, with the change applied, still relieves: every sell is covered by
@@ -19,7 +19,7 @@ are facts of the sale, so the check holds whatever the portfolio's ``lot_method`
 Wash sales move basis and holding periods, never shares between lots, so
 quantities are all the check needs. A split or stock dividend multiplies every lot,
 a merger empties them; shares a spin-off or merger delivers to another asset are
-checked by ``quantcore`` (:func:`service.tax.ledger.check_rows`), which also checks
+checked by ``quantcore`` (:func:`service.ledger.lots.check_rows`), which also checks
 every corporate action finds shares held.
 """
 
@@ -38,7 +38,9 @@ from service import formatting as fmt
 from service.db.models import Portfolio, Transaction
 from service.errors import ValidationError
 
-__all__ = ["CORPORATE_ACTIONS", "LotRow", "Shortfall", "check_ledger", "first_shortfall", "ledger_key", "named_lot"]
+__all__ = [
+    "CASH_TYPES",
+    "CORPORATE_ACTIONS", "LotRow", "Shortfall", "check_ledger", "first_shortfall", "ledger_key", "named_lot"]
 
 #: Within a day: dividends (on the previous close's shares), corporate actions, buys, then sells.
 _DAY_RANK = {
@@ -53,6 +55,8 @@ _DAY_RANK = {
 }
 #: Corporate actions: the ``transaction_type`` values besides buy, sell and dividend.
 CORPORATE_ACTIONS = frozenset(("split", "stock_dividend", "return_of_capital", "spin_off", "merger"))
+#: Rows without an asset: they move cash only.
+CASH_TYPES = ("deposit", "withdrawal", "interest", "fee")
 
 
 @dataclass(frozen=True, slots=True)

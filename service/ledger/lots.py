@@ -7,7 +7,7 @@ each with that portfolio's ``lot_method`` (a per-symbol method mapping), while a
 see purchases in every portfolio of the user, whatever their methods. All of it is
 one :func:`quantcore.tax.match_lots` call.
 
-Rows are applied in :func:`service.transactions.lots.ledger_key` order (date, then
+Rows are applied in :func:`service.ledger.checks.ledger_key` order (date, then
 dividends, buys, sells, then amounts), so the order of entry never changes a figure.
 
 Corporate actions (``split``, ``stock_dividend``, ``return_of_capital``, ``spin_off``,
@@ -21,19 +21,18 @@ of the buy it names (sells that name none relieve first in, first out under
 sell can name.
 
 Cash rows (no asset) hold no lots and are not read. The tax figures read the ledger
-in US dollars (:func:`load_ledger` with ``market``, :mod:`service.tax.usd`); the
+in US dollars (:func:`load_ledger` with ``market``, :mod:`service.ledger.usd`); the
 positions read it in each asset's own currency.
 """
 
 from __future__ import annotations
 
 import dataclasses
-import datetime as dt
 import re
 from collections.abc import Collection, Iterable, Mapping
-from decimal import Decimal
 from typing import TYPE_CHECKING, Any, cast
 
+import numpy as np
 import pandas as pd
 from sqlalchemy import Select, or_, select
 from sqlalchemy.ext.asyncio import AsyncSession
@@ -43,8 +42,11 @@ from quantcore.tax import LotLedger, LotMethod, match_lots
 from quantcore.tax.lots import LedgerError
 from service.db.models import Asset, Portfolio, Transaction
 from service.errors import ValidationError
-from service.tax.usd import in_usd
-from service.transactions.lots import CORPORATE_ACTIONS, ledger_key
+from service.ledger import read
+from service.ledger.checks import CORPORATE_ACTIONS, ledger_key
+from service.ledger.columns import LedgerColumns
+from service.ledger.rows import Action, LedgerCheckError, LedgerRow
+from service.ledger.usd import USD, in_usd
 
 if TYPE_CHECKING:
     from service.assets.market import MarketData
@@ -53,6 +55,7 @@ __all__ = [
     "Action",
     "LedgerCheckError",
     "LedgerRow",
+    "columns_rows",
     "display",
     "ledger_rows",
     "linked_ledger_rows",
@@ -60,30 +63,6 @@ __all__ = [
     "match_rows",
     "split_symbol",
 ]
-
-
-@dataclasses.dataclass(frozen=True, slots=True)
-class Action:
-    """The fields of a corporate action (see :func:`quantcore.tax.match_lots`): ``ratio``
-    (a split's multiplier, or new shares per old share), ``target`` (symbol of a
-    spin-off's or merger's new shares), ``basis_allocation`` and ``cash`` (in lieu of a
-    fraction, a total; or a merger's cash per old share)."""
-
-    ratio: Decimal | None = None
-    target: str | None = None
-    basis_allocation: Decimal | None = None
-    cash: Decimal | None = None
-
-
-class LedgerCheckError(Exception):
-    """``quantcore`` cannot relieve the ledger: the transaction (``txn_id``) it stops at,
-    the column it names (``None``: the row as a whole) and what is wrong (``code``)."""
-
-    def __init__(self, message: str, txn_id: int, column: str | None, code: str) -> None:
-        super().__init__(message)
-        self.txn_id = txn_id
-        self.column = column
-        self.code = code
 
 
 def split_symbol(name: str) -> tuple[int, str]:
@@ -95,11 +74,6 @@ def split_symbol(name: str) -> tuple[int, str]:
 def display(ledger: LotLedger) -> LotLedger:
     """The ledger with bare symbols (for reports: ``"100 sh. AAPL"``)."""
     return dataclasses.replace(ledger, symbols=tuple(split_symbol(s)[1] for s in ledger.symbols))
-
-
-#: A ledger row as :func:`ledger_rows` reads it:
-#: ``(id, portfolio_id, symbol, date, type, quantity, price, fees, lot_id)``.
-LedgerRow = tuple[int, int, str, dt.date, str, Decimal, Decimal, Decimal, "int | None"]
 
 
 async def ledger_rows(
@@ -300,7 +274,7 @@ async def load_ledger(
     ``asset_ids`` limits it to those assets (exact: wash sales only join a symbol's
     own purchases). With ``market``, the amounts of assets quoted in other currencies
     are converted to US dollars at their rows' dates' rates before matching
-    (:mod:`service.tax.usd`): the ledger of the tax figures. Without, every amount is
+    (:mod:`service.ledger.usd`): the ledger of the tax figures. Without, every amount is
     in its asset's currency (the positions' ledger).
 
     One portfolio's ledger is cut from the ledger of all of them (:meth:`LotLedger.only`),
@@ -309,19 +283,79 @@ async def load_ledger(
     Raises:
         ValidationError: ``lot_method`` ``invalid`` when ``quantcore`` cannot relieve
             the lots (e.g. a sell dated before the shares it sells were bought);
-            ``currency`` when a rate is missing (:func:`service.tax.usd.usd_rates`).
+            ``currency`` when a rate is missing (:func:`service.ledger.usd.usd_rates`).
     """
-    query = select(Portfolio.id, Portfolio.lot_method).where(Portfolio.user_id == user_id)
-    methods: dict[int, str] = dict((await session.execute(query)).tuples().all())
-    if not methods or (portfolio_id is not None and portfolio_id not in methods):
-        return None
-    if asset_ids is not None:
-        rows, actions, _ = await linked_ledger_rows(session, list(methods), asset_ids)
+    if asset_ids is None:
+        ledger = await _user_ledger(session, user_id, portfolio_id, market)
     else:
-        rows, actions = await ledger_rows_with_actions(session, list(methods), None)
-    if market is not None:
-        rows, actions = await in_usd(session, market, rows, actions)
-    ledger = match_rows(rows, methods, actions)
-    if portfolio_id is None:
+        query = select(Portfolio.id, Portfolio.lot_method).where(Portfolio.user_id == user_id)
+        methods: dict[int, str] = dict((await session.execute(query)).tuples().all())
+        if not methods or (portfolio_id is not None and portfolio_id not in methods):
+            return None
+        rows, actions, _ = await linked_ledger_rows(session, list(methods), asset_ids)
+        if market is not None:
+            rows, actions = await in_usd(session, market, rows, actions)
+        ledger = match_rows(rows, methods, actions)
+    if ledger is None or portfolio_id is None:
         return ledger
     return ledger.only({name for name in ledger.symbols if split_symbol(name)[0] == portfolio_id})
+
+
+def columns_rows(cols: LedgerColumns) -> tuple[list[LedgerRow], dict[int, Action]]:
+    """The security rows of ``cols`` as :data:`LedgerRow` (exact ``Decimal`` amounts) and
+    the :class:`Action` of each corporate action among them, by id."""
+    at = np.flatnonzero(cols.symbol >= 0)
+    names = np.array(cols.symbols, dtype=object)
+    owners = np.array(cols.portfolios.ids, np.int64)[cols.portfolio[at]].tolist()
+    kinds = cols.kind_names(at).tolist()
+    rows: list[LedgerRow] = list(
+        zip(
+            cols.id[at].tolist(), owners, names[cols.symbol[at]].tolist(), cols.date[at].tolist(),
+            kinds, cols.quantity.take(at).to_decimal(), cols.price.take(at).to_decimal(),
+            cols.fees.take(at).to_decimal(),
+            [None if lot < 0 else lot for lot in cols.lot[at].tolist()],
+            strict=True,
+        )
+    )  # fmt: skip
+    acting = np.flatnonzero(np.isin(cols.kind_names(at), list(CORPORATE_ACTIONS)))
+    actions: dict[int, Action] = {}
+    if acting.size:
+        sub = at[acting]
+        targets = cols.symbol_names(cols.target[sub]).tolist()
+        for tid, ratio, target, share, cash in zip(
+            cols.id[sub].tolist(), cols.ratio.take(sub).to_decimal(), targets,
+            cols.basis_allocation.take(sub).to_decimal(), cols.cash.take(sub).to_decimal(),
+            strict=True,
+        ):  # fmt: skip
+            actions[tid] = Action(ratio, target, share, cash)
+    return rows, actions
+
+
+def _match_columns(cols: LedgerColumns) -> LotLedger:
+    """The user's lot ledger, its arrays read-only: requests share the cached value."""
+    rows, actions = columns_rows(cols)
+    ledger = match_rows(rows, dict(zip(cols.portfolios.ids, cols.portfolios.lot_method, strict=True)), actions)
+    for value in vars(ledger).values():
+        if isinstance(value, np.ndarray):
+            value.flags.writeable = False
+    return ledger
+
+
+async def _user_ledger(
+    session: AsyncSession, user_id: int, portfolio_id: int | None, market: MarketData | None
+) -> LotLedger | None:
+    """The whole user's lot ledger from the ledger columns (``None``: no such portfolio).
+
+    Matched once per ledger version (the derivation cache) when no amount needs a rate:
+    no market given, or every asset in US dollars. Otherwise the rows are converted at
+    the market's rates (:func:`service.ledger.usd.in_usd`) and matched on each call.
+    """
+    conn = await session.connection()
+    cols = await read.columns(conn, user_id)
+    if not cols.portfolios.ids or (portfolio_id is not None and portfolio_id not in cols.portfolios.ids):
+        return None
+    if market is None or all(code == USD for code in cols.symbol_currency):
+        return await read.derive(conn, user_id, "lots", _match_columns, at=cols.version)
+    rows, actions = columns_rows(cols)
+    rows, actions = await in_usd(session, market, rows, actions)
+    return match_rows(rows, dict(zip(cols.portfolios.ids, cols.portfolios.lot_method, strict=True)), actions)

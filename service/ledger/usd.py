@@ -47,7 +47,7 @@ from service.errors import ValidationError
 
 if TYPE_CHECKING:
     from service.assets.market import MarketData
-    from service.tax.ledger import Action, LedgerRow
+    from service.ledger.rows import Action, LedgerRow
 
 __all__ = ["USD", "foreign_currencies", "in_usd", "rows_in_usd", "usd_price", "usd_rates"]
 

@@ -1,0 +1,79 @@
+"""Pages of a user's ledger rows as entered (the transactions list), newest first."""
+
+from __future__ import annotations
+
+import datetime as dt
+from typing import Any
+
+from sqlalchemy import Select, func, select
+from sqlalchemy.ext.asyncio import AsyncSession
+from sqlalchemy.orm import aliased
+
+from service.db.models import Asset, Portfolio, Transaction
+from service.errors import ValidationError
+
+__all__ = ["PageRow", "check_date_range", "owned_transaction", "transaction_page"]
+
+_TARGET = aliased(Asset)
+#: ``(transaction, its asset or None, the target's symbol or None)``.
+PageRow = tuple[Transaction, Asset | None, str | None]
+
+
+def _owned(user_id: int) -> Select[Any]:
+    return (
+        select(Transaction, Asset, _TARGET.symbol)
+        .join(Portfolio, Portfolio.id == Transaction.portfolio_id)
+        .outerjoin(Asset, Asset.id == Transaction.asset_id)
+        .outerjoin(_TARGET, _TARGET.id == Transaction.target_asset_id)
+        .where(Portfolio.user_id == user_id)
+    )
+
+
+def check_date_range(date_from: dt.date | None, date_to: dt.date | None) -> None:
+    """Raises ValidationError (``date_from``) when ``date_from`` is after ``date_to``."""
+    if date_from is not None and date_to is not None and date_from > date_to:
+        raise ValidationError("date_from", "invalid", "date_from must not be after date_to.")
+
+
+async def transaction_page(
+    session: AsyncSession,
+    user_id: int,
+    limit: int,
+    offset: int,
+    *,
+    portfolio_id: int | None = None,
+    asset_symbol: str | None = None,
+    transaction_type: str | None = None,
+    date_from: dt.date | None = None,
+    date_to: dt.date | None = None,
+) -> tuple[list[PageRow], int]:
+    """One page of the user's rows (filtered; newest first, then by id) and the count of all.
+
+    Raises:
+        ValidationError: ``date_from`` ``invalid`` when it is after ``date_to``.
+    """
+    check_date_range(date_from, date_to)
+    query = _owned(user_id)
+    if portfolio_id is not None:
+        query = query.where(Transaction.portfolio_id == portfolio_id)
+    if asset_symbol:
+        query = query.where(Asset.symbol == asset_symbol.upper())
+    if transaction_type:
+        query = query.where(Transaction.transaction_type == transaction_type)
+    if date_from is not None:
+        query = query.where(Transaction.transaction_date >= date_from)
+    if date_to is not None:
+        query = query.where(Transaction.transaction_date <= date_to)
+    count = (await session.execute(select(func.count()).select_from(query.subquery()))).scalar_one()
+    rows = await session.execute(
+        query.order_by(Transaction.transaction_date.desc(), Transaction.id.desc())
+        .limit(limit)
+        .offset(offset)
+    )
+    return list(rows.tuples()), int(count)
+
+
+async def owned_transaction(session: AsyncSession, user_id: int, txn_id: int) -> PageRow | None:
+    """The user's transaction ``txn_id`` as a :data:`PageRow` (``None``: not the user's)."""
+    row = (await session.execute(_owned(user_id).where(Transaction.id == txn_id))).tuples().first()
+    return None if row is None else (row[0], row[1], row[2])
