@@ -61,6 +61,7 @@ serve: $(SERVE_STAMP)
 
 lint: $(ALL_STAMP)
 	$(PY) -m ruff check quantcore service textgen tests benchmarks scripts
+	PYTHONPATH=. $(VENV)/bin/lint-imports
 
 typecheck: $(ALL_STAMP)
 	$(PY) -m mypy
