@@ -22,7 +22,7 @@ from typing import Any
 
 import numpy as np
 
-from quantcore import drawdown, metrics, returns, risk
+from quantcore import drawdown, metrics, returns, risk, rolling
 
 Fn = Callable[[np.ndarray, np.ndarray], Any]
 
@@ -37,9 +37,9 @@ CALLS: dict[str, tuple[Fn, str]] = {
     "drawdown.max_drawdown": (lambda r, b: drawdown.max_drawdown(r), "sum"),
     "risk.beta": (lambda r, b: risk.beta(r, b), "sum"),
     "risk.alpha": (lambda r, b: risk.alpha(r, b), "sum"),
-    "risk.rolling_volatility": (lambda r, b: risk.rolling_volatility(r, 63), "cumsum"),
-    "metrics.rolling_sharpe": (lambda r, b: metrics.rolling_sharpe(r, 63), "cumsum"),
-    "risk.rolling_beta": (lambda r, b: risk.rolling_beta(r, b, 63), "cumsum"),
+    "rolling.rolling_volatility": (lambda r, b: rolling.rolling_volatility(r, 63), "cumsum"),
+    "rolling.rolling_sharpe": (lambda r, b: rolling.rolling_sharpe(r, 63), "cumsum"),
+    "rolling.rolling_beta": (lambda r, b: rolling.rolling_beta(r, b, 63), "cumsum"),
 }
 
 

@@ -26,7 +26,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 from _harness import Case
 
-from quantcore import metrics, risk
+from quantcore import rolling
 
 __all__ = ["CASES"]
 
@@ -85,19 +85,19 @@ def _floor(d: Data) -> Any:
 
 
 OURS: dict[str, Callable[[Data], Any]] = {
-    "risk.rolling_volatility": lambda d: risk.rolling_volatility(d[0], WINDOW),
-    "metrics.rolling_sharpe": lambda d: metrics.rolling_sharpe(d[0], WINDOW),
-    "risk.rolling_beta": lambda d: risk.rolling_beta(d[0], d[1], WINDOW),
+    "rolling.rolling_volatility": lambda d: rolling.rolling_volatility(d[0], WINDOW),
+    "rolling.rolling_sharpe": lambda d: rolling.rolling_sharpe(d[0], WINDOW),
+    "rolling.rolling_beta": lambda d: rolling.rolling_beta(d[0], d[1], WINDOW),
 }
 PANDAS = {
-    "risk.rolling_volatility": (_pandas_vol, "rolling().std()"),
-    "metrics.rolling_sharpe": (_pandas_sharpe, "rolling mean/std"),
-    "risk.rolling_beta": (_pandas_beta, "rolling cov/var"),
+    "rolling.rolling_volatility": (_pandas_vol, "rolling().std()"),
+    "rolling.rolling_sharpe": (_pandas_sharpe, "rolling mean/std"),
+    "rolling.rolling_beta": (_pandas_beta, "rolling cov/var"),
 }
 EMPYRICAL = {
-    "risk.rolling_volatility": "roll_annual_volatility",
-    "metrics.rolling_sharpe": "roll_sharpe_ratio",
-    "risk.rolling_beta": "roll_beta",
+    "rolling.rolling_volatility": "roll_annual_volatility",
+    "rolling.rolling_sharpe": "roll_sharpe_ratio",
+    "rolling.rolling_beta": "roll_beta",
 }
 
 CASES: list[Case] = []

@@ -9,26 +9,47 @@ Submodules are imported on first access so that ``import quantcore`` stays cheap
 from __future__ import annotations
 
 import importlib
-from typing import Any
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:  # the type checker sees the submodules that __getattr__ imports on first use
+    from quantcore import (
+        backtest,
+        cash,
+        drawdown,
+        fx,
+        indicators,
+        metrics,
+        overfitting,
+        plot,
+        portfolio,
+        report,
+        returns,
+        risk,
+        rolling,
+        tax,
+        valuation,
+    )
 
 __version__ = "0.1.0"
 
-__all__ = sorted(
-    [
-        "__version__",
-        "backtest",
-        "drawdown",
-        "fx",
-        "indicators",
-        "metrics",
-        "plot",
-        "portfolio",
-        "report",
-        "returns",
-        "risk",
-        "tax",
-    ]
-)
+__all__ = [
+    "__version__",
+    "backtest",
+    "cash",
+    "drawdown",
+    "fx",
+    "indicators",
+    "metrics",
+    "overfitting",
+    "plot",
+    "portfolio",
+    "report",
+    "returns",
+    "risk",
+    "rolling",
+    "tax",
+    "valuation",
+]
 
 _SUBMODULES = frozenset(__all__) - {"__version__"}
 

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import TypeAlias
+from typing import TypeAlias, TypeVar
 
 import numpy as np
 import numpy.typing as npt
@@ -15,6 +15,8 @@ __all__ = [
     "Float64Array1D",
     "Float64Array2D",
     "Int64Array1D",
+    "Reduced",
+    "T",
 ]
 
 #: float64 array of any shape (NumPy cannot type the number of dimensions yet).
@@ -30,3 +32,9 @@ Int64Array1D: TypeAlias = npt.NDArray[np.int64]
 ArrayOrFrame: TypeAlias = "np.ndarray | pd.Series | pd.DataFrame"
 #: One series only.
 ArrayLike1D: TypeAlias = "np.ndarray | pd.Series"
+#: One series or panel in, the same kind out (index and columns restored): the
+#: time-shaped results (returns, drawdowns, rolling metrics, indicators).
+T = TypeVar("T", np.ndarray, pd.Series, pd.DataFrame)
+#: One value per column: a float for a series, a Series for a frame, a float or an
+#: array for an ndarray (1-D or 2-D); each reduction overloads this by input kind.
+Reduced: TypeAlias = "float | Float64Array | pd.Series"

@@ -7,22 +7,27 @@ gives the result back in the kind it was given with :class:`Wrapper`.
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
 from typing import Any, Literal
 
 import numpy as np
 import pandas as pd
+from scipy.special import ndtri
 
-from quantcore._typing import Float64Array, Float64Array2D
+from quantcore._typing import Float64Array, Float64Array2D, Reduced
 
 __all__ = [
     "Wrapper",
     "as_float64_1d",
     "as_float64_2d",
+    "check_finite",
     "check_int",
     "check_level",
     "check_positive",
     "check_same_shape",
+    "level_tail",
+    "with_benchmark",
 ]
 
 Kind = Literal["ndarray1", "ndarray2", "series", "frame"]
@@ -52,7 +57,7 @@ class Wrapper:
             return pd.Series(values, index=self.index, name=self.name if name is None else name)
         return pd.DataFrame(out, index=self.index, columns=self.columns)
 
-    def wrap_reduced(self, out: np.ndarray, *, name: Any = None) -> Any:
+    def wrap_reduced(self, out: np.ndarray, *, name: Any = None) -> Reduced:
         """Give back one value per column: a float for a series, a Series for a frame."""
         if self.is_1d:
             return float(out[0])
@@ -154,3 +159,49 @@ def check_level(level: Any, name: str = "level") -> float:
     if not 0.0 < v < 1.0:
         raise ValueError(f"{name} must be in (0, 1), got {level!r}")
     return v
+
+
+def check_finite(value: Any, name: str) -> float:
+    """Validate a finite float option that may be negative (risk-free rate and the like)."""
+    try:
+        v = float(value)
+    except (TypeError, ValueError):
+        raise ValueError(f"{name} must be a number, got {value!r}") from None
+    if not math.isfinite(v):
+        raise ValueError(f"{name} must be finite, got {value!r}")
+    return v
+
+
+def level_tail(level: Any) -> tuple[float, float, float, float]:
+    """The confidence level, numpy's percentile fraction and empyrical's cutoff for it,
+    and a standard score a little beyond that tail (the kernels' selection prefilter)."""
+    lv = check_level(level)
+    cutoff = 1.0 - lv
+    q = (100.0 * cutoff) / 100.0  # what np.percentile(r, 100 * cutoff) uses internally
+    zt = float(ndtri(min(0.999, 1.5 * q + 0.01)))
+    return lv, q, cutoff, zt
+
+
+def with_benchmark(
+    returns: Any, benchmark: Any, order: Literal["F", "K"] = "F"
+) -> tuple[Float64Array2D, Float64Array2D, Wrapper]:
+    """Validate ``returns`` and a benchmark of one column or the same width, same rows.
+
+    ``order`` as in :func:`as_float64_2d`, for both arrays.
+    """
+    x, w = as_float64_2d(returns, "returns", order=order)
+    b, _ = as_float64_2d(benchmark, "benchmark", order=order)
+    if b.shape[0] != x.shape[0]:
+        raise ValueError(
+            f"returns and benchmark must have the same length, got {x.shape[0]} and {b.shape[0]}"
+        )
+    if b.shape[1] not in (1, x.shape[1]):
+        raise ValueError(f"benchmark must have 1 or {x.shape[1]} columns, got {b.shape[1]}")
+    ix = getattr(returns, "index", None)
+    ib = getattr(benchmark, "index", None)
+    if isinstance(ix, pd.Index) and isinstance(ib, pd.Index) and not ix.equals(ib):
+        raise ValueError(
+            "returns and benchmark must share the same index; align them first, "
+            "e.g. returns, benchmark = returns.align(benchmark, join='inner', axis=0)"
+        )
+    return x, b, w

@@ -7,20 +7,21 @@ negative fractions in [-1, 0].
 
 from __future__ import annotations
 
-from typing import Any
+from typing import cast, overload
 
 import numpy as np
+import pandas as pd
 
 from quantcore._kernels.drawdown import drawdown_periods_nb, drawdown_series_nb, max_drawdown_nb
 from quantcore._parallel import run
 from quantcore._records import drawdown_dt
-from quantcore._typing import ArrayOrFrame
+from quantcore._typing import ArrayOrFrame, Float64Array, Reduced, T
 from quantcore._validation import as_float64_2d
 
 __all__ = ["drawdown_periods", "drawdown_series", "max_drawdown"]
 
 
-def drawdown_series(returns: ArrayOrFrame) -> Any:
+def drawdown_series(returns: T) -> T:
     """Drawdown from the running peak at each row.
 
     Parameters
@@ -50,10 +51,22 @@ def drawdown_series(returns: ArrayOrFrame) -> Any:
     array([ 0. , -0.5,  0. ])
     """
     x, w = as_float64_2d(returns, "returns")
-    return w.wrap(run(drawdown_series_nb, x))
+    return cast(T, w.wrap(run(drawdown_series_nb, x)))
 
 
-def max_drawdown(returns: ArrayOrFrame) -> Any:
+@overload
+def max_drawdown(returns: pd.Series) -> float: ...
+
+
+@overload
+def max_drawdown(returns: pd.DataFrame) -> pd.Series: ...
+
+
+@overload
+def max_drawdown(returns: np.ndarray) -> float | Float64Array: ...
+
+
+def max_drawdown(returns: ArrayOrFrame) -> Reduced:
     """Maximum drawdown: the worst peak-to-trough loss.
 
     Parameters

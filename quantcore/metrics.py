@@ -4,16 +4,21 @@ Accepts a series or a panel, returns one value per column (a float for a
 series). NaNs are skipped, so a column that starts later than the panel is
 measured over its own history. Degenerate input (empty, all-NaN, fewer than two
 valid values, zero dispersion in a denominator) gives NaN, never ``inf``.
+
+Deprecated: ``rolling_sharpe`` lives in :mod:`quantcore.rolling`
+(:func:`quantcore.rolling.rolling_sharpe`); the old name here still works and
+warns with a ``DeprecationWarning``.
 """
 
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import Any
+from typing import Any, overload
 
 import numpy as np
 import pandas as pd
 
+from quantcore._deprecation import deprecated_aliases
 from quantcore._kernels.metrics import (
     SUMMARY_BENCH_ROWS,
     SUMMARY_ROWS,
@@ -27,11 +32,15 @@ from quantcore._kernels.metrics import (
 )
 from quantcore._kernels.risk import active_risk_nb
 from quantcore._parallel import run
-from quantcore._typing import ArrayOrFrame
-from quantcore._validation import as_float64_2d, check_positive
+from quantcore._typing import ArrayOrFrame, Float64Array, Reduced
+from quantcore._validation import (
+    as_float64_2d,
+    check_finite,
+    check_positive,
+    level_tail,
+    with_benchmark,
+)
 from quantcore.overfitting import deflated_sharpe_ratio, probability_of_backtest_overfitting
-from quantcore.returns import _finite
-from quantcore.risk import _level_tail, _with_benchmark
 
 __all__ = [
     "SUMMARY_METRICS",
@@ -40,7 +49,6 @@ __all__ = [
     "information_ratio",
     "omega_ratio",
     "probability_of_backtest_overfitting",
-    "rolling_sharpe",
     "sharpe_ratio",
     "sortino_ratio",
     "stability_of_timeseries",
@@ -48,12 +56,15 @@ __all__ = [
     "tail_ratio",
 ]
 
+#: Moved to :mod:`quantcore.rolling`; the old name warns (DeprecationWarning).
+__getattr__ = deprecated_aliases(__name__, {"rolling_sharpe": "quantcore.rolling.rolling_sharpe"})
+
 #: Rows of :func:`summary`, in order; the last five need a benchmark.
 SUMMARY_METRICS: tuple[str, ...] = SUMMARY_ROWS + SUMMARY_BENCH_ROWS
 
 
 def _omega_threshold(required_return: Any, periods_per_year: float) -> float:
-    req = _finite(required_return, "required_return")
+    req = check_finite(required_return, "required_return")
     if periods_per_year == 1:
         return req
     if req <= -1.0:
@@ -61,9 +72,21 @@ def _omega_threshold(required_return: Any, periods_per_year: float) -> float:
     return float((1.0 + req) ** (1.0 / periods_per_year) - 1.0)
 
 
+@overload
+def sharpe_ratio(returns: pd.Series, *, risk_free: float = ..., periods_per_year: float = ...) -> float: ...
+
+
+@overload
+def sharpe_ratio(returns: pd.DataFrame, *, risk_free: float = ..., periods_per_year: float = ...) -> pd.Series: ...
+
+
+@overload
+def sharpe_ratio(returns: np.ndarray, *, risk_free: float = ..., periods_per_year: float = ...) -> float | Float64Array: ...
+
+
 def sharpe_ratio(
     returns: ArrayOrFrame, *, risk_free: float = 0.0, periods_per_year: float = 252
-) -> Any:
+) -> Reduced:
     """Annualized Sharpe ratio.
 
     Parameters
@@ -99,14 +122,26 @@ def sharpe_ratio(
     1.732050807569
     """
     x, w = as_float64_2d(returns, "returns", order="K")
-    rf = _finite(risk_free, "risk_free")
+    rf = check_finite(risk_free, "risk_free")
     ppy = check_positive(periods_per_year, "periods_per_year")
     return w.wrap_reduced(run(sharpe_ratio_nb, x, rf, ppy))
 
 
+@overload
+def sortino_ratio(returns: pd.Series, *, required_return: float = ..., periods_per_year: float = ...) -> float: ...
+
+
+@overload
+def sortino_ratio(returns: pd.DataFrame, *, required_return: float = ..., periods_per_year: float = ...) -> pd.Series: ...
+
+
+@overload
+def sortino_ratio(returns: np.ndarray, *, required_return: float = ..., periods_per_year: float = ...) -> float | Float64Array: ...
+
+
 def sortino_ratio(
     returns: ArrayOrFrame, *, required_return: float = 0.0, periods_per_year: float = 252
-) -> Any:
+) -> Reduced:
     """Annualized Sortino ratio.
 
     Parameters
@@ -143,12 +178,24 @@ def sortino_ratio(
     0.707106781187
     """
     x, w = as_float64_2d(returns, "returns", order="K")
-    req = _finite(required_return, "required_return")
+    req = check_finite(required_return, "required_return")
     ppy = check_positive(periods_per_year, "periods_per_year")
     return w.wrap_reduced(run(sortino_ratio_nb, x, req, ppy))
 
 
-def calmar_ratio(returns: ArrayOrFrame, *, periods_per_year: float = 252) -> Any:
+@overload
+def calmar_ratio(returns: pd.Series, *, periods_per_year: float = ...) -> float: ...
+
+
+@overload
+def calmar_ratio(returns: pd.DataFrame, *, periods_per_year: float = ...) -> pd.Series: ...
+
+
+@overload
+def calmar_ratio(returns: np.ndarray, *, periods_per_year: float = ...) -> float | Float64Array: ...
+
+
+def calmar_ratio(returns: ArrayOrFrame, *, periods_per_year: float = 252) -> Reduced:
     """Calmar ratio: CAGR over the absolute maximum drawdown.
 
     Parameters
@@ -181,13 +228,25 @@ def calmar_ratio(returns: ArrayOrFrame, *, periods_per_year: float = 252) -> Any
     return w.wrap_reduced(run(calmar_ratio_nb, x, ppy))
 
 
+@overload
+def omega_ratio(returns: pd.Series, *, risk_free: float = ..., required_return: float = ..., periods_per_year: float = ...) -> float: ...
+
+
+@overload
+def omega_ratio(returns: pd.DataFrame, *, risk_free: float = ..., required_return: float = ..., periods_per_year: float = ...) -> pd.Series: ...
+
+
+@overload
+def omega_ratio(returns: np.ndarray, *, risk_free: float = ..., required_return: float = ..., periods_per_year: float = ...) -> float | Float64Array: ...
+
+
 def omega_ratio(
     returns: ArrayOrFrame,
     *,
     risk_free: float = 0.0,
     required_return: float = 0.0,
     periods_per_year: float = 252,
-) -> Any:
+) -> Reduced:
     """Omega ratio: probability-weighted gains over losses around a threshold.
 
     Parameters
@@ -232,14 +291,26 @@ def omega_ratio(
     2.5
     """
     x, w = as_float64_2d(returns, "returns")
-    rf = _finite(risk_free, "risk_free")
+    rf = check_finite(risk_free, "risk_free")
     ppy = check_positive(periods_per_year, "periods_per_year")
     return w.wrap_reduced(run(omega_ratio_nb, x, rf + _omega_threshold(required_return, ppy)))
 
 
+@overload
+def information_ratio(returns: pd.Series, benchmark: ArrayOrFrame, *, periods_per_year: float = ...) -> float: ...
+
+
+@overload
+def information_ratio(returns: pd.DataFrame, benchmark: ArrayOrFrame, *, periods_per_year: float = ...) -> pd.Series: ...
+
+
+@overload
+def information_ratio(returns: np.ndarray, benchmark: ArrayOrFrame, *, periods_per_year: float = ...) -> float | Float64Array: ...
+
+
 def information_ratio(
     returns: ArrayOrFrame, benchmark: ArrayOrFrame, *, periods_per_year: float = 252
-) -> Any:
+) -> Reduced:
     """Annualized information ratio: mean active return over tracking error.
 
     Parameters
@@ -270,12 +341,24 @@ def information_ratio(
     >>> round(information_ratio(np.array([0.03, 0.01]), np.zeros(2), periods_per_year=1), 12)
     1.414213562373
     """
-    x, b, w = _with_benchmark(returns, benchmark)
+    x, b, w = with_benchmark(returns, benchmark)
     ppy = check_positive(periods_per_year, "periods_per_year")
     return w.wrap_reduced(run(active_risk_nb, x, b, ppy, 1)[1])
 
 
-def stability_of_timeseries(returns: ArrayOrFrame) -> Any:
+@overload
+def stability_of_timeseries(returns: pd.Series) -> float: ...
+
+
+@overload
+def stability_of_timeseries(returns: pd.DataFrame) -> pd.Series: ...
+
+
+@overload
+def stability_of_timeseries(returns: np.ndarray) -> float | Float64Array: ...
+
+
+def stability_of_timeseries(returns: ArrayOrFrame) -> Reduced:
     """Stability: R² of a linear fit to the cumulative log returns.
 
     Parameters
@@ -308,7 +391,19 @@ def stability_of_timeseries(returns: ArrayOrFrame) -> Any:
     return w.wrap_reduced(run(stability_nb, x))
 
 
-def tail_ratio(returns: ArrayOrFrame) -> Any:
+@overload
+def tail_ratio(returns: pd.Series) -> float: ...
+
+
+@overload
+def tail_ratio(returns: pd.DataFrame) -> pd.Series: ...
+
+
+@overload
+def tail_ratio(returns: np.ndarray) -> float | Float64Array: ...
+
+
+def tail_ratio(returns: ArrayOrFrame) -> Reduced:
     """Tail ratio: size of the right tail over the left tail.
 
     Parameters
@@ -403,7 +498,7 @@ def summary(
     """
     has_bench = benchmark is not None
     if has_bench:
-        x, b, w = _with_benchmark(returns, benchmark, "K")
+        x, b, w = with_benchmark(returns, benchmark, "K")
         b = np.asfortranarray(b)  # the benchmark rows read benchmark columns
     else:
         x, w = as_float64_2d(returns, "returns", order="K")
@@ -420,9 +515,9 @@ def summary(
             hint = " (the benchmark rows need a benchmark)" if not has_bench else ""
             raise ValueError(f"unknown metrics {unknown}{hint}; choose from {list(names)}")
     ppy = check_positive(periods_per_year, "periods_per_year")
-    rf = _finite(risk_free, "risk_free")
-    req = _finite(required_return, "required_return")
-    _, q, cutoff, zt = _level_tail(level)
+    rf = check_finite(risk_free, "risk_free")
+    req = check_finite(required_return, "required_return")
+    _, q, cutoff, zt = level_tail(level)
     threshold = _omega_threshold(req, ppy)
     want = np.array([name in chosen for name in names], dtype=np.bool_)
     out = run(summary_nb, x, b, rf, req, threshold, ppy, q, cutoff, zt, want)
@@ -433,5 +528,3 @@ def summary(
     columns = w.columns if w.columns is not None else pd.RangeIndex(x.shape[1])
     return pd.DataFrame(table, index=pd.Index(chosen), columns=columns)
 
-
-from quantcore.rolling import rolling_sharpe  # noqa: E402

@@ -12,7 +12,7 @@ from typing import Any
 import numpy as np
 
 from quantcore._kernels.overfitting import cscv_logits_nb
-from quantcore._validation import as_float64_2d, check_int
+from quantcore._validation import as_float64_2d, check_finite, check_int
 
 __all__ = ["deflated_sharpe_ratio", "probability_of_backtest_overfitting"]
 
@@ -163,14 +163,14 @@ def deflated_sharpe_ratio(
     """
     from scipy.stats import norm  # imported here: metrics stays cheap to import
 
-    sr = _finite(sharpe, "sharpe")
+    sr = check_finite(sharpe, "sharpe")
     n = check_int(n_trials, "n_trials")
-    v = _finite(var_trials, "var_trials")
+    v = check_finite(var_trials, "var_trials")
     if v < 0.0:
         raise ValueError(f"var_trials must be >= 0, got {var_trials!r}")
     t = check_int(n_obs, "n_obs", minimum=2)
-    g3 = _finite(skew, "skew")
-    g4 = _finite(kurtosis, "kurtosis")
+    g3 = check_finite(skew, "skew")
+    g4 = check_finite(kurtosis, "kurtosis")
     sr0 = 0.0
     if n > 1:
         gamma = np.euler_gamma
@@ -181,13 +181,3 @@ def deflated_sharpe_ratio(
     if not denom > 0.0:
         return float("nan")
     return float(norm.cdf((sr - sr0) * math.sqrt(t - 1) / math.sqrt(denom)))
-
-
-def _finite(value: Any, name: str) -> float:
-    try:
-        v = float(value)
-    except (TypeError, ValueError):
-        raise ValueError(f"{name} must be a number, got {value!r}") from None
-    if not math.isfinite(v):
-        raise ValueError(f"{name} must be finite, got {value!r}")
-    return v

@@ -24,6 +24,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 import pandas as pd
 
+from quantcore import _figures as _fig
 from quantcore import drawdown as _drawdown
 from quantcore import returns as _returns
 from quantcore import risk as _risk
@@ -31,7 +32,6 @@ from quantcore import rolling as _rolling
 from quantcore._records import TRADE_SHORT
 
 if TYPE_CHECKING:
-    from matplotlib.axes import Axes
     from matplotlib.figure import Figure
 
 __all__ = [
@@ -43,70 +43,6 @@ __all__ = [
     "trades_on_price",
     "underwater",
 ]
-
-_COLORS = ("#1f4e79", "#c0504d", "#4f8f3a", "#8064a2", "#f79646", "#4bacc6")
-_UP, _DOWN = "#2e7d32", "#c62828"
-
-
-def _figure(nrows: int = 1, *, figsize: tuple[float, float] = (10.0, 4.0), **kw: Any) -> Figure:
-    """A new Figure, not registered with pyplot (no global state, no GUI)."""
-    try:
-        from matplotlib.figure import Figure
-    except ImportError as exc:  # pragma: no cover - exercised only without the extra
-        raise ImportError("quantcore.plot needs matplotlib: pip install 'quantcore[plot]'") from exc
-    fig = Figure(figsize=figsize, layout="constrained")
-    fig.subplots(nrows, 1, squeeze=False, **kw)
-    return fig
-
-
-def _series(data: Any, name: str, default: str) -> pd.Series:
-    """One float Series from an ndarray/Series/one-column DataFrame; ``ValueError`` otherwise."""
-    if isinstance(data, pd.DataFrame):
-        if data.shape[1] != 1:
-            raise ValueError(
-                f"{name} must be one series, got a DataFrame of {data.shape[1]} columns"
-            )
-        data = data.iloc[:, 0]
-    if isinstance(data, pd.Series):
-        out = data.astype(np.float64)
-    else:
-        arr = np.asarray(data, dtype=np.float64)
-        if arr.ndim != 1:
-            raise ValueError(f"{name} must be 1-D, got {arr.ndim} dimensions")
-        out = pd.Series(arr)
-    if len(out) == 0:
-        raise ValueError(f"{name} is empty")
-    if out.name is None:
-        out = out.rename(default)
-    return out
-
-
-def _aligned(returns: pd.Series, benchmark: Any) -> tuple[pd.Series, pd.Series | None]:
-    """The benchmark as a Series on the returns' rows, named apart from the returns."""
-    if benchmark is None:
-        return returns, None
-    b = _series(benchmark, "benchmark", "benchmark")
-    if isinstance(benchmark, pd.Series | pd.DataFrame) and not isinstance(
-        returns.index, pd.RangeIndex
-    ):
-        returns, b = returns.align(b, join="inner")
-    elif len(b) != len(returns):
-        raise ValueError(f"benchmark has {len(b)} rows, returns has {len(returns)}")
-    else:
-        b.index = returns.index
-    if len(returns) == 0:
-        raise ValueError("returns and benchmark share no dates")
-    if str(b.name) == str(returns.name):
-        # tables and legends are keyed by name: two "Adj Close" series would collide
-        b = b.rename(f"{b.name} (benchmark)")
-    return returns, b
-
-
-def _percent(ax: Axes, axis: str = "y") -> None:
-    from matplotlib.ticker import PercentFormatter
-
-    (ax.yaxis if axis == "y" else ax.xaxis).set_major_formatter(PercentFormatter(1.0))
-
 
 def equity_curve(
     returns: Any,
@@ -149,15 +85,15 @@ def equity_curve(
     >>> fig.axes[0].lines[0].get_ydata().tolist()
     [110.0, 55.0, 110.0]
     """
-    r, b = _aligned(_series(returns, "returns", "strategy"), benchmark)
-    fig = _figure()
+    r, b = _fig.aligned(_fig.series(returns, "returns", "strategy"), benchmark)
+    fig = _fig.figure()
     ax = fig.axes[0]
     for k, s in enumerate((r, b)):
         if s is None:
             continue
         wealth = initial * (1.0 + _returns.cumulative_returns(s.fillna(0.0)))
         ax.plot(
-            wealth.index, wealth.to_numpy(), color=_COLORS[k], lw=1.4 - 0.3 * k, label=str(s.name)
+            wealth.index, wealth.to_numpy(), color=_fig.COLORS[k], lw=1.4 - 0.3 * k, label=str(s.name)
         )
     ax.axhline(initial, color="0.6", lw=0.8, ls=":")
     if log_scale:
@@ -198,17 +134,17 @@ def underwater(returns: Any, *, title: str = "Underwater (drawdown)") -> Figure:
     >>> fig.axes[0].lines[1].get_ydata()[0]
     -0.5
     """
-    r = _series(returns, "returns", "strategy")
+    r = _fig.series(returns, "returns", "strategy")
     dd = _drawdown.drawdown_series(r)
     worst = float(_drawdown.max_drawdown(r))
-    fig = _figure()
+    fig = _fig.figure()
     ax = fig.axes[0]
     x, y = dd.index, dd.to_numpy()
-    ax.plot(x, y, color=_DOWN, lw=0.9, label="drawdown")
-    ax.fill_between(x, y, 0.0, where=~np.isnan(y), color=_DOWN, alpha=0.3, lw=0)
+    ax.plot(x, y, color=_fig.DOWN, lw=0.9, label="drawdown")
+    ax.fill_between(x, y, 0.0, where=~np.isnan(y), color=_fig.DOWN, alpha=0.3, lw=0)
     ax.axhline(worst, color="0.3", lw=0.9, ls="--", label=f"max drawdown {worst:.1%}")
     ax.set_ylim(min(worst * 1.1, -0.01) if np.isfinite(worst) else -0.01, 0.0)
-    _percent(ax)
+    _fig.percent(ax)
     ax.set_title(title)
     ax.set_ylabel("drawdown")
     ax.legend(loc="lower left")
@@ -220,7 +156,7 @@ def return_distribution(
     returns: Any,
     *,
     level: float = 0.95,
-    method: str = "historical",
+    method: _risk.Method = "historical",
     bins: int = 60,
     title: str = "Return distribution",
 ) -> Figure:
@@ -261,17 +197,17 @@ def return_distribution(
     """
     if not isinstance(bins, int | np.integer) or bins <= 0:
         raise ValueError(f"bins must be a positive integer, got {bins!r}")
-    r = _series(returns, "returns", "strategy").dropna()
+    r = _fig.series(returns, "returns", "strategy").dropna()
     if len(r) < 2:
         raise ValueError("returns needs at least 2 non-NaN values")
-    var = float(_risk.value_at_risk(r, level=level, method=method))  # type: ignore[arg-type]
-    es = float(_risk.expected_shortfall(r, level=level, method=method))  # type: ignore[arg-type]
-    fig = _figure()
+    var = float(_risk.value_at_risk(r, level=level, method=method))
+    es = float(_risk.expected_shortfall(r, level=level, method=method))
+    fig = _fig.figure()
     ax = fig.axes[0]
-    ax.hist(r.to_numpy(), bins=bins, color=_COLORS[0], alpha=0.75)
-    ax.axvline(-var, color=_COLORS[4], lw=1.5, label=f"VaR {level:.0%} = {var:.2%}")
-    ax.axvline(-es, color=_DOWN, lw=1.5, ls="--", label=f"ES {level:.0%} = {es:.2%}")
-    _percent(ax, "x")
+    ax.hist(r.to_numpy(), bins=bins, color=_fig.COLORS[0], alpha=0.75)
+    ax.axvline(-var, color=_fig.COLORS[4], lw=1.5, label=f"VaR {level:.0%} = {var:.2%}")
+    ax.axvline(-es, color=_fig.DOWN, lw=1.5, ls="--", label=f"ES {level:.0%} = {es:.2%}")
+    _fig.percent(ax, "x")
     ax.set_title(title)
     ax.set_xlabel("return per period")
     ax.set_ylabel("count")
@@ -324,18 +260,18 @@ def rolling_sharpe_volatility(
     >>> [ax.get_ylabel() for ax in fig.axes]
     ['Sharpe ratio', 'volatility']
     """
-    r = _series(returns, "returns", "strategy")
+    r = _fig.series(returns, "returns", "strategy")
     # the library's rolling kernels (validation of window and periods_per_year included)
     sharpe = _rolling.rolling_sharpe(r, window, periods_per_year=periods_per_year)
     vol = _rolling.rolling_volatility(r, window, periods_per_year=periods_per_year)
-    fig = _figure(2, figsize=(10.0, 5.5), sharex=True)
+    fig = _fig.figure(2, figsize=(10.0, 5.5), sharex=True)
     top, bottom = fig.axes
-    top.plot(sharpe.index, sharpe.to_numpy(), color=_COLORS[0], lw=1.0)
+    top.plot(sharpe.index, sharpe.to_numpy(), color=_fig.COLORS[0], lw=1.0)
     top.axhline(0.0, color="0.5", lw=0.8)
     top.set_ylabel("Sharpe ratio")
-    bottom.plot(vol.index, vol.to_numpy(), color=_COLORS[1], lw=1.0)
+    bottom.plot(vol.index, vol.to_numpy(), color=_fig.COLORS[1], lw=1.0)
     bottom.set_ylabel("volatility")
-    _percent(bottom)
+    _fig.percent(bottom)
     for ax in (top, bottom):
         ax.grid(alpha=0.3)
     top.set_title(f"{title} ({window}-period window)")
@@ -403,11 +339,11 @@ def sweep_heatmap(
     grid = table.pivot_table(index=y, columns=x, values=value, aggfunc=agg, dropna=False)  # type: ignore[arg-type]
     grid = grid.sort_index().sort_index(axis=1)
     data = grid.to_numpy(dtype=np.float64)
-    fig = _figure(figsize=(10.0, 6.0))
+    fig = _fig.figure(figsize=(10.0, 6.0))
     ax = fig.axes[0]
     xs, ys = grid.columns.to_numpy(), grid.index.to_numpy()
     finite = data[np.isfinite(data)]
-    if _evenly_spaced(xs) and _evenly_spaced(ys):  # numeric axes, cells centred on the values
+    if _fig.evenly_spaced(xs) and _fig.evenly_spaced(ys):  # numeric axes, cells centred on the values
         dx, dy = (xs[-1] - xs[0]) / (len(xs) - 1), (ys[-1] - ys[0]) / (len(ys) - 1)
         extent = (xs[0] - dx / 2, xs[-1] + dx / 2, ys[0] - dy / 2, ys[-1] + dy / 2)
         image = ax.imshow(data, origin="lower", aspect="auto", cmap=cmap, extent=extent,
@@ -429,22 +365,6 @@ def sweep_heatmap(
     ax.set_ylabel(y)
     ax.set_title(title if title is not None else f"{value} by {y} and {x}")
     return fig
-
-
-def _evenly_spaced(values: np.ndarray) -> bool:
-    """At least two numbers with one common step (a numeric heatmap axis); else categorical."""
-    if len(values) < 2 or not np.issubdtype(values.dtype, np.number):
-        return False
-    steps = np.diff(values.astype(np.float64))
-    return bool(np.allclose(steps, steps[0], rtol=1e-9, atol=0.0))
-
-
-def _closes(prices: Any) -> pd.Series:
-    if isinstance(prices, pd.DataFrame):
-        lower = {str(c).lower(): c for c in prices.columns}
-        if "close" in lower:
-            return _series(prices[lower["close"]], "prices", "close")
-    return _series(prices, "prices", "close")
 
 
 def price_with_indicators(
@@ -486,44 +406,26 @@ def price_with_indicators(
     >>> [line.get_label() for line in fig.axes[0].lines]
     ['close', 'SMA 20']
     """
-    close = _closes(prices)
-    fig = _figure(2 if panel is not None else 1, figsize=(10.0, 6.0 if panel is not None else 4.0),
+    close = _fig.closes(prices)
+    fig = _fig.figure(2 if panel is not None else 1, figsize=(10.0, 6.0 if panel is not None else 4.0),
                   sharex=True, **({"height_ratios": [3, 1]} if panel is not None else {}))  # fmt: skip
     ax = fig.axes[0]
     ax.plot(close.index, close.to_numpy(), color="0.15", lw=1.1, label=str(close.name))
-    for k, (name, values) in enumerate(_named(overlays, "overlays", len(close))):
-        ax.plot(close.index, values, color=_COLORS[k % len(_COLORS)], lw=1.0, label=name)
+    for k, (name, values) in enumerate(_fig.named(overlays, "overlays", len(close))):
+        ax.plot(close.index, values, color=_fig.COLORS[k % len(_fig.COLORS)], lw=1.0, label=name)
     ax.set_title(title)
     ax.set_ylabel("price")
     ax.legend(loc="upper left")
     ax.grid(alpha=0.3)
     if panel is not None:
         low = fig.axes[1]
-        for k, (name, values) in enumerate(_named(panel, "panel", len(close))):
-            low.plot(close.index, values, color=_COLORS[k % len(_COLORS)], lw=1.0, label=name)
+        for k, (name, values) in enumerate(_fig.named(panel, "panel", len(close))):
+            low.plot(close.index, values, color=_fig.COLORS[k % len(_fig.COLORS)], lw=1.0, label=name)
         for level in panel_levels:
             low.axhline(level, color="0.5", lw=0.8, ls="--")
         low.legend(loc="upper left")
         low.grid(alpha=0.3)
     return fig
-
-
-def _named(
-    items: Mapping[str, Any] | pd.DataFrame | None, what: str, n: int
-) -> list[tuple[str, np.ndarray]]:
-    if items is None:
-        return []
-    if isinstance(items, pd.DataFrame):
-        items = {str(c): items[c] for c in items.columns}
-    if not isinstance(items, Mapping):
-        raise ValueError(f"{what} must be a mapping of name to series or a DataFrame")
-    out = []
-    for name, values in items.items():
-        arr = np.asarray(values, dtype=np.float64)
-        if arr.shape != (n,):
-            raise ValueError(f"{what}[{name!r}] has shape {arr.shape}, prices have {n} rows")
-        out.append((str(name), arr))
-    return out
 
 
 def trades_on_price(
@@ -573,9 +475,9 @@ def trades_on_price(
     if isinstance(prices, pd.DataFrame) and "close" not in {str(c).lower() for c in prices.columns}:
         if not 0 <= column < prices.shape[1]:
             raise ValueError(f"column must be in [0, {prices.shape[1]}), got {column}")
-        close = _series(prices.iloc[:, column], "prices", "close")
+        close = _fig.series(prices.iloc[:, column], "prices", "close")
     else:
-        close = _closes(prices)
+        close = _fig.closes(prices)
     if "column" in records.dtype.names:
         records = records[records["column"] == column]
     n = len(close)
@@ -584,16 +486,16 @@ def trades_on_price(
     x = close.index
     entry = records["entry_idx"]
     closed = records[records["exit_idx"] >= 0]
-    fig = _figure()
+    fig = _fig.figure()
     ax = fig.axes[0]
     ax.plot(x, close.to_numpy(), color="0.25", lw=1.0, label=str(close.name))
     short = records["direction"] == TRADE_SHORT if "direction" in records.dtype.names else None
-    ax.plot(x[entry], records["entry_price"], ls="none", marker="^", color=_UP, ms=7, label="entry")
-    ax.plot(x[closed["exit_idx"]], closed["exit_price"], ls="none", marker="v", color=_DOWN, ms=7,
+    ax.plot(x[entry], records["entry_price"], ls="none", marker="^", color=_fig.UP, ms=7, label="entry")
+    ax.plot(x[closed["exit_idx"]], closed["exit_price"], ls="none", marker="v", color=_fig.DOWN, ms=7,
             label="exit")  # fmt: skip
     if short is not None and short.any():
         ax.plot(x[entry[short]], records["entry_price"][short], ls="none", marker="o",
-                mfc="none", mec=_DOWN, ms=11, label="short entry")  # fmt: skip
+                mfc="none", mec=_fig.DOWN, ms=11, label="short entry")  # fmt: skip
     ax.set_title(f"{title} ({len(records)} trades)")
     ax.set_ylabel("price")
     ax.legend(loc="upper left")

@@ -213,13 +213,14 @@ def tearsheet(
     >>> page.count("<svg") >= 3, "sharpe_ratio" in page
     (True, True)
     """
+    from quantcore import _figures as _fig
     from quantcore import metrics as _metrics
     from quantcore import plot as _plot
     from quantcore import returns as _returns
 
     if not isinstance(top_drawdowns, int) or top_drawdowns < 0:
         raise ValueError(f"top_drawdowns must be an integer >= 0, got {top_drawdowns!r}")
-    r, b = _plot._aligned(_plot._series(returns, "returns", "strategy"), benchmark)
+    r, b = _fig.aligned(_fig.series(returns, "returns", "strategy"), benchmark)
     if r.count() < 2:
         raise ValueError("returns needs at least 2 non-NaN values")
     opts: dict[str, Any] = {

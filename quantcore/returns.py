@@ -12,8 +12,7 @@ valid value gives NaN.
 
 from __future__ import annotations
 
-import math
-from typing import Any
+from typing import Any, cast, overload
 
 import numpy as np
 import pandas as pd
@@ -28,7 +27,7 @@ from quantcore._kernels.returns import (
     total_return_nb,
 )
 from quantcore._parallel import run
-from quantcore._typing import ArrayOrFrame
+from quantcore._typing import ArrayOrFrame, Float64Array, Reduced, T
 from quantcore._validation import as_float64_2d, check_positive
 
 __all__ = [
@@ -42,18 +41,7 @@ __all__ = [
 ]
 
 
-def _finite(value: Any, name: str) -> float:
-    """Validate a finite float option that may be negative (risk-free rate and the like)."""
-    try:
-        v = float(value)
-    except (TypeError, ValueError):
-        raise ValueError(f"{name} must be a number, got {value!r}") from None
-    if not math.isfinite(v):
-        raise ValueError(f"{name} must be finite, got {value!r}")
-    return v
-
-
-def simple_returns(prices: ArrayOrFrame) -> Any:
+def simple_returns(prices: T) -> T:
     """Simple (arithmetic) returns of prices.
 
     Parameters
@@ -81,10 +69,10 @@ def simple_returns(prices: ArrayOrFrame) -> Any:
     array([ nan,  0.1, -0.1])
     """
     x, w = as_float64_2d(prices, "prices")
-    return w.wrap(run(simple_returns_nb, x))
+    return cast(T, w.wrap(run(simple_returns_nb, x)))
 
 
-def log_returns(prices: ArrayOrFrame) -> Any:
+def log_returns(prices: T) -> T:
     """Logarithmic (continuously compounded) returns of prices.
 
     Parameters
@@ -109,10 +97,10 @@ def log_returns(prices: ArrayOrFrame) -> Any:
     array([nan,  1.])
     """
     x, w = as_float64_2d(prices, "prices")
-    return w.wrap(run(log_returns_nb, x))
+    return cast(T, w.wrap(run(log_returns_nb, x)))
 
 
-def cumulative_returns(returns: ArrayOrFrame) -> Any:
+def cumulative_returns(returns: T) -> T:
     """Compounded return from the start up to each row.
 
     Parameters
@@ -139,10 +127,22 @@ def cumulative_returns(returns: ArrayOrFrame) -> Any:
     array([ 0.1 , -0.01, -0.01])
     """
     x, w = as_float64_2d(returns, "returns")
-    return w.wrap(run(cumulative_returns_nb, x))
+    return cast(T, w.wrap(run(cumulative_returns_nb, x)))
 
 
-def total_return(returns: ArrayOrFrame) -> Any:
+@overload
+def total_return(returns: pd.Series) -> float: ...
+
+
+@overload
+def total_return(returns: pd.DataFrame) -> pd.Series: ...
+
+
+@overload
+def total_return(returns: np.ndarray) -> float | Float64Array: ...
+
+
+def total_return(returns: ArrayOrFrame) -> Reduced:
     """Compounded return over the whole series.
 
     Parameters
@@ -171,7 +171,19 @@ def total_return(returns: ArrayOrFrame) -> Any:
     return w.wrap_reduced(run(total_return_nb, x))
 
 
-def annualized_return(returns: ArrayOrFrame, *, periods_per_year: float = 252) -> Any:
+@overload
+def annualized_return(returns: pd.Series, *, periods_per_year: float = ...) -> float: ...
+
+
+@overload
+def annualized_return(returns: pd.DataFrame, *, periods_per_year: float = ...) -> pd.Series: ...
+
+
+@overload
+def annualized_return(returns: np.ndarray, *, periods_per_year: float = ...) -> float | Float64Array: ...
+
+
+def annualized_return(returns: ArrayOrFrame, *, periods_per_year: float = 252) -> Reduced:
     """Compound annual growth rate (CAGR).
 
     Parameters
@@ -210,7 +222,19 @@ def annualized_return(returns: ArrayOrFrame, *, periods_per_year: float = 252) -
     return w.wrap_reduced(run(annualized_return_nb, x, ppy))
 
 
-def time_weighted_return(values: ArrayOrFrame, cash_flows: ArrayOrFrame) -> Any:
+@overload
+def time_weighted_return(values: pd.Series, cash_flows: ArrayOrFrame) -> float: ...
+
+
+@overload
+def time_weighted_return(values: pd.DataFrame, cash_flows: ArrayOrFrame) -> pd.Series: ...
+
+
+@overload
+def time_weighted_return(values: np.ndarray, cash_flows: ArrayOrFrame) -> float | Float64Array: ...
+
+
+def time_weighted_return(values: ArrayOrFrame, cash_flows: ArrayOrFrame) -> Reduced:
     """Time-weighted return of a portfolio with external cash flows.
 
     Parameters

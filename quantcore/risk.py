@@ -5,16 +5,21 @@ series). NaNs are skipped (pairwise for benchmark statistics), so a column that
 starts later than the panel is measured over its own history. Fewer than two
 valid observations give NaN. VaR and ES are **positive loss fractions**: a VaR
 of 0.02 means a 2 % loss.
+
+Deprecated: ``rolling_volatility`` and ``rolling_beta`` live in
+:mod:`quantcore.rolling`; the old names here still work and warn with a
+``DeprecationWarning``.
 """
 
 from __future__ import annotations
 
-from typing import Any, Literal
+from typing import Any, Literal, overload
 
 import numpy as np
 import pandas as pd
 from scipy.special import ndtri
 
+from quantcore._deprecation import deprecated_aliases
 from quantcore._kernels.risk import (
     active_risk_nb,
     beta_alpha_nb,
@@ -25,9 +30,15 @@ from quantcore._kernels.risk import (
     volatility_nb,
 )
 from quantcore._parallel import run
-from quantcore._typing import ArrayOrFrame, Float64Array2D
-from quantcore._validation import Wrapper, as_float64_2d, check_int, check_level, check_positive
-from quantcore.returns import _finite
+from quantcore._typing import ArrayOrFrame, Float64Array, Reduced
+from quantcore._validation import (
+    as_float64_2d,
+    check_finite,
+    check_int,
+    check_positive,
+    level_tail,
+    with_benchmark,
+)
 
 __all__ = [
     "alpha",
@@ -35,50 +46,22 @@ __all__ = [
     "correlation",
     "downside_deviation",
     "expected_shortfall",
-    "rolling_beta",
-    "rolling_volatility",
     "tracking_error",
     "value_at_risk",
     "volatility",
 ]
 
+#: Moved to :mod:`quantcore.rolling`; the old names warn (DeprecationWarning).
+__getattr__ = deprecated_aliases(
+    __name__,
+    {
+        "rolling_beta": "quantcore.rolling.rolling_beta",
+        "rolling_volatility": "quantcore.rolling.rolling_volatility",
+    },
+)
+
 Method = Literal["historical", "parametric", "cornish_fisher"]
 _METHODS = ("historical", "parametric", "cornish_fisher")
-
-
-def _with_benchmark(
-    returns: Any, benchmark: Any, order: Literal["F", "K"] = "F"
-) -> tuple[Float64Array2D, Float64Array2D, Wrapper]:
-    """Validate ``returns`` and a benchmark of one column or the same width, same rows.
-
-    ``order`` as in :func:`quantcore._validation.as_float64_2d`, for both arrays.
-    """
-    x, w = as_float64_2d(returns, "returns", order=order)
-    b, _ = as_float64_2d(benchmark, "benchmark", order=order)
-    if b.shape[0] != x.shape[0]:
-        raise ValueError(
-            f"returns and benchmark must have the same length, got {x.shape[0]} and {b.shape[0]}"
-        )
-    if b.shape[1] not in (1, x.shape[1]):
-        raise ValueError(f"benchmark must have 1 or {x.shape[1]} columns, got {b.shape[1]}")
-    ix = getattr(returns, "index", None)
-    ib = getattr(benchmark, "index", None)
-    if isinstance(ix, pd.Index) and isinstance(ib, pd.Index) and not ix.equals(ib):
-        raise ValueError(
-            "returns and benchmark must share the same index; align them first, "
-            "e.g. returns, benchmark = returns.align(benchmark, join='inner', axis=0)"
-        )
-    return x, b, w
-
-
-def _level_tail(level: Any) -> tuple[float, float, float, float]:
-    """The confidence level, numpy's percentile fraction and empyrical's cutoff for it,
-    and a standard score a little beyond that tail (the kernels' selection prefilter)."""
-    lv = check_level(level)
-    cutoff = 1.0 - lv
-    q = (100.0 * cutoff) / 100.0  # what np.percentile(r, 100 * cutoff) uses internally
-    zt = float(ndtri(min(0.999, 1.5 * q + 0.01)))
-    return lv, q, cutoff, zt
 
 
 def _cornish_fisher_z(z: Any, skew: Any, kurt: Any) -> Any:
@@ -90,9 +73,21 @@ def _cornish_fisher_z(z: Any, skew: Any, kurt: Any) -> Any:
     )
 
 
+@overload
+def volatility(returns: pd.Series, *, periods_per_year: float = ..., ddof: int = ...) -> float: ...
+
+
+@overload
+def volatility(returns: pd.DataFrame, *, periods_per_year: float = ..., ddof: int = ...) -> pd.Series: ...
+
+
+@overload
+def volatility(returns: np.ndarray, *, periods_per_year: float = ..., ddof: int = ...) -> float | Float64Array: ...
+
+
 def volatility(
     returns: ArrayOrFrame, *, periods_per_year: float = 252, ddof: int = 1
-) -> Any:
+) -> Reduced:
     """Annualized volatility (standard deviation of returns).
 
     Parameters
@@ -129,7 +124,7 @@ def volatility(
 
 def _var_es(returns: Any, level: Any, method: Any, which: int) -> Any:
     x, w = as_float64_2d(returns, "returns", order="K" if method == "historical" else "F")
-    lv, q, cutoff, zt = _level_tail(level)
+    lv, q, cutoff, zt = level_tail(level)
     if method not in _METHODS:
         raise ValueError(f"method must be one of {', '.join(_METHODS)}; got {method!r}")
     if method == "historical":
@@ -153,9 +148,21 @@ def _var_es(returns: Any, level: Any, method: Any, which: int) -> Any:
     return w.wrap_reduced(np.asarray(out, dtype=np.float64))
 
 
+@overload
+def value_at_risk(returns: pd.Series, *, level: float = ..., method: Method = ...) -> float: ...
+
+
+@overload
+def value_at_risk(returns: pd.DataFrame, *, level: float = ..., method: Method = ...) -> pd.Series: ...
+
+
+@overload
+def value_at_risk(returns: np.ndarray, *, level: float = ..., method: Method = ...) -> float | Float64Array: ...
+
+
 def value_at_risk(
     returns: ArrayOrFrame, *, level: float = 0.95, method: Method = "historical"
-) -> Any:
+) -> Reduced:
     """Value at risk: the loss not exceeded with probability ``level``, as a positive fraction.
 
     Parameters
@@ -203,9 +210,21 @@ def value_at_risk(
     return _var_es(returns, level, method, 0)
 
 
+@overload
+def expected_shortfall(returns: pd.Series, *, level: float = ..., method: Method = ...) -> float: ...
+
+
+@overload
+def expected_shortfall(returns: pd.DataFrame, *, level: float = ..., method: Method = ...) -> pd.Series: ...
+
+
+@overload
+def expected_shortfall(returns: np.ndarray, *, level: float = ..., method: Method = ...) -> float | Float64Array: ...
+
+
 def expected_shortfall(
     returns: ArrayOrFrame, *, level: float = 0.95, method: Method = "historical"
-) -> Any:
+) -> Reduced:
     """Expected shortfall (CVaR): the mean loss beyond the VaR, as a positive fraction.
 
     Parameters
@@ -251,7 +270,19 @@ def expected_shortfall(
     return _var_es(returns, level, method, 1)
 
 
-def beta(returns: ArrayOrFrame, benchmark: ArrayOrFrame) -> Any:
+@overload
+def beta(returns: pd.Series, benchmark: ArrayOrFrame) -> float: ...
+
+
+@overload
+def beta(returns: pd.DataFrame, benchmark: ArrayOrFrame) -> pd.Series: ...
+
+
+@overload
+def beta(returns: np.ndarray, benchmark: ArrayOrFrame) -> float | Float64Array: ...
+
+
+def beta(returns: ArrayOrFrame, benchmark: ArrayOrFrame) -> Reduced:
     """Beta of returns on a benchmark (OLS slope).
 
     Parameters
@@ -281,8 +312,20 @@ def beta(returns: ArrayOrFrame, benchmark: ArrayOrFrame) -> Any:
     >>> round(beta(2.0 * b + 0.001, b), 12)
     2.0
     """
-    x, b, w = _with_benchmark(returns, benchmark, "K")
+    x, b, w = with_benchmark(returns, benchmark, "K")
     return w.wrap_reduced(run(beta_alpha_nb, x, b, 0.0, 252.0)[0])
+
+
+@overload
+def alpha(returns: pd.Series, benchmark: ArrayOrFrame, *, risk_free: float = ..., periods_per_year: float = ...) -> float: ...
+
+
+@overload
+def alpha(returns: pd.DataFrame, benchmark: ArrayOrFrame, *, risk_free: float = ..., periods_per_year: float = ...) -> pd.Series: ...
+
+
+@overload
+def alpha(returns: np.ndarray, benchmark: ArrayOrFrame, *, risk_free: float = ..., periods_per_year: float = ...) -> float | Float64Array: ...
 
 
 def alpha(
@@ -291,7 +334,7 @@ def alpha(
     *,
     risk_free: float = 0.0,
     periods_per_year: float = 252,
-) -> Any:
+) -> Reduced:
     """Jensen's alpha, annualized by compounding.
 
     Parameters
@@ -321,13 +364,25 @@ def alpha(
     >>> round(alpha(2.0 * b + 0.001, b, periods_per_year=1), 12)
     0.001
     """
-    x, b, w = _with_benchmark(returns, benchmark, "K")
-    rf = _finite(risk_free, "risk_free")
+    x, b, w = with_benchmark(returns, benchmark, "K")
+    rf = check_finite(risk_free, "risk_free")
     ppy = check_positive(periods_per_year, "periods_per_year")
     return w.wrap_reduced(run(beta_alpha_nb, x, b, rf, ppy)[1])
 
 
-def correlation(returns: ArrayOrFrame, benchmark: ArrayOrFrame) -> Any:
+@overload
+def correlation(returns: pd.Series, benchmark: ArrayOrFrame) -> float: ...
+
+
+@overload
+def correlation(returns: pd.DataFrame, benchmark: ArrayOrFrame) -> pd.Series: ...
+
+
+@overload
+def correlation(returns: np.ndarray, benchmark: ArrayOrFrame) -> float | Float64Array: ...
+
+
+def correlation(returns: ArrayOrFrame, benchmark: ArrayOrFrame) -> Reduced:
     """Pearson correlation of returns with a benchmark.
 
     Parameters
@@ -353,13 +408,25 @@ def correlation(returns: ArrayOrFrame, benchmark: ArrayOrFrame) -> Any:
     >>> round(correlation(-3.0 * b, b), 12)
     -1.0
     """
-    x, b, w = _with_benchmark(returns, benchmark)
+    x, b, w = with_benchmark(returns, benchmark)
     return w.wrap_reduced(run(correlation_nb, x, b))
+
+
+@overload
+def downside_deviation(returns: pd.Series, *, required_return: float = ..., periods_per_year: float = ...) -> float: ...
+
+
+@overload
+def downside_deviation(returns: pd.DataFrame, *, required_return: float = ..., periods_per_year: float = ...) -> pd.Series: ...
+
+
+@overload
+def downside_deviation(returns: np.ndarray, *, required_return: float = ..., periods_per_year: float = ...) -> float | Float64Array: ...
 
 
 def downside_deviation(
     returns: ArrayOrFrame, *, required_return: float = 0.0, periods_per_year: float = 252
-) -> Any:
+) -> Reduced:
     """Annualized downside deviation below a required return.
 
     Parameters
@@ -389,9 +456,21 @@ def downside_deviation(
     0.01414...
     """
     x, w = as_float64_2d(returns, "returns", order="K")
-    req = _finite(required_return, "required_return")
+    req = check_finite(required_return, "required_return")
     ppy = check_positive(periods_per_year, "periods_per_year")
     return w.wrap_reduced(run(downside_deviation_nb, x, req, ppy))
+
+
+@overload
+def tracking_error(returns: pd.Series, benchmark: ArrayOrFrame, *, periods_per_year: float = ..., ddof: int = ...) -> float: ...
+
+
+@overload
+def tracking_error(returns: pd.DataFrame, benchmark: ArrayOrFrame, *, periods_per_year: float = ..., ddof: int = ...) -> pd.Series: ...
+
+
+@overload
+def tracking_error(returns: np.ndarray, benchmark: ArrayOrFrame, *, periods_per_year: float = ..., ddof: int = ...) -> float | Float64Array: ...
 
 
 def tracking_error(
@@ -400,7 +479,7 @@ def tracking_error(
     *,
     periods_per_year: float = 252,
     ddof: int = 1,
-) -> Any:
+) -> Reduced:
     """Annualized tracking error: volatility of the active return ``r - b``.
 
     Parameters
@@ -429,10 +508,8 @@ def tracking_error(
     >>> round(tracking_error(np.array([0.02, 0.0]), np.zeros(2), periods_per_year=1), 12)
     0.014142135624
     """
-    x, b, w = _with_benchmark(returns, benchmark)
+    x, b, w = with_benchmark(returns, benchmark)
     ppy = check_positive(periods_per_year, "periods_per_year")
     dd = check_int(ddof, "ddof", minimum=0)
     return w.wrap_reduced(run(active_risk_nb, x, b, ppy, dd)[0])
 
-
-from quantcore.rolling import rolling_beta, rolling_volatility  # noqa: E402

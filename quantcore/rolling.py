@@ -8,27 +8,33 @@ NaN policy: a window that holds a NaN or an infinity (in the returns, or for
 beta in either series) is NaN, like ``pandas.DataFrame.rolling(window)``; on
 NaN-free data the values equal empyrical's ``roll_annual_volatility``,
 ``roll_sharpe_ratio`` and ``roll_beta`` (which return only the full windows,
-i.e. our rows ``window - 1`` onward). The functions are also exported as
-:func:`quantcore.risk.rolling_volatility`, :func:`quantcore.risk.rolling_beta`
-and :func:`quantcore.metrics.rolling_sharpe`.
+i.e. our rows ``window - 1`` onward). This module is the one home of rolling
+metrics; the former names ``quantcore.risk.rolling_volatility``,
+``quantcore.risk.rolling_beta`` and ``quantcore.metrics.rolling_sharpe`` still
+work and warn with a ``DeprecationWarning``.
 """
 
 from __future__ import annotations
 
-from typing import Any
+from typing import cast
 
 from quantcore._kernels.rolling import SHARPE, VOLATILITY, rolling_beta_nb, rolling_moments_nb
 from quantcore._parallel import run
-from quantcore._typing import ArrayOrFrame
-from quantcore._validation import as_float64_2d, check_int, check_positive
-from quantcore.returns import _finite
+from quantcore._typing import ArrayOrFrame, T
+from quantcore._validation import (
+    as_float64_2d,
+    check_finite,
+    check_int,
+    check_positive,
+    with_benchmark,
+)
 
 __all__ = ["rolling_beta", "rolling_sharpe", "rolling_volatility"]
 
 
 def rolling_volatility(
-    returns: ArrayOrFrame, window: int, *, periods_per_year: float = 252, ddof: int = 1
-) -> Any:
+    returns: T, window: int, *, periods_per_year: float = 252, ddof: int = 1
+) -> T:
     """Annualized volatility over a rolling window.
 
     Parameters
@@ -66,12 +72,12 @@ def rolling_volatility(
     dd = check_int(ddof, "ddof", minimum=0)
     if dd >= win:
         raise ValueError(f"ddof must be < window ({win}), got {dd}")
-    return w.wrap(run(rolling_moments_nb, x, win, 0.0, ppy, dd, VOLATILITY))
+    return cast(T, w.wrap(run(rolling_moments_nb, x, win, 0.0, ppy, dd, VOLATILITY)))
 
 
 def rolling_sharpe(
-    returns: ArrayOrFrame, window: int, *, risk_free: float = 0.0, periods_per_year: float = 252
-) -> Any:
+    returns: T, window: int, *, risk_free: float = 0.0, periods_per_year: float = 252
+) -> T:
     """Annualized Sharpe ratio over a rolling window.
 
     Parameters
@@ -107,12 +113,12 @@ def rolling_sharpe(
     """
     x, w = as_float64_2d(returns, "returns", order="K")
     win = check_int(window, "window", minimum=2)
-    rf = _finite(risk_free, "risk_free")
+    rf = check_finite(risk_free, "risk_free")
     ppy = check_positive(periods_per_year, "periods_per_year")
-    return w.wrap(run(rolling_moments_nb, x, win, rf, ppy, 1, SHARPE))
+    return cast(T, w.wrap(run(rolling_moments_nb, x, win, rf, ppy, 1, SHARPE)))
 
 
-def rolling_beta(returns: ArrayOrFrame, benchmark: ArrayOrFrame, window: int) -> Any:
+def rolling_beta(returns: T, benchmark: ArrayOrFrame, window: int) -> T:
     """Beta of returns on a benchmark (OLS slope) over a rolling window.
 
     Parameters
@@ -145,8 +151,6 @@ def rolling_beta(returns: ArrayOrFrame, benchmark: ArrayOrFrame, window: int) ->
     >>> rolling_beta(2.0 * b + 0.001, b, 3)
     array([nan, nan,  2.,  2.,  2.])
     """
-    from quantcore.risk import _with_benchmark  # risk re-exports this module's functions
-
-    x, b, w = _with_benchmark(returns, benchmark, "K")
+    x, b, w = with_benchmark(returns, benchmark, "K")
     win = check_int(window, "window", minimum=2)
-    return w.wrap(run(rolling_beta_nb, x, b, win))
+    return cast(T, w.wrap(run(rolling_beta_nb, x, b, win)))

@@ -6,6 +6,11 @@ daily time-weighted return; the calendar helpers the analytics need (periods per
 year, the last row of each week or month, compounding between them); and the weights
 of positions with their concentration (Herfindahl index, sums per group). Arrays in,
 arrays out; the finance service calls these with its rows.
+
+Deprecated: ``periods_per_year`` (now :func:`infer_periods_per_year`, as
+``periods_per_year`` is every function's keyword) and ``money_weighted`` (now
+:func:`ledger_money_weighted_return`) still work and warn with a
+``DeprecationWarning``.
 """
 
 from __future__ import annotations
@@ -16,6 +21,7 @@ from typing import Literal, NamedTuple
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
+from quantcore._deprecation import deprecated_aliases
 from quantcore.returns import money_weighted_return
 
 __all__ = [
@@ -30,13 +36,23 @@ __all__ = [
     "cash_amounts",
     "group_weights",
     "herfindahl_index",
+    "infer_periods_per_year",
     "interval_returns",
+    "ledger_money_weighted_return",
     "ledger_value_history",
-    "money_weighted",
     "period_ends",
-    "periods_per_year",
     "position_weights",
 ]
+
+#: Renamed: ``periods_per_year`` was also every function's keyword, ``money_weighted``
+#: a second name for the money-weighted return. The old names warn (DeprecationWarning).
+__getattr__ = deprecated_aliases(
+    __name__,
+    {
+        "money_weighted": "quantcore.valuation.ledger_money_weighted_return",
+        "periods_per_year": "quantcore.valuation.infer_periods_per_year",
+    },
+)
 
 F64 = NDArray[np.float64]
 
@@ -265,7 +281,7 @@ def ledger_value_history(
     return LedgerValues(value, inflow, outflow, returns, holdings, balance)
 
 
-def money_weighted(
+def ledger_money_weighted_return(
     dates: NDArray[np.datetime64],
     inflow: F64,
     outflow: F64,
@@ -274,7 +290,12 @@ def money_weighted(
     opening_value: float = 0.0,
     opening_date: np.datetime64 | None = None,
 ) -> float:
-    """Money-weighted return (XIRR, annual) of a stretch of a ledger's value history.
+    """:func:`quantcore.returns.money_weighted_return` of a stretch of a ledger's value history.
+
+    The one money-weighted return is :func:`quantcore.returns.money_weighted_return`;
+    this function only turns a ledger stretch into its flows (the opening value put
+    in on its eve, each day's inflow in and outflow out) and gives NaN, not an error,
+    when no rate solves them.
 
     Parameters
     ----------
@@ -299,7 +320,7 @@ def money_weighted(
     Examples
     --------
     >>> days = np.array(["2024-01-02", "2025-01-01"], dtype="datetime64[D]")
-    >>> round(money_weighted(days, np.array([100.0, 0.0]), np.zeros(2), 110.0), 6)
+    >>> round(ledger_money_weighted_return(days, np.array([100.0, 0.0]), np.zeros(2), 110.0), 6)
     0.1
     """
     flows = np.asarray(inflow, dtype=np.float64) - np.asarray(outflow, dtype=np.float64)
@@ -315,8 +336,8 @@ def money_weighted(
         return float("nan")
 
 
-def periods_per_year(dates: NDArray[np.datetime64]) -> float:
-    """Trading periods per year of a daily calendar.
+def infer_periods_per_year(dates: NDArray[np.datetime64]) -> float:
+    """Trading periods per year of a daily calendar (the ``periods_per_year`` option's value).
 
     Parameters
     ----------
@@ -330,7 +351,7 @@ def periods_per_year(dates: NDArray[np.datetime64]) -> float:
 
     Examples
     --------
-    >>> periods_per_year(np.array(["2024-01-05", "2024-01-08"], dtype="datetime64[D]"))
+    >>> infer_periods_per_year(np.array(["2024-01-05", "2024-01-08"], dtype="datetime64[D]"))
     252.0
     """
     days = np.asarray(dates, dtype="datetime64[D]").astype(np.int64)

@@ -79,7 +79,7 @@ def run_strategy(prices: Any, strategy: str, /, **kwargs: Any) -> BacktestResult
     options = {k: v for k, v in kwargs.items() if k in engine_names}
     spec.check_names(params)
     prices = _price_parts(prices)
-    entries, exits = getattr(strategies, spec.name)(_closes(prices), **params)
+    entries, exits = strategies.generate(spec.name, _closes(prices), params)
     return run(prices, entries, exits, **options)
 
 

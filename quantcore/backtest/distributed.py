@@ -61,10 +61,9 @@ def run_on_client(
     if chunk_size is None:
         threads = max(1, sum(client.nthreads().values()))
         chunk_size = max(1, -(-m // (4 * threads)))
-    from quantcore.backtest.sweep import _arrays, _kernel_scalars
 
     use_open = opts.fill == "next_open"
-    arrays = client.scatter(_arrays(data, opts), broadcast=True)
+    arrays = client.scatter(data.fortran_ohlc(), broadcast=True)
     futures = [
         client.submit(
             sweep_chunk,
@@ -73,7 +72,7 @@ def run_on_client(
             use_open,
             params[s : s + chunk_size],
             table[s : s + chunk_size],
-            _kernel_scalars(opts),
+            opts.kernel_scalars(),
             pure=False,
         )
         for s in range(0, m, chunk_size)

@@ -149,6 +149,14 @@ class EngineOptions:
     def borrow_per_bar(self) -> float:
         return float(self.borrow_rate) / float(self.periods_per_year)
 
+    def kernel_scalars(self) -> tuple[float, float, int, float, float, int, bool, float]:
+        """The scalar options of the fused sweep kernels, in their argument order."""
+        return (
+            float(self.initial_capital), float(self.slippage), self.size_code, float(self.leverage),
+            self.borrow_per_bar, self.direction_code, bool(self.integer_shares),
+            float(self.periods_per_year),
+        )  # fmt: skip
+
 
 @dataclass(frozen=True, slots=True)
 class PriceData:
@@ -169,6 +177,14 @@ class PriceData:
         if self.high is None or self.low is None:  # the bar spans its open and close
             return self.open, np.fmax(self.open, c), np.fmin(self.open, c)
         return self.open, self.high, self.low
+
+    def fortran_ohlc(self) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+        """``(open, high, low, close)`` as Fortran arrays (columns contiguous) for the kernels."""
+        o, h, lo = self.ohlc()
+        return (
+            np.asfortranarray(o), np.asfortranarray(h), np.asfortranarray(lo),
+            np.asfortranarray(self.close),
+        )  # fmt: skip
 
 
 def _ohlc_column(frame: pd.DataFrame, name: str) -> pd.Series | None:

@@ -17,6 +17,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from quantcore._deprecation import warn_renamed
 from quantcore._kernels.signals import (
     STRATEGY_BUY_HOLD,
     STRATEGY_MEAN_REVERSION,
@@ -34,6 +35,7 @@ __all__ = [
     "Strategy",
     "buy_hold",
     "encode_params",
+    "generate",
     "get_strategy",
     "mean_reversion",
     "momentum",
@@ -191,7 +193,18 @@ def encode_params(name: str, params: Mapping[str, Any]) -> tuple[float, float, f
     return get_strategy(name).encode(params)
 
 
-def _generate(name: str, prices: Any, params: Mapping[str, Any]) -> tuple[Any, Any]:
+def generate(name: str, prices: Any, params: Mapping[str, Any]) -> tuple[Any, Any]:
+    """Entry and exit signals of the registered strategy ``name`` with registry parameters.
+
+    ``params`` are named as in :data:`STRATEGIES` (omitted ones take their defaults);
+    the strategy functions of this module are this with keyword arguments.
+
+    Examples
+    --------
+    >>> e, x = generate("momentum", np.array([1.0, 2.0, 1.5, 1.0]), {"lookback": 1})
+    >>> e.tolist(), x.tolist()
+    ([False, True, False, False], [False, False, True, True])
+    """
     strategy = get_strategy(name)
     p0, p1, p2 = strategy.encode(params)
     data = load_prices(prices, "close", allow_gaps=False)
@@ -238,7 +251,7 @@ def buy_hold(prices: Any) -> tuple[Any, Any]:
     >>> e.tolist(), x.tolist()
     ([False, True, False], [False, False, False])
     """
-    return _generate("buy_hold", prices, {})
+    return generate("buy_hold", prices, {})
 
 
 def moving_average(
@@ -274,24 +287,47 @@ def moving_average(
     ([3], [6])
     """
     params = {"short_window": short_window, "long_window": long_window, "ma_type": ma_type}
-    return _generate("moving_average", prices, params)
+    return generate("moving_average", prices, params)
 
 
-def momentum(prices: Any, *, lookback: int = 20, threshold: float = 0.0) -> tuple[Any, Any]:
-    """Time-series momentum: enter when the lookback return exceeds ``threshold``.
+def momentum(
+    prices: Any, *, window: int = 20, threshold: float = 0.0, lookback: int | None = None
+) -> tuple[Any, Any]:
+    """Time-series momentum: enter when the return over ``window`` bars exceeds ``threshold``.
+
+    Parameters
+    ----------
+    prices : Series, DataFrame or ndarray
+        Closes.
+    window : int, default 20
+        Bars between the two closes compared (``L`` below).
+    threshold : float, default 0.0
+        Entry above ``threshold``, exit below ``-threshold`` (``>= 0``).
+    lookback : int, optional
+        Deprecated spelling of ``window`` (warns with a ``DeprecationWarning``).
+
+    Returns
+    -------
+    entries, exits
 
     Notes
     -----
     :math:`m_t = p_t / p_{t-L} - 1`; entry when :math:`m_t > \\theta`, exit when
-    :math:`m_t < -\\theta` (``threshold >= 0``).
+    :math:`m_t < -\\theta` (``threshold >= 0``). In :data:`STRATEGIES` (and so in
+    :func:`quantcore.backtest.run_strategy`, :func:`quantcore.backtest.sweep` and the
+    service's stored strategies) the parameter keeps its registry name ``lookback``.
 
     Examples
     --------
-    >>> e, x = momentum(np.array([1.0, 2.0, 1.5, 1.0]), lookback=1)
+    >>> e, x = momentum(np.array([1.0, 2.0, 1.5, 1.0]), window=1)
     >>> e.tolist(), x.tolist()
     ([False, True, False, False], [False, False, True, True])
     """
-    return _generate("momentum", prices, {"lookback": lookback, "threshold": threshold})
+    if lookback is not None:
+        warn_renamed("momentum(lookback=...)", "momentum(window=...)")
+        window = lookback
+    check_int(window, "window", minimum=1)
+    return generate("momentum", prices, {"lookback": window, "threshold": threshold})
 
 
 def mean_reversion(prices: Any, *, window: int = 20, num_std: float = 2.0) -> tuple[Any, Any]:
@@ -309,7 +345,7 @@ def mean_reversion(prices: Any, *, window: int = 20, num_std: float = 2.0) -> tu
     >>> np.flatnonzero(e).tolist(), np.flatnonzero(x).tolist()
     ([3], [2, 4])
     """
-    return _generate("mean_reversion", prices, {"window": window, "num_std": num_std})
+    return generate("mean_reversion", prices, {"window": window, "num_std": num_std})
 
 
 def rsi(
@@ -330,4 +366,4 @@ def rsi(
     ([2], [4])
     """
     params = {"window": window, "oversold": oversold, "overbought": overbought}
-    return _generate("rsi", prices, params)
+    return generate("rsi", prices, params)

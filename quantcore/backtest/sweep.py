@@ -173,22 +173,6 @@ def _check_axis(name: str, values: list[Any], engine_options: Mapping[str, Any])
         EngineOptions(**{**engine_options, name: v})
 
 
-def _kernel_scalars(
-    opts: EngineOptions,
-) -> tuple[float, float, int, float, float, int, bool, float]:
-    return (
-        float(opts.initial_capital), float(opts.slippage), opts.size_code, float(opts.leverage),
-        opts.borrow_per_bar, opts.direction_code, bool(opts.integer_shares),
-        float(opts.periods_per_year),
-    )  # fmt: skip
-
-
-def _arrays(data: PriceData, opts: EngineOptions) -> tuple[np.ndarray, ...]:
-    """``(open, high, low, close)`` as Fortran arrays (columns contiguous) for the kernels."""
-    o, h, lo = data.ohlc()
-    return tuple(np.asfortranarray(a) for a in (o, h, lo, data.close))
-
-
 def run_chunks(
     code: int,
     data: PriceData,
@@ -200,10 +184,10 @@ def run_chunks(
     progress: bool = False,
 ) -> np.ndarray:
     """Run the fused kernel over ``params`` (and option rows ``table``) in chunks."""
-    o, h, lo, close = _arrays(data, opts)
+    o, h, lo, close = data.fortran_ohlc()
     use_open = opts.fill == "next_open"
     first = first_valid(close)
-    init, slip, size_type, lev, borrow, direction, integer, ppy = _kernel_scalars(opts)
+    init, slip, size_type, lev, borrow, direction, integer, ppy = opts.kernel_scalars()
     m = params.shape[0]
     k = close.shape[1]
     out = np.empty((m * k, len(SWEEP_METRICS)))
@@ -241,12 +225,12 @@ def run_signals(
     :func:`~quantcore._kernels.sweep_stops.stop_grid_nb` (O(log n) per trade, any
     stops); anything else through the per-bar :func:`~quantcore._kernels.sweep.sweep_signals_nb`.
     """
-    o, h, lo, close = _arrays(data, opts)
+    o, h, lo, close = data.fortran_ohlc()
     use_open = opts.fill == "next_open"
     if use_open:
         entries = np.vstack([np.zeros((1, entries.shape[1]), np.bool_), entries[:-1]])
         exits = np.vstack([np.zeros((1, exits.shape[1]), np.bool_), exits[:-1]])
-    init, slip, size_type, lev, borrow, direction, integer, ppy = _kernel_scalars(opts)
+    init, slip, size_type, lev, borrow, direction, integer, ppy = opts.kernel_scalars()
     fast = (
         not use_open
         and opts.direction == "long"
@@ -356,8 +340,8 @@ def _fused_user(
         raise ValueError("a jitted strategy's parameters must be numbers") from None
     params = np.ascontiguousarray(params.reshape(len(combos), len(names)))
     adapter = signal_adapter(f, names)
-    o, h, lo, close = _arrays(data, opts)
-    init, slip, size_type, lev, borrow, direction, integer, ppy = _kernel_scalars(opts)
+    o, h, lo, close = data.fortran_ohlc()
+    init, slip, size_type, lev, borrow, direction, integer, ppy = opts.kernel_scalars()
     k = close.shape[1]
     out = np.empty((params.shape[0] * table.shape[0] * k, len(SWEEP_METRICS)))
     for j in range(k):

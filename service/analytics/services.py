@@ -209,7 +209,7 @@ def metrics_of(
         "alpha",
         "beta",
     ]
-    ppy = valuation.periods_per_year(hist.dates[keep])
+    ppy = valuation.infer_periods_per_year(hist.dates[keep])
     s = metrics.summary(r, b, periods_per_year=ppy, metrics=names)
     days = hist.dates[keep]
     return MetricsRead(
@@ -236,7 +236,7 @@ def _money_weighted(hist: ValueHistory, keep: NDArray[np.bool_]) -> float:
     at = np.flatnonzero(keep)
     first, last = int(at[0]), int(at[-1])
     span = slice(first, last + 1)
-    return valuation.money_weighted(
+    return valuation.ledger_money_weighted_return(
         hist.dates[span],
         hist.inflow[span],
         hist.outflow[span],
@@ -428,7 +428,7 @@ async def portfolio_risk(
         r = hist.returns[ok]
         b = _simple(closes[bench])[ok]
         s = _simple(closes[CORRELATION_SYMBOL])[ok]
-        ppy = valuation.periods_per_year(hist.dates[ok]) if ok.size else ppy
+        ppy = valuation.infer_periods_per_year(hist.dates[ok]) if ok.size else ppy
     nan = float("nan")
     enough = r.size >= 2
     var = float(qrisk.value_at_risk(r, level=0.95, method="historical")) if enough else nan

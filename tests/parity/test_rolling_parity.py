@@ -16,7 +16,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from quantcore import metrics, risk
+from quantcore import rolling
 
 RTOL = 1e-9
 ATOL = 1e-14
@@ -39,14 +39,14 @@ def _check(ours: pd.Series, ref: Any, window: int, *inputs: pd.Series) -> None:
 
 @pytest.mark.parametrize("window", WINDOWS)
 def test_volatility_and_sharpe_on_each_column(returns_panel: pd.DataFrame, window: int) -> None:
-    vol = risk.rolling_volatility(returns_panel, window)
-    sharpe = metrics.rolling_sharpe(returns_panel, window, risk_free=0.0001)
+    vol = rolling.rolling_volatility(returns_panel, window)
+    sharpe = rolling.rolling_sharpe(returns_panel, window, risk_free=0.0001)
     for name in returns_panel.columns:
         r = returns_panel[name]
         _check(vol[name], ep.roll_annual_volatility(r, window), window, r)
         _check(sharpe[name], ep.roll_sharpe_ratio(r, window, risk_free=0.0001), window, r)
         # the column alone (a Series) gives the same as within the panel
-        alone = risk.rolling_volatility(r, window)
+        alone = rolling.rolling_volatility(r, window)
         assert np.array_equal(alone.to_numpy(), vol[name].to_numpy(), equal_nan=True)
     assert vol.iloc[: window - 1].isna().all().all()
 
@@ -56,16 +56,16 @@ def test_beta_of_sp500_on_nasdaq(sp500: pd.DataFrame, nasdaq: pd.DataFrame, wind
     r = sp500["Adj Close"].pct_change(fill_method=None).iloc[1:]
     b = nasdaq["Adj Close"].pct_change(fill_method=None).iloc[1:]
     r, b = r.align(b, join="inner")
-    ours = risk.rolling_beta(r, b, window)
+    ours = rolling.rolling_beta(r, b, window)
     _check(ours, ep.roll_beta(r, b, window), window, r, b)
-    ours_vol = risk.rolling_volatility(r, window, periods_per_year=52)
+    ours_vol = rolling.rolling_volatility(r, window, periods_per_year=52)
     _check(ours_vol, ep.roll_annual_volatility(r, window, annualization=52), window, r)
 
 
 @pytest.mark.parametrize("window", (21, 252))
 def test_beta_of_the_panel_on_sp500(returns_panel: pd.DataFrame, window: int) -> None:
     bench = returns_panel["SP500"]
-    beta = risk.rolling_beta(returns_panel, bench, window)
+    beta = rolling.rolling_beta(returns_panel, bench, window)
     for name in returns_panel.columns:
         r = returns_panel[name]
         _check(beta[name], ep.roll_beta(r, bench, window), window, r, bench)
@@ -78,9 +78,9 @@ def test_c_and_f_order_bit_identical_on_real_data(returns_panel: pd.DataFrame, w
     c, f = np.ascontiguousarray(wide), np.asfortranarray(wide)
     b = x[:, :1]
     pairs = [
-        (risk.rolling_volatility(c, window), risk.rolling_volatility(f, window)),
-        (metrics.rolling_sharpe(c, window), metrics.rolling_sharpe(f, window)),
-        (risk.rolling_beta(c, b, window), risk.rolling_beta(f, b, window)),
+        (rolling.rolling_volatility(c, window), rolling.rolling_volatility(f, window)),
+        (rolling.rolling_sharpe(c, window), rolling.rolling_sharpe(f, window)),
+        (rolling.rolling_beta(c, b, window), rolling.rolling_beta(f, b, window)),
     ]
     for in_c, in_f in pairs:
         assert np.isfinite(in_c).any()

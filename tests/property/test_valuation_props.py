@@ -161,7 +161,7 @@ def test_weights_and_concentration_equal_twins(items: list[tuple[str, float]]) -
 def test_edge_cases() -> None:
     assert v.period_ends(np.array([], dtype="datetime64[D]"), "1w").tolist() == []
     assert math.isnan(v.herfindahl_index(np.array([np.nan])))
-    assert v.periods_per_year(np.array(["2024-01-06"], dtype="datetime64[D]")) == 365.0
+    assert v.infer_periods_per_year(np.array(["2024-01-06"], dtype="datetime64[D]")) == 365.0
     h = v.ledger_value_history(
         np.array([], np.int64), np.array([], np.int64), np.array([], np.int64),
         np.array([]), np.array([]), np.array([]), np.ones((3, 2)),

@@ -7,6 +7,8 @@ from __future__ import annotations
 
 import importlib
 import inspect
+import pkgutil
+from pathlib import Path
 
 import pytest
 
@@ -19,14 +21,22 @@ CONTRACT: dict[str, set[str]] = {
     },
     "risk": {
         "volatility", "value_at_risk", "expected_shortfall", "beta", "alpha",
-        "correlation", "downside_deviation", "tracking_error", "rolling_volatility", "rolling_beta",
+        "correlation", "downside_deviation", "tracking_error",
     },
+    "rolling": {"rolling_volatility", "rolling_sharpe", "rolling_beta"},
     "drawdown": {"drawdown_series", "max_drawdown", "drawdown_periods"},
     "metrics": {
         "sharpe_ratio", "sortino_ratio", "calmar_ratio", "omega_ratio", "information_ratio",
         "stability_of_timeseries", "tail_ratio", "summary",
-        "probability_of_backtest_overfitting", "deflated_sharpe_ratio", "rolling_sharpe",
+        "probability_of_backtest_overfitting", "deflated_sharpe_ratio",
     },
+    "overfitting": {"probability_of_backtest_overfitting", "deflated_sharpe_ratio"},
+    "valuation": {
+        "ledger_value_history", "ledger_money_weighted_return", "infer_periods_per_year",
+        "period_ends", "interval_returns", "position_weights", "herfindahl_index", "group_weights",
+    },
+    "cash": {"cash_balances", "cash_flows", "corporate_action_cash", "first_overdraft", "row_amounts"},
+    "portfolio": {"mark_positions", "portfolio_totals", "ledger_positions", "ledger_holdings"},
     "indicators": {
         "sma", "ema", "wma", "rsi", "macd", "bollinger_bands", "atr", "stochastic", "obv",
         "vwap", "roc", "williams_r", "cci", "adx",
@@ -46,6 +56,32 @@ CONTRACT: dict[str, set[str]] = {
     "report": {"tearsheet"},
     "fx": {"to_base", "value_in_base", "realized_in_base", "cross_rate", "RealizedInBase"},
 }  # fmt: skip
+
+#: Renamed names: old module.name -> the one home. They keep working and warn.
+DEPRECATED: dict[str, str] = {
+    "risk.rolling_volatility": "rolling.rolling_volatility",
+    "risk.rolling_beta": "rolling.rolling_beta",
+    "metrics.rolling_sharpe": "rolling.rolling_sharpe",
+    "valuation.money_weighted": "valuation.ledger_money_weighted_return",
+    "valuation.periods_per_year": "valuation.infer_periods_per_year",
+}
+
+
+def _resolve(dotted: str) -> object:
+    module, name = dotted.split(".")
+    return getattr(importlib.import_module(f"quantcore.{module}"), name)
+
+
+@pytest.mark.parametrize(("old", "new"), sorted(DEPRECATED.items()))
+def test_deprecated_alias_warns_and_is_the_new_function(old: str, new: str) -> None:
+    module, name = old.split(".")
+    mod = importlib.import_module(f"quantcore.{module}")
+    assert name not in mod.__all__
+    with pytest.warns(DeprecationWarning, match=f"quantcore.{new}"):
+        got = _resolve(old)
+    assert got is _resolve(new)
+    with pytest.warns(DeprecationWarning):  # the from-import spelling warns too
+        exec(f"from quantcore.{module} import {name}", {})
 
 
 def test_top_level_all_is_sorted_and_lazy() -> None:
@@ -84,3 +120,31 @@ def test_documented_defaults(function: str, keyword: str, default: object) -> No
     module, name = function.split(".")
     fn = getattr(importlib.import_module(f"quantcore.{module}"), name)
     assert inspect.signature(fn).parameters[keyword].default == default
+
+
+ROOT = Path(quantcore.__file__).resolve().parent.parent
+
+
+def _public_modules() -> set[str]:
+    """Every module or package directly under quantcore/ whose name has no leading underscore."""
+    return {
+        info.name for info in pkgutil.iter_modules(quantcore.__path__) if not info.name.startswith("_")
+    }
+
+
+def test_every_public_module_is_exported_and_reachable() -> None:
+    public = _public_modules()
+    assert public == set(quantcore.__all__) - {"__version__"}
+    for name in sorted(public):
+        assert getattr(quantcore, name) is importlib.import_module(f"quantcore.{name}")
+        assert name in dir(quantcore)
+
+
+def test_every_public_module_is_in_the_api_reference() -> None:
+    nav = (ROOT / "mkdocs.yml").read_text()
+    for name in sorted(_public_modules()):
+        page = ROOT / "docs" / "api" / f"{name}.md"
+        assert page.is_file(), page
+        assert f"::: quantcore.{name}" in page.read_text(), page
+        assert f"- quantcore.{name}: api/{name}.md" in nav, name
+        assert f"]({name}.md)" in (ROOT / "docs" / "api" / "index.md").read_text(), name

@@ -67,7 +67,7 @@ def test_mean_reversion_equals_talib_bbands(close: pd.Series, window: int, num_s
 
 def test_momentum_definition(close: pd.Series) -> None:
     m = close / close.shift(60) - 1.0
-    e, ex = st.momentum(close, lookback=60, threshold=0.05)
+    e, ex = st.momentum(close, window=60, threshold=0.05)
     np.testing.assert_array_equal(e.to_numpy(), (m > 0.05).to_numpy())
     np.testing.assert_array_equal(ex.to_numpy(), (m < -0.05).to_numpy())
 
@@ -102,7 +102,7 @@ def test_kinds_and_leading_nans(close_panel: pd.DataFrame) -> None:
         ("moving_average", {"short_window": 0}, "short_window"),
         ("moving_average", {"long_window": 2.5}, "long_window"),
         ("moving_average", {"ma_type": "wma"}, "ma_type"),
-        ("momentum", {"lookback": -1}, "lookback"),
+        ("momentum", {"window": -1}, "window"),
         ("momentum", {"threshold": -0.1}, "threshold"),
         ("mean_reversion", {"num_std": 0}, "num_std"),
         ("mean_reversion", {"window": "x"}, "window"),
@@ -128,7 +128,15 @@ def test_interior_nan_is_refused_by_strategies() -> None:
     x = np.arange(1.0, 30.0)
     x[10] = np.nan
     with pytest.raises(ValueError, match="NaN at row 10, column 0"):
-        st.momentum(x, lookback=3)
+        st.momentum(x, window=3)
+
+
+def test_momentum_lookback_is_a_deprecated_window() -> None:
+    close = np.array([1.0, 2.0, 1.5, 1.0, 1.4])
+    with pytest.warns(DeprecationWarning, match=r"momentum\(window=\.\.\.\)"):
+        old = st.momentum(close, lookback=1)
+    new = st.momentum(close, window=1)
+    assert all(np.array_equal(a, b) for a, b in zip(old, new, strict=True))
 
 
 def test_registry_and_unknown_strategy() -> None:
