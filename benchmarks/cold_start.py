@@ -2,6 +2,19 @@
 
     python benchmarks/cold_start.py            # every function
     python benchmarks/cold_start.py -k summary # names containing "summary"
+    python benchmarks/cold_start.py --quickstart --kernels 25
+    python benchmarks/cold_start.py --quickstart --kernels 25 --before main
+
+``--quickstart`` times the README's library quick start (``metrics.summary``,
+``value_at_risk``, ``macd``, ``run_strategy``, a 100 x 100 moving-average sweep on
+``arch.data.sp500``) in one fresh process on an empty cache, step by step.
+``--kernels N`` lists the N kernels that took longest to compile during it
+(exclusive CPU time of the compiling thread: a kernel's own type inference and
+LLVM compile, without the kernels it calls, from numba's ``numba:compile``
+events); "cpu" is the process CPU time of each step, steadier than wall time on
+a shared machine. ``--before REF`` runs
+the same on the quantcore of a git ref (``git archive`` into a temp dir) and
+prints both side by side.
 
 Each function is timed in a fresh subprocess, twice: first with an empty
 ``NUMBA_CACHE_DIR`` (cold: type inference + LLVM compile, then written to the
@@ -71,10 +84,126 @@ def _first_call(expr: str, cache_dir: str) -> float:
     return float(json.loads(done.stdout.strip().splitlines()[-1]))
 
 
+#: The README's library quick start, step by step (``close``: sp500 adjusted closes).
+QUICKSTART: dict[str, str] = {
+    "simple_returns": "returns = qc.returns.simple_returns(close)",
+    "metrics.summary": "qc.metrics.summary(returns)",
+    "risk.value_at_risk": "qc.risk.value_at_risk(returns, level=0.99, method='cornish_fisher')",
+    "indicators.macd": "qc.indicators.macd(close)",
+    "backtest.run_strategy": (
+        "qc.backtest.run_strategy(close, 'moving_average', short_window=10, long_window=50, fees=0.001)"
+    ),
+    "backtest.sweep (100 x 100)": (
+        "qc.backtest.sweep(close, 'moving_average',"
+        " {'short_window': range(5, 105), 'long_window': range(5, 105)})"
+    ),
+}
+
+_QUICKSTART_PROBE = """
+import json, sys, time
+from collections import defaultdict
+import numba.core.event as ev
+from arch.data import sp500
+import quantcore as qc
+import quantcore.backtest, quantcore.indicators, quantcore.metrics, quantcore.returns, quantcore.risk
+
+close = sp500.load()["Adj Close"]
+steps = json.loads(sys.argv[1])
+stack, own, count = [], defaultdict(float), defaultdict(int)
+
+
+class Compiles(ev.Listener):
+    def on_start(self, event):
+        stack.append([event.data["dispatcher"].py_func, time.thread_time(), 0.0])
+
+    def on_end(self, event):
+        fn, t0, children = stack.pop()
+        took = time.thread_time() - t0
+        name = fn.__module__.replace("quantcore._kernels.", "") + "." + fn.__qualname__
+        own[name] += took - children
+        count[name] += 1
+        if stack:
+            stack[-1][2] += took
+
+
+times, cpu = {}, {}
+with ev.install_listener("numba:compile", Compiles()):
+    for name, code in steps.items():
+        t0, c0 = time.perf_counter(), time.process_time()
+        exec(code)
+        times[name] = time.perf_counter() - t0
+        cpu[name] = time.process_time() - c0
+print(json.dumps({"steps": times, "cpu": cpu, "kernels": own, "count": count}))
+"""
+
+
+def _quickstart(cache_dir: str, root: Path) -> dict[str, dict[str, float]]:
+    env = dict(os.environ, NUMBA_CACHE_DIR=cache_dir, PYTHONPATH=str(root))
+    done = subprocess.run(
+        [sys.executable, "-c", _QUICKSTART_PROBE, json.dumps(QUICKSTART)],
+        env=env, capture_output=True, text=True, check=True, cwd=root,
+    )  # fmt: skip
+    result: dict[str, dict[str, float]] = json.loads(done.stdout.strip().splitlines()[-1])
+    return result
+
+
+def _checkout(ref: str, into: str) -> Path:
+    """The ``quantcore`` package of git ``ref`` extracted under ``into``."""
+    archive = subprocess.run(
+        ["git", "-C", str(ROOT), "archive", ref, "quantcore"], capture_output=True, check=True
+    ).stdout
+    subprocess.run(["tar", "-x", "-C", into], input=archive, check=True)
+    return Path(into)
+
+
+def _report_quickstart(kernels: int, before: str | None) -> None:
+    runs: dict[str, dict[str, dict[str, float]]] = {}
+    with tempfile.TemporaryDirectory(prefix="qc-before-") as src:
+        roots = {"before": _checkout(before, src)} if before else {}
+        roots["now"] = ROOT
+        for label, root in roots.items():
+            with tempfile.TemporaryDirectory(prefix="qc-numba-cache-") as cache:
+                cold = _quickstart(cache, root)  # empty cache: compile, write the cache
+                warm = _quickstart(cache, root)  # a new process on that cache
+            runs[label] = {
+                "cold": cold["steps"], "cpu": cold["cpu"], "warm": warm["steps"],
+                "kernels": cold["kernels"], "count": cold["count"],
+            }  # fmt: skip
+    labels = list(runs)
+    head = "".join(f"{lb + ' cold':>14}{lb + ' cpu':>11}{lb + ' warm':>13}" for lb in labels)
+    print(f"{'quick start step':<28}{head}")
+
+    def row(values: dict[str, float]) -> str:
+        return f"{values['cold']:>12.2f} s{values['cpu']:>9.2f} s{values['warm'] * 1e3:>10.1f} ms"
+
+    for step in QUICKSTART:
+        cells = "".join(row({k: runs[lb][k][step] for k in ("cold", "cpu", "warm")}) for lb in labels)
+        print(f"{step:<28}{cells}")
+    cells = "".join(row({k: sum(runs[lb][k].values()) for k in ("cold", "cpu", "warm")}) for lb in labels)
+    print(f"{'total':<28}{cells}")
+    if kernels:
+        for lb in labels:
+            own, count = runs[lb]["kernels"], runs[lb]["count"]
+            n_sigs = int(sum(count.values()))
+            print(
+                f"\n{lb}: {len(own)} kernels, {n_sigs} specializations, compiled in "
+                f"{sum(own.values()):.2f} s CPU; the {kernels} slowest:"
+            )
+            print(f"{'kernel':<62}{'specializations':>16}{'compile':>10}")
+            for name, took in sorted(own.items(), key=lambda kv: -kv[1])[:kernels]:
+                print(f"{name:<62}{int(count[name]):>16}{took:>8.2f} s")
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("-k", default="", help="substring filter on function names")
+    parser.add_argument("--quickstart", action="store_true", help="time the README quick start instead")
+    parser.add_argument("--kernels", type=int, default=0, help="with --quickstart: the N slowest compiles")
+    parser.add_argument("--before", default=None, help="with --quickstart: also run git ref BEFORE")
     args = parser.parse_args(argv)
+    if args.quickstart:
+        _report_quickstart(args.kernels, args.before)
+        return 0
     print(f"{'function':<36} {'cold (compile)':>15} {'cached':>10}")
     total_cold = total_warm = 0.0
     for name, expr in CALLS.items():

@@ -15,7 +15,7 @@
   arrays broadcast to 10,000 columns. quantcore computes the signals once, finds
   every (entry signal, distinct level) pair's stop bar once in O(log n) and runs
   each combination in O(1) per trade on those shared lookups
-  (``quantcore._kernels.sweep_stops``).
+  (``quantcore._kernels.backtest_sweep_stops``).
   Equality of every total return is tests/parity/test_vectorbt_parity.py. Quick
   mode: 20 x 20 levels on 500 bars.
 * ``backtest: SmaCross GOOG``: one 10/20 crossover backtest on GOOG, next-open

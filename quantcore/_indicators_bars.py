@@ -8,16 +8,13 @@ fields are valid.
 
 from __future__ import annotations
 
-from typing import Any, Generic, NamedTuple, TypeVar
+from typing import Any, Generic, NamedTuple
 
-import numpy as np
-import pandas as pd
-
-from quantcore._kernels import indicators as _hlc
+from quantcore._apply import apply
+from quantcore._kernels import indicators_bars as _hlc
 from quantcore._kernels import indicators_range as _rng
-from quantcore._parallel import run
-from quantcore._typing import Float64Array2D
-from quantcore._validation import Wrapper, as_float64_2d, check_int
+from quantcore._typing import T
+from quantcore._validation import check_int
 
 __all__ = [
     "Stochastic",
@@ -30,7 +27,6 @@ __all__ = [
     "williams_r",
 ]
 
-T = TypeVar("T", np.ndarray, pd.Series, pd.DataFrame)
 
 
 class Stochastic(NamedTuple, Generic[T]):
@@ -42,32 +38,6 @@ class Stochastic(NamedTuple, Generic[T]):
 
 def _window(value: Any, name: str = "window") -> int:
     return check_int(value, name, minimum=1)
-
-
-def _empty(like: Float64Array2D) -> Float64Array2D:
-    """An output panel shaped like the input, allocated by NumPy (huge pages, see the kernels)."""
-    return np.empty(like.shape, order="F")
-
-
-def _bars(names: tuple[str, ...], values: tuple[Any, ...]) -> tuple[list[Float64Array2D], Wrapper]:
-    """Convert same-shaped bar fields; the wrapper of ``close`` restores the output's kind.
-
-    Fields are aligned by position: they must have the same shape, and pandas
-    inputs the same index (and columns), or a ``ValueError`` names the field.
-    """
-    converted = [as_float64_2d(value, name) for name, value in zip(names, values, strict=True)]
-    ref = names.index("close")
-    ref_values, ref_wrapper = converted[ref]
-    for name, (array, wrapper) in zip(names, converted, strict=True):
-        if array.shape != ref_values.shape:
-            raise ValueError(
-                f"{name} must have the same shape as close, got {array.shape} and {ref_values.shape}"
-            )
-        for attr in ("index", "columns"):
-            mine, theirs = getattr(wrapper, attr), getattr(ref_wrapper, attr)
-            if mine is not None and theirs is not None and not mine.equals(theirs):
-                raise ValueError(f"{name} must have the same {attr} as close")
-    return [array for array, _ in converted], ref_wrapper
 
 
 def atr(high: T, low: T, close: T, window: int = 14) -> T:
@@ -114,10 +84,7 @@ def atr(high: T, low: T, close: T, window: int = 14) -> T:
     array([nan, nan,  2.,  3.])
     """
     w = _window(window)
-    (h, lo, c), wrapper = _bars(("high", "low", "close"), (high, low, close))
-    out = _empty(c)
-    run(_hlc.atr_nb, h, lo, c, w, out)
-    return wrapper.wrap(out)
+    return apply(_hlc.atr_nb, {"high": high, "low": low, "close": close}, (w,))[0]
 
 
 def stochastic(
@@ -176,10 +143,8 @@ def stochastic(
     kw = _window(k_window, "k_window")
     dw = _window(d_window, "d_window")
     sk = _window(smooth_k, "smooth_k")
-    (h, lo, c), wrapper = _bars(("high", "low", "close"), (high, low, close))
-    k, d = _empty(c), _empty(c)
-    run(_rng.stochastic_nb, h, lo, c, kw, sk, dw, k, d)
-    return Stochastic(wrapper.wrap(k), wrapper.wrap(d))
+    fields = {"high": high, "low": low, "close": close}
+    return Stochastic(*apply(_rng.stochastic_nb, fields, (kw, sk, dw), 2))
 
 
 def williams_r(high: T, low: T, close: T, window: int = 14) -> T:
@@ -219,10 +184,7 @@ def williams_r(high: T, low: T, close: T, window: int = 14) -> T:
     array([ nan, -25.])
     """
     w = _window(window)
-    (h, lo, c), wrapper = _bars(("high", "low", "close"), (high, low, close))
-    out = _empty(c)
-    run(_rng.williams_r_nb, h, lo, c, w, out)
-    return wrapper.wrap(out)
+    return apply(_rng.williams_r_nb, {"high": high, "low": low, "close": close}, (w,))[0]
 
 
 def cci(high: T, low: T, close: T, window: int = 20) -> T:
@@ -266,10 +228,7 @@ def cci(high: T, low: T, close: T, window: int = 20) -> T:
     array([ nan,  nan, 100.])
     """
     w = _window(window)
-    (h, lo, c), wrapper = _bars(("high", "low", "close"), (high, low, close))
-    out = _empty(c)
-    run(_rng.cci_nb, h, lo, c, w, out)
-    return wrapper.wrap(out)
+    return apply(_rng.cci_nb, {"high": high, "low": low, "close": close}, (w,))[0]
 
 
 def adx(high: T, low: T, close: T, window: int = 14) -> T:
@@ -320,10 +279,7 @@ def adx(high: T, low: T, close: T, window: int = 14) -> T:
     array([ nan,  nan,  nan, 100., 100., 100.])
     """
     w = _window(window)
-    (h, lo, c), wrapper = _bars(("high", "low", "close"), (high, low, close))
-    out = _empty(c)
-    run(_hlc.adx_nb, h, lo, c, w, out)
-    return wrapper.wrap(out)
+    return apply(_hlc.adx_nb, {"high": high, "low": low, "close": close}, (w,))[0]
 
 
 def obv(close: T, volume: T) -> T:
@@ -363,10 +319,7 @@ def obv(close: T, volume: T) -> T:
     >>> obv(np.array([10.0, 11.0, 10.5, 10.5]), np.array([100.0, 50.0, 30.0, 70.0]))
     array([100., 150., 120., 120.])
     """
-    (c, v), wrapper = _bars(("close", "volume"), (close, volume))
-    out = _empty(c)
-    run(_hlc.obv_nb, c, v, out)
-    return wrapper.wrap(out)
+    return apply(_hlc.obv_nb, {"close": close, "volume": volume}, ())[0]
 
 
 def vwap(high: T, low: T, close: T, volume: T) -> T:
@@ -408,8 +361,5 @@ def vwap(high: T, low: T, close: T, volume: T) -> T:
     >>> vwap(p, p, p, np.array([0.0, 1.0, 3.0]))  # (20 * 1 + 30 * 3) / 4
     array([ nan, 20. , 27.5])
     """
-    names = ("high", "low", "close", "volume")
-    (h, lo, c, v), wrapper = _bars(names, (high, low, close, volume))
-    out = _empty(c)
-    run(_hlc.vwap_nb, h, lo, c, v, out)
-    return wrapper.wrap(out)
+    fields = {"high": high, "low": low, "close": close, "volume": volume}
+    return apply(_hlc.vwap_nb, fields, ())[0]

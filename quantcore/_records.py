@@ -45,7 +45,7 @@ TRADE_SHORT = -1
 #: ``exit_price`` is the last close it was marked at, ``exit_fees`` is 0 and
 #: ``pnl``/``ret`` are unrealized. ``pnl`` is net of entry and exit fees and
 #: ``ret = pnl / (size * entry_price)``. ``exit_reason`` is the engine's code
-#: (``quantcore._kernels.orders.EXIT_*``; names in ``quantcore.backtest.EXIT_REASONS``):
+#: (``quantcore._kernels.backtest_orders.EXIT_*``; names in ``quantcore.backtest.EXIT_REASONS``):
 #: 0 still open at the end, 1 signal, 2 stop loss, 3 take profit, 4 trailing stop, 5 time stop.
 trade_dt = np.dtype(
     [

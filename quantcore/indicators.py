@@ -31,11 +31,9 @@ Conventions shared by every indicator (each docstring adds its own):
 
 from __future__ import annotations
 
-from typing import Any, Generic, NamedTuple, TypeVar
+from typing import Any, Generic, NamedTuple
 
-import numpy as np
-import pandas as pd
-
+from quantcore._apply import apply, apply1
 from quantcore._indicators_bars import (
     Stochastic,
     adx,
@@ -47,9 +45,8 @@ from quantcore._indicators_bars import (
     williams_r,
 )
 from quantcore._kernels import indicators_ma as _ma
-from quantcore._parallel import run
-from quantcore._typing import Float64Array2D
-from quantcore._validation import as_float64_2d, check_int, check_positive
+from quantcore._typing import T
+from quantcore._validation import check_int, check_positive
 
 __all__ = [
     "BollingerBands",
@@ -71,7 +68,6 @@ __all__ = [
     "wma",
 ]
 
-T = TypeVar("T", np.ndarray, pd.Series, pd.DataFrame)
 
 
 class MACDResult(NamedTuple, Generic[T]):
@@ -92,11 +88,6 @@ class BollingerBands(NamedTuple, Generic[T]):
 
 def _window(value: Any, name: str = "window", *, minimum: int = 1) -> int:
     return check_int(value, name, minimum=minimum)
-
-
-def _empty(like: Float64Array2D) -> Float64Array2D:
-    """An output panel shaped like the input, allocated by NumPy (huge pages, see the kernels)."""
-    return np.empty(like.shape, order="F")
 
 
 def sma(close: T, window: int) -> T:
@@ -135,10 +126,7 @@ def sma(close: T, window: int) -> T:
     array([nan, nan,  2.,  3.,  4.])
     """
     w = _window(window)
-    x, wrapper = as_float64_2d(close, "close")
-    out = _empty(x)
-    run(_ma.sma_nb, x, w, out)
-    return wrapper.wrap(out)
+    return apply1(_ma.sma_nb, close, w)
 
 
 def ema(close: T, window: int) -> T:
@@ -181,10 +169,7 @@ def ema(close: T, window: int) -> T:
     array([nan, nan,  2.,  6.])
     """
     w = _window(window)
-    x, wrapper = as_float64_2d(close, "close")
-    out = _empty(x)
-    run(_ma.ema_nb, x, w, out)
-    return wrapper.wrap(out)
+    return apply1(_ma.ema_nb, close, w)
 
 
 def wma(close: T, window: int) -> T:
@@ -221,10 +206,7 @@ def wma(close: T, window: int) -> T:
     array([ nan,  nan, 2.33333333, 3.33333333])
     """
     w = _window(window)
-    x, wrapper = as_float64_2d(close, "close")
-    out = _empty(x)
-    run(_ma.wma_nb, x, w, out)
-    return wrapper.wrap(out)
+    return apply1(_ma.wma_nb, close, w)
 
 
 def rsi(close: T, window: int = 14) -> T:
@@ -273,10 +255,7 @@ def rsi(close: T, window: int = 14) -> T:
     array([ nan,  nan, 50. , 75. , 87.5])
     """
     w = _window(window)
-    x, wrapper = as_float64_2d(close, "close")
-    out = _empty(x)
-    run(_ma.rsi_nb, x, w, out)
-    return wrapper.wrap(out)
+    return apply1(_ma.rsi_nb, close, w)
 
 
 def macd(close: T, fast: int = 12, slow: int = 26, signal: int = 9) -> MACDResult[T]:
@@ -334,10 +313,7 @@ def macd(close: T, fast: int = 12, slow: int = 26, signal: int = 9) -> MACDResul
     g = _window(signal, "signal")
     if f >= s:
         raise ValueError(f"fast must be smaller than slow, got fast={f} and slow={s}")
-    x, wrapper = as_float64_2d(close, "close")
-    line, sig, hist = _empty(x), _empty(x), _empty(x)
-    run(_ma.macd_nb, x, f, s, g, line, sig, hist)
-    return MACDResult(wrapper.wrap(line), wrapper.wrap(sig), wrapper.wrap(hist))
+    return MACDResult(*apply(_ma.macd_nb, {"close": close}, (f, s, g), 3))
 
 
 def bollinger_bands(close: T, window: int = 20, num_std: float = 2.0) -> BollingerBands[T]:
@@ -390,10 +366,7 @@ def bollinger_bands(close: T, window: int = 20, num_std: float = 2.0) -> Bolling
     """
     w = _window(window)
     k = check_positive(num_std, "num_std", allow_zero=True)
-    x, wrapper = as_float64_2d(close, "close")
-    upper, middle, lower = _empty(x), _empty(x), _empty(x)
-    run(_ma.bollinger_nb, x, w, k, upper, middle, lower)
-    return BollingerBands(wrapper.wrap(upper), wrapper.wrap(middle), wrapper.wrap(lower))
+    return BollingerBands(*apply(_ma.bollinger_nb, {"close": close}, (w, k), 3))
 
 
 def roc(close: T, window: int) -> T:
@@ -432,7 +405,4 @@ def roc(close: T, window: int) -> T:
     array([ nan,  10., -10.])
     """
     w = _window(window)
-    x, wrapper = as_float64_2d(close, "close")
-    out = _empty(x)
-    run(_ma.roc_nb, x, w, out)
-    return wrapper.wrap(out)
+    return apply1(_ma.roc_nb, close, w)

@@ -16,9 +16,9 @@ from typing import Any, NamedTuple
 
 import numpy as np
 import pandas as pd
-from numba import njit
 from numpy.typing import NDArray
 
+from quantcore._kernels.portfolio import mark_nb, totals_nb
 from quantcore._validation import as_float64_1d
 from quantcore.tax import SCALE, match_lots
 
@@ -52,53 +52,6 @@ class PortfolioTotals(NamedTuple):
     daily_change: F64
     daily_change_percent: F64
     position_count: I64
-
-
-@njit(cache=True)
-def _mark_nb(quantity, cost_basis, price, change, new_quantity, new_cost, rate, previous_rate):  # type: ignore[no-untyped-def]
-    n = quantity.shape[0]
-    value = np.empty(n)
-    gain = np.empty(n)
-    pct = np.empty(n)
-    daily = np.empty(n)
-    for i in range(n):
-        r = rate[i]
-        v = quantity[i] * price[i] * r
-        cost = cost_basis[i] * r
-        value[i] = v
-        gain[i] = v - cost
-        pct[i] = (v - cost) / cost * 100.0 if cost > 0.0 else np.nan
-        # shares bought since the previous close earn price - cost, the rest the change
-        # (of price x rate); negative for the shares a reverse split took away
-        fresh = min(new_quantity[i], quantity[i])
-        # p r - (p - change) r' = change r' + p (r - r'), the second term only when it moved
-        moved = change[i] * previous_rate[i]
-        if r != previous_rate[i]:
-            moved += price[i] * (r - previous_rate[i])
-        daily[i] = (quantity[i] - fresh) * moved
-        if fresh != 0.0:
-            daily[i] += (fresh * price[i] - new_cost[i]) * r
-    return value, gain, pct, daily
-
-
-@njit(cache=True)
-def _totals_nb(group, n_groups, value, daily, cash, cash_change):  # type: ignore[no-untyped-def]
-    total = cash.copy()
-    change = cash_change.copy()
-    count = np.zeros(n_groups, dtype=np.int64)
-    for i in range(group.shape[0]):
-        g = group[i]
-        count[g] += 1
-        if not np.isnan(value[i]):
-            total[g] += value[i]
-        if not np.isnan(daily[i]):
-            change[g] += daily[i]
-    pct = np.zeros(n_groups)
-    for g in range(n_groups):
-        base = total[g] - change[g]
-        if base > 0.0:
-            pct[g] = change[g] / base * 100.0
-    return total, change, pct, count
 
 
 def _same_length(arrays: dict[str, np.ndarray]) -> None:
@@ -205,7 +158,7 @@ def mark_positions(
         {"quantity": q, "cost_basis": c, "price": p, "change": d, "new_quantity": nq,
          "new_cost": nc, "rate": r, "previous_rate": r0}
     )  # fmt: skip
-    return PositionMarks(*_mark_nb(q, c, p, d, nq, nc, r, r0))
+    return PositionMarks(*mark_nb(q, c, p, d, nq, nc, r, r0))
 
 
 def portfolio_totals(
@@ -283,7 +236,7 @@ def portfolio_totals(
     if cash.shape[0] != n or moved.shape[0] != n:
         raise ValueError(f"cash_value and cash_change must have n_groups={n} entries")
     return PortfolioTotals(
-        *_totals_nb(g.astype(np.int64, copy=False), n, value, daily, cash, moved)
+        *totals_nb(g.astype(np.int64, copy=False), n, value, daily, cash, moved)
     )
 
 

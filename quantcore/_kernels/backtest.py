@@ -1,6 +1,6 @@
 """Signal backtest kernels: the multi-asset simulation, the one-asset bar step, online metrics.
 
-Every order and fill rule is in :mod:`quantcore._kernels.orders`. :func:`simulate_nb`
+Every order and fill rule is in :mod:`quantcore._kernels.backtest_orders`. :func:`simulate_nb`
 (several assets sharing cash) and :func:`asset_bar_nb` (one asset on its own
 capital, the bar step of every sweep kernel) call those rules in the same order,
 so a sweep row equals a single run with the same parameters operation for operation.
@@ -11,7 +11,7 @@ from __future__ import annotations
 import numpy as np
 from numba import njit
 
-from quantcore._kernels.orders import (
+from quantcore._kernels.backtest_orders import (
     DIRECTION_BOTH,
     DIRECTION_LONG,
     DIRECTION_SHORT,
@@ -285,13 +285,13 @@ def simulate_nb(
     closes for close-only data), ``close`` marks positions, ``fill`` is the price an
     order at bar ``t`` fills at (already aligned: for next-open fills the caller
     shifts the signals by one bar and sets ``use_open``). Each bar: shorts pay one
-    bar of borrow; then exits (stops and signals, :func:`~quantcore._kernels.orders.exit_step_nb`)
+    bar of borrow; then exits (stops and signals, :func:`~quantcore._kernels.backtest_orders.exit_step_nb`)
     in column order; then entries in column order, sized on the equity at this
     bar's fill prices; then the mark at the close. A bar on which a stop or time
     stop closed an asset opens nothing on it. An order whose fill price is not
     finite and positive is ignored. ``trades`` is a preallocated ``trade_dt``
     array large enough for every entry signal; each record's ``exit_reason`` is the
-    ``EXIT_*`` code of :mod:`~quantcore._kernels.orders` that closed it
+    ``EXIT_*`` code of :mod:`~quantcore._kernels.backtest_orders` that closed it
     (``EXIT_NONE`` for a position still open at the end).
 
     Returns ``(equity, cash, positions, n_trades)``: equity and cash per bar, the

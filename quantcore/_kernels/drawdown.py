@@ -14,11 +14,12 @@ from quantcore._kernels.tiles import (
     chunk_cols,
     load_tile,
 )
+from quantcore._parallel import parallel_kernel
 
 __all__ = ["drawdown_periods_nb", "drawdown_series_nb", "max_drawdown_nb"]
 
 
-@njit(cache=True, parallel=True)
+@parallel_kernel()
 def drawdown_series_nb(returns):  # type: ignore[no-untyped-def]
     """``W[t] / max(1, W[:t+1]) - 1`` per column; NaN where the input is NaN."""
     n, k = returns.shape
@@ -109,7 +110,7 @@ def _max_drawdown_chunk(returns, j0, c, out):  # type: ignore[no-untyped-def]
         out[j0 + j] = worst[j] if m[j] > 0.0 else np.nan
 
 
-@njit(cache=True, parallel=True)
+@parallel_kernel()
 def max_drawdown_nb(returns):  # type: ignore[no-untyped-def]
     """Maximum drawdown per column (a fraction in [-1, 0]), read in the panel's memory order."""
     k = returns.shape[1]
@@ -179,7 +180,7 @@ def _periods(col, j, ints, depth, start):  # type: ignore[no-untyped-def]
     return count
 
 
-@njit(cache=True, parallel=True)
+@parallel_kernel()
 def drawdown_periods_nb(returns):  # type: ignore[no-untyped-def]
     """All drawdown periods of every column, column-major.
 

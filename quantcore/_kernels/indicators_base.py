@@ -1,7 +1,7 @@
 """Shared machinery of the indicator kernels: constants, signatures, helpers.
 
 The indicator kernels live in :mod:`~quantcore._kernels.indicators_ma` (single
-input), :mod:`~quantcore._kernels.indicators` (ATR, ADX, OBV, VWAP) and
+input), :mod:`~quantcore._kernels.indicators_bars` (ATR, ADX, OBV, VWAP) and
 :mod:`~quantcore._kernels.indicators_range` (stochastic, Williams %R, CCI).
 
 Every indicator has three layers:
@@ -41,9 +41,9 @@ from typing import Any
 
 import numpy as np
 from numba import njit, types
-from numba.core.typing import Signature
+from numba.core.typing.templates import Signature
 
-from quantcore._parallel import register_signature
+from quantcore._parallel import parallel_kernel, register_signature
 from quantcore._typing import Float64Array1D, Float64Array2D
 
 __all__ = [
@@ -85,7 +85,7 @@ SIG_HLC_W = types.void(IN2, IN2, IN2, INT, OUT2)
 
 
 def panel_kernel(signature: Signature) -> Callable[[Callable[..., None]], Any]:
-    """``@njit(cache=True, parallel=True)`` for a panel kernel with one explicit signature.
+    """:func:`~quantcore._parallel.parallel_kernel` for a panel kernel with one explicit signature.
 
     The signature is compiled (or loaded from numba's on-disk cache) the first
     time the kernel goes through :func:`quantcore._parallel.run`, not at import,
@@ -94,7 +94,7 @@ def panel_kernel(signature: Signature) -> Callable[[Callable[..., None]], Any]:
     """
 
     def decorate(fn: Callable[..., None]) -> Any:
-        dispatcher = njit(cache=True, parallel=True, fastmath=CONTRACT)(fn)
+        dispatcher = parallel_kernel(fastmath=CONTRACT)(fn)
         register_signature(dispatcher, signature)
         return dispatcher
 

@@ -25,6 +25,7 @@ from quantcore._kernels.tiles import (
     load_columns,
     moments_block,
 )
+from quantcore._parallel import parallel_kernel
 
 __all__ = [
     "SUMMARY_BENCH_ROWS",
@@ -68,7 +69,7 @@ def _sharpe_chunk(x, j0, c, risk_free, periods_per_year, out):  # type: ignore[n
             out[j0 + j] = mean[j] / sd[j] * scale
 
 
-@njit(cache=True, parallel=True)
+@parallel_kernel()
 def sharpe_ratio_nb(x, risk_free, periods_per_year):  # type: ignore[no-untyped-def]
     """``mean(r - rf) / std(r - rf, ddof=1) * sqrt(P)`` per column (any memory order)."""
     k = x.shape[1]
@@ -93,7 +94,7 @@ def _sortino_chunk(x, j0, c, required_return, periods_per_year, out):  # type: i
             )
 
 
-@njit(cache=True, parallel=True)
+@parallel_kernel()
 def sortino_ratio_nb(x, required_return, periods_per_year):  # type: ignore[no-untyped-def]
     """``mean(r - q) * P / (sqrt(mean(min(r - q, 0)^2)) * sqrt(P))`` per column."""
     k = x.shape[1]
@@ -117,7 +118,7 @@ def _omega(buf, m, shift):  # type: ignore[no-untyped-def]
     return up / down if down > 0.0 else np.nan
 
 
-@njit(cache=True, parallel=True)
+@parallel_kernel()
 def omega_ratio_nb(x, shift):  # type: ignore[no-untyped-def]
     """``sum(max(r - s, 0)) / sum(max(s - r, 0))`` per column, ``s`` = rf + per-period threshold."""
     n, k = x.shape
@@ -129,7 +130,7 @@ def omega_ratio_nb(x, shift):  # type: ignore[no-untyped-def]
     return out
 
 
-@njit(cache=True, parallel=True)
+@parallel_kernel()
 def calmar_ratio_nb(x, periods_per_year):  # type: ignore[no-untyped-def]
     """CAGR divided by ``|max drawdown|``; NaN when there is no drawdown."""
     k = x.shape[1]
@@ -173,7 +174,7 @@ def _stability(buf, m):  # type: ignore[no-untyped-def]
     return r * r
 
 
-@njit(cache=True, parallel=True)
+@parallel_kernel()
 def stability_nb(x):  # type: ignore[no-untyped-def]
     """Stability of the cumulative log-return path per column (see ``_stability``)."""
     n, k = x.shape
@@ -195,7 +196,7 @@ def _tail_ratio(buf, m, mean, sd, cand):  # type: ignore[no-untyped-def]
     return abs(upper) / lower if lower > 0.0 else np.nan
 
 
-@njit(cache=True, parallel=True)
+@parallel_kernel()
 def tail_ratio_nb(x):  # type: ignore[no-untyped-def]
     """``|95th percentile| / |5th percentile|`` per column."""
     n, k = x.shape
@@ -209,7 +210,7 @@ def tail_ratio_nb(x):  # type: ignore[no-untyped-def]
     return out
 
 
-@njit(cache=True, parallel=True)
+@parallel_kernel()
 def summary_nb(  # type: ignore[no-untyped-def]
     x, bench, risk_free, required_return, threshold, periods_per_year, q, cutoff, zt, want
 ):

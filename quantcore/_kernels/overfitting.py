@@ -5,10 +5,12 @@ from __future__ import annotations
 import numpy as np
 from numba import njit, prange
 
+from quantcore._parallel import parallel_kernel
+
 __all__ = ["cscv_logits_nb"]
 
 
-@njit(cache=True, parallel=True)
+@parallel_kernel()
 def cscv_logits_nb(
     sums: np.ndarray, sums2: np.ndarray, rows: int, combos: np.ndarray
 ) -> np.ndarray:

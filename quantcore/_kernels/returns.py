@@ -16,6 +16,7 @@ from quantcore._kernels.tiles import (
     chunk_cols,
     load_tile,
 )
+from quantcore._parallel import parallel_kernel
 
 __all__ = [
     "annualized_return_nb",
@@ -28,7 +29,7 @@ __all__ = [
 ]
 
 
-@njit(cache=True, parallel=True)
+@parallel_kernel()
 def simple_returns_nb(prices):  # type: ignore[no-untyped-def]
     """``p[t] / p[t-1] - 1``; row 0, NaN neighbours and non-positive bases give NaN."""
     n, k = prices.shape
@@ -42,7 +43,7 @@ def simple_returns_nb(prices):  # type: ignore[no-untyped-def]
     return out
 
 
-@njit(cache=True, parallel=True)
+@parallel_kernel()
 def log_returns_nb(prices):  # type: ignore[no-untyped-def]
     """``log(p[t] / p[t-1])``; NaN where either price is NaN or not positive, and on row 0."""
     n, k = prices.shape
@@ -57,7 +58,7 @@ def log_returns_nb(prices):  # type: ignore[no-untyped-def]
     return out
 
 
-@njit(cache=True, parallel=True)
+@parallel_kernel()
 def cumulative_returns_nb(returns):  # type: ignore[no-untyped-def]
     """Running ``prod(1 + r) - 1`` over the valid values; NaN where the input is NaN."""
     n, k = returns.shape
@@ -142,7 +143,7 @@ def _growth_chunk(x, j0, c, periods_per_year, annualize, out):  # type: ignore[n
             out[j0 + j] = wealth[j] - 1.0 if m[j] > 0.0 else np.nan
 
 
-@njit(cache=True, parallel=True)
+@parallel_kernel()
 def _growth_nb(returns, periods_per_year, annualize):  # type: ignore[no-untyped-def]
     k = returns.shape[1]
     out = np.empty(k)
@@ -162,7 +163,7 @@ def annualized_return_nb(returns, periods_per_year):  # type: ignore[no-untyped-
     return _growth_nb(returns, periods_per_year, True)
 
 
-@njit(cache=True, parallel=True)
+@parallel_kernel()
 def time_weighted_return_nb(values, flows):  # type: ignore[no-untyped-def]
     """Chain-linked return with external flows at the start of each period.
 
@@ -270,7 +271,7 @@ def _xirr(tau, flows, final_value):  # type: ignore[no-untyped-def]
     return 0.5 * (lo + hi)
 
 
-@njit(cache=True, parallel=True)
+@parallel_kernel()
 def money_weighted_return_nb(tau, flows, final_values):  # type: ignore[no-untyped-def]
     """XIRR per column: ``tau`` years from each flow to the valuation date."""
     k = flows.shape[1]

@@ -25,6 +25,7 @@ from quantcore._kernels.tiles import (
     load_columns,
     moments_block,
 )
+from quantcore._parallel import parallel_kernel
 
 __all__ = [
     "active_risk_nb",
@@ -251,7 +252,7 @@ def _volatility_chunk(x, j0, c, periods_per_year, ddof, out):  # type: ignore[no
         out[j0 + j] = sd[j] * scale if count[j] >= 2 else np.nan
 
 
-@njit(cache=True, parallel=True)
+@parallel_kernel()
 def volatility_nb(x, periods_per_year, ddof):  # type: ignore[no-untyped-def]
     """Annualized standard deviation of each column, NaNs skipped (any memory order)."""
     k = x.shape[1]
@@ -266,7 +267,7 @@ def volatility_nb(x, periods_per_year, ddof):  # type: ignore[no-untyped-def]
 _GATHER_COLS = 16
 
 
-@njit(cache=True, parallel=True)
+@parallel_kernel()
 def value_at_risk_es_nb(x, q, cutoff, zt):  # type: ignore[no-untyped-def]
     """Historical VaR (row 0) and expected shortfall (row 1) of each column as positive losses.
 
@@ -290,7 +291,7 @@ def value_at_risk_es_nb(x, q, cutoff, zt):  # type: ignore[no-untyped-def]
     return out
 
 
-@njit(cache=True, parallel=True)
+@parallel_kernel()
 def moments_nb(x):  # type: ignore[no-untyped-def]
     """Mean, std (ddof=1), skewness and excess kurtosis (biased, like scipy) per column.
 
@@ -335,7 +336,7 @@ def _downside_chunk(x, j0, c, required_return, periods_per_year, out):  # type: 
         out[j0 + j] = math.sqrt(d2[j] / m[j]) * scale if m[j] >= 2.0 else np.nan
 
 
-@njit(cache=True, parallel=True)
+@parallel_kernel()
 def downside_deviation_nb(x, required_return, periods_per_year):  # type: ignore[no-untyped-def]
     """Annualized root mean square of ``min(r - required_return, 0)`` per column."""
     k = x.shape[1]
@@ -529,7 +530,7 @@ def _beta_alpha_block(src, sj, bsrc, bj, shared, n, c, risk_free, periods_per_ye
         out[1, j0 + j] = (1.0 + mean_alpha) ** periods_per_year - 1.0
 
 
-@njit(cache=True, parallel=True)
+@parallel_kernel()
 def beta_alpha_nb(x, bench, risk_free, periods_per_year):  # type: ignore[no-untyped-def]
     """Beta (row 0) and annualized alpha (row 1) of each column on the benchmark.
 
@@ -545,7 +546,7 @@ def beta_alpha_nb(x, bench, risk_free, periods_per_year):  # type: ignore[no-unt
     return out
 
 
-@njit(cache=True, parallel=True)
+@parallel_kernel()
 def correlation_nb(x, bench):  # type: ignore[no-untyped-def]
     """Pearson correlation of each column with the benchmark over pairwise-valid rows."""
     n, k = x.shape
@@ -563,7 +564,7 @@ def correlation_nb(x, bench):  # type: ignore[no-untyped-def]
     return out
 
 
-@njit(cache=True, parallel=True)
+@parallel_kernel()
 def active_risk_nb(x, bench, periods_per_year, ddof):  # type: ignore[no-untyped-def]
     """Tracking error (row 0) and information ratio (row 1) of ``x - bench`` per column.
 

@@ -34,6 +34,7 @@ from numba import njit, prange, uintp
 
 from quantcore._kernels.risk import _TINY_VARIANCE
 from quantcore._kernels.tiles import TILE_COLS, TILE_ROWS, as_c, c_typed, chunk_cols, gather_block
+from quantcore._parallel import parallel_kernel
 
 __all__ = ["rolling_beta_nb", "rolling_moments_nb"]
 
@@ -213,7 +214,7 @@ def _rolling_moments_block(x, j0, c, window, shift, ppy, ddof, mode, out):  # ty
         _moments_out(out, t, j0, c, window, scale, ddof, mode, mean, m2, bad, run)
 
 
-@njit(cache=True, parallel=True)
+@parallel_kernel()
 def rolling_moments_nb(x, window, shift, ppy, ddof, mode):  # type: ignore[no-untyped-def]
     """Rolling volatility (``mode`` 0) or Sharpe ratio (``mode`` 1) of each column.
 
@@ -387,7 +388,7 @@ def _rolling_beta_chunk(x, b, j0, c, window, out):  # type: ignore[no-untyped-de
         _scatter_block(dst, out, j0)
 
 
-@njit(cache=True, parallel=True)
+@parallel_kernel()
 def rolling_beta_nb(x, b, window):  # type: ignore[no-untyped-def]
     """Rolling OLS slope of each column of ``x`` on ``b`` (one column or one per column).
 

@@ -34,11 +34,11 @@ def sweep_chunk(
     scalars: tuple[float, float, int, float, float, int, bool, float],
 ) -> np.ndarray:
     """One task on a worker: the fused kernel on a slice of the grid."""
-    from quantcore._kernels.sweep import sweep_nb
+    from quantcore._kernels.backtest_sweep import run_sweep
 
     o, h, lo, close = arrays
     first = first_valid(close)
-    return sweep_nb(code, o, h, lo, close, use_open, first, params, table, *scalars)
+    return run_sweep(code, o, h, lo, close, use_open, first, params, table, *scalars)
 
 
 def run_on_client(

@@ -10,7 +10,7 @@ import numpy as np
 import pandas as pd
 
 from quantcore._kernels.backtest import equity_stats_nb, simulate_nb
-from quantcore._kernels.orders import (
+from quantcore._kernels.backtest_orders import (
     DIRECTION_BOTH,
     DIRECTION_LONG,
     DIRECTION_SHORT,

@@ -9,7 +9,7 @@ import numpy as np
 import pandas as pd
 
 from quantcore._kernels.backtest import equity_stats_nb
-from quantcore._kernels.rebalance import rebalance_nb
+from quantcore._kernels.backtest_rebalance import rebalance_nb
 from quantcore._records import trade_dt
 from quantcore._validation import as_float64_2d, check_int, check_positive
 from quantcore.backtest.engine import _benchmark_metrics

@@ -10,7 +10,7 @@ import pandas as pd
 
 __all__ = ["EXIT_REASONS", "METRIC_NAMES", "BacktestResult"]
 
-#: Name of each ``trades["exit_reason"]`` code (``quantcore._kernels.orders.EXIT_*``):
+#: Name of each ``trades["exit_reason"]`` code (``quantcore._kernels.backtest_orders.EXIT_*``):
 #: ``"end"`` for a position still open at the last bar (marked to market, not
 #: exited), then an exit signal (or a reversal), the stop loss, the take profit,
 #: the trailing stop, the time stop.

@@ -1,7 +1,7 @@
 """Built-in signal generators: pure functions ``(prices, **params) -> (entries, exits)``.
 
 Each strategy computes its indicator with the recursion the fused sweep kernel
-uses (:func:`quantcore._kernels.signals.signal_block_nb`), so a sweep row equals
+uses (:func:`quantcore._kernels.backtest_signals.signal_block_nb`), so a sweep row equals
 :func:`run_strategy` with the same parameters. The indicators follow TA-Lib's
 conventions (SMA rolling sum; EMA seeded with an SMA; Wilder RSI; population
 standard deviation in the Bollinger bands) and agree with
@@ -18,13 +18,13 @@ import numpy as np
 import pandas as pd
 
 from quantcore._deprecation import warn_renamed
-from quantcore._kernels.signals import (
+from quantcore._kernels.backtest_signals import (
     STRATEGY_BUY_HOLD,
     STRATEGY_MEAN_REVERSION,
     STRATEGY_MOMENTUM,
     STRATEGY_MOVING_AVERAGE,
     STRATEGY_RSI,
-    signals_1d_nb,
+    signals_1d,
 )
 from quantcore._validation import check_int
 from quantcore.backtest.engine import first_valid, load_prices
@@ -215,7 +215,7 @@ def generate(name: str, prices: Any, params: Mapping[str, Any]) -> tuple[Any, An
     exits = np.zeros((n, k), dtype=np.bool_)
     for j in range(k):
         col = np.ascontiguousarray(close[:, j])
-        entries[:, j], exits[:, j] = signals_1d_nb(strategy.code, col, int(first[j]), p0, p1, p2)
+        entries[:, j], exits[:, j] = signals_1d(strategy.code, col, int(first[j]), p0, p1, p2)
     w = data.wrapper
     if w.kind == "ndarray1":
         return entries[:, 0], exits[:, 0]

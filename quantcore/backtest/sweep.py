@@ -9,8 +9,8 @@ import numpy as np
 import pandas as pd
 
 from quantcore._kernels.backtest import STAT_NAMES
-from quantcore._kernels.signals import signals_1d_nb
-from quantcore._kernels.sweep import (
+from quantcore._kernels.backtest_signals import signals_1d
+from quantcore._kernels.backtest_sweep import (
     N_OPT,
     OPT_FEES,
     OPT_SIZE,
@@ -18,10 +18,10 @@ from quantcore._kernels.sweep import (
     OPT_TIME,
     OPT_TP,
     OPT_TRAIL,
-    sweep_nb,
+    run_sweep,
     sweep_signals_nb,
 )
-from quantcore._kernels.sweep_stops import stop_grid_nb
+from quantcore._kernels.backtest_sweep_stops import stop_grid_nb
 from quantcore.backtest.engine import EngineOptions, PriceData, first_valid, load_prices
 from quantcore.backtest.strategies import Strategy, get_strategy
 
@@ -195,7 +195,7 @@ def run_chunks(
     try:
         for start in range(0, m, chunk_size):
             stop = min(start + chunk_size, m)
-            out[start * k : stop * k] = sweep_nb(
+            out[start * k : stop * k] = run_sweep(
                 code, o, h, lo, close, use_open, first, params[start:stop], table[start:stop],
                 init, slip, size_type, lev, borrow, direction, integer, ppy,
             )  # fmt: skip
@@ -222,8 +222,8 @@ def run_signals(
     """Metrics of one signal set under every option row (row ``c * k + j``).
 
     Long-only, all-in, fractional, close-filled grids go through
-    :func:`~quantcore._kernels.sweep_stops.stop_grid_nb` (O(log n) per trade, any
-    stops); anything else through the per-bar :func:`~quantcore._kernels.sweep.sweep_signals_nb`.
+    :func:`~quantcore._kernels.backtest_sweep_stops.stop_grid_nb` (O(log n) per trade, any
+    stops); anything else through the per-bar :func:`~quantcore._kernels.backtest_sweep.sweep_signals_nb`.
     """
     o, h, lo, close = data.fortran_ohlc()
     use_open = opts.fill == "next_open"
@@ -329,8 +329,8 @@ def _jitted(strategy: Any) -> bool:
 def _fused_user(
     f: Any, data: PriceData, grid: Mapping[str, Any], table: np.ndarray, opts: EngineOptions
 ) -> np.ndarray:
-    """A jitted strategy's rows from :func:`~quantcore._kernels.sweep_user.fused_signals_nb`."""
-    from quantcore._kernels.sweep_user import fused_signals_nb, signal_adapter
+    """A jitted strategy's rows from :func:`~quantcore._kernels.backtest_sweep_user.fused_signals_nb`."""
+    from quantcore._kernels.backtest_sweep_user import fused_signals_nb, signal_adapter
 
     combos, _ = _user_combos(grid)
     names = tuple(grid)
@@ -423,7 +423,7 @@ def sweep(
     (indicator, signals, simulation and online metrics), parallel over rows;
     ``moving_average`` with ``fill="close"``, ``direction="long"``, percent size
     ``>= 1``, ``leverage=1``, fractional shares and no stop takes a fast path
-    (:mod:`quantcore._kernels.sweep_fast`): per asset, the averages of the grid's
+    (:mod:`quantcore._kernels.backtest_sweep_fast`): per asset, the averages of the grid's
     distinct windows, return prefix sums and range structures are built once; a
     combination then costs one crossing scan and O(log n) per trade. With swept
     options, the signals of each strategy combination are computed once and
@@ -513,7 +513,7 @@ def _per_signal_set(
         exits = np.zeros((n, k), dtype=np.bool_)
         for j in range(k):
             col = np.ascontiguousarray(close[:, j])
-            entries[:, j], exits[:, j] = signals_1d_nb(code, col, int(first[j]), p0, p1, p2)
+            entries[:, j], exits[:, j] = signals_1d(code, col, int(first[j]), p0, p1, p2)
         parts.append(run_signals(data, entries, exits, table, opts))
     return np.vstack(parts)
 

@@ -10,7 +10,7 @@ import numpy as np
 from hypothesis import given, settings
 from hypothesis import strategies as hs
 
-from quantcore._kernels.rebalance import rebalance_nb
+from quantcore._kernels.backtest_rebalance import rebalance_nb
 from quantcore.backtest import rebalance
 
 _spec = importlib.util.spec_from_file_location(

@@ -15,11 +15,11 @@ import pandas as pd
 import pytest
 
 import quantcore.indicators as qi
-from quantcore._kernels import indicators as hlc_kernels
+from quantcore._kernels import indicators_bars as hlc_kernels
 from quantcore._kernels import indicators_base as base_kernels
 from quantcore._kernels import indicators_ma as ma_kernels
 from quantcore._kernels import indicators_range as range_kernels
-from quantcore._parallel import PARALLEL_MIN_CELLS, run
+from quantcore._parallel import PARALLEL_MIN_CELLS, run, serial_twin
 
 Call = Callable[[Any, Any, Any, Any], Any]
 
@@ -380,6 +380,8 @@ def test_one_specialization_per_panel_kernel(rng: np.random.Generator) -> None:
     qi.ema(series.to_numpy(), 5)
     qi.ema(np.ascontiguousarray(rng.normal(size=(50, 3))), 5)
     qi.ema(pd.DataFrame(rng.normal(size=(50, 3))), 5)
-    assert ma_kernels.ema_nb.signatures == [
-        (base_kernels.IN2, numba.types.int64, base_kernels.OUT2)
-    ]
+    signature = [(base_kernels.IN2, numba.types.int64, base_kernels.OUT2)]
+    # small work runs the serial twin; a large panel the parallel kernel, same signature
+    assert serial_twin(ma_kernels.ema_nb).signatures == signature
+    qi.ema(pd.DataFrame(rng.normal(size=(PARALLEL_MIN_CELLS // 2, 2))), 5)
+    assert ma_kernels.ema_nb.signatures == signature

@@ -17,15 +17,19 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from quantcore._kernels.orders import (
+from quantcore._kernels.backtest_orders import (
     DIRECTION_BOTH,
     DIRECTION_LONG,
     DIRECTION_SHORT,
     SIZE_AMOUNT,
     SIZE_PERCENT,
 )
-from quantcore._kernels.signals import STRATEGY_MOMENTUM, STRATEGY_MOVING_AVERAGE, signals_1d_nb
-from quantcore._kernels.sweep import (
+from quantcore._kernels.backtest_signals import (
+    STRATEGY_MOMENTUM,
+    STRATEGY_MOVING_AVERAGE,
+    signals_1d,
+)
+from quantcore._kernels.backtest_sweep import (
     N_OPT,
     OPT_FEES,
     OPT_SIZE,
@@ -33,11 +37,11 @@ from quantcore._kernels.sweep import (
     OPT_TIME,
     fast_path_applies_nb,
     ma_table_nb,
+    run_sweep,
     sweep_general_nb,
-    sweep_ma_fast_nb,
-    sweep_nb,
+    sweep_ma_fast,
 )
-from quantcore._kernels.sweep_fast import (
+from quantcore._kernels.backtest_sweep_fast import (
     extrema_nb,
     extrema_table_nb,
     price_tree_nb,
@@ -130,7 +134,7 @@ def test_whole_benchmark_grid_equals_the_general_kernel(sp500: pd.DataFrame) -> 
     params = np.array([(a, b, e) for e in (0.0, 1.0) for a in w for b in w if a < b])
     first = np.zeros(1, dtype=np.int64)
     table = opts_table(len(params), COSTS["fees"])
-    fast = sweep_ma_fast_nb(close, first, params, table, 1e5, COSTS["slippage"], 252.0)
+    fast = sweep_ma_fast(close, first, params, table, 1e5, COSTS["slippage"], 252.0)
     slow = sweep_general_nb(
         STRATEGY_MOVING_AVERAGE, close, close, close, close, False, first, params, table, 1e5,
         COSTS["slippage"], SIZE_PERCENT, 1.0, 0.0, DIRECTION_LONG, False, 252.0,
@@ -194,7 +198,7 @@ def test_other_options_fall_back_to_the_general_kernel(goog: pd.DataFrame, optio
         opts_table(2, 0.002, options["max_size"]), 1e4, 0.001, SIZE_PERCENT, 1.0, 0.0,
         options["direction"], options["integer"], 252.0,
     )  # fmt: skip
-    np.testing.assert_array_equal(sweep_nb(*args), sweep_general_nb(*args))
+    np.testing.assert_array_equal(run_sweep(*args), sweep_general_nb(*args))
 
 
 def test_an_asset_with_a_gap_falls_back_inside_the_fast_sweep(rng: np.random.Generator) -> None:
@@ -204,7 +208,7 @@ def test_an_asset_with_a_gap_falls_back_inside_the_fast_sweep(rng: np.random.Gen
     params = np.array([[3.0, 10.0, 0.0], [5.0, 40.0, 1.0], [2.0, 7.0, 0.0]])
     first = np.zeros(2, dtype=np.int64)
     table = opts_table(3, 0.001)
-    fast = sweep_ma_fast_nb(close, first, params, table, 1e5, 0.0, 252.0)
+    fast = sweep_ma_fast(close, first, params, table, 1e5, 0.0, 252.0)
     slow = sweep_general_nb(
         STRATEGY_MOVING_AVERAGE, close, close, close, close, False, first, params, table, 1e5,
         0.0, SIZE_PERCENT, 1.0, 0.0, DIRECTION_LONG, False, 252.0,
@@ -230,7 +234,7 @@ def test_ma_table_gives_the_signal_kernels_crossings(rng: np.random.Generator) -
                 with np.errstate(invalid="ignore"):
                     ent = np.r_[False, (f[:-1] < s[:-1]) & (f[1:] > s[1:])]
                     ext = np.r_[False, (f[:-1] > s[:-1]) & (f[1:] < s[1:])]
-                want_e, want_x = signals_1d_nb(STRATEGY_MOVING_AVERAGE, x, first, wa, wb, ema)
+                want_e, want_x = signals_1d(STRATEGY_MOVING_AVERAGE, x, first, wa, wb, ema)
                 np.testing.assert_array_equal(ent, want_e, err_msg=f"{wa}/{wb}/{ema}")
                 np.testing.assert_array_equal(ext, want_x, err_msg=f"{wa}/{wb}/{ema}")
 

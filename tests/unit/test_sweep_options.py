@@ -13,8 +13,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as hs
 from numba import njit
 
-from quantcore._kernels.orders import DIRECTION_LONG, SIZE_PERCENT
-from quantcore._kernels.sweep import (
+from quantcore._kernels.backtest_orders import DIRECTION_LONG, SIZE_PERCENT
+from quantcore._kernels.backtest_sweep import (
     N_OPT,
     OPT_FEES,
     OPT_SIZE,
@@ -24,8 +24,8 @@ from quantcore._kernels.sweep import (
     OPT_TRAIL,
     sweep_signals_nb,
 )
-from quantcore._kernels.sweep_fast import extrema_table_nb
-from quantcore._kernels.sweep_stops import (
+from quantcore._kernels.backtest_sweep_fast import extrema_table_nb
+from quantcore._kernels.backtest_sweep_stops import (
     MAX_SUMMARIES,
     first_trail_hit_nb,
     stop_grid_nb,

@@ -1,8 +1,11 @@
 """Fused parameter-sweep kernels: indicator, signal and simulation in one pass per combination.
 
-Signals come block by block from :mod:`quantcore._kernels.signals`, so a sweep never
+Signals come block by block from :mod:`quantcore._kernels.backtest_signals`, so a sweep never
 materialises an indicator or a signal series: memory grows with the number of
-combinations, never combinations x time.
+combinations, never combinations x time. :func:`run_sweep` and :func:`sweep_ma_fast`
+are plain Python: they pick the kernel that runs, so that a first sweep compiles
+only the path it takes (a moving-average sweep on clean prices never compiles
+the bar-by-bar kernel, the other strategies' signals or the stops).
 """
 
 from __future__ import annotations
@@ -11,8 +14,8 @@ import numpy as np
 from numba import njit, prange
 
 from quantcore._kernels.backtest import N_STATS, asset_bar_nb, finish_run_nb, new_run_nb
-from quantcore._kernels.orders import DIRECTION_BOTH, DIRECTION_LONG, SIZE_PERCENT
-from quantcore._kernels.signals import (
+from quantcore._kernels.backtest_orders import DIRECTION_BOTH, DIRECTION_LONG, SIZE_PERCENT
+from quantcore._kernels.backtest_signals import (
     BLOCK,
     N_STATE,
     STRATEGY_MOVING_AVERAGE,
@@ -20,7 +23,7 @@ from quantcore._kernels.signals import (
     ma_update_nb,
     signal_block_nb,
 )
-from quantcore._kernels.sweep_fast import (
+from quantcore._kernels.backtest_sweep_fast import (
     extrema_table_nb,
     ma_cross_row_nb,
     price_tree_nb,
@@ -37,11 +40,12 @@ __all__ = [
     "OPT_TRAIL",
     "fast_path_applies_nb",
     "flat_next_nb",
+    "ma_fast_clean_nb",
     "ma_table_nb",
+    "run_sweep",
     "signal_row_nb",
     "sweep_general_nb",
-    "sweep_ma_fast_nb",
-    "sweep_nb",
+    "sweep_ma_fast",
     "sweep_signals_nb",
 ]
 
@@ -124,7 +128,7 @@ def sweep_general_nb(
 
     Price arrays are (n, k) (``open_``, ``high``, ``low`` are the closes for
     close-only data); ``params`` is (m, 3) (``p0, p1, p2`` of
-    :func:`~quantcore._kernels.signals.signal_block_nb`) and ``opts`` the (m, N_OPT)
+    :func:`~quantcore._kernels.backtest_signals.signal_block_nb`) and ``opts`` the (m, N_OPT)
     engine options of each combination; ``first[j]`` is asset ``j``'s first valid
     bar. Row ``c * k + j`` of the (m * k, N_STATS) result is combination ``c`` on
     asset ``j``: the bars of :func:`~quantcore._kernels.backtest.asset_bar_nb` and
@@ -227,19 +231,20 @@ def sweep_signals_nb(
     return out
 
 
-@njit(cache=True, parallel=True)
+@njit(cache=True)
 def ma_table_nb(x: np.ndarray, first: int, keys: np.ndarray) -> np.ndarray:
     """Moving averages of one series for every distinct (window, type) of a sweep.
 
     ``keys[i] = 2 * window + ema`` (``ema`` 1 for an EMA, 0 for an SMA). Row ``i``
     of the (len(keys), n) result is that average at every bar, NaN before it is
     defined, computed by :func:`ma_update_nb`: the very recursion of
-    :func:`~quantcore._kernels.signals.signal_block_nb`, so the values are bit-identical to the signal kernels'.
-    Rows are computed in parallel.
+    :func:`~quantcore._kernels.backtest_signals.signal_block_nb`, so the values are bit-identical to the signal kernels'.
+    Serial: a grid has a few hundred distinct averages at most, O(windows x n)
+    work that costs less than compiling a parallel loop for it.
     """
     n = x.shape[0]
     table = np.full((keys.shape[0], n), np.nan)
-    for i in prange(keys.shape[0]):
+    for i in range(keys.shape[0]):
         w = keys[i] // 2
         ema = keys[i] % 2 == 1
         p = float(w)
@@ -315,8 +320,8 @@ def _ma_fast_asset(
                 )  # fmt: skip
 
 
-@njit(cache=True, parallel=True)
-def sweep_ma_fast_nb(
+@njit(cache=True)
+def ma_fast_clean_nb(
     close: np.ndarray,
     first: np.ndarray,
     params: np.ndarray,
@@ -325,18 +330,19 @@ def sweep_ma_fast_nb(
     slippage: float,
     periods_per_year: float,
 ) -> np.ndarray:
-    """The moving-average sweep on the fast path (see :mod:`quantcore._kernels.sweep_fast`).
+    """The moving-average sweep on the fast path (see :mod:`quantcore._kernels.backtest_sweep_fast`).
 
     Same arguments and (m * k, N_STATS) result as :func:`sweep_general_nb` under
-    :func:`fast_path_applies_nb`. Per asset, the moving average of each distinct
-    (window, type) of the grid (:func:`ma_table_nb`), the return prefix sums and
-    the price segment tree are computed once; then, parallel over combinations,
-    one crossing scan per combination and O(log n) work per trade. An asset with
-    a non-finite price after its first valid bar goes through the general kernel.
-    Memory: O(distinct windows x n + m), never m x n.
+    :func:`fast_path_applies_nb`, for assets whose prices are finite and positive
+    from their first valid bar on (:func:`sweep_ma_fast` sends the others to the
+    general kernel). Per asset, the moving average of each distinct (window,
+    type) of the grid (:func:`ma_table_nb`), the return prefix sums and the price
+    segment tree are computed once; then, parallel over combinations
+    (:func:`_ma_fast_asset`), one crossing scan per combination and O(log n) work
+    per trade. Memory: O(distinct windows x n + m), never m x n.
     """
     m = params.shape[0]
-    n, k = close.shape
+    k = close.shape[1]
     out = np.empty((m * k, N_STATS))
     fk = (params[:, 0].astype(np.int64) * 2 + (params[:, 2] != 0.0)).astype(np.int64)
     sk = (params[:, 1].astype(np.int64) * 2 + (params[:, 2] != 0.0)).astype(np.int64)
@@ -345,26 +351,51 @@ def sweep_ma_fast_nb(
     si = np.searchsorted(keys, sk)
     for j in range(k):
         x = np.ascontiguousarray(close[:, j])
-        f0 = first[j]
-        clean = True
-        for t in range(f0, n):
-            if not (np.isfinite(x[t]) and x[t] > 0.0):
-                clean = False
-                break
-        if not clean:
-            for c in prange(m):
-                _run_one(
-                    STRATEGY_MOVING_AVERAGE, x, x, x, x, x, False, f0, params[c, 0],
-                    params[c, 1], params[c, 2], opts[c], init_cash, slippage, SIZE_PERCENT,
-                    1.0, 0.0, DIRECTION_LONG, False, periods_per_year, out[c * k + j],
-                )  # fmt: skip
-            continue
-        _ma_fast_asset(x, f0, keys, fi, si, init_cash, opts, slippage, periods_per_year, out, j, k)
+        _ma_fast_asset(x, first[j], keys, fi, si, init_cash, opts, slippage, periods_per_year, out, j, k)
     return out
 
 
-@njit(cache=True)
-def sweep_nb(
+def sweep_ma_fast(
+    close: np.ndarray,
+    first: np.ndarray,
+    params: np.ndarray,
+    opts: np.ndarray,
+    init_cash: float,
+    slippage: float,
+    periods_per_year: float,
+) -> np.ndarray:
+    """:func:`ma_fast_clean_nb` on the clean assets, :func:`sweep_general_nb` on the others.
+
+    An asset with a non-finite or non-positive price after its first valid bar
+    goes through the general kernel (bar by bar, same result). The choice is made
+    here, in Python, so that a sweep on clean prices never compiles the general kernel.
+    """
+    m = params.shape[0]
+    k = close.shape[1]
+    clean = np.array(
+        [bool(np.all(np.isfinite(close[first[j]:, j]) & (close[first[j]:, j] > 0.0))) for j in range(k)],
+        dtype=np.bool_,
+    )
+    if clean.all():
+        return ma_fast_clean_nb(close, first, params, opts, init_cash, slippage, periods_per_year)
+    out = np.empty((m, k, N_STATS))
+    for keep, run_part in ((clean, True), (~clean, False)):
+        if not keep.any():
+            continue
+        part = np.asfortranarray(close[:, keep])
+        f = np.ascontiguousarray(first[keep])
+        if run_part:
+            rows = ma_fast_clean_nb(part, f, params, opts, init_cash, slippage, periods_per_year)
+        else:
+            rows = sweep_general_nb(
+                STRATEGY_MOVING_AVERAGE, part, part, part, part, False, f, params, opts, init_cash,
+                slippage, SIZE_PERCENT, 1.0, 0.0, DIRECTION_LONG, False, periods_per_year,
+            )  # fmt: skip
+        out[:, keep] = rows.reshape(m, int(keep.sum()), N_STATS)
+    return out.reshape(m * k, N_STATS)
+
+
+def run_sweep(
     strategy: int,
     open_: np.ndarray,
     high: np.ndarray,
@@ -386,14 +417,15 @@ def sweep_nb(
     """Metrics of every (combination, asset) pair: the fast path where it applies.
 
     Arguments as :func:`sweep_general_nb`. Under :func:`fast_path_applies_nb` the
-    work goes to :func:`sweep_ma_fast_nb`, otherwise to :func:`sweep_general_nb`;
-    both equal a single run with the same parameters.
+    work goes to :func:`sweep_ma_fast`, otherwise to :func:`sweep_general_nb`;
+    both equal a single run with the same parameters. The choice is made in
+    Python so that only the kernel that runs is compiled.
     """
     if fast_path_applies_nb(
         strategy, use_open, opts, size_type, leverage, direction, integer_shares
     ):
-        return sweep_ma_fast_nb(close, first, params, opts, init_cash, slippage, periods_per_year)
-    return sweep_general_nb(
+        return sweep_ma_fast(close, first, params, opts, init_cash, slippage, periods_per_year)
+    return sweep_general_nb(  # type: ignore[no-any-return]
         strategy, open_, high, low, close, use_open, first, params, opts, init_cash, slippage,
         size_type, leverage, borrow_bar, direction, integer_shares, periods_per_year,
     )  # fmt: skip

@@ -1,7 +1,7 @@
 """Fast path of a stop grid: one signal set, many fixed stop levels, O(log n) per trade.
 
 For a long-only, all-in, fractional-share backtest filled at the close (the case of
-:func:`quantcore._kernels.sweep_fast.ma_cross_row_nb`) with fixed ``sl_stop``,
+:func:`quantcore._kernels.backtest_sweep_fast.ma_cross_row_nb`) with fixed ``sl_stop``,
 ``tp_stop``, ``trail_stop`` and ``time_stop`` levels, a trade entered at bar ``t``
 ends at the first of: the first bar after ``t`` whose low reaches the loss level
 (fixed, or trailing below the highest high since the entry), the first whose high
@@ -19,15 +19,15 @@ reaches the profit level, the time stop, the next exit signal.
   depend on the cash or the fees (:func:`trade_summary_nb`): the exit price, the
   interior bars' return sums and the bars of their highest and lowest close and
   of their inner drawdown. A row then costs, per trade, the engine's own entry
-  and exit (:mod:`quantcore._kernels.orders`) and the same folds as the direct
+  and exit (:mod:`quantcore._kernels.backtest_orders`) and the same folds as the direct
   accounting with the range queries already answered: O(1).
 
 Trades the summaries do not cover (a time stop before the exit signal, a fixed
 and a trailing stop hit on the same bar, a position open at the end, or grids
 whose summaries would take too much memory) are accounted directly: the fill at
-the stop bar from :func:`~quantcore._kernels.orders.stop_price_nb`, the holding's
+the stop bar from :func:`~quantcore._kernels.backtest_orders.stop_price_nb`, the holding's
 returns and drawdown from the close-price prefix sums and trees of
-:mod:`quantcore._kernels.sweep_fast`. Both give the same numbers.
+:mod:`quantcore._kernels.backtest_sweep_fast`. Both give the same numbers.
 """
 
 from __future__ import annotations
@@ -36,7 +36,7 @@ import numpy as np
 from numba import njit, prange
 
 from quantcore._kernels.backtest import N_STATS, finalize_stats_nb
-from quantcore._kernels.orders import (
+from quantcore._kernels.backtest_orders import (
     SIZE_PERCENT,
     close_position_nb,
     entry_fill_nb,
@@ -44,7 +44,7 @@ from quantcore._kernels.orders import (
     order_units_nb,
     stop_price_nb,
 )
-from quantcore._kernels.sweep_fast import (
+from quantcore._kernels.backtest_sweep_fast import (
     _dd_add,
     extrema_nb,
     extrema_table_nb,
@@ -98,7 +98,7 @@ def first_at_or_below_nb(
 ) -> int:
     """First bar ``u`` in ``[a, b]`` with ``sign * x[u] <= sign * level`` (``b + 1`` if none).
 
-    ``ext`` is :func:`~quantcore._kernels.sweep_fast.extrema_table_nb` of ``x``;
+    ``ext`` is :func:`~quantcore._kernels.backtest_sweep_fast.extrema_table_nb` of ``x``;
     ``which`` 1 (minima) with ``sign = 1`` finds a low at or below ``level``,
     ``which`` 0 (maxima) with ``sign = -1`` a high at or above it. Binary lifting:
     whole blocks that stay on the far side of ``level`` are skipped, largest first.
@@ -128,7 +128,7 @@ def trail_table_nb(
     """Sparse table of inner ratios: ``[l, s] = min lo[v] / max h[s .. v - 1]`` over ``v`` in
     ``(s, s + 2**l)`` (``inf`` for one bar), for the trailing-stop search.
 
-    ``ext_h``/``ext_lo`` are :func:`~quantcore._kernels.sweep_fast.extrema_table_nb`
+    ``ext_h``/``ext_lo`` are :func:`~quantcore._kernels.backtest_sweep_fast.extrema_table_nb`
     of the highs and the lows. Two halves combine as ``min(A, B, min lo(B) / max h(A))``.
 
     Examples
@@ -218,7 +218,7 @@ def trade_summary_nb(
     and of its inner drawdown (the tree's pair, -1 when there is none), the exit
     price and its slippage. None of it depends on the cash or the fees, so
     :func:`_fold_trade` folds the trade exactly as
-    :func:`~quantcore._kernels.sweep_fast.fold_holding_nb` does, without its range
+    :func:`~quantcore._kernels.backtest_sweep_fast.fold_holding_nb` does, without its range
     queries.
     """
     last = u - 1
@@ -244,7 +244,7 @@ def trade_summary_nb(
 
 @njit(cache=True)
 def _fold_trade(acc: np.ndarray, s: np.ndarray, x: np.ndarray, cash: float, size: float) -> None:
-    """:func:`~quantcore._kernels.sweep_fast.fold_holding_nb` of a summarised trade.
+    """:func:`~quantcore._kernels.backtest_sweep_fast.fold_holding_nb` of a summarised trade.
 
     The same expressions on the same bars (equity ``cash + size * x[.]``), the
     range queries replaced by the summary's bars.
@@ -411,7 +411,7 @@ def stop_grid_nb(
     Long only, ``size >= 1`` percent of equity, leverage 1, fractional shares,
     fills at the close; prices finite and positive from ``first`` on (the lows
     and highs too). ``sl, tp, trail, time_stop`` are NaN where off. Equals
-    :func:`~quantcore._kernels.sweep.sweep_signals_nb` row for row (the per-bar
+    :func:`~quantcore._kernels.backtest_sweep.sweep_signals_nb` row for row (the per-bar
     engine) to rounding. Tables shared by all rows are built once; memory
     O(n log n + entries x distinct levels + m). Trade summaries
     are precomputed when there are at most ``max_summaries`` of them (0: every

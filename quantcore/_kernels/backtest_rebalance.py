@@ -1,6 +1,6 @@
 """Target-weight rebalancing kernel: one cash pool, long-only, fills at the close.
 
-Orders go through the order engine's fill rules (:mod:`quantcore._kernels.orders`):
+Orders go through the order engine's fill rules (:mod:`quantcore._kernels.backtest_orders`):
 buys size with :func:`order_units_nb` (a cash amount, fees included) and debit with
 :func:`open_position_nb`; sells credit with :func:`close_position_nb` on the units
 sold. What is particular to a rebalance is only how many units: the amount that
@@ -12,7 +12,7 @@ from __future__ import annotations
 import numpy as np
 from numba import njit
 
-from quantcore._kernels.orders import (
+from quantcore._kernels.backtest_orders import (
     SIZE_AMOUNT,
     close_position_nb,
     entry_fill_nb,

@@ -3,10 +3,11 @@
 Every built-in strategy's signals are produced by :func:`signal_block_nb` from a
 few scalars of state (rolling sums, EMA and Wilder recursions) carried from one
 block of :data:`BLOCK` bars to the next, so a sweep never materialises an
-indicator or a signal series (:mod:`quantcore._kernels.sweep`).
-:func:`signals_1d_nb` runs the very same recursion over a whole series; the public
-strategies use it, which makes a sweep row identical to a single run with the same
-parameters.
+indicator or a signal series (:mod:`quantcore._kernels.backtest_sweep`).
+:func:`signals_1d` runs the very same recursion over a whole series (one kernel
+per strategy, ``<strategy>_1d_nb``, so that a first run compiles only its own);
+the public strategies use it, which makes a sweep row identical to a single run
+with the same parameters.
 """
 
 from __future__ import annotations
@@ -22,10 +23,15 @@ __all__ = [
     "STRATEGY_MOMENTUM",
     "STRATEGY_MOVING_AVERAGE",
     "STRATEGY_RSI",
+    "buy_hold_1d_nb",
     "constants_nb",
     "ma_update_nb",
+    "mean_reversion_1d_nb",
+    "momentum_1d_nb",
+    "moving_average_1d_nb",
+    "rsi_1d_nb",
     "signal_block_nb",
-    "signals_1d_nb",
+    "signals_1d",
 ]
 
 STRATEGY_BUY_HOLD = 0
@@ -258,17 +264,93 @@ def signal_block_nb(
 
 
 @njit(cache=True)
-def signals_1d_nb(
+def _series_buffers(
+    strategy: int, n: int, p0: float, p1: float
+) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+    """Entries, exits (all False), the state and the constants of one whole-series run."""
+    return (
+        np.zeros(n, dtype=np.bool_), np.zeros(n, dtype=np.bool_), np.zeros(N_STATE),
+        constants_nb(strategy, p0, p1),
+    )  # fmt: skip
+
+
+@njit(cache=True)
+def buy_hold_1d_nb(
+    x: np.ndarray, first: int, p0: float, p1: float, p2: float
+) -> tuple[np.ndarray, np.ndarray]:
+    """buy_hold over a whole series: entry at ``first``."""
+    n = x.shape[0]
+    ent, ext, _, _ = _series_buffers(STRATEGY_BUY_HOLD, n, p0, p1)
+    if first < n:
+        ent[first] = True
+    return ent, ext
+
+
+@njit(cache=True)
+def moving_average_1d_nb(
+    x: np.ndarray, first: int, p0: float, p1: float, p2: float
+) -> tuple[np.ndarray, np.ndarray]:
+    """moving_average over a whole series: the block recursion of :func:`signal_block_nb`."""
+    n = x.shape[0]
+    ent, ext, st, cst = _series_buffers(STRATEGY_MOVING_AVERAGE, n, p0, p1)
+    if first < n:
+        _ma_block(x, first, first, n, p0, p1, p2, cst, st, ent[first:], ext[first:])
+    return ent, ext
+
+
+@njit(cache=True)
+def momentum_1d_nb(
+    x: np.ndarray, first: int, p0: float, p1: float, p2: float
+) -> tuple[np.ndarray, np.ndarray]:
+    """momentum over a whole series: the block recursion of :func:`signal_block_nb`."""
+    n = x.shape[0]
+    ent, ext, _, _ = _series_buffers(STRATEGY_MOMENTUM, n, p0, p1)
+    if first < n:
+        _momentum_block(x, first, first, n, p0, p1, ent[first:], ext[first:])
+    return ent, ext
+
+
+@njit(cache=True)
+def mean_reversion_1d_nb(
+    x: np.ndarray, first: int, p0: float, p1: float, p2: float
+) -> tuple[np.ndarray, np.ndarray]:
+    """mean_reversion over a whole series: the block recursion of :func:`signal_block_nb`."""
+    n = x.shape[0]
+    ent, ext, st, cst = _series_buffers(STRATEGY_MEAN_REVERSION, n, p0, p1)
+    if first < n:
+        _mean_reversion_block(x, first, first, n, p0, p1, cst, st, ent[first:], ext[first:])
+    return ent, ext
+
+
+@njit(cache=True)
+def rsi_1d_nb(
+    x: np.ndarray, first: int, p0: float, p1: float, p2: float
+) -> tuple[np.ndarray, np.ndarray]:
+    """rsi over a whole series: the block recursion of :func:`signal_block_nb`."""
+    n = x.shape[0]
+    ent, ext, st, _ = _series_buffers(STRATEGY_RSI, n, p0, p1)
+    if first < n:
+        _rsi_block(x, first, first, n, p0, p1, p2, st, ent[first:], ext[first:])
+    return ent, ext
+
+
+_SERIES_KERNELS = {
+    STRATEGY_BUY_HOLD: buy_hold_1d_nb,
+    STRATEGY_MOVING_AVERAGE: moving_average_1d_nb,
+    STRATEGY_MOMENTUM: momentum_1d_nb,
+    STRATEGY_MEAN_REVERSION: mean_reversion_1d_nb,
+    STRATEGY_RSI: rsi_1d_nb,
+}
+
+
+def signals_1d(
     strategy: int, x: np.ndarray, first: int, p0: float, p1: float, p2: float
 ) -> tuple[np.ndarray, np.ndarray]:
-    """Entries and exits of one strategy over a whole series (bars before ``first`` are False)."""
-    n = x.shape[0]
-    entries = np.zeros(n, dtype=np.bool_)
-    exits = np.zeros(n, dtype=np.bool_)
-    if first < n:
-        st = np.zeros(N_STATE)
-        cst = constants_nb(strategy, p0, p1)
-        signal_block_nb(
-            strategy, x, first, first, n, p0, p1, p2, cst, st, entries[first:], exits[first:]
-        )
+    """Entries and exits of one strategy over a whole series (bars before ``first`` are False).
+
+    Plain Python: it calls the strategy's own kernel (``<strategy>_1d_nb``), so a
+    first run compiles that strategy's recursion only, not all five.
+    """
+    kernel = _SERIES_KERNELS[strategy]
+    entries, exits = kernel(x, first, p0, p1, p2)
     return entries, exits

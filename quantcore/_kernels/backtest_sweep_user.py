@@ -2,7 +2,7 @@
 
 ``f(close, **params) -> (entries, exits)`` is called inside the kernel once per
 parameter combination, then every option row runs on those signals with
-:func:`~quantcore._kernels.sweep.signal_row_nb`, the bar step every sweep uses.
+:func:`~quantcore._kernels.backtest_sweep.signal_row_nb`, the bar step every sweep uses.
 No signal array leaves the kernel: memory is one signal pair per thread plus
 the result.
 
@@ -23,8 +23,8 @@ import numpy as np
 from numba import njit, prange, types
 
 from quantcore._kernels.backtest import N_STATS
-from quantcore._kernels.orders import DIRECTION_BOTH
-from quantcore._kernels.sweep import flat_next_nb, signal_row_nb
+from quantcore._kernels.backtest_orders import DIRECTION_BOTH
+from quantcore._kernels.backtest_sweep import flat_next_nb, signal_row_nb
 
 __all__ = ["SIGNAL_FN", "fused_signals_nb", "signal_adapter"]
 
@@ -54,7 +54,7 @@ def fused_signals_nb(
     ``f`` is a :data:`SIGNAL_FN` (see :func:`signal_adapter`), ``o, h, lo, x`` the
     asset's prices (contiguous), ``params`` (m_s, p) the strategy's parameter rows,
     ``opts`` (m_o, N_OPT) and the scalar engine options those of
-    :func:`~quantcore._kernels.sweep.sweep_signals_nb`. Row ``s * m_o + c`` of the
+    :func:`~quantcore._kernels.backtest_sweep.sweep_signals_nb`. Row ``s * m_o + c`` of the
     result is parameter row ``s`` under option row ``c``; parallel over parameter rows.
     """
     m_s = params.shape[0]
@@ -113,6 +113,10 @@ def signal_adapter(f: Any, names: tuple[str, ...]) -> Callable[..., Any]:
         args = "".join(f", {n}=p[{i}]" for i, n in enumerate(names))
         scope: dict[str, Any] = {"f": f, "as_signal_nb": as_signal_nb}
         exec(_TEMPLATE.format(args=args), scope)  # a fixed template; only the arity varies
+        # no cache=True: the adapter is exec'd source (numba caches only functions
+        # backed by a file) and calls the user's function as a global, which a cache
+        # entry could not follow across sessions; it is a few lines, compiled once per
+        # (function, names) and process, and the engine kernel it feeds is cached.
         adapter = njit(scope["adapt"])
         _ADAPTERS[key] = adapter
     return adapter

@@ -14,11 +14,11 @@ precomputations shared by every combination,
 
 a combination costs one branch-light scan of its two moving-average rows for
 crossings (:func:`ma_cross_row_nb`) and O(log n) work per trade. Entry and exit
-bars go through the order engine's own rules (:mod:`quantcore._kernels.orders`:
+bars go through the order engine's own rules (:mod:`quantcore._kernels.backtest_orders`:
 the signal decision, the sizing, the entry and exit fills); every equity value the
 drawdown compares is recomputed exactly as the engine computes it (``c + q * p``).
 The moving-average rows themselves are built by
-:func:`quantcore._kernels.sweep.ma_table_nb` with the signal kernels' recursion.
+:func:`quantcore._kernels.backtest_sweep.ma_table_nb` with the signal kernels' recursion.
 """
 
 from __future__ import annotations
@@ -27,7 +27,7 @@ import numpy as np
 from numba import njit
 
 from quantcore._kernels.backtest import finalize_stats_nb
-from quantcore._kernels.orders import (
+from quantcore._kernels.backtest_orders import (
     DIRECTION_LONG,
     SIZE_PERCENT,
     close_position_nb,
@@ -415,7 +415,7 @@ def ma_cross_row_nb(
     -----
     Entry at ``t > first`` when ``fast[t-1] < slow[t-1]`` and ``fast[t] > slow[t]``,
     exit when ``fast[t-1] > slow[t-1]`` and ``fast[t] < slow[t]`` (the signals of
-    :func:`quantcore._kernels.signals.signal_block_nb`). While holding ``q`` units
+    :func:`quantcore._kernels.backtest_signals.signal_block_nb`). While holding ``q`` units
     with residue ``c``, equity is ``E_t = c + q p_t`` and, with the peak ``P``
     carried in, the lowest ``E_t / max(P, max_{s <= t} E_s)`` over the holding is
     ``min(min E / P, mr(holding))``. Interior returns come from the prefix sums;
