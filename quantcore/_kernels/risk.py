@@ -11,7 +11,7 @@ from __future__ import annotations
 import math
 
 import numpy as np
-from numba import njit, prange, uintp
+from numba import njit, prange, types, uintp
 
 from quantcore._kernels.tiles import (
     GATHER_MAX_VALUES,
@@ -26,6 +26,7 @@ from quantcore._kernels.tiles import (
     moments_block,
 )
 from quantcore._parallel import parallel_kernel
+from quantcore._typing import Float64Array1D
 
 __all__ = [
     "active_risk_nb",
@@ -82,8 +83,15 @@ def _mean_std(buf, m, ddof):  # type: ignore[no-untyped-def]
     return mean, math.sqrt(ss / (m - ddof))
 
 
-@njit(cache=True)
-def _sift(a, lo, root, end):  # type: ignore[no-untyped-def]
+# The selection helpers below are called with constants (``0``, ``-1``) as well as
+# variables; numba would compile one specialization per integer literal (four of
+# ``_lower_tail``), so each has its one explicit signature (compiled, or loaded
+# from the cache, when this module is imported).
+_C1 = types.Array(types.float64, 1, "C")
+
+
+@njit(types.void(_C1, types.int64, types.int64, types.int64), cache=True)
+def _sift(a: Float64Array1D, lo: int, root: int, end: int) -> None:
     """Sift ``a[lo + root]`` down the max-heap ``a[lo:lo + end]``."""
     v = a[lo + root]
     while True:
@@ -99,8 +107,8 @@ def _sift(a, lo, root, end):  # type: ignore[no-untyped-def]
     a[lo + root] = v
 
 
-@njit(cache=True)
-def _heapsort(a, lo, hi):  # type: ignore[no-untyped-def]
+@njit(types.void(_C1, types.int64, types.int64), cache=True)
+def _heapsort(a: Float64Array1D, lo: int, hi: int) -> None:
     """Sort ``a[lo:hi]`` in place, O(n log n) worst case (cheaper to compile than ``np.sort``)."""
     size = hi - lo
     for root in range(size // 2 - 1, -1, -1):
@@ -110,8 +118,8 @@ def _heapsort(a, lo, hi):  # type: ignore[no-untyped-def]
         _sift(a, lo, 0, end)
 
 
-@njit(cache=True)
-def _select(a, c, k):  # type: ignore[no-untyped-def]
+@njit(types.void(_C1, types.int64, types.int64), cache=True)
+def _select(a: Float64Array1D, c: int, k: int) -> None:
     """Quickselect in place: afterwards ``a[k]`` is the k-th smallest of ``a[:c]``, ``a[:k] <= a[k]``.
 
     Median-of-three pivot and Alexandrescu's branch-free Lomuto partition (the
@@ -169,8 +177,16 @@ def _lerp(a, b, t):  # type: ignore[no-untyped-def]
     return a + d * t
 
 
-@njit(cache=True)
-def _lower_tail(buf, m, idx, kes, sign, thresh, cand):  # type: ignore[no-untyped-def]
+@njit(
+    types.UniTuple(types.float64, 2)(
+        _C1, types.int64, types.float64, types.int64, types.float64, types.float64, _C1
+    ),
+    cache=True,
+)
+def _lower_tail(
+    buf: Float64Array1D, m: int, idx: float, kes: int, sign: float, thresh: float,
+    cand: Float64Array1D,
+) -> tuple[float, float]:  # fmt: skip
     """Lower-tail statistics of ``y = sign * buf[:m]`` (``m >= 1``).
 
     Returns the linear-interpolated order statistic at the virtual index ``idx``

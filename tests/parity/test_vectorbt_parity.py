@@ -44,7 +44,7 @@ def close(sp500: pd.DataFrame) -> pd.Series:
 def test_equity_and_trades(
     close: pd.Series, name: str, params: dict, fees: float, slippage: float
 ) -> None:
-    entries, exits = getattr(st, name)(close, **params)
+    entries, exits = st.generate(name, close, params)
     ours = run(close, entries, exits, fees=fees, slippage=slippage, initial_capital=50_000.0)
     pf = vbt.Portfolio.from_signals(
         close, entries, exits, fees=fees, slippage=slippage, init_cash=50_000.0, size=np.inf
