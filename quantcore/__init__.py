@@ -28,6 +28,7 @@ if TYPE_CHECKING:  # the type checker sees the submodules that __getattr__ impor
         rolling,
         tax,
         valuation,
+        warmup,
     )
 
 __version__ = "0.1.0"
@@ -49,6 +50,7 @@ __all__ = [
     "rolling",
     "tax",
     "valuation",
+    "warmup",
 ]
 
 _SUBMODULES = frozenset(__all__) - {"__version__"}

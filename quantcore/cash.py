@@ -70,7 +70,8 @@ def _numbers(frame: pd.DataFrame, column: str) -> np.ndarray:
     values = pd.to_numeric(frame[column], errors="coerce").to_numpy(
         dtype=np.float64, na_value=np.nan
     )
-    return np.nan_to_num(values, nan=0.0)
+    out: np.ndarray = np.nan_to_num(values, nan=0.0)
+    return out
 
 
 def row_amounts(kind: Any, quantity: Any, price: Any, fees: Any) -> np.ndarray:

@@ -122,7 +122,7 @@ def volatility(
     return w.wrap_reduced(run(volatility_nb, x, ppy, dd))
 
 
-def _var_es(returns: Any, level: Any, method: Any, which: int) -> Any:
+def _var_es(returns: Any, level: Any, method: Any, which: int) -> Reduced:
     x, w = as_float64_2d(returns, "returns", order="K" if method == "historical" else "F")
     lv, q, cutoff, zt = level_tail(level)
     if method not in _METHODS:

@@ -122,7 +122,8 @@ def _in_base(amounts: F64, rates: F64) -> F64:
     """Per day, the sum over currencies of ``amounts x rates`` (a zero amount counts as
     zero even where its rate is unknown)."""
     with np.errstate(invalid="ignore"):
-        return np.where(amounts != 0.0, amounts * rates, 0.0).sum(axis=1)
+        total: F64 = np.where(amounts != 0.0, amounts * rates, 0.0).sum(axis=1)
+    return total
 
 
 def ledger_value_history(

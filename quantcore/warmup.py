@@ -204,9 +204,9 @@ def _portfolio(x: dict[str, Any]) -> None:
         np.array([5000.0, 100.0, 100.0, 110.0]), np.zeros(4), close,
     )
     dates = x["days"].to_numpy().astype("datetime64[D]")
-    valuation.money_weighted(dates, history.inflow, history.outflow, float(history.value[-1]))
+    valuation.ledger_money_weighted_return(dates, history.inflow, history.outflow, float(history.value[-1]))
     valuation.interval_returns(np.cumsum(history.returns), valuation.period_ends(dates, "1m"))
-    valuation.periods_per_year(dates)
+    valuation.infer_periods_per_year(dates)
     weights = valuation.position_weights(np.array([10.0, 30.0, 60.0]))[1]
     valuation.herfindahl_index(weights)
 

@@ -282,7 +282,7 @@ def borrow_step_nb(pos: np.ndarray, cash: float, t: int, mark: float, rate: floa
     if rate > 0.0 and pos[POS_SIZE] != 0.0 and pos[POS_SIDE] < 0.0 and t > pos[POS_ENTRY_IDX]:
         cost = rate * pos[POS_SIZE] * mark
         pos[POS_BORROW] += cost
-        return cash - cost
+        return float(cash - cost)
     return cash
 
 

@@ -267,7 +267,7 @@ def fast_path_applies_nb(
     direction: int,
     integer_shares: bool,
 ) -> bool:
-    """Whether :func:`sweep_ma_fast_nb` computes the sweep (else :func:`sweep_general_nb`).
+    """Whether :func:`sweep_ma_fast` computes the sweep (else :func:`sweep_general_nb`).
 
     moving_average, fills at the close, long only, ``size_type`` percent with
     ``size >= 1`` and ``leverage == 1`` (an entry spends all the cash), fractional
@@ -297,7 +297,7 @@ def _ma_fast_asset(
     init_cash: float, opts: np.ndarray, slippage: float, periods_per_year: float,
     out: np.ndarray, j: int, k: int,
 ) -> None:  # fmt: skip
-    """Rows ``c * k + j`` of :func:`sweep_ma_fast_nb` for one clean asset ``x``."""
+    """Rows ``c * k + j`` of :func:`ma_fast_clean_nb` for one clean asset ``x``."""
     table = ma_table_nb(x, first, keys)
     pre = return_prefix_nb(x, first)
     ext = extrema_table_nb(x)
@@ -425,7 +425,7 @@ def run_sweep(
         strategy, use_open, opts, size_type, leverage, direction, integer_shares
     ):
         return sweep_ma_fast(close, first, params, opts, init_cash, slippage, periods_per_year)
-    return sweep_general_nb(  # type: ignore[no-any-return]
+    return sweep_general_nb(
         strategy, open_, high, low, close, use_open, first, params, opts, init_cash, slippage,
         size_type, leverage, borrow_bar, direction, integer_shares, periods_per_year,
     )  # fmt: skip

@@ -192,7 +192,7 @@ def first_trail_hit_nb(
             if hm > cm:
                 cm = hm
             u += span
-    return n
+    return int(n)
 
 
 @njit(cache=True)
@@ -201,7 +201,7 @@ def _extreme(h: np.ndarray, ext_h: np.ndarray, t: int, u: int, anchor: float) ->
     if u - 1 >= t + 1:
         i_max, _ = extrema_nb(h, ext_h, t + 1, u - 1)
         if h[i_max] > anchor:
-            return h[i_max]
+            return float(h[i_max])
     return anchor
 
 

@@ -133,7 +133,7 @@ def first_valid_1d_nb(x: Float64Array1D) -> int:
     for i in range(x.shape[0]):
         if not np.isnan(x[i]):
             return i
-    return x.shape[0]
+    return int(x.shape[0])
 
 
 @njit(cache=True, fastmath=CONTRACT)
@@ -151,7 +151,7 @@ def first_valid_all_1d_nb(
     for i in range(a.shape[0]):
         if not (np.isnan(a[i]) or np.isnan(b[i]) or np.isnan(c[i]) or np.isnan(d[i])):
             return i
-    return a.shape[0]
+    return int(a.shape[0])
 
 
 @njit(cache=True, fastmath=CONTRACT)

@@ -82,4 +82,4 @@ def _sharpe(s: float, s2: float, m: int) -> float:
     var = (s2 - s * mean) / (m - 1)
     if not var > 0.0:
         return -np.inf
-    return mean / np.sqrt(var)
+    return float(mean / np.sqrt(var))

@@ -69,7 +69,7 @@ GATHER_MAX_VALUES = 1 << 20
 CHUNK_MIN_COLS = 200
 
 
-def c_typed(x):  # type: ignore[no-untyped-def]
+def c_typed(x: np.ndarray) -> bool:
     """Whether numba types ``x`` as C-contiguous (a constant of the compiled code).
 
     The kernels read ``x`` in place only then, through :func:`as_c`; any other
@@ -86,7 +86,7 @@ def _c_typed(x):  # type: ignore[no-untyped-def]
     return lambda x: const
 
 
-def as_c(x):  # type: ignore[no-untyped-def]
+def as_c(x: np.ndarray) -> np.ndarray:
     """``x`` itself when it is C-typed (see :func:`c_typed`); else a C-ordered copy (never
     executed by the kernels: they call it only under ``c_typed(x)``)."""
     return np.ascontiguousarray(x)

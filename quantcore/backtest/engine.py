@@ -281,7 +281,7 @@ def _check_price_values(values: np.ndarray, name: str, allow_gaps: bool) -> None
 def first_valid(close: np.ndarray) -> np.ndarray:
     """Index of each column's first non-NaN price (``n`` when it has none)."""
     valid = ~np.isnan(close)
-    first = np.argmax(valid, axis=0).astype(np.int64)
+    first: np.ndarray = np.argmax(valid, axis=0).astype(np.int64)
     first[~valid.any(axis=0)] = close.shape[0]
     return first
 
