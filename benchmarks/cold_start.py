@@ -86,6 +86,10 @@ def _first_call(expr: str, cache_dir: str) -> float:
 
 #: The README's library quick start, step by step (``close``: sp500 adjusted closes).
 QUICKSTART: dict[str, str] = {
+    "import quantcore": (
+        "import quantcore as qc; import quantcore.backtest, quantcore.indicators, quantcore.metrics,"
+        " quantcore.returns, quantcore.risk"
+    ),
     "simple_returns": "returns = qc.returns.simple_returns(close)",
     "metrics.summary": "qc.metrics.summary(returns)",
     "risk.value_at_risk": "qc.risk.value_at_risk(returns, level=0.99, method='cornish_fisher')",
@@ -104,8 +108,6 @@ import json, sys, time
 from collections import defaultdict
 import numba.core.event as ev
 from arch.data import sp500
-import quantcore as qc
-import quantcore.backtest, quantcore.indicators, quantcore.metrics, quantcore.returns, quantcore.risk
 
 close = sp500.load()["Adj Close"]
 steps = json.loads(sys.argv[1])
@@ -130,7 +132,7 @@ times, cpu = {}, {}
 with ev.install_listener("numba:compile", Compiles()):
     for name, code in steps.items():
         t0, c0 = time.perf_counter(), time.process_time()
-        exec(code)
+        exec(code, globals())
         times[name] = time.perf_counter() - t0
         cpu[name] = time.process_time() - c0
 print(json.dumps({"steps": times, "cpu": cpu, "kernels": own, "count": count}))
