@@ -13,10 +13,12 @@ from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:  # the type checker sees the submodules that __getattr__ imports on first use
     from quantcore import (
+        accounts,
         backtest,
         cash,
         drawdown,
         fx,
+        income,
         indicators,
         metrics,
         overfitting,
@@ -35,10 +37,12 @@ __version__ = "0.1.0"
 
 __all__ = [
     "__version__",
+    "accounts",
     "backtest",
     "cash",
     "drawdown",
     "fx",
+    "income",
     "indicators",
     "metrics",
     "overfitting",
