@@ -9,11 +9,12 @@ work, and a spinning worker slows the one doing the work on a busy machine.
 
 A ``prange`` kernel declared with :func:`parallel_kernel` has a serial twin
 compiled from the same source without ``parallel=True`` (``prange`` is then
-``range``), and :func:`run` calls the twin for small work: parallel compilation
-(the parfor passes and the gufunc of every loop) costs a few times the serial
-compile and only pays on a large panel, so a first call on one series or a
-small panel never compiles it. A large panel compiles the parallel kernel on
-its first call. Both are cached on disk under their own names.
+``range``), and :func:`run` calls the twin for a single series: parallel
+compilation (the parfor passes and the gufunc of every loop) costs a few times
+the serial compile and never pays on one column, so a first call on one series
+never compiles it. A panel, small or large, runs (and compiles) the parallel
+kernel: on a small panel its column loop, run on one thread, is still faster
+than the twin's. Both are cached on disk under their own names.
 
 A kernel declared with one explicit signature (the indicator kernels, see
 :func:`register_signature`) is compiled for it, or loaded from numba's on-disk
@@ -90,7 +91,10 @@ def run(kernel: Any, *args: Any, shape: tuple[int, ...] | None = None) -> Any:
     cells = dims[0] * cols if dims else 0
     if cols > 1 and cells >= PARALLEL_MIN_CELLS:
         return _ready(kernel)(*args)
-    target = _ready(_SERIAL.get(kernel, kernel))
+    # one series: the serial twin; a small panel: the parallel kernel on this thread
+    # (its column loop compiles to faster code than the twin's, and a panel user
+    # compiles it once anyway)
+    target = _ready(_SERIAL.get(kernel, kernel) if cols == 1 else kernel)
     previous = numba.get_num_threads()
     numba.set_num_threads(1)  # a kernel without a twin, or nested prange kernels
     try:

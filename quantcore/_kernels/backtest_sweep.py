@@ -231,7 +231,7 @@ def sweep_signals_nb(
     return out
 
 
-@njit(cache=True)
+@njit(cache=True, parallel=True)
 def ma_table_nb(x: np.ndarray, first: int, keys: np.ndarray) -> np.ndarray:
     """Moving averages of one series for every distinct (window, type) of a sweep.
 
@@ -239,12 +239,11 @@ def ma_table_nb(x: np.ndarray, first: int, keys: np.ndarray) -> np.ndarray:
     of the (len(keys), n) result is that average at every bar, NaN before it is
     defined, computed by :func:`ma_update_nb`: the very recursion of
     :func:`~quantcore._kernels.backtest_signals.signal_block_nb`, so the values are bit-identical to the signal kernels'.
-    Serial: a grid has a few hundred distinct averages at most, O(windows x n)
-    work that costs less than compiling a parallel loop for it.
+    Rows are computed in parallel.
     """
     n = x.shape[0]
     table = np.full((keys.shape[0], n), np.nan)
-    for i in range(keys.shape[0]):
+    for i in prange(keys.shape[0]):
         w = keys[i] // 2
         ema = keys[i] % 2 == 1
         p = float(w)
