@@ -6,7 +6,7 @@ so that the file name says both the domain and what the part holds:
 
 =================  ===========================================================
 returns            ``returns.py``
-risk               ``risk.py``
+risk               ``risk.py``, ``risk_tail.py`` (tail quantiles: selection, VaR, ES)
 drawdown           ``drawdown.py``
 metrics            ``metrics.py``
 rolling            ``rolling.py``

@@ -16,9 +16,8 @@ from quantcore._kernels.risk import (
     _cov_var,
     _mean_std,
     _pairs,
-    _percentile_pair,
-    _var_es,
 )
+from quantcore._kernels.risk_tail import _percentile_pair, _var_es
 from quantcore._kernels.tiles import (
     chunk_cols,
     downside_block,
