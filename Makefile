@@ -63,8 +63,10 @@ lint: $(ALL_STAMP)
 	$(PY) -m ruff check quantcore service textgen tests benchmarks scripts
 	PYTHONPATH=. $(VENV)/bin/lint-imports
 
+# The whole tree, then quantcore alone under --strict (its public surface is fully typed).
 typecheck: $(ALL_STAMP)
 	$(PY) -m mypy
+	$(PY) -m mypy --strict quantcore
 
 # Renew the lock: resolve every extra afresh in a scratch environment and write its versions.
 # Then run `make test` (the gate) and commit the lock on its own.

@@ -105,7 +105,7 @@ __all__ = [
 @njit(cache=True, error_model="numpy")
 def _pick_lot(lots: np.ndarray, head: np.ndarray, tail: np.ndarray, s: int, method: int, ref: int) -> int:
     if method == LIFO:
-        return tail[s]
+        return int(tail[s])
     if method == HIFO:
         best = head[s]
         k = lots[best, L_NEXT]
@@ -113,13 +113,13 @@ def _pick_lot(lots: np.ndarray, head: np.ndarray, tail: np.ndarray, s: int, meth
             if _cmp_ratio(lots[k, L_BASIS], lots[k, L_QTY], lots[best, L_BASIS], lots[best, L_QTY]) > 0:
                 best = k
             k = lots[k, L_NEXT]
-        return best
+        return int(best)
     if method == SPECIFIC:
         k = head[s]
         while k != -1 and lots[k, L_ORIGIN] != ref:
             k = lots[k, L_NEXT]
-        return k
-    return head[s]  # FIFO and AVERAGE (holding period is first-in first-out)
+        return int(k)
+    return int(head[s])  # FIFO and AVERAGE (holding period is first-in first-out)
 
 
 @njit(cache=True, error_model="numpy")

@@ -139,7 +139,8 @@ def _fixed_column(
     if bad.any():
         i = int(np.argmax(bad))
         raise ValueError(f"{row_label(df, i)}: {name} must be a finite number, got {values[i]!r}")
-    return np.rint(values * SCALE).astype(np.int64)
+    scaled: np.ndarray = np.rint(values * SCALE).astype(np.int64)
+    return scaled
 
 
 def _arrow_units(col: pd.Series) -> tuple[np.ndarray, np.ndarray] | None:
