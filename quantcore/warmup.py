@@ -48,6 +48,18 @@ def _inputs() -> dict[str, Any]:
     }
 
 
+def _as_numpy(x: dict[str, Any]) -> dict[str, Any]:
+    """The same inputs as plain writable arrays (a ``Series``' values are read-only under
+    pandas' copy-on-write, and numba compiles read-only and writable arrays apart)."""
+    out = dict(x)
+    for key, value in x.items():
+        if isinstance(value, pd.Series):
+            out[key] = value.to_numpy(copy=True)
+        elif isinstance(value, pd.DataFrame):
+            out[key] = np.asfortranarray(value.to_numpy(copy=True))
+    return out
+
+
 def _returns(x: dict[str, Any]) -> None:
     import quantcore.returns as ret
 
@@ -152,6 +164,11 @@ def _backtest(x: dict[str, Any]) -> None:
                                        "sl_stop": [0.05, 0.1]})  # fmt: skip
     bt.sweep(close, "rsi", {"window": [10, 14]})
     bt.rebalance(x["C"], pd.Series({"A": 0.5, "B": 0.3, "C": 0.2}), every=21)
+    # closes as a read-only (n, 1) panel, as the service's backtest worker passes them
+    values = np.ascontiguousarray(x["C"].to_numpy()[:, :1])
+    values.flags.writeable = False
+    for strategy in ("buy_hold", "moving_average", "momentum", "mean_reversion", "rsi"):
+        bt.run_strategy(values, strategy, benchmark=values[:, 0])
 
 
 def _ledger(x: dict[str, Any]) -> pd.DataFrame:
@@ -171,11 +188,26 @@ def _ledger(x: dict[str, Any]) -> pd.DataFrame:
 
 
 def _tax(x: dict[str, Any]) -> None:
+    import pyarrow as pa
+
     import quantcore.tax as tax
 
     ledger = _ledger(x)
     for method in ("fifo", "lifo", "hifo", "average"):
         lots = tax.match_lots(ledger, method=method)
+    exact = {c: pd.ArrowDtype(pa.decimal128(38, 8)) for c in ("quantity", "price", "fees")}
+    # Arrow decimals and read-only arrays, as the service reads and shares a cached ledger;
+    # with one sale too: a one-record field is contiguous, which numba types apart
+    for rows in (ledger, ledger.iloc[[0, 4]]):
+        shared = tax.match_lots(rows.astype(exact))
+        for value in vars(shared).values():
+            if isinstance(value, np.ndarray):
+                value.flags.writeable = False
+        tax.tax_summary(shared, 2020)
+        tax.form_8949(shared, 2020)
+        tax.schedule_d(shared, 2020)
+        tax.form_1099_div(shared, 2020)
+        tax.harvest_opportunities(shared, pd.Series({"A": 70.0, "B": 40.0}), "2020-12-31")
     tax.tax_summary(lots, 2020)
     tax.form_8949(lots, 2020)
     tax.schedule_d(lots, 2020)
@@ -210,6 +242,9 @@ def _portfolio(x: dict[str, Any]) -> None:
     weights = valuation.position_weights(np.array([10.0, 30.0, 60.0]))[1]
     valuation.herfindahl_index(weights)
 
+
+#: Groups run a second time on plain writable NumPy inputs (what the services pass).
+_ARRAY_GROUPS = frozenset({"returns", "risk", "drawdown", "metrics", "rolling", "indicators"})
 
 #: name -> function making the first calls of one domain (run in this order).
 GROUPS: dict[str, Callable[[dict[str, Any]], None]] = {
@@ -258,6 +293,8 @@ def warm(*, progress: bool = True, only: Iterable[str] | None = None) -> list[tu
         bar.set_postfix_str(name)
         start = time.perf_counter()
         GROUPS[name](x)
+        if name in _ARRAY_GROUPS:
+            GROUPS[name](_as_numpy(x))
         _loaded.add(name)
         report.append((name, time.perf_counter() - start))
     bar.close()
