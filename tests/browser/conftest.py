@@ -44,8 +44,10 @@ def _need(what: str) -> None:
     skip_or_fail(f"{what} is missing on this machine")
 
 
-@pytest.fixture(scope="session")
+@pytest.fixture(scope="module")
 def browser() -> Iterator[Any]:
+    """Chromium, for one test module: Playwright's sync API keeps an event loop running in
+    this thread while it is open, and a later test of this worker may need asyncio.run."""
     try:
         from playwright.sync_api import sync_playwright
     except ImportError:
