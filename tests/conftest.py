@@ -31,6 +31,41 @@ import pytest
 from hypothesis import settings
 
 IN_CI = os.environ.get("CI", "").lower() in ("1", "true", "yes")
+
+
+def _own_numba_cache(worker: str) -> None:
+    """Give this pytest-xdist worker a numba cache of its own, seeded with the warm one.
+
+    numba's on-disk cache numbers each kernel's entries in an index file without a lock:
+    two processes compiling new specializations of one kernel at once can write one
+    entry's machine code under the other's signature, and a later load of it crashes.
+    The workers of one run therefore never share a cache directory; each starts from a
+    copy of the cache ``python -m quantcore warm`` left beside the sources, laid out the
+    way numba looks for it under ``NUMBA_CACHE_DIR``.
+    """
+    import atexit
+    import hashlib
+    import shutil
+    import tempfile
+    from pathlib import Path
+
+    root = Path(tempfile.gettempdir()) / f"quantcore-numba-{os.getpid()}-{worker}"
+    package = Path(__file__).resolve().parents[1] / "quantcore"
+    for cached in package.rglob("__pycache__"):
+        source_dir = str(cached.parent)
+        key = f"{cached.parent.name}_{hashlib.sha1(source_dir.encode()).hexdigest()}"
+        files = [*cached.glob("*.nbi"), *cached.glob("*.nbc")]
+        if files:
+            (root / key).mkdir(parents=True, exist_ok=True)
+            for f in files:
+                shutil.copy2(f, root / key / f.name)
+    os.environ["NUMBA_CACHE_DIR"] = str(root)
+    atexit.register(shutil.rmtree, root, ignore_errors=True)
+
+
+# Before anything imports numba, which reads NUMBA_CACHE_DIR once.
+if os.environ.get("PYTEST_XDIST_WORKER") and "NUMBA_CACHE_DIR" not in os.environ:
+    _own_numba_cache(os.environ["PYTEST_XDIST_WORKER"])
 ROOT = Path(__file__).resolve().parents[1]
 
 # Hypothesis profiles: "fast" (the default, what `make test` runs) and "thorough"
