@@ -126,10 +126,15 @@ def test_dashboard_lists_portfolios_with_values(
             p["total_value"]
         )
         assert cash == f"{float(p['cash_balance']):,.2f}" and currency == p["base_currency"]
-    # The account overview: its figures, or a clear "not available", never made-up numbers.
+    # The account overview: the server's own figures, as GET /api/analytics/overview/ gives them.
     overview = page.locator("section[aria-labelledby=h-acct]")
+    overview.get_by_text("Total value").wait_for()
+    account = api_get(server, token, "/api/analytics/overview/?period=1y&currency=USD")
+    whole, _, cents = account["total_value"].partition(".")
+    shown = f"{int(whole):,}" + (f".{cents}" if cents else "") + " USD"
     text = overview.inner_text()
-    assert "not available" in text or "Total value" in text
+    assert "not available" not in text and shown in text, (shown, text)
+    assert str(account["portfolio_count"]) in text
 
 
 def test_portfolio_page_renders_its_charts(server: Server, token: str, page_and_watch: Any) -> None:
