@@ -6,7 +6,6 @@ import numpy as np
 import pytest
 
 from quantcore.portfolio import mark_positions, portfolio_totals
-from service.errors import validation_from_message
 
 
 @pytest.fixture
@@ -29,8 +28,3 @@ def test_bench_valuation_20x10(benchmark, positions) -> None:
 
     totals = benchmark(run)
     assert totals.position_count.sum() == 200
-
-
-def test_bench_validation_message_mapping(benchmark) -> None:
-    err = benchmark(validation_from_message, "Expected `int` <= 100", "limit")
-    assert (err.field, err.code) == ("limit", "max_value")

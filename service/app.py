@@ -136,6 +136,7 @@ def create_app(
             # Compile (empty cache) or load the kernels the endpoints use before the first
             # request: until the lifespan finishes, uvicorn answers nothing, /ready included.
             warm_kernels(progress=False)
+            backtest_worker.start()
         _freeze_startup_heap()
         try:
             yield

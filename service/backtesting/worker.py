@@ -33,7 +33,7 @@ from numpy.typing import NDArray
 
 from service.settings import default_backtest_workers
 
-__all__ = ["BacktestJob", "configure", "execute", "pool", "run_job", "shutdown", "warm_up"]
+__all__ = ["BacktestJob", "configure", "execute", "pool", "run_job", "shutdown", "start", "warm_up"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -206,6 +206,18 @@ def shutdown() -> None:
 
 
 atexit.register(shutdown)
+
+
+def _ready(_: int) -> int:
+    return os.getpid()
+
+
+def start() -> None:
+    """Start every worker of the pool now and wait until each has run :func:`warm_up`, so
+    that the first backtest does not pay for spawning and loading a worker."""
+    executor = pool()
+    if executor is not None:
+        list(executor.map(_ready, range(_size)))
 
 
 async def execute(job: BacktestJob) -> dict[str, Any]:

@@ -128,6 +128,10 @@ async def _insert_user(db: Database, name: str) -> int:
 
 
 def make_settings(database_url: str, data_dir: Path, **overrides: Any) -> Settings:
+    """In-process apps skip the start-up warm-up (kernels compile on first use, the backtest
+    pool starts with the first backtest): a test builds many apps, and the warm-up has its
+    own tests (test_warm_start.py, tests/integration/test_make_serve.py)."""
+    overrides.setdefault("warm_up", False)
     return Settings.from_env({}, database_url=database_url, data_dir=str(data_dir), **overrides)
 
 

@@ -45,8 +45,7 @@ _SCRIPT = textwrap.dedent(
         return out
 
     data = Path(sys.argv[1])
-    settings = Settings.from_env({}, data_dir=str(data), demo_data=True, rate_limit_enabled=False,
-                                 backtest_workers=0)
+    settings = Settings.from_env({}, data_dir=str(data), demo_data=True, rate_limit_enabled=False)
     asyncio.run(_prepare(settings))
     token = (data / "demo-token.txt").read_text().strip()
     h = {"Authorization": f"Token {token}"}
