@@ -319,7 +319,11 @@ def _ma_fast_asset(
                 )  # fmt: skip
 
 
-@njit(cache=True)
+# Not cached on disk: a copy loaded from numba's cache (compiled in another process, e.g.
+# by `python -m quantcore warm`) crashed the walk-forward notebook after a rebalance in the
+# same process, while the same kernel compiled in-process runs clean (bounds-checked too).
+# Until that is understood it compiles on first use (about 0.8 s); its callees stay cached.
+@njit(cache=False)
 def ma_fast_clean_nb(
     close: np.ndarray,
     first: np.ndarray,
