@@ -1,9 +1,9 @@
 # Two commands on a fresh machine: `make serve` and `make test`.
-# Every install comes from the committed lock (requirements/lock.txt); `make lock` renews it.
+# Every install comes from the committed lock (requirements/constraints.txt); `make lock` renews it.
 PYTHON ?= python3
 VENV ?= .venv
 PY := $(VENV)/bin/python
-LOCK := requirements/lock.txt
+LOCK := requirements/constraints.txt
 # What serving needs, and everything (tests, oracles, docs, benchmarks).
 SERVE_EXTRAS := service,textgen,llama
 ALL_EXTRAS := service,textgen,llama,local,distributed,plot,dev

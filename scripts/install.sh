@@ -3,14 +3,14 @@
 #
 #   scripts/install.sh VENV EXTRAS      e.g. scripts/install.sh .venv service,textgen,llama
 #
-# Every version comes from requirements/lock.txt (pip constraints: the extras asked for are
+# Every version comes from requirements/constraints.txt (pip constraints: the extras asked for are
 # installed at the locked versions, nothing else). The last step compiles the numba
 # kernels once (python -m quantcore warm), so that no first call waits for the compiler.
 set -euo pipefail
 VENV=$1
 EXTRAS=$2
 PYTHON=${PYTHON:-python3}
-LOCK=requirements/lock.txt
+LOCK=requirements/constraints.txt
 PIP_VERSION=$(sed -n 's/^# pip==\(.*\)$/\1/p' "$LOCK")
 
 step_start=0
