@@ -45,7 +45,7 @@ from typing import Any
 import httpx
 
 HERE = Path(__file__).resolve().parent.parent
-PASSWORD = "benchmark password 1"
+PASSWORD = "long-lived ledger 1"  # must not contain the user name
 FIRST_DAY, LAST_DAY = dt.date(2016, 1, 4), dt.date(2025, 12, 31)
 PART_BYTES = 60 * 1024 * 1024
 

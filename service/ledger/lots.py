@@ -34,6 +34,8 @@ from typing import TYPE_CHECKING, Any, cast
 
 import numpy as np
 import pandas as pd
+import pyarrow as pa
+from numpy.typing import NDArray
 from sqlalchemy import Select, or_, select
 from sqlalchemy.ext.asyncio import AsyncSession
 from sqlalchemy.orm import aliased
@@ -44,7 +46,8 @@ from service.db.models import Asset, Portfolio, Transaction
 from service.errors import ValidationError
 from service.ledger import read
 from service.ledger.checks import CORPORATE_ACTIONS, ledger_key
-from service.ledger.columns import LedgerColumns
+from service.ledger.columns import KIND_CODE, KINDS, LedgerColumns
+from service.ledger.fixed import Fixed
 from service.ledger.rows import Action, LedgerCheckError, LedgerRow
 from service.ledger.usd import USD, in_usd
 
@@ -60,6 +63,7 @@ __all__ = [
     "ledger_rows",
     "linked_ledger_rows",
     "load_ledger",
+    "lot_table",
     "match_rows",
     "split_symbol",
 ]
@@ -331,10 +335,77 @@ def columns_rows(cols: LedgerColumns) -> tuple[list[LedgerRow], dict[int, Action
     return rows, actions
 
 
+def lot_table(cols: LedgerColumns) -> tuple[pd.DataFrame, dict[str, str], dict[str, LotMethod]]:
+    """The user's security rows as :func:`quantcore.tax.match_lots`' transaction table, built
+    from the columns as columns: the table :func:`check_rows` builds from rows, with the
+    same values in the same (ledger) order, without a Python object per row.
+
+    Symbols are ``"<portfolio id>:<symbol>"`` (categorical), amounts exact Arrow decimals
+    (:meth:`~service.ledger.fixed.Fixed.to_arrow`), a buy's ``lot_id`` its own id and a
+    sell's the buy it names. Returns the table, the bare symbol of each name (the
+    ``substantially_identical`` map) and each name's lot method."""
+    at = np.flatnonzero(cols.symbol >= 0)
+    n_sym = max(len(cols.symbols), 1)
+    owner = cols.portfolio[at]
+    kind = cols.kind[at]
+    acting = np.isin(kind, [KIND_CODE[k] for k in CORPORATE_ACTIONS])
+    target = np.where(acting, cols.target[at], -1)
+    # one code per (portfolio, symbol), targets of spin-offs and mergers included
+    pairs = owner * n_sym + cols.symbol[at]
+    linked = target >= 0
+    used, inverse = np.unique(np.concatenate([pairs, owner[linked] * n_sym + target[linked]]), return_inverse=True)
+    pids = np.array(cols.portfolios.ids, np.int64)
+    methods = cols.portfolios.lot_method
+    bare: dict[str, str] = {}
+    by_symbol: dict[str, LotMethod] = {}
+    names = []
+    for code in used.tolist():
+        p, sym = divmod(code, n_sym)
+        name = f"{pids[p]}:{cols.symbols[sym]}"
+        names.append(name)
+        bare[name] = cols.symbols[sym]
+        by_symbol[name] = cast(LotMethod, methods[p])
+    is_buy = kind == KIND_CODE["buy"]
+    lot = np.where(is_buy, cols.id[at], np.where(kind == KIND_CODE["sell"], cols.lot[at], -1))
+    data: dict[str, Any] = {
+        "symbol": pd.Categorical.from_codes(inverse[: at.size], dtype=pd.CategoricalDtype(names)),
+        "date": cols.date[at],
+        "type": pd.Categorical.from_codes(kind.astype(np.int64), dtype=pd.CategoricalDtype(list(KINDS))),
+        "quantity": _decimals(cols.quantity.take(at)),
+        "price": _decimals(cols.price.take(at)),
+        "fees": _decimals(cols.fees.take(at)),
+        "lot_id": pd.array(pa.array(lot, mask=lot < 0).cast(pa.string()), dtype=pd.ArrowDtype(pa.string())),
+    }
+    if acting.any():
+        codes = np.full(at.size, -1, np.int64)
+        codes[linked] = inverse[at.size :]
+        data["ratio"] = _decimals(cols.ratio.take(at), acting)
+        data["target_symbol"] = pd.Categorical.from_codes(codes, dtype=pd.CategoricalDtype(names))
+        data["basis_allocation"] = _decimals(cols.basis_allocation.take(at), acting)
+        data["cash"] = _decimals(cols.cash.take(at), acting)
+    return pd.DataFrame(data), bare, by_symbol
+
+
+def _decimals(amounts: Fixed, rows: NDArray[np.bool_] | None = None) -> pd.api.extensions.ExtensionArray:
+    """Exact amounts as a pandas Arrow decimal column (null outside ``rows``, when given)."""
+    if rows is not None:
+        amounts = Fixed(amounts.hi, amounts.lo, amounts.null | ~rows)
+    return pd.array(amounts.to_arrow(), dtype=pd.ArrowDtype(pa.decimal128(38, 8)))
+
+
 def _match_columns(cols: LedgerColumns) -> LotLedger:
-    """The user's lot ledger, its arrays read-only: requests share the cached value."""
-    rows, actions = columns_rows(cols)
-    ledger = match_rows(rows, dict(zip(cols.portfolios.ids, cols.portfolios.lot_method, strict=True)), actions)
+    """The user's lot ledger, its arrays read-only: requests share the cached value.
+
+    Raises:
+        ValidationError: ``lot_method`` ``invalid``, as :func:`match_rows` (the rows
+            are then built once more, to word the message as it words it).
+    """
+    table, bare, by_symbol = lot_table(cols)
+    try:
+        ledger = match_lots(table, method=by_symbol, substantially_identical=bare)
+    except (LedgerError, ValueError):
+        rows, actions = columns_rows(cols)
+        ledger = match_rows(rows, dict(zip(cols.portfolios.ids, cols.portfolios.lot_method, strict=True)), actions)
     for value in vars(ledger).values():
         if isinstance(value, np.ndarray):
             value.flags.writeable = False
