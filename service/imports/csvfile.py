@@ -239,7 +239,9 @@ def _fields(
         if symbol is not None:  # say whose row it is: "the split of GE: split_ratio is ..."
             word = kind or cells["type"]
             errors = [
-                e if symbol in e.message else msgspec.structs.replace(e, message=f"the {word} of {symbol}: {e.message}")
+                e
+                if symbol in e.message
+                else msgspec.structs.replace(e, message=f"the {word} of {symbol}: {e.message}")
                 for e in errors
             ]
         return None, errors

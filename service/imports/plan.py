@@ -11,9 +11,9 @@ the database and writes; this module only decides.
 from __future__ import annotations
 
 from collections import defaultdict
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from decimal import Decimal
-from collections.abc import Mapping
 from typing import Any
 
 from service import formatting as fmt
@@ -98,7 +98,8 @@ def security_entry(
             row.symbol, row.type, quantity, price, row.fees, row.date, date_field="date"
         )
     except ValidationError as exc:
-        plan.error(row.line, _FIELDS.get(exc.field, exc.field), exc.code, f"{what(row)}: {exc.message}")
+        field_name = _FIELDS.get(exc.field, exc.field)
+        plan.error(row.line, field_name, exc.code, f"{what(row)}: {exc.message}")
         return None
 
 
@@ -129,7 +130,8 @@ def cash_entry(plan: Plan, row: ImportRow, currency: str) -> LedgerEntry | None:
             price_field="amount", date_field="date", currency=currency,
         )  # fmt: skip
     except ValidationError as exc:
-        plan.error(row.line, _FIELDS.get(exc.field, exc.field), exc.code, f"{what(row)}: {exc.message}")
+        field_name = _FIELDS.get(exc.field, exc.field)
+        plan.error(row.line, field_name, exc.code, f"{what(row)}: {exc.message}")
         return None
 
 
@@ -157,7 +159,8 @@ def walk_holdings(
     events: list[tuple[tuple[Any, ...], str, int, lots.LotRow | None]] = []
     for sym, old in existing.items():
         for r in old:
-            events.append((lots.ledger_key(r.date, r.kind, r.price, r.quantity, r.fees, r.id), sym, -1, r))
+            key = lots.ledger_key(r.date, r.kind, r.price, r.quantity, r.fees, r.id)
+            events.append((key, sym, -1, r))
     for i, (_, row, e) in enumerate(rows):
         assert row.symbol is not None
         if e is None:
@@ -327,7 +330,9 @@ def _check_actions(
     for i, (_, _, e) in enumerate(rows):
         temp = TEMP_ID + i
         assert e.symbol is not None
-        ledger.append((temp, portfolio_id, e.symbol, e.date, e.kind, e.quantity, e.price, e.fees, named[temp]))
+        ledger.append(
+            (temp, portfolio_id, e.symbol, e.date, e.kind, e.quantity, e.price, e.fees, named[temp])
+        )
         if (act := e.action()) is not None:
             acts[temp] = act
     try:
@@ -343,7 +348,8 @@ def _check_actions(
                 f"the import would leave an earlier transaction invalid: {exc}",
             )  # fmt: skip
         elif exc.code == "not_held":
-            plan.error(row.line, "symbol", "not_held", f"{what(row)}: no {row.symbol} shares are held on that date")
+            message = f"{what(row)}: no {row.symbol} shares are held on that date"
+            plan.error(row.line, "symbol", "not_held", message)
         elif exc.code in ("oversold", "lot_exceeded"):
             plan.error(row.line, "quantity", "insufficient_quantity", str(exc))
         else:

@@ -295,7 +295,8 @@ async def _plan(
     for order, row in candidates:
         if not _asset_currency(plan, row, assets, options.create_assets, portfolio.base_currency):
             continue
-        if row.target_symbol is not None and not _target_asset(plan, row, assets, options.create_assets):
+        target = row.target_symbol
+        if target is not None and not _target_asset(plan, row, assets, options.create_assets):
             continue
         if row.type == "split" and row.ratio is None:
             rows.append((order, row, None))  # shares added, no ratio (CSV): set from the holding
