@@ -34,6 +34,7 @@ __all__ = [
     "check_ledgers",
     "security_entry",
     "walk_holdings",
+    "what",
 ]
 
 #: Shortfalls reported per import (the rest of the ledger is not checked further).

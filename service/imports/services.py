@@ -83,6 +83,7 @@ from service.imports.plan import (
     check_ledgers,
     security_entry,
     walk_holdings,
+    what,
 )
 from service.imports.schemas import (
     ImportErrorRead,
@@ -245,7 +246,7 @@ async def _plan(
         elif row.currency is not None and row.currency not in supported:
             plan.error(
                 row.line, "currency", "unsupported",
-                f"{row.currency!r} has no exchange rates here; supported: "
+                f"{what(row)}: {row.currency!r} has no exchange rates here; supported: "
                 f"{', '.join(options.currencies)}",
             )  # fmt: skip
         elif row.type in CASH_TYPES:
