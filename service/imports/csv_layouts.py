@@ -54,11 +54,17 @@ import msgspec
 
 from service.imports.rows import RowType, parse_date
 
-__all__ = ["PRESETS", "CsvMapping", "Layout", "detect_preset", "generic_layout", "parse_date_any"]
+__all__ = [
+    "ACTION_FIELDS", "PRESETS", "CsvMapping", "Layout", "detect_preset", "generic_layout", "parse_date_any",
+]  # fmt: skip
 
+#: The corporate actions' columns, named as the typed transaction's fields.
+ACTION_FIELDS = (
+    "split_ratio", "cash_in_lieu", "ratio", "target_symbol", "basis_allocation", "cash_per_share",
+)  # fmt: skip
 FIELDS = (
-    "date", "type", "symbol", "quantity", "price", "fees", "amount", "currency", "id", "split_ratio",
-    "lot_id",
+    "date", "type", "symbol", "quantity", "price", "fees", "amount", "currency", "id",
+    *ACTION_FIELDS, "lot_id",
 )  # fmt: skip
 ROW_TYPES: frozenset[str] = frozenset(get_args(RowType))
 
@@ -67,8 +73,9 @@ class CsvMapping(msgspec.Struct, kw_only=True, forbid_unknown_fields=True):
     """How to read a CSV the presets do not know.
 
     ``columns`` maps a field (``date``, ``type``, ``symbol``, ``quantity``,
-    ``price``, ``fees``, ``amount``, ``currency``, ``id``, ``split_ratio``, ``lot_id``) to the header of the
-    column holding it; unmapped fields use a column named like the field, if any.
+    ``price``, ``fees``, ``amount``, ``currency``, ``id``, ``lot_id``, and the corporate
+    actions' ``split_ratio``, ``cash_in_lieu``, ``ratio``, ``target_symbol``,
+    ``basis_allocation``, ``cash_per_share``) to the header of the column holding it; unmapped fields use a column named like the field, if any.
     ``types`` maps the file's type words (case-insensitive) to row types; the row
     types' own names are always understood. ``date_format`` uses ``strptime``
     codes (default ISO ``YYYY-MM-DD``); ``decimal_comma`` reads ``1.234,56``.
@@ -192,7 +199,9 @@ def _fidelity(cells: dict[str, str], amount: Decimal | None) -> str | None:
     return None
 
 
-_BASE_HEADERS = {"currency": ("Currency",), "id": (), "split_ratio": (), "lot_id": ()}
+_BASE_HEADERS: dict[str, tuple[str, ...]] = {
+    "currency": ("Currency",), "id": (), "lot_id": (), **dict.fromkeys(ACTION_FIELDS, ()),
+}  # fmt: skip
 #: Both brokers' downloads are of US accounts, in US dollars.
 _US_ACCOUNT = "USD"
 

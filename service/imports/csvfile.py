@@ -9,7 +9,10 @@ from collections.abc import Callable
 from decimal import Decimal
 from typing import Any
 
+import msgspec
+
 from service.imports.csv_layouts import (
+    ACTION_FIELDS,
     PRESETS,
     CsvMapping,
     Layout,
@@ -18,6 +21,7 @@ from service.imports.csv_layouts import (
     parse_date_any,
 )
 from service.imports.rows import (
+    ACTION_TYPES,
     CASH_TYPES,
     ONE,
     ImportRow,
@@ -30,7 +34,16 @@ from service.imports.rows import (
 __all__ = ["parse_csv"]
 
 _ZERO = Decimal(0)
-_SECURITY_TYPES = frozenset({"buy", "sell", "dividend", "split", "transfer"})
+_SECURITY_TYPES = frozenset({"buy", "sell", "dividend", "split", "transfer", *ACTION_TYPES})
+#: The columns each corporate action reads, named as the typed transaction's fields; the
+#: ratio column first, then the cash column (``ImportRow.ratio`` and ``ImportRow.cash``).
+_ACTION_COLUMNS: dict[str, tuple[str, ...]] = {
+    "split": ("split_ratio", "cash_in_lieu"),
+    "stock_dividend": ("split_ratio", "cash_in_lieu"),
+    "return_of_capital": (),
+    "spin_off": ("ratio", "basis_allocation", "target_symbol"),
+    "merger": ("ratio", "cash_per_share", "target_symbol"),
+}
 
 
 def _fail(line: int, field: str, code: str, message: str) -> ParseResult:
@@ -176,11 +189,11 @@ def _fields(
         try:
             return parse_amount(text, decimal_comma=layout.decimal_comma)
         except ValueError as exc:
-            bad(field, "invalid", str(exc))
+            bad(field, "invalid", f"{field} is {exc}")
             return None
 
     date = None
-    ratio: Decimal | None = None
+    terms: dict[str, Any] = {"ratio": None}
     try:
         date = parse_date_any(cells["date"], layout.date_formats)
     except ValueError as exc:
@@ -203,16 +216,17 @@ def _fields(
         elif price < 0:
             bad("price", "invalid", f"price must not be negative, got {price}")
         quantity = abs(quantity) if quantity is not None else None
-    elif kind == "split" and cells.get("split_ratio"):
-        # a split given by its ratio (new shares per old share), as the export writes it
-        ratio = number("split_ratio", cells.get("split_ratio"))
-        if ratio is not None and ratio <= 0:
-            bad("split_ratio", "invalid", f"split_ratio must be above 0, got {ratio}")
-        quantity, price = _ZERO, _ZERO
+    elif kind in ACTION_TYPES or (kind == "split" and cells.get("split_ratio")):
+        # a corporate action as the export writes it: the typed transaction's fields
+        terms = _action_terms(kind, symbol, cells, quantity, number, bad)
+        quantity, price = _ZERO, price if price is not None else _ZERO
     elif kind in ("split", "transfer"):
         if quantity is None or quantity == 0:
             bad("quantity", "required", f"a {kind} needs a non-zero quantity")
         price = abs(price) if price is not None else _ZERO
+    elif kind == "dividend" and amount is None and price is not None and quantity:
+        # the ledger's own form (as the export writes it): shares paid on, amount per share
+        quantity, price = abs(quantity), abs(price)
     elif kind is not None:  # cash rows and dividends: quantity 1, price the gross amount
         if amount is not None:
             price, fees = _gross(kind, abs(amount), fees, bad)
@@ -222,13 +236,47 @@ def _fields(
             bad("amount", "required", f"a {kind} needs an amount")
         quantity = ONE
     if errors or kind is None or date is None or quantity is None or price is None:
+        if symbol is not None:  # say whose row it is: "the split of GE: split_ratio is ..."
+            word = kind or cells["type"]
+            errors = [
+                e
+                if symbol in e.message
+                else msgspec.structs.replace(e, message=f"the {word} of {symbol}: {e.message}")
+                for e in errors
+            ]
         return None, errors
     currency = cells.get("currency") or layout.currency
     return {
         "date": date, "type": kind, "symbol": None if kind in CASH_TYPES else symbol,
         "quantity": quantity, "price": price, "fees": fees,
-        "currency": currency.strip().upper() if currency else None, "ratio": ratio,
+        "currency": currency.strip().upper() if currency else None, **terms,
     }, errors
+
+
+def _action_terms(
+    kind: str,
+    symbol: str | None,
+    cells: dict[str, str],
+    quantity: Decimal | None,
+    number: Callable[[str, str | None], Decimal | None],
+    bad: Callable[[str, str, str], None],
+) -> dict[str, Any]:
+    """A corporate action's fields (``ratio``, ``cash``, ``target_symbol``,
+    ``basis_allocation``); its values are checked as a typed transaction's on import."""
+    columns = _ACTION_COLUMNS[kind]
+    what = f"a {kind} of {symbol}"
+    for name in ACTION_FIELDS:
+        if cells.get(name) and name not in columns:
+            bad(name, "invalid", f"{name} does not apply to {what}")
+    if quantity:
+        bad("quantity", "invalid", f"{what} acts on every share held; it takes no quantity")
+    read = {name: number(name, cells.get(name)) for name in columns if name != "target_symbol"}
+    return {
+        "ratio": read.get("split_ratio", read.get("ratio")),
+        "cash": read.get("cash_in_lieu", read.get("cash_per_share")),
+        "basis_allocation": read.get("basis_allocation"),
+        "target_symbol": cells.get("target_symbol", "").upper() or None,
+    }
 
 
 def _gross(

@@ -11,6 +11,7 @@ the database and writes; this module only decides.
 from __future__ import annotations
 
 from collections import defaultdict
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from decimal import Decimal
 from typing import Any
@@ -21,6 +22,7 @@ from service.errors import ValidationError
 from service.imports.rows import ImportRow
 from service.imports.schemas import ImportErrorRead, ImportIgnoredRead
 from service.ledger import checks as lots
+from service.ledger.lots import Action, LedgerCheckError, LedgerRow, check_rows
 from service.ledger.writes import LedgerEntry
 
 __all__ = [
@@ -32,6 +34,7 @@ __all__ = [
     "check_ledgers",
     "security_entry",
     "walk_holdings",
+    "what",
 ]
 
 #: Shortfalls reported per import (the rest of the ledger is not checked further).
@@ -40,7 +43,8 @@ MAX_LEDGER_ERRORS = 1000
 TEMP_ID = 1 << 60
 
 _ZERO = Decimal(0)
-_FIELDS = {"transaction_date": "date"}
+#: A typed transaction's field -> the CSV column holding it.
+_FIELDS = {"transaction_date": "date", "asset_symbol": "symbol"}
 
 #: ``(order in the file, row, entry)``; ``entry`` None: a split given as shares added.
 Planned = tuple[int, ImportRow, LedgerEntry | None]
@@ -58,6 +62,9 @@ class Plan:
     currency_of: dict[str, str] = field(default_factory=dict)  # symbol -> its asset's currency
 
     def error(self, line: int, field_name: str, code: str, message: str) -> None:
+        """Record a problem; the message names the line (0: the file as a whole)."""
+        if line > 0:
+            message = f"line {line}: {message}"
         self.errors.append(ImportErrorRead(line=line, field=field_name, code=code, message=message))
 
     def currency(self, entry: LedgerEntry) -> str:
@@ -67,6 +74,12 @@ class Plan:
             return entry.currency
         assert entry.symbol is not None
         return self.currency_of[entry.symbol]
+
+
+def what(row: ImportRow) -> str:
+    """A row in the user's words: its type, symbol and date (never an internal id)."""
+    of = f" of {row.symbol}" if row.symbol else ""
+    return f"the {row.type}{of} on {row.date}"
 
 
 def security_entry(
@@ -80,17 +93,34 @@ def security_entry(
     """A security row as a checked entry (a split: ``ratio``, else the row's), or None and an error."""
     assert row.symbol is not None
     try:
-        if row.type == "split":
-            return LedgerEntry(
-                row.symbol, "split", None, None, 0, row.date, date_field="date",
-                split_ratio=ratio if ratio is not None else row.ratio,
-            )  # fmt: skip
+        if row.type in lots.CORPORATE_ACTIONS:
+            return _action_entry(row, ratio)
         return LedgerEntry(
             row.symbol, row.type, quantity, price, row.fees, row.date, date_field="date"
         )
     except ValidationError as exc:
-        plan.error(row.line, _FIELDS.get(exc.field, exc.field), exc.code, exc.message)
+        field_name = _FIELDS.get(exc.field, exc.field)
+        plan.error(row.line, field_name, exc.code, f"{what(row)}: {exc.message}")
         return None
+
+
+def _action_entry(row: ImportRow, ratio: Decimal | None) -> LedgerEntry:
+    """A corporate action as the typed transaction with the same fields (a split stated as
+    shares added: ``ratio`` from the holding). A price of 0 on an action that takes none
+    (the export writes 0.00) is no price."""
+    kind = row.type
+    splits = kind in ("split", "stock_dividend")
+    given = row.price != 0 or kind == "return_of_capital"
+    return LedgerEntry(
+        row.symbol, kind, None, row.price if given and ratio is None else None, row.fees,
+        row.date, date_field="date",
+        split_ratio=(ratio if ratio is not None else row.ratio) if splits else None,
+        cash_in_lieu=row.cash if splits else None,
+        ratio=None if splits else row.ratio,
+        target_symbol=row.target_symbol,
+        basis_allocation=row.basis_allocation,
+        cash_per_share=row.cash if kind == "merger" else None,
+    )  # fmt: skip
 
 
 def cash_entry(plan: Plan, row: ImportRow, currency: str) -> LedgerEntry | None:
@@ -101,59 +131,70 @@ def cash_entry(plan: Plan, row: ImportRow, currency: str) -> LedgerEntry | None:
             price_field="amount", date_field="date", currency=currency,
         )  # fmt: skip
     except ValidationError as exc:
-        plan.error(row.line, _FIELDS.get(exc.field, exc.field), exc.code, exc.message)
+        field_name = _FIELDS.get(exc.field, exc.field)
+        plan.error(row.line, field_name, exc.code, f"{what(row)}: {exc.message}")
         return None
 
 
 def walk_holdings(
-    plan: Plan, rows: list[Planned], existing: dict[str, list[lots.LotRow]]
+    plan: Plan,
+    rows: list[Planned],
+    existing: dict[str, list[lots.LotRow]],
+    targets: dict[int, str] | None = None,
 ) -> list[tuple[int, ImportRow, LedgerEntry]]:
-    """Fit the rows that depend on the shares held, walking each symbol's ledger in order.
+    """Fit the rows that depend on the shares held, walking the ledger in order.
 
     * a split given as shares added (CSV) gets ``ratio = (held + added) / held``, which
       must be exact to 8 decimals (else an error on ``quantity``);
-    * a dividend on fewer than one share held at the previous close becomes
-      (shares held) x (total / shares).
+    * a dividend stated as its total (quantity 1) on fewer than one share held at the
+      previous close becomes (shares held) x (total / shares).
+
+    One walk over all symbols in ledger order: a spin-off or merger adds shares of its
+    target (``targets``: the target symbol of each existing such row, by id).
 
     Returns the entries in the order given (rows that failed are left out, with an error).
     """
-    if not any(e is None or e.kind == "dividend" for _, _, e in rows):
+    if not any(e is None or (e.kind == "dividend" and e.quantity == 1) for _, _, e in rows):
         return [(k, row, e) for k, row, e in rows if e is not None]
-    timeline: dict[str, list[tuple[tuple[Any, ...], int, lots.LotRow | None]]] = defaultdict(list)
+    targets = targets or {}
+    events: list[tuple[tuple[Any, ...], str, int, lots.LotRow | None]] = []
     for sym, old in existing.items():
         for r in old:
             key = lots.ledger_key(r.date, r.kind, r.price, r.quantity, r.fees, r.id)
-            timeline[sym].append((key, -1, r))
+            events.append((key, sym, -1, r))
     for i, (_, row, e) in enumerate(rows):
         assert row.symbol is not None
         if e is None:
             key = lots.ledger_key(row.date, "split", _ZERO, _ZERO, _ZERO, TEMP_ID + i)
         else:
             key = lots.ledger_key(e.date, e.kind, e.price, e.quantity, e.fees, TEMP_ID + i)
-        timeline[row.symbol].append((key, i, None))
+        events.append((key, row.symbol, i, None))
     fitted: dict[int, LedgerEntry | None] = {}
-    for events in timeline.values():
-        held = _ZERO
-        for _, i, old_row in sorted(events, key=lambda ev: ev[0]):
-            if old_row is not None:
-                kind, quantity, ratio = old_row.kind, old_row.quantity, old_row.ratio
-            else:
-                _, row, e = rows[i]
-                if e is None:
-                    e = fitted[i] = _split_from_shares(plan, row, held)
-                elif e.kind == "dividend" and _ZERO < held < 1:
-                    e = fitted[i] = security_entry(plan, row, held, quantize(e.price / held))
-                if e is None:
-                    continue
-                kind, quantity, ratio = e.kind, e.quantity, e.ratio
-            if kind == "buy":
-                held += quantity
-            elif kind == "sell":
-                held -= quantity
-            elif kind in ("split", "stock_dividend") and ratio is not None:
-                held *= ratio
-            elif kind == "merger":
-                held = _ZERO  # the shares became the target's
+    held: dict[str, Decimal] = defaultdict(Decimal)
+    for _, sym, i, old_row in sorted(events, key=lambda ev: ev[0]):
+        if old_row is not None:
+            kind, quantity, ratio = old_row.kind, old_row.quantity, old_row.ratio
+            target = targets.get(old_row.id) if old_row.id is not None else None
+        else:
+            _, row, e = rows[i]
+            if e is None:
+                e = fitted[i] = _split_from_shares(plan, row, held[sym])
+            elif e.kind == "dividend" and e.quantity == 1 and _ZERO < held[sym] < 1:
+                e = fitted[i] = security_entry(plan, row, held[sym], quantize(e.price / held[sym]))
+            if e is None:
+                continue
+            kind, quantity, ratio, target = e.kind, e.quantity, e.ratio, e.target_symbol
+        if kind == "buy":
+            held[sym] += quantity
+        elif kind == "sell":
+            held[sym] -= quantity
+        elif kind in ("split", "stock_dividend") and ratio is not None:
+            held[sym] *= ratio
+        elif kind in ("spin_off", "merger"):
+            if target is not None and ratio is not None:
+                held[target] += held[sym] * ratio
+            if kind == "merger":
+                held[sym] = _ZERO  # the shares became the target's (or cash)
     out: list[tuple[int, ImportRow, LedgerEntry]] = []
     for i, (k, row, e) in enumerate(rows):
         entry = fitted.get(i, e)
@@ -186,19 +227,40 @@ def check_ledgers(
     plan: Plan,
     rows: list[tuple[int, ImportRow, LedgerEntry]],
     existing: dict[str, list[lots.LotRow]],
+    *,
+    actions: Mapping[int, Action] | None = None,
+    portfolio_id: int = 0,
+    lot_method: str = "fifo",
 ) -> None:
-    """Relieve each symbol's whole ledger with the imported rows; an error per short row."""
+    """Relieve each symbol's whole ledger with the imported rows; an error per short row.
+
+    ``existing``: the portfolio's rows of the symbols involved, ``actions`` the fields of
+    the corporate actions among them (by id). A symbol a spin-off or merger delivers shares
+    to is left to the second check: when any row is a corporate action, the portfolio's
+    ledger of those symbols is matched by ``quantcore`` as a typed write's is
+    (:func:`service.ledger.lots.check_rows`), and its error is one on the line it names.
+    """
+    actions = actions or {}
     by_symbol: dict[str, list[lots.LotRow]] = defaultdict(list)
     lines: dict[int, ImportRow] = {}
+    # a sale naming its lot by the id column of a buy in the file relieves that buy
+    buys = {row.source_id: TEMP_ID + i for i, (_, row, e) in enumerate(rows) if e.kind == "buy"}
+    named: dict[int, int | None] = {}
     for i, (_, row, e) in enumerate(rows):
         assert e.symbol is not None
         temp = TEMP_ID + i
         lines[temp] = row
+        named[temp] = buys.get(row.lot_source) if row.lot_source is not None else None
         by_symbol[e.symbol].append(
-            lots.LotRow(temp, e.kind, e.quantity, e.date, None, e.price, e.fees, e.ratio)
+            lots.LotRow(temp, e.kind, e.quantity, e.date, named[temp], e.price, e.fees, e.ratio)
         )
+    delivered = {a.target for a in actions.values() if a.target is not None}
+    delivered |= {e.target_symbol for _, _, e in rows if e.target_symbol is not None}
+    before = len(plan.errors)
     reported = 0
     for sym, new in sorted(by_symbol.items()):
+        if sym in delivered:  # its shares come from another symbol's rows: quantcore checks
+            continue
         ledger = sorted(
             [*existing.get(sym, []), *new],
             key=lambda r: lots.ledger_key(r.date, r.kind, r.price, r.quantity, r.fees, r.id),
@@ -232,6 +294,65 @@ def check_ledgers(
             plan.error(
                 lines[cause.id].line if cause is not None and cause.id is not None else 0,
                 "quantity", "insufficient_quantity",
-                f"the import would leave the {r.kind} of transaction {r.id} on {r.date} "
+                f"the import would leave the {r.kind} of {sym} on {r.date} "
                 f"({fmt.quantity(r.quantity)} {sym}) short of shares: {held} held",
             )  # fmt: skip
+    acting = bool(actions) or any(e.is_action for _, _, e in rows)
+    if acting and len(plan.errors) == before:
+        _check_actions(plan, rows, existing, actions, lines, named, portfolio_id, lot_method)
+
+
+#: ``quantcore``'s column -> the CSV column, by row type (others keep their name).
+_COLUMNS = {
+    "ratio": {"split": "split_ratio", "stock_dividend": "split_ratio"},
+    "cash": {"split": "cash_in_lieu", "stock_dividend": "cash_in_lieu", "merger": "cash_per_share"},
+}
+
+
+def _check_actions(
+    plan: Plan,
+    rows: list[tuple[int, ImportRow, LedgerEntry]],
+    existing: dict[str, list[lots.LotRow]],
+    actions: Mapping[int, Action],
+    lines: dict[int, ImportRow],
+    named: dict[int, int | None],
+    portfolio_id: int,
+    lot_method: str,
+) -> None:
+    """The portfolio's ledger with the imported rows, matched by ``quantcore``: its first
+    error (a corporate action on shares not held, a sale of shares a spin-off did not
+    deliver, a ratio leaving a lot empty) on the line of the row it names."""
+    ledger: list[LedgerRow] = [
+        (r.id or 0, portfolio_id, sym, r.date, r.kind, r.quantity, r.price, r.fees, r.lot_id)
+        for sym, old in existing.items()
+        for r in old
+    ]
+    acts = {tid: a for tid, a in actions.items()}
+    for i, (_, _, e) in enumerate(rows):
+        temp = TEMP_ID + i
+        assert e.symbol is not None
+        ledger.append(
+            (temp, portfolio_id, e.symbol, e.date, e.kind, e.quantity, e.price, e.fees, named[temp])
+        )
+        if (act := e.action()) is not None:
+            acts[temp] = act
+    try:
+        check_rows(ledger, {portfolio_id: lot_method}, acts)
+    except LedgerCheckError as exc:
+        row = lines.get(exc.txn_id)
+        if row is None:  # an existing row left invalid: blame the last imported row before it
+            day = next((r[3] for r in ledger if r[0] == exc.txn_id), None)
+            before = [x for x in lines.values() if day is None or x.date <= day]
+            cause = max(before, key=lambda x: (x.date, x.line), default=None)
+            plan.error(
+                cause.line if cause is not None else 0, "quantity", "insufficient_quantity",
+                f"the import would leave an earlier transaction invalid: {exc}",
+            )  # fmt: skip
+        elif exc.code == "not_held":
+            message = f"{what(row)}: no {row.symbol} shares are held on that date"
+            plan.error(row.line, "symbol", "not_held", message)
+        elif exc.code in ("oversold", "lot_exceeded"):
+            plan.error(row.line, "quantity", "insufficient_quantity", str(exc))
+        else:
+            column = exc.column or "type"
+            plan.error(row.line, _COLUMNS.get(column, {}).get(row.type, column), exc.code, str(exc))

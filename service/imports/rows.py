@@ -18,6 +18,7 @@ from typing import Literal
 import msgspec
 
 __all__ = [
+    "ACTION_TYPES",
     "CASH_TYPES",
     "ImportRow",
     "ParseResult",
@@ -29,11 +30,14 @@ __all__ = [
 ]
 
 RowType = Literal[
-    "buy", "sell", "dividend", "deposit", "withdrawal", "interest", "fee", "split", "transfer"
+    "buy", "sell", "dividend", "deposit", "withdrawal", "interest", "fee", "split", "transfer",
+    "stock_dividend", "return_of_capital", "spin_off", "merger",
 ]
 
 #: Types that move cash only: ``quantity`` is 1 and ``price`` the amount, no symbol.
 CASH_TYPES = frozenset({"deposit", "withdrawal", "interest", "fee"})
+#: Corporate actions besides a split: they act on every share held (no quantity).
+ACTION_TYPES = frozenset({"stock_dividend", "return_of_capital", "spin_off", "merger"})
 
 ONE = Decimal(1)
 
@@ -46,7 +50,14 @@ class ImportRow(msgspec.Struct, kw_only=True, frozen=True):
     withdrawal, interest, fee) and dividends have ``quantity`` 1 and ``price``
     the amount: statements give a dividend's total, not its per-share rate.
     ``split``: ``ratio`` is new shares per old share when the statement says
-    it (OFX), and ``quantity`` the shares added (negative for a reverse split).
+    it (OFX, or a CSV's ``split_ratio``), else ``quantity`` the shares added
+    (negative for a reverse split). The other corporate actions (``stock_dividend``,
+    ``return_of_capital``, ``spin_off``, ``merger``) act on every share held:
+    ``quantity`` 0, and the fields of a typed transaction: ``ratio`` (a stock
+    dividend's ``split_ratio``, a spin-off's or merger's ``ratio``), ``cash`` (a
+    split's or stock dividend's ``cash_in_lieu``, a merger's ``cash_per_share``),
+    ``target_symbol``, ``basis_allocation``, and ``price`` (a return of capital's
+    amount per share, a merger's value of one new share).
     ``transfer``: shares moved in (positive ``quantity``) or out (negative),
     ``price`` the per-share cost basis when given, else 0.
 
@@ -67,6 +78,9 @@ class ImportRow(msgspec.Struct, kw_only=True, frozen=True):
     fx_rate: Decimal | None = None  # statement currency per row currency (OFX CURRATE)
     memo: str = ""
     lot_source: str | None = None  # a sell of a specific lot: the source id of its buy
+    cash: Decimal | None = None  # cash in lieu of a fraction (total), or a merger's per share
+    target_symbol: str | None = None  # the shares a spin-off or merger delivers
+    basis_allocation: Decimal | None = None  # a spin-off's share of the old basis
 
 
 class RowError(msgspec.Struct, kw_only=True, frozen=True):

@@ -33,6 +33,13 @@ Rows by kind:
 * ``split`` rows become ``split`` transactions: OFX gives the ratio; a CSV gives the
   shares added, so the ratio is (held + added) / held on the shares held before it
   (exact to 8 decimals, else an error on ``quantity``);
+* the other corporate actions of a generic CSV (``stock_dividend``,
+  ``return_of_capital``, ``spin_off``, ``merger``, and a split's ``cash_in_lieu``) are
+  the typed transactions with the same fields; a spin-off's or merger's target must be an
+  asset (or is created with ``create_assets``, in the currency of the shares it
+  replaces). With any corporate action among the portfolio's rows of the symbols
+  involved, their whole ledger is matched by ``quantcore`` as a typed write's is, its
+  error on the line of the row it names;
 * ``transfer`` rows are **errors** (code ``unsupported``): skipping them would leave
   the positions wrong, and a transfer in carries an acquisition date the statement
   does not give, so the file is refused rather than imported wrong.
@@ -76,6 +83,7 @@ from service.imports.plan import (
     check_ledgers,
     security_entry,
     walk_holdings,
+    what,
 )
 from service.imports.schemas import (
     ImportErrorRead,
@@ -87,6 +95,7 @@ from service.imports.schemas import (
 from service.ledger import cash
 from service.ledger import checks as lots
 from service.ledger import positions as derive
+from service.ledger.lots import Action
 from service.ledger.writes import LedgerEntry
 from service.marketdata.fx import CURRENCIES
 
@@ -103,7 +112,7 @@ MAX_FILE_BYTES = 64 * 1024 * 1024
 #: Rows shown in a reply (``rows``); ``counts`` and ``added`` cover all of them.
 PREVIEW_ROWS = 20
 
-_LEDGER_TYPES = frozenset({"buy", "sell", "dividend", "split"})
+_LEDGER_TYPES = frozenset({"buy", "sell", "dividend", *lots.CORPORATE_ACTIONS})
 _PAYS = frozenset({"buy", "withdrawal", "fee"})  # rows that take cash out
 _UNSUPPORTED = {
     "transfer": "share transfers in or out cannot be recorded yet; importing the rest without "
@@ -237,7 +246,7 @@ async def _plan(
         elif row.currency is not None and row.currency not in supported:
             plan.error(
                 row.line, "currency", "unsupported",
-                f"{row.currency!r} has no exchange rates here; supported: "
+                f"{what(row)}: {row.currency!r} has no exchange rates here; supported: "
                 f"{', '.join(options.currencies)}",
             )  # fmt: skip
         elif row.type in CASH_TYPES:
@@ -254,10 +263,18 @@ async def _plan(
             )
         elif row.symbol is None or not _SYMBOL.match(row.symbol):
             plan.error(row.line, "symbol", "invalid", f"not a ticker symbol: {row.symbol!r}")
+        elif row.target_symbol is not None and not _SYMBOL.match(row.target_symbol):
+            plan.error(
+                row.line, "target_symbol", "invalid",
+                f"the {row.type} of {row.symbol}: not a ticker symbol: {row.target_symbol!r}",
+            )  # fmt: skip
         else:
             candidates.append((order, row))
     _check_lot_sources(plan, parsed.rows, held_ids)
-    symbols = sorted({r.symbol for _, r in candidates if r.symbol is not None})
+    symbols = sorted(
+        {r.symbol for _, r in candidates if r.symbol is not None}
+        | {r.target_symbol for _, r in candidates if r.target_symbol is not None}
+    )
     assets: dict[str, tuple[int, str]] = {}
     for i in range(0, len(symbols), 500):
         chunk = symbols[i : i + 500]
@@ -267,14 +284,20 @@ async def _plan(
         assets.update((sym, (aid, ccy)) for sym, aid, ccy in found.tuples())
     ledger = await derive.read_ledger(s, user_id, [aid for aid, _ in assets.values()])
     existing: dict[str, list[lots.LotRow]] = defaultdict(list)
+    actions: dict[int, Action] = {}  # the portfolio's corporate actions among them, by id
     for tid, pid, sym, day, kind, qty, price, fees, lot in ledger.rows:
         if pid == portfolio.id:
             action = ledger.actions.get(tid)  # a split's multiplier counts in the check
             ratio = action.ratio if action is not None else None
             existing[sym].append(lots.LotRow(tid, kind, qty, day, lot, price, fees, ratio))
+            if action is not None:
+                actions[tid] = action
     rows: list[Planned] = []
     for order, row in candidates:
         if not _asset_currency(plan, row, assets, options.create_assets, portfolio.base_currency):
+            continue
+        target = row.target_symbol
+        if target is not None and not _target_asset(plan, row, assets, options.create_assets):
             continue
         if row.type == "split" and row.ratio is None:
             rows.append((order, row, None))  # shares added, no ratio (CSV): set from the holding
@@ -282,8 +305,12 @@ async def _plan(
         entry = security_entry(plan, row, row.quantity, row.price)
         if entry is not None:
             rows.append((order, row, entry))
-    securities = walk_holdings(plan, rows, existing)
-    check_ledgers(plan, securities, existing)
+    targets = {tid: a.target for tid, a in actions.items() if a.target is not None}
+    securities = walk_holdings(plan, rows, existing, targets)
+    check_ledgers(
+        plan, securities, existing, actions=actions, portfolio_id=portfolio.id,
+        lot_method=portfolio.lot_method,
+    )  # fmt: skip
     merged = sorted([*securities, *cash_rows], key=lambda planned: planned[0])
     plan.entries = [(row, entry) for _, row, entry in merged]
     if not plan.errors and plan.entries and portfolio.cash_policy == "strict":
@@ -361,6 +388,28 @@ def _asset_currency(
     return True
 
 
+def _target_asset(
+    plan: Plan, row: ImportRow, assets: dict[str, tuple[int, str]], create_assets: bool
+) -> bool:
+    """Whether the asset a spin-off or merger delivers exists (or will: in the currency of
+    the shares it replaces); else an error on ``target_symbol``."""
+    assert row.symbol is not None and row.target_symbol is not None
+    target = row.target_symbol
+    if target in assets:
+        plan.currency_of.setdefault(target, assets[target][1])
+        return True
+    if create_assets:
+        currency = plan.new_assets.setdefault(target, plan.currency_of[row.symbol])
+        plan.currency_of.setdefault(target, currency)
+        return True
+    plan.error(
+        row.line, "target_symbol", "not_found",
+        f"the {row.type} of {row.symbol} on {row.date}: unknown asset symbol {target!r} "
+        "(import with create_assets to add it)",
+    )  # fmt: skip
+    return False
+
+
 async def _check_cash(s: AsyncSession, portfolio: Portfolio, plan: Plan) -> None:
     """The strict policy on the portfolio's rows and the planned ones: an error on the
     imported line that first leaves cash below zero (module docstring, step 4)."""
@@ -388,7 +437,7 @@ def _cash_row(portfolio_id: int, temp_id: int, e: LedgerEntry, currency: str) ->
     return (
         portfolio_id, temp_id, e.date, e.kind, e.symbol, currency,
         float(e.quantity), float(e.price), float(e.fees), ratio,
-        float(e.cash) if e.cash is not None else None, None,
+        float(e.cash) if e.cash is not None else None, e.target_symbol,
     )  # fmt: skip
 
 
@@ -419,7 +468,9 @@ async def _write(s: AsyncSession, portfolio: Portfolio, plan: Plan) -> None:
         s.add(asset)
         await s.flush()
         ids[sym] = asset.id
-    symbols = {e.symbol for _, e in plan.entries if e.symbol is not None} - set(ids)
+    symbols = {e.symbol for _, e in plan.entries if e.symbol is not None}
+    symbols |= {e.target_symbol for _, e in plan.entries if e.target_symbol is not None}
+    symbols -= set(ids)
     if symbols:
         found = await s.execute(select(Asset.symbol, Asset.id).where(Asset.symbol.in_(symbols)))
         ids.update(found.tuples().all())
@@ -441,6 +492,9 @@ async def _write(s: AsyncSession, portfolio: Portfolio, plan: Plan) -> None:
                 "created_at": now,
                 "lot_id": None,
                 "ratio": e.ratio,
+                "cash": e.cash,
+                "basis_allocation": e.basis_allocation,
+                "target_asset_id": ids[e.target_symbol] if e.target_symbol is not None else None,
                 "source_id": _source_id(row.source_id),
             }
             for row, e in plan.entries
