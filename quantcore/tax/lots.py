@@ -130,6 +130,12 @@ class LotLedger:
     def lot_labels(self, lots: np.ndarray) -> np.ndarray:
         """:meth:`lot_label` of each lot number (an object array of str)."""
         lots = np.asarray(lots, dtype=np.int64)
+        n = len(self.lot_names)
+        if lots.size * 16 < n:  # a few lots of a large ledger: look them up, copy nothing
+            return np.array(
+                [(self.lot_names[k] if 0 <= k < n else "") or f"row {k}" for k in lots.tolist()] or [],
+                dtype=object,
+            )
         names = np.asarray(self.lot_names, dtype=object)
         inside = (lots >= 0) & (lots < names.size)
         out = np.full(lots.size, "", dtype=object)

@@ -290,7 +290,7 @@ async def load_ledger(
             ``currency`` when a rate is missing (:func:`service.ledger.usd.usd_rates`).
     """
     if asset_ids is None:
-        ledger = await _user_ledger(session, user_id, portfolio_id, market)
+        return await _user_ledger(session, user_id, portfolio_id, market)
     else:
         query = select(Portfolio.id, Portfolio.lot_method).where(Portfolio.user_id == user_id)
         methods: dict[int, str] = dict((await session.execute(query)).tuples().all())
@@ -300,9 +300,19 @@ async def load_ledger(
         if market is not None:
             rows, actions = await in_usd(session, market, rows, actions)
         ledger = match_rows(rows, methods, actions)
+    return _portfolio_view(ledger, portfolio_id)
+
+
+def _portfolio_view(ledger: LotLedger | None, portfolio_id: int | None) -> LotLedger | None:
+    """One portfolio's part of the user's lot ledger (``None``: the whole of it)."""
     if ledger is None or portfolio_id is None:
         return ledger
-    return ledger.only({name for name in ledger.symbols if split_symbol(name)[0] == portfolio_id})
+    return ledger.only(_names_of(ledger, portfolio_id))
+
+
+def _names_of(ledger: LotLedger, portfolio_id: int) -> set[str]:
+    """The ledger's symbols (``"<portfolio id>:<symbol>"``) of one portfolio."""
+    return {name for name in ledger.symbols if split_symbol(name)[0] == portfolio_id}
 
 
 def columns_rows(cols: LedgerColumns) -> tuple[list[LedgerRow], dict[int, Action]]:
@@ -394,7 +404,7 @@ def _decimals(amounts: Fixed, rows: NDArray[np.bool_] | None = None) -> pd.api.e
 
 
 def _match_columns(cols: LedgerColumns) -> LotLedger:
-    """The user's lot ledger, its arrays read-only: requests share the cached value.
+    """The user's lot ledger, its arrays read-only.
 
     Raises:
         ValidationError: ``lot_method`` ``invalid``, as :func:`match_rows` (the rows
@@ -406,6 +416,11 @@ def _match_columns(cols: LedgerColumns) -> LotLedger:
     except (LedgerError, ValueError):
         rows, actions = columns_rows(cols)
         ledger = match_rows(rows, dict(zip(cols.portfolios.ids, cols.portfolios.lot_method, strict=True)), actions)
+    return _frozen(ledger)
+
+
+def _frozen(ledger: LotLedger) -> LotLedger:
+    """``ledger`` with its arrays read-only: requests share the cached value."""
     for value in vars(ledger).values():
         if isinstance(value, np.ndarray):
             value.flags.writeable = False
@@ -415,18 +430,27 @@ def _match_columns(cols: LedgerColumns) -> LotLedger:
 async def _user_ledger(
     session: AsyncSession, user_id: int, portfolio_id: int | None, market: MarketData | None
 ) -> LotLedger | None:
-    """The whole user's lot ledger from the ledger columns (``None``: no such portfolio).
+    """The user's lot ledger from the ledger columns, or one portfolio's part of it
+    (``None``: no such portfolio).
 
-    Matched once per ledger version (the derivation cache) when no amount needs a rate:
-    no market given, or every asset in US dollars. Otherwise the rows are converted at
-    the market's rates (:func:`service.ledger.usd.in_usd`) and matched on each call.
+    Matched once per ledger version (the derivation cache), and each portfolio's part
+    cut once too, when no amount needs a rate: no market given, or every asset in US
+    dollars. Otherwise the rows are converted at the market's rates
+    (:func:`service.ledger.usd.in_usd`) and matched on each call.
     """
     conn = await session.connection()
     cols = await read.columns(conn, user_id)
     if not cols.portfolios.ids or (portfolio_id is not None and portfolio_id not in cols.portfolios.ids):
         return None
     if market is None or all(code == USD for code in cols.symbol_currency):
-        return await read.derive(conn, user_id, "lots", _match_columns, at=cols.version)
+        whole = await read.derive(conn, user_id, "lots", _match_columns, at=cols.version)
+        if portfolio_id is None:
+            return whole
+        return await read.derive(
+            conn, user_id, f"lots:{portfolio_id}", lambda _: _frozen(whole.only(_names_of(whole, portfolio_id))),
+            at=cols.version,
+        )  # fmt: skip
     rows, actions = columns_rows(cols)
     rows, actions = await in_usd(session, market, rows, actions)
-    return match_rows(rows, dict(zip(cols.portfolios.ids, cols.portfolios.lot_method, strict=True)), actions)
+    methods = dict(zip(cols.portfolios.ids, cols.portfolios.lot_method, strict=True))
+    return _portfolio_view(match_rows(rows, methods, actions), portfolio_id)

@@ -38,15 +38,19 @@ async def _cached_and_fresh(db: Database, user_id: int, pid: int) -> tuple:
         )
 
 
-async def _lots(db: Database, user_id: int) -> tuple:
-    """The user's lot ledger through the cache, and matched afresh from the rows as queried."""
+async def _lots(db: Database, user_id: int, portfolio_id: int | None = None) -> tuple:
+    """The user's lot ledger (or one portfolio's part of it) through the cache, and matched
+    afresh from the rows as queried."""
     async with db.read() as s:
-        cached = await load_ledger(s, user_id, None)
+        cached = await load_ledger(s, user_id, portfolio_id)
         methods = dict(
             (await s.execute(select(Portfolio.id, Portfolio.lot_method).where(Portfolio.user_id == user_id))).tuples().all()
         )
         rows, actions = await ledger_rows_with_actions(s, list(methods), None)
-        return cached, match_rows(rows, methods, actions)
+        fresh = match_rows(rows, methods, actions)
+        if portfolio_id is not None:
+            fresh = fresh.only({n for n in fresh.symbols if n.startswith(f"{portfolio_id}:")})
+        return cached, fresh
 
 
 async def _orm_rows(db: Database, user_id: int) -> dict[int, tuple]:
@@ -77,11 +81,12 @@ def _check(api: Api, user_id: int, pid: int) -> LedgerColumns:
     assert bal == bal_fresh
     for name in ("symbol", "kind", "quantity", "price", "fees", "date", "currency"):
         assert np.array_equal(getattr(hist, name), getattr(hist_fresh, name)), name
-    cached_lots, fresh_lots = api.call(_lots, api.db, user_id)
-    for field in ("symbols", "method", "lot_names", "symbol_methods"):
-        assert getattr(cached_lots, field) == getattr(fresh_lots, field), field
-    for field in ("open_lots", "realized", "dividends", "buys", "groups"):
-        assert np.array_equal(getattr(cached_lots, field), getattr(fresh_lots, field)), field
+    for part in (None, pid):  # the whole ledger, and the portfolio's part (cached apart)
+        cached_lots, fresh_lots = api.call(_lots, api.db, user_id, part)
+        for field in ("symbols", "method", "lot_names", "symbol_methods"):
+            assert getattr(cached_lots, field) == getattr(fresh_lots, field), field
+        for field in ("open_lots", "realized", "dividends", "buys", "groups"):
+            assert np.array_equal(getattr(cached_lots, field), getattr(fresh_lots, field)), field
     orm = api.call(_orm_rows, api.db, user_id)
     assert sorted(orm) == sorted(fresh.id.tolist())
     kinds = fresh.kind_names()
