@@ -16,6 +16,9 @@ portfolio and asset, bought on or before the sale. "Left" is what
 ``quantcore.tax.match_lots`` relieves under ``specific``: a named sell takes its
 lot, an unnamed one the earliest lots first (Treas. Reg. 1.1012-1(c)(1)). Lot ids
 are facts of the sale, so the check holds whatever the portfolio's ``lot_method``.
+A new buy is not checked: it only adds shares, and an unnamed sell that now takes
+the new lot instead of a later one leaves every other lot at least as full, so no
+sell, named or not, and no dividend can become short.
 Wash sales move basis and holding periods, never shares between lots, so
 quantities are all the check needs. A split or stock dividend multiplies every lot,
 a merger empties them; shares a spin-off or merger delivers to another asset are

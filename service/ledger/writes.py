@@ -232,7 +232,7 @@ async def record(
             ledger = await derive.read_ledger(s, user_id, touched)
             action = f"Recording this {entry.kind} on {entry.date}"
             with_actions = ledger.has_actions or entry.is_action
-            if not with_actions:
+            if not with_actions and entry.kind != "buy":  # an added buy leaves no row short
                 lots.check_ledger(_lot_rows(ledger, portfolio.id, asset.symbol), add=_row(entry, None), action=action)
             now = utcnow()
             txn = Transaction(portfolio_id=portfolio.id, asset_id=asset.id, created_at=now)

@@ -14,12 +14,14 @@ from decimal import Decimal
 
 import pandas as pd
 import pytest
+from hypothesis import assume, given
+from hypothesis import strategies as st
 from sqlalchemy import delete, func, select
 from sqlalchemy.exc import IntegrityError
 
 from quantcore import tax
 from service.db.models import Transaction
-from service.ledger.checks import LotRow, first_shortfall
+from service.ledger.checks import LotRow, first_shortfall, ledger_key
 from tests.service.conftest import Api
 
 
@@ -246,6 +248,37 @@ def test_first_shortfall_plain_cases() -> None:
     # a lot named before it is bought holds nothing
     short = first_shortfall([buy[0], LotRow(3, "sell", Decimal(1), d1, lot_id=2), buy[1]])
     assert short is not None and short.held == 0
+
+
+_DAY0 = dt.date(2025, 1, 2)
+_rows = st.lists(
+    st.tuples(
+        st.sampled_from(["buy", "buy", "sell", "sell", "dividend"]),
+        st.integers(1, 9),  # shares
+        st.integers(0, 20),  # day
+        st.integers(0, 12),  # the buy a sell names (an index; none if not a buy)
+    ),
+    max_size=30,
+)
+
+
+@given(_rows, st.integers(1, 9), st.integers(0, 20))
+def test_an_added_buy_never_leaves_a_row_short(spec: list, shares: int, day: int) -> None:
+    """Why a typed buy skips the check: on any ledger that relieves, adding a buy anywhere
+    leaves it relieving (named sells, unnamed sells and dividends alike)."""
+    rows: list[LotRow] = []
+    for i, (kind, q, d, named) in enumerate(spec):
+        lot = None
+        if kind == "sell" and named < len(rows) and rows[named].kind == "buy" and named % 2:
+            lot = rows[named].id
+        rows.append(LotRow(i + 1, kind, Decimal(q), _DAY0 + dt.timedelta(days=d), lot_id=lot))
+
+    def order(rs: list[LotRow]) -> list[LotRow]:
+        return sorted(rs, key=lambda r: ledger_key(r.date, r.kind, r.price, r.quantity, r.fees, r.id))
+
+    assume(first_shortfall(order(rows)) is None)  # only ledgers the service can hold
+    added = LotRow(None, "buy", Decimal(shares), _DAY0 + dt.timedelta(days=day))
+    assert first_shortfall(order([*rows, added])) is None
 
 
 def test_concurrent_sells_of_one_lot(api: Api) -> None:
