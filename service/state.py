@@ -75,13 +75,13 @@ async def provide_session(
 
     A safe method (``GET``, ``HEAD``) reads: the session is closed (whatever it began
     rolled back) after the handler. Any other method writes: the session is one
-    transaction of :meth:`Database.write` (``BEGIN IMMEDIATE`` on SQLite), committed
-    after the handler returns and before the response is sent, rolled back when the
-    handler raises. Services take the session and ``flush`` (never commit) when they
-    need generated ids. Handlers that compute between two short transactions (a
-    backtest run) take ``db`` instead, so that no write lock is held while computing.
+    transaction of :meth:`Database.write`, committed after the handler returns and
+    before the response is sent, rolled back when the handler raises. The transaction
+    begins with the first statement (``BEGIN IMMEDIATE`` on SQLite), so a handler that
+    hashes a password or runs a backtest first holds no lock meanwhile. Services take
+    the session and ``flush`` (never commit) when they need generated ids.
     """
-    async with (db.read() if request.method in _READS else db.write()) as session:
+    async with db.read() if request.method in _READS else db.write() as session:
         yield session
 
 
