@@ -25,7 +25,7 @@ from service.assets.services import AssetReads
 from service.auth.services import IdentityCache
 from service.db import Database
 from service.ledger.book import BookCache, PortfolioReads
-from service.pagination import provide_page_params
+from service.pagination import provide_page_params, windowed
 from service.ratelimit import RateLimiter
 from service.settings import Settings
 
@@ -93,6 +93,8 @@ def app_dependencies(res: Resources) -> dict[str, Provide]:
     per-user portfolio books), ``asset_reads`` and ``portfolios`` (the read services
     of those features), ``resources`` (all of them) and ``paging`` (the validated
     ``limit``/``offset``/``page`` of a list endpoint, :mod:`service.pagination`).
+    ``portfolio_list`` is ``portfolios`` with ``paging``, one dependency for the hot
+    portfolio list (:func:`service.pagination.windowed`).
     """
     constants: dict[str, Any] = {
         "db": res.db,
@@ -106,4 +108,5 @@ def app_dependencies(res: Resources) -> dict[str, Provide]:
     deps = {k: Provide(_constant(v), sync_to_thread=False) for k, v in constants.items()}
     deps["session"] = Provide(provide_session)
     deps["paging"] = Provide(provide_page_params, sync_to_thread=False)
+    deps["portfolio_list"] = Provide(windowed(res.portfolio_reads), sync_to_thread=False)
     return deps

@@ -19,7 +19,7 @@ from service.db import Database
 from service.errors import NotFoundError
 from service.ledger.book import PortfolioReads
 from service.ledger.writes import LedgerEntry, record
-from service.pagination import Page, PageParams
+from service.pagination import Page, PageParams, Windowed
 from service.portfolios import services
 from service.portfolios.export import position_csv
 from service.portfolios.schemas import (
@@ -45,12 +45,12 @@ class PortfolioController(Controller):
     async def list_portfolios(
         self,
         request: Req,
-        portfolios: NamedDependency[PortfolioReads],
-        paging: NamedDependency[PageParams],
+        portfolio_list: NamedDependency[Windowed[PortfolioReads]],
         active_only: FromQuery[bool] = False,
         ordering: FromQuery[Ordering] = "-created_at",
     ) -> Page[PortfolioRead]:
-        items, count = await portfolios.listing(
+        paging = portfolio_list.paging
+        items, count = await portfolio_list.reads.listing(
             request.user.id, paging, active_only=active_only, ordering=ordering
         )
         return Page.build(request, items, count, paging)
