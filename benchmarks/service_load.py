@@ -148,7 +148,7 @@ class Servers:
     def _seed(self, env: dict[str, str]) -> str:
         subprocess.run(
             [sys.executable, "-m", "service", "createuser", "bench", "--password-stdin"],
-            input=b"benchmark-password\n",
+            input=b"load-test-secret-7\n",
             env=env,
             cwd=ROOT,
             check=True,

@@ -25,7 +25,7 @@ from service.assets.services import AssetReads
 from service.auth.services import IdentityCache
 from service.db import Database
 from service.ledger.book import BookCache, PortfolioReads
-from service.pagination import provide_page_params
+from service.pagination import provide_page_params, windowed
 from service.ratelimit import RateLimiter
 from service.settings import Settings
 
@@ -75,13 +75,13 @@ async def provide_session(
 
     A safe method (``GET``, ``HEAD``) reads: the session is closed (whatever it began
     rolled back) after the handler. Any other method writes: the session is one
-    transaction of :meth:`Database.write` (``BEGIN IMMEDIATE`` on SQLite), committed
-    after the handler returns and before the response is sent, rolled back when the
-    handler raises. Services take the session and ``flush`` (never commit) when they
-    need generated ids. Handlers that compute between two short transactions (a
-    backtest run) take ``db`` instead, so that no write lock is held while computing.
+    transaction of :meth:`Database.write`, committed after the handler returns and
+    before the response is sent, rolled back when the handler raises. The transaction
+    begins with the first statement (``BEGIN IMMEDIATE`` on SQLite), so a handler that
+    hashes a password or runs a backtest first holds no lock meanwhile. Services take
+    the session and ``flush`` (never commit) when they need generated ids.
     """
-    async with (db.read() if request.method in _READS else db.write()) as session:
+    async with db.read() if request.method in _READS else db.write() as session:
         yield session
 
 
@@ -93,6 +93,8 @@ def app_dependencies(res: Resources) -> dict[str, Provide]:
     per-user portfolio books), ``asset_reads`` and ``portfolios`` (the read services
     of those features), ``resources`` (all of them) and ``paging`` (the validated
     ``limit``/``offset``/``page`` of a list endpoint, :mod:`service.pagination`).
+    ``portfolio_list`` is ``portfolios`` with ``paging``, one dependency for the hot
+    portfolio list (:func:`service.pagination.windowed`).
     """
     constants: dict[str, Any] = {
         "db": res.db,
@@ -106,4 +108,5 @@ def app_dependencies(res: Resources) -> dict[str, Provide]:
     deps = {k: Provide(_constant(v), sync_to_thread=False) for k, v in constants.items()}
     deps["session"] = Provide(provide_session)
     deps["paging"] = Provide(provide_page_params, sync_to_thread=False)
+    deps["portfolio_list"] = Provide(windowed(res.portfolio_reads), sync_to_thread=False)
     return deps

@@ -2,12 +2,11 @@
 
 from __future__ import annotations
 
-import datetime as dt
 from typing import Annotated
 
 from litestar import Controller, Request, get
 from litestar.datastructures import State
-from litestar.di import NamedDependency
+from litestar.di import NamedDependency, Provide
 from litestar.params import FromPath, QueryParameter
 from sqlalchemy.ext.asyncio import AsyncSession
 
@@ -15,7 +14,7 @@ from quantcore.income import GroupBy
 from service.analytics import income as income_service
 from service.analytics import overview as overview_service
 from service.analytics import services
-from service.analytics.periods import PeriodName, window_query
+from service.analytics.periods import WindowParams, provide_window
 from service.analytics.schemas import (
     AllocationRead,
     IncomeRead,
@@ -33,23 +32,6 @@ from service.auth.identity import Identity
 __all__ = ["AnalyticsController"]
 
 Req = Request[Identity, str, State]
-PeriodQ = Annotated[
-    PeriodName | None,
-    QueryParameter(
-        description=(
-            "Look-back: 1m, 3m, 6m, ytd, 1y (default), 2y, 3y, 5y or max (from the first "
-            "transaction). Not with start_date/end_date."
-        )
-    ),
-]
-StartQ = Annotated[
-    dt.date | None,
-    QueryParameter(description="First day of the window (default: the first transaction)."),
-]
-EndQ = Annotated[
-    dt.date | None,
-    QueryParameter(description="Last day of the window (default: the market's current day)."),
-]
 BenchmarkQ = Annotated[
     str | None,
     QueryParameter(
@@ -62,6 +44,8 @@ class AnalyticsController(Controller):
     path = "/api/analytics"
     tags = ["analytics"]  # noqa: RUF012
     guards = [requires_user]  # noqa: RUF012
+    # period, start_date, end_date of the endpoints that cover a window
+    dependencies = {"window": Provide(provide_window, sync_to_thread=False)}  # noqa: RUF012
 
     @get("/portfolio/{portfolio_id:int}/metrics/", summary="Portfolio performance metrics")
     async def metrics(
@@ -70,14 +54,11 @@ class AnalyticsController(Controller):
         portfolio_id: FromPath[int],
         session: NamedDependency[AsyncSession],
         market: NamedDependency[MarketData],
-        period: PeriodQ = None,
-        start_date: StartQ = None,
-        end_date: EndQ = None,
+        window: NamedDependency[WindowParams],
         benchmark: BenchmarkQ = None,
     ) -> MetricsRead:
-        query = window_query(period, start_date, end_date)
         return await services.portfolio_metrics(
-            session, market, request.user.id, portfolio_id, query, benchmark
+            session, market, request.user.id, portfolio_id, window.query(), benchmark
         )
 
     @get("/portfolio/{portfolio_id:int}/performance/", summary="Portfolio performance series")
@@ -87,17 +68,14 @@ class AnalyticsController(Controller):
         portfolio_id: FromPath[int],
         session: NamedDependency[AsyncSession],
         market: NamedDependency[MarketData],
-        period: PeriodQ = None,
-        start_date: StartQ = None,
-        end_date: EndQ = None,
+        window: NamedDependency[WindowParams],
         interval: Annotated[
             Interval, QueryParameter(description="Point spacing: 1d, 1w or 1m.")
         ] = "1d",
         benchmark: BenchmarkQ = None,
     ) -> PerformanceRead:
-        query = window_query(period, start_date, end_date)
         return await services.performance(
-            session, market, request.user.id, portfolio_id, query, interval, benchmark
+            session, market, request.user.id, portfolio_id, window.query(), interval, benchmark
         )
 
     @get("/overview/", summary="All portfolios as one account, in one currency")
@@ -106,9 +84,7 @@ class AnalyticsController(Controller):
         request: Req,
         session: NamedDependency[AsyncSession],
         market: NamedDependency[MarketData],
-        period: PeriodQ = None,
-        start_date: StartQ = None,
-        end_date: EndQ = None,
+        window: NamedDependency[WindowParams],
         currency: Annotated[
             str,
             QueryParameter(min_length=3, max_length=3, description="ISO 4217 code (default USD)."),
@@ -121,9 +97,8 @@ class AnalyticsController(Controller):
             QueryParameter(min_length=1, max_length=32, description="Benchmark (default SPY)."),
         ] = None,
     ) -> OverviewRead:
-        query = window_query(period, start_date, end_date)
         return await overview_service.overview(
-            session, market, request.user.id, query, currency, interval, benchmark
+            session, market, request.user.id, window.query(), currency, interval, benchmark
         )
 
     @get("/portfolio/{portfolio_id:int}/income/", summary="Dividends and interest by period")
@@ -133,16 +108,13 @@ class AnalyticsController(Controller):
         portfolio_id: FromPath[int],
         session: NamedDependency[AsyncSession],
         market: NamedDependency[MarketData],
-        period: PeriodQ = None,
-        start_date: StartQ = None,
-        end_date: EndQ = None,
+        window: NamedDependency[WindowParams],
         group_by: Annotated[
             GroupBy, QueryParameter(description="Sum per month (default), quarter or year.")
         ] = "month",
     ) -> IncomeRead:
-        query = window_query(period, start_date, end_date)
         return await income_service.income(
-            session, market, request.user.id, portfolio_id, query, group_by
+            session, market, request.user.id, portfolio_id, window.query(), group_by
         )
 
     @get("/portfolio/{portfolio_id:int}/allocation/", summary="Portfolio allocation")

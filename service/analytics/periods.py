@@ -17,9 +17,10 @@ from __future__ import annotations
 
 import datetime as dt
 from dataclasses import dataclass
-from typing import Literal, get_args
+from typing import Annotated, Literal, get_args
 
 import pandas as pd
+from litestar.params import QueryParameter
 
 from service.assets.market import MarketData
 from service.errors import ValidationError
@@ -28,8 +29,10 @@ __all__ = [
     "PERIOD_MONTHS",
     "PeriodName",
     "Window",
+    "WindowParams",
     "WindowQuery",
     "market_today",
+    "provide_window",
     "resolve",
     "window_query",
 ]
@@ -67,6 +70,51 @@ class Window:
     label: str
     after: dt.date
     end: dt.date
+
+
+PeriodQ = Annotated[
+    PeriodName | None,
+    QueryParameter(
+        description=(
+            "Look-back: 1m, 3m, 6m, ytd, 1y (default), 2y, 3y, 5y or max (from the first "
+            "transaction). Not with start_date/end_date."
+        )
+    ),
+]
+StartQ = Annotated[
+    dt.date | None,
+    QueryParameter(description="First day of the window (default: the first transaction)."),
+]
+EndQ = Annotated[
+    dt.date | None,
+    QueryParameter(description="Last day of the window (default: the market's current day)."),
+]
+
+
+@dataclass(frozen=True, slots=True)
+class WindowParams:
+    """The ``period``, ``start_date`` and ``end_date`` query parameters, each valid on its own.
+
+    The ``window`` dependency of the analytics endpoints (:func:`provide_window`). They
+    are checked against each other by :meth:`query`, which the handler calls: after
+    Litestar has validated the handler's other parameters, so that a request with two
+    faults is refused naming the same field whichever way it is declared.
+    """
+
+    period: PeriodName | None
+    start_date: dt.date | None
+    end_date: dt.date | None
+
+    def query(self) -> WindowQuery:
+        """:func:`window_query` of these parameters."""
+        return window_query(self.period, self.start_date, self.end_date)
+
+
+def provide_window(
+    period: PeriodQ = None, start_date: StartQ = None, end_date: EndQ = None
+) -> WindowParams:
+    """The ``window`` dependency: the three window parameters of an analytics request."""
+    return WindowParams(period, start_date, end_date)
 
 
 def window_query(

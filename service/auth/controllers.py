@@ -29,7 +29,7 @@ from service.auth.schemas import (
     TokenInfo,
     TokenRead,
 )
-from service.db import Database
+from service.db import after_commit
 from service.errors import PermissionDenied, ValidationError
 from service.middleware import CSRF_COOKIE, SESSION_COOKIE
 from service.pagination import Page, PageParams
@@ -57,13 +57,15 @@ class AuthController(Controller):
 
     @post("/token/", summary="Exchange username and password for an API token", status_code=200)
     async def obtain_token(
-        self, request: Req, data: JSONBody[Credentials], resources: NamedDependency[Resources]
+        self,
+        request: Req,
+        data: JSONBody[Credentials],
+        resources: NamedDependency[Resources],
+        session: NamedDependency[AsyncSession],
     ) -> TokenRead:
         _may_manage_credentials(request)
         user = await services.authenticate(resources.db, data.username, data.password)
-        token, expires = await services.issue_token(
-            resources.db, user.id, resources.settings.token_ttl
-        )
+        token, expires = await services.issue_token(session, user.id, resources.settings.token_ttl)
         return TokenRead(token=token, expires_at=expires)
 
     @get(
@@ -97,10 +99,14 @@ class AuthController(Controller):
         "/tokens/{token_id:int}/", summary="Revoke one of your API tokens", guards=[requires_user]
     )
     async def delete_token(
-        self, request: Req, token_id: FromPath[int], resources: NamedDependency[Resources]
+        self,
+        request: Req,
+        token_id: FromPath[int],
+        resources: NamedDependency[Resources],
+        session: NamedDependency[AsyncSession],
     ) -> None:
-        await services.delete_user_token(resources.db, request.user.id, token_id)
-        resources.identities.clear()
+        await services.delete_user_token(session, request.user.id, token_id)
+        after_commit(session, resources.identities.clear)
 
     @post(
         "/password/",
@@ -109,33 +115,46 @@ class AuthController(Controller):
         status_code=HTTP_204_NO_CONTENT,
     )
     async def change_password(
-        self, request: Req, data: JSONBody[PasswordChange], resources: NamedDependency[Resources]
+        self,
+        request: Req,
+        data: JSONBody[PasswordChange],
+        resources: NamedDependency[Resources],
+        session: NamedDependency[AsyncSession],
     ) -> None:
         _may_manage_credentials(request)
         await services.change_password(
-            resources.db, request.user, data.current_password, data.new_password
+            resources.db, session, request.user, data.current_password, data.new_password
         )
-        resources.identities.clear()
+        after_commit(session, resources.identities.clear)
 
     @delete("/token/", summary="Revoke the token used for this request", guards=[requires_user])
-    async def revoke_token(self, request: Req, resources: NamedDependency[Resources]) -> None:
+    async def revoke_token(
+        self,
+        request: Req,
+        resources: NamedDependency[Resources],
+        session: NamedDependency[AsyncSession],
+    ) -> None:
         if request.user.method is not AuthMethod.TOKEN:
             raise ValidationError(
                 "Authorization", "invalid", "This request was not made with a token."
             )
-        await services.delete_token(resources.db, request.user.credential_id)
-        resources.identities.clear()
+        await services.delete_token(session, request.user.credential_id)
+        after_commit(session, resources.identities.clear)
 
     @post(
         "/login/", summary="Start a browser session (HttpOnly cookie + CSRF token)", status_code=200
     )
     async def login(
-        self, request: Req, data: JSONBody[Credentials], resources: NamedDependency[Resources]
+        self,
+        request: Req,
+        data: JSONBody[Credentials],
+        resources: NamedDependency[Resources],
+        session: NamedDependency[AsyncSession],
     ) -> Response[LoginRead]:
         _may_manage_credentials(request)
         user = await services.authenticate(resources.db, data.username, data.password)
         ttl = resources.settings.session_ttl_seconds
-        key, csrf = await services.create_session(resources.db, user.id, ttl)
+        key, csrf = await services.create_session(session, user.id, ttl)
         secure = resources.settings.session_cookie_secure
         return Response(
             LoginRead(username=user.username, csrf_token=csrf),
@@ -167,10 +186,15 @@ class AuthController(Controller):
         status_code=HTTP_204_NO_CONTENT,
         guards=[requires_user],
     )
-    async def logout(self, request: Req, resources: NamedDependency[Resources]) -> Response[None]:
+    async def logout(
+        self,
+        request: Req,
+        resources: NamedDependency[Resources],
+        session: NamedDependency[AsyncSession],
+    ) -> Response[None]:
         if request.user.method is AuthMethod.SESSION:
-            await services.delete_session(resources.db, request.user.credential_id)
-            resources.identities.clear()
+            await services.delete_session(session, request.user.credential_id)
+            after_commit(session, resources.identities.clear)
         return Response(
             None,
             status_code=HTTP_204_NO_CONTENT,
@@ -190,11 +214,11 @@ class AuthController(Controller):
 
     @post("/api-keys/", summary="Create an API key (the key is shown once)", guards=[requires_user])
     async def create_api_key(
-        self, request: Req, data: JSONBody[ApiKeyCreate], db: NamedDependency[Database]
+        self, request: Req, data: JSONBody[ApiKeyCreate], session: NamedDependency[AsyncSession]
     ) -> ApiKeyCreated:
         _may_manage_credentials(request)
         row, key = await services.create_api_key(
-            db, request.user.id, data.name, frozenset(data.scopes)
+            session, request.user.id, data.name, frozenset(data.scopes)
         )
         return ApiKeyCreated(
             id=row.id,
@@ -233,7 +257,11 @@ class AuthController(Controller):
 
     @delete("/api-keys/{key_id:int}/", summary="Revoke an API key", guards=[requires_user])
     async def delete_api_key(
-        self, request: Req, key_id: FromPath[int], resources: NamedDependency[Resources]
+        self,
+        request: Req,
+        key_id: FromPath[int],
+        resources: NamedDependency[Resources],
+        session: NamedDependency[AsyncSession],
     ) -> None:
-        await services.delete_api_key(resources.db, request.user.id, key_id)
-        resources.identities.clear()
+        await services.delete_api_key(session, request.user.id, key_id)
+        after_commit(session, resources.identities.clear)

@@ -287,6 +287,10 @@ async def create_user(db: Database, username: str, password: str) -> User:
 async def authenticate(db: Database, username: str, password: str) -> User:
     """The user whose password matches (username compared trimmed and case-insensitively).
 
+    The user is read in a short read session of its own, ended before the hash is
+    checked: the request's write session (which writes the token or session after
+    this) has not begun yet, so SQLite's write lock is not held while hashing.
+
     Raises:
         AuthenticationRequired: no hint whether the username or the password was wrong.
     """
@@ -302,21 +306,26 @@ async def authenticate(db: Database, username: str, password: str) -> User:
     return user
 
 
-async def issue_token(db: Database, user_id: int, ttl: int = 0) -> tuple[str, dt.datetime | None]:
+async def issue_token(
+    session: AsyncSession, user_id: int, ttl: int = 0
+) -> tuple[str, dt.datetime | None]:
     """A new API token for the user, expiring ``ttl`` seconds from now (0: never).
 
     Returns the plain key (shown once) and the expiry.
     """
     key = new_secret(TOKEN_PREFIX)
     expires = utcnow() + dt.timedelta(seconds=ttl) if ttl > 0 else None
-    async with db.write() as s:
-        s.add(AuthToken(user_id=user_id, key_hash=digest(key), prefix=key[:12], expires_at=expires))
+    session.add(
+        AuthToken(user_id=user_id, key_hash=digest(key), prefix=key[:12], expires_at=expires)
+    )
     return key, expires
 
 
 async def create_token(db: Database, user_id: int, ttl: int = 0) -> str:
-    """:func:`issue_token`, the key only (the CLI, the demo data, tests)."""
-    return (await issue_token(db, user_id, ttl))[0]
+    """:func:`issue_token` in a transaction of its own, the key only (the CLI, the demo data,
+    tests: callers outside a request)."""
+    async with db.write() as s:
+        return (await issue_token(s, user_id, ttl))[0]
 
 
 async def list_tokens(
@@ -334,21 +343,25 @@ async def list_tokens(
     return list(rows), int(count)
 
 
-async def delete_user_token(db: Database, user_id: int, token_id: int) -> None:
+async def delete_user_token(session: AsyncSession, user_id: int, token_id: int) -> None:
     """Revoke one of the user's tokens; another user's id is a 404."""
-    async with db.write() as s:
-        result = await s.execute(
-            delete(AuthToken).where(AuthToken.id == token_id, AuthToken.user_id == user_id)
-        )
-        if result.rowcount == 0:  # type: ignore[attr-defined]
-            raise NotFoundError(f"Token {token_id} not found.")
+    result = await session.execute(
+        delete(AuthToken).where(AuthToken.id == token_id, AuthToken.user_id == user_id)
+    )
+    if result.rowcount == 0:  # type: ignore[attr-defined]
+        raise NotFoundError(f"Token {token_id} not found.")
 
 
-async def change_password(db: Database, identity: Identity, current: str, new: str) -> None:
+async def change_password(
+    db: Database, session: AsyncSession, identity: Identity, current: str, new: str
+) -> None:
     """Set a new password and revoke every other session and token of the user.
 
     The credential of the request itself stays valid; API keys are kept (they are
-    revoked one by one with ``DELETE /api/auth/api-keys/{id}/``).
+    revoked one by one with ``DELETE /api/auth/api-keys/{id}/``). The current hash is
+    read and checked, and the new one computed, before the first statement of
+    ``session`` (the request's write transaction): SQLite's write lock is not held
+    while hashing (see :func:`authenticate`).
 
     Raises:
         AuthenticationRequired: ``current`` is not the password.
@@ -365,18 +378,14 @@ async def change_password(db: Database, identity: Identity, current: str, new: s
         )
     keep_token = identity.credential_id if identity.method is AuthMethod.TOKEN else -1
     keep_session = identity.credential_id if identity.method is AuthMethod.SESSION else -1
-    async with db.write() as s:
-        await s.execute(
-            update(User).where(User.id == user.id).values(password_hash=hash_password(new))
-        )
-        await s.execute(
-            delete(AuthToken).where(AuthToken.user_id == user.id, AuthToken.id != keep_token)
-        )
-        await s.execute(
-            delete(UserSession).where(
-                UserSession.user_id == user.id, UserSession.id != keep_session
-            )
-        )
+    new_hash = hash_password(new)
+    await session.execute(update(User).where(User.id == user.id).values(password_hash=new_hash))
+    await session.execute(
+        delete(AuthToken).where(AuthToken.user_id == user.id, AuthToken.id != keep_token)
+    )
+    await session.execute(
+        delete(UserSession).where(UserSession.user_id == user.id, UserSession.id != keep_session)
+    )
 
 
 async def live_credentials(
@@ -408,33 +417,30 @@ async def live_credentials(
     return found
 
 
-async def delete_token(db: Database, token_id: int) -> None:
-    async with db.write() as s:
-        await s.execute(delete(AuthToken).where(AuthToken.id == token_id))
+async def delete_token(session: AsyncSession, token_id: int) -> None:
+    await session.execute(delete(AuthToken).where(AuthToken.id == token_id))
 
 
-async def create_session(db: Database, user_id: int, ttl: int) -> tuple[str, str]:
+async def create_session(session: AsyncSession, user_id: int, ttl: int) -> tuple[str, str]:
     """A new browser session; returns (cookie key, CSRF token)."""
     key, csrf = new_secret(SESSION_PREFIX), secrets.token_urlsafe(32)
-    async with db.write() as s:
-        s.add(
-            UserSession(
-                user_id=user_id,
-                key_hash=digest(key),
-                csrf_token=csrf,
-                expires_at=utcnow() + dt.timedelta(seconds=ttl),
-            )
+    session.add(
+        UserSession(
+            user_id=user_id,
+            key_hash=digest(key),
+            csrf_token=csrf,
+            expires_at=utcnow() + dt.timedelta(seconds=ttl),
         )
+    )
     return key, csrf
 
 
-async def delete_session(db: Database, session_id: int) -> None:
-    async with db.write() as s:
-        await s.execute(delete(UserSession).where(UserSession.id == session_id))
+async def delete_session(session: AsyncSession, session_id: int) -> None:
+    await session.execute(delete(UserSession).where(UserSession.id == session_id))
 
 
 async def create_api_key(
-    db: Database, user_id: int, name: str, scopes: frozenset[str] = frozenset()
+    session: AsyncSession, user_id: int, name: str, scopes: frozenset[str] = frozenset()
 ) -> tuple[ApiKey, str]:
     """A new API key (row and plain key, shown once) with the given :data:`SCOPES`."""
     key = new_secret(API_KEY_PREFIX)
@@ -445,8 +451,8 @@ async def create_api_key(
         prefix=key[:12],
         scopes=" ".join(sorted(scopes)),
     )
-    async with db.write() as s:
-        s.add(row)
+    session.add(row)
+    await session.flush()  # the id and created_at of the reply
     return row, key
 
 
@@ -465,11 +471,10 @@ async def list_api_keys(
     return list(rows), int(count)
 
 
-async def delete_api_key(db: Database, user_id: int, key_id: int) -> None:
+async def delete_api_key(session: AsyncSession, user_id: int, key_id: int) -> None:
     """Revoke one of the user's keys; another user's id is a 404."""
-    async with db.write() as s:
-        result = await s.execute(
-            delete(ApiKey).where(ApiKey.id == key_id, ApiKey.user_id == user_id)
-        )
-        if result.rowcount == 0:  # type: ignore[attr-defined]
-            raise NotFoundError(f"API key {key_id} not found.")
+    result = await session.execute(
+        delete(ApiKey).where(ApiKey.id == key_id, ApiKey.user_id == user_id)
+    )
+    if result.rowcount == 0:  # type: ignore[attr-defined]
+        raise NotFoundError(f"API key {key_id} not found.")

@@ -146,16 +146,17 @@ class BacktestingController(Controller):
         request: Req,
         backtest_id: FromPath[int],
         db: NamedDependency[Database],
+        session: NamedDependency[AsyncSession],
         market: NamedDependency[MarketData],
     ) -> RunResult:
-        return await services.run_backtest(db, market, request.user.id, backtest_id)
+        return await services.run_backtest(db, session, market, request.user.id, backtest_id)
 
     @post("/quick-backtest/", summary="Create and run a backtest in one call")
     async def quick_backtest(
         self,
         request: Req,
         data: JSONBody[QuickBacktestCreate],
-        db: NamedDependency[Database],
+        session: NamedDependency[AsyncSession],
         market: NamedDependency[MarketData],
     ) -> QuickBacktestRead:
-        return await services.quick_backtest(db, market, request.user.id, data)
+        return await services.quick_backtest(session, market, request.user.id, data)

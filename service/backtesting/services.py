@@ -412,9 +412,15 @@ def _outcome(bt: Backtest, result: dict[str, Any] | None, error: str, elapsed: f
 
 
 async def run_backtest(
-    db: Database, market: MarketData, user_id: int, backtest_id: int
+    db: Database, session: AsyncSession, market: MarketData, user_id: int, backtest_id: int
 ) -> RunResult:
     """Run (or re-run) one of the user's backtests.
+
+    Two short transactions around the computation: the ``running`` mark commits in
+    one of its own before the run starts (a second run of the backtest meanwhile sees
+    it: 409), and the outcome is written in ``session``, the request's write
+    transaction, which begins only after the run (no write lock is held while
+    computing, which takes seconds).
 
     Raises:
         Conflict: 409 while it is already running (unless marked running for more
@@ -428,20 +434,20 @@ async def run_backtest(
         assert strategy is not None  # FK with ON DELETE CASCADE
         bt.status, bt.error, bt.updated_at = "running", "", utcnow()
     result, error, elapsed = await _compute(market, strategy, bt)
-    async with db.write() as s:
-        row = await s.get(Backtest, bt.id)
-        if row is None:  # deleted while running
-            raise NotFoundError(f"Backtest {bt.id} not found.")
-        return _outcome(row, result, error, elapsed)
+    row = await session.get(Backtest, bt.id)
+    if row is None:  # deleted while running
+        raise NotFoundError(f"Backtest {bt.id} not found.")
+    return _outcome(row, result, error, elapsed)
 
 
 async def quick_backtest(
-    db: Database, market: MarketData, user_id: int, data: QuickBacktestCreate
+    session: AsyncSession, market: MarketData, user_id: int, data: QuickBacktestCreate
 ) -> QuickBacktestRead:
     """Create a strategy (defaults for omitted parameters) and a backtest, and run it.
 
-    The run happens first; one write transaction then stores the strategy and the
-    backtest with its outcome (``completed`` or ``failed``).
+    The run happens first; ``session`` (the request's write transaction, begun by its
+    first statement, after the run) then stores the strategy and the backtest with
+    its outcome (``completed`` or ``failed``).
     """
     params = check_parameters(
         data.strategy_type, data.parameters, fill_defaults=True,
@@ -459,11 +465,11 @@ async def quick_backtest(
     bt = _new_backtest(user_id, 0, market, data, name, "running")
     result, error, elapsed = await _compute(market, strategy, bt)
     run = _outcome(bt, result, error, elapsed)
-    async with db.write() as s:  # one transaction stores the strategy and the finished run
-        s.add(strategy)
-        await s.flush()
-        bt.strategy_id = strategy.id
-        s.add(bt)
+    session.add(strategy)
+    await session.flush()
+    bt.strategy_id = strategy.id
+    session.add(bt)
+    await session.flush()  # the id
     return QuickBacktestRead(
         backtest_id=bt.id, strategy_id=strategy.id, status=run.status, result=run.result,
         execution_time=run.execution_time, error=run.error,

@@ -22,7 +22,7 @@ the database write lock before the first read (WAL mode keeps readers unblocked)
 from __future__ import annotations
 
 import sqlite3
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Callable
 from contextlib import asynccontextmanager
 from pathlib import Path
 from typing import Any
@@ -37,11 +37,38 @@ from sqlalchemy.ext.asyncio import (
     async_sessionmaker,
     create_async_engine,
 )
+from sqlalchemy.orm import Session
 
-__all__ = ["Database", "alembic_config", "migrate"]
+__all__ = ["Database", "after_commit", "alembic_config", "migrate"]
 
 MIGRATIONS = Path(__file__).resolve().parent / "migrations"
 _IMMEDIATE = "qc_sqlite_immediate"
+_AFTER_COMMIT = "qc_after_commit"
+
+
+class _Session(Session):
+    """The sessions of :class:`Database` (a class of their own for the commit hooks)."""
+
+
+def after_commit(session: AsyncSession, fn: Callable[[], None]) -> None:
+    """Call ``fn`` once the transaction of ``session`` has committed; never if it rolls back.
+
+    For what must follow the commit, not precede it: a credential revoked in the
+    request's transaction is dropped from the identity cache only once the revocation
+    is visible, or a concurrent lookup could cache it again from the old rows.
+    """
+    session.sync_session.info.setdefault(_AFTER_COMMIT, []).append(fn)
+
+
+@event.listens_for(_Session, "after_commit")
+def _run_after_commit(session: Session) -> None:
+    for fn in session.info.pop(_AFTER_COMMIT, ()):
+        fn()
+
+
+@event.listens_for(_Session, "after_rollback")
+def _drop_after_commit(session: Session) -> None:
+    session.info.pop(_AFTER_COMMIT, None)
 
 
 def _sqlite_file(url: str) -> Path | None:
@@ -76,7 +103,13 @@ class Database:
         self.engine: AsyncEngine = create_async_engine(url, **kwargs)
         if self.is_sqlite:
             _configure_sqlite(self.engine.sync_engine, busy_timeout)
-        self.sessions = async_sessionmaker(self.engine, expire_on_commit=False)
+        self.sessions = async_sessionmaker(
+            self.engine, expire_on_commit=False, sync_session_class=_Session
+        )
+        # the same pool; on SQLite its connections begin with BEGIN IMMEDIATE
+        self._writer = (
+            self.engine.execution_options(**{_IMMEDIATE: True}) if self.is_sqlite else self.engine
+        )
         self._point_path = _sqlite_file(url) if self.is_sqlite else None
         self._point: sqlite3.Connection | None = None
         self._point_sql: dict[Select[Any], tuple[str, tuple[str, ...]]] = {}
@@ -125,14 +158,16 @@ class Database:
 
     @asynccontextmanager
     async def write(self) -> AsyncIterator[AsyncSession]:
-        """A session in one write transaction: committed on success, rolled back on error."""
-        async with self.sessions() as session:
-            if self.is_sqlite:
-                await session.connection(execution_options={_IMMEDIATE: True})
-            async with session.begin() if not session.in_transaction() else _nullcontext():
-                yield session
-            if session.in_transaction():
-                await session.commit()
+        """A session in one write transaction: committed on success, rolled back on error.
+
+        The transaction begins with the session's first statement (on SQLite with
+        ``BEGIN IMMEDIATE``, which takes the write lock before that first read), not
+        when the session opens: work done before the first statement (hashing a
+        password, running a backtest) holds no lock, and a session that runs no
+        statement never touches the database.
+        """
+        async with self.sessions(bind=self._writer) as session, session.begin():
+            yield session
 
     async def ping(self) -> None:
         """Run ``SELECT 1`` (raises when the database does not answer)."""
@@ -144,11 +179,6 @@ class Database:
             self._point.close()
             self._point = None
         await self.engine.dispose()
-
-
-@asynccontextmanager
-async def _nullcontext() -> AsyncIterator[None]:
-    yield
 
 
 def _sqlite_busy(exc: sqlite3.OperationalError) -> bool:

@@ -9,6 +9,7 @@ from litestar.datastructures import State
 from litestar.di import NamedDependency
 from litestar.params import FromPath, FromQuery, JSONBody
 from litestar.response import Stream
+from sqlalchemy.ext.asyncio import AsyncSession
 
 from service.assets.market import MarketData
 from service.auth.guards import requires_user
@@ -18,15 +19,7 @@ from service.db import Database
 from service.errors import NotFoundError
 from service.ledger.book import PortfolioReads
 from service.ledger.writes import LedgerEntry, record
-from service.pagination import (
-    DEFAULT_LIMIT,
-    Limit,
-    Offset,
-    Page,
-    PageNumber,
-    PageParams,
-    page_params,
-)
+from service.pagination import Page, PageParams, Windowed
 from service.portfolios import services
 from service.portfolios.export import position_csv
 from service.portfolios.schemas import (
@@ -52,15 +45,12 @@ class PortfolioController(Controller):
     async def list_portfolios(
         self,
         request: Req,
-        portfolios: NamedDependency[PortfolioReads],
-        limit: Limit = DEFAULT_LIMIT,
-        offset: Offset = None,
-        page: PageNumber = None,
+        portfolio_list: NamedDependency[Windowed[PortfolioReads]],
         active_only: FromQuery[bool] = False,
         ordering: FromQuery[Ordering] = "-created_at",
     ) -> Page[PortfolioRead]:
-        paging = page_params(limit, offset, page)
-        items, count = await portfolios.listing(
+        paging = portfolio_list.paging
+        items, count = await portfolio_list.reads.listing(
             request.user.id, paging, active_only=active_only, ordering=ordering
         )
         return Page.build(request, items, count, paging)
@@ -70,10 +60,10 @@ class PortfolioController(Controller):
         self,
         request: Req,
         data: JSONBody[PortfolioCreate],
-        db: NamedDependency[Database],
+        session: NamedDependency[AsyncSession],
         market: NamedDependency[MarketData],
     ) -> PortfolioRead:
-        return await services.create_portfolio(db, market, request.user.id, data)
+        return await services.create_portfolio(session, market, request.user.id, data)
 
     @get("/{portfolio_id:int}/", summary="Retrieve a portfolio")
     async def get_portfolio(
@@ -87,34 +77,32 @@ class PortfolioController(Controller):
         request: Req,
         portfolio_id: FromPath[int],
         data: JSONBody[PortfolioUpdate],
-        db: NamedDependency[Database],
+        session: NamedDependency[AsyncSession],
         market: NamedDependency[MarketData],
     ) -> PortfolioRead:
-        return await services.update_portfolio(db, market, request.user.id, portfolio_id, data)
+        return await services.update_portfolio(session, market, request.user.id, portfolio_id, data)
 
     @delete("/{portfolio_id:int}/", summary="Delete a portfolio and its ledger")
     async def delete_portfolio(
-        self, request: Req, portfolio_id: FromPath[int], db: NamedDependency[Database]
+        self, request: Req, portfolio_id: FromPath[int], session: NamedDependency[AsyncSession]
     ) -> None:
-        await services.delete_portfolio(db, request.user.id, portfolio_id)
+        await services.delete_portfolio(session, request.user.id, portfolio_id)
 
     @get("/{portfolio_id:int}/positions/", summary="List positions")
     async def list_positions(
         self,
         request: Req,
         portfolio_id: FromPath[int],
-        portfolios: NamedDependency[PortfolioReads],
-        limit: Limit = DEFAULT_LIMIT,
-        offset: Offset = None,
-        page: PageNumber = None,
+        session: NamedDependency[AsyncSession],
+        market: NamedDependency[MarketData],
+        paging: NamedDependency[PageParams],
         format: ExportFormat = None,
     ) -> Page[PositionRead] | Stream:
         every = csv_requested(request, format)
-        paging = PageParams(limit=1 << 31, offset=0) if every else page_params(limit, offset, page)
-        async with portfolios.db.read() as s:
-            items, count = await services.list_positions(
-                s, portfolios.market, request.user.id, portfolio_id, paging
-            )
+        window = PageParams(limit=1 << 31, offset=0) if every else paging
+        items, count = await services.list_positions(
+            session, market, request.user.id, portfolio_id, window
+        )
         if every:
             return position_csv(items, portfolio_id)
         return Page.build(request, items, count, paging)
@@ -126,6 +114,7 @@ class PortfolioController(Controller):
         portfolio_id: FromPath[int],
         data: JSONBody[PositionCreate],
         db: NamedDependency[Database],
+        session: NamedDependency[AsyncSession],
         market: NamedDependency[MarketData],
     ) -> PositionRead:
         entry = LedgerEntry(
@@ -142,6 +131,7 @@ class PortfolioController(Controller):
             db, request.user.id, portfolio_id, entry, missing_portfolio=NotFoundError
         )
         assert position is not None and asset is not None  # a buy leaves an open position
-        async with db.read() as s:
-            base = (await services.get_owned(s, request.user.id, portfolio_id)).base_currency
+        # the ledger's write committed on its own; the request's session (not begun
+        # until this read) sees it
+        base = (await services.get_owned(session, request.user.id, portfolio_id)).base_currency
         return services.position_reads([(position, asset)], market, base)[0]

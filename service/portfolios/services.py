@@ -18,7 +18,6 @@ from quantcore.portfolio import mark_positions
 from service import formatting as fmt
 from service.assets.market import MarketData
 from service.assets.schemas import AssetRef
-from service.db import Database
 from service.db.models import Asset, Portfolio, Position, utcnow
 from service.errors import ValidationError
 from service.ledger import cash
@@ -69,8 +68,6 @@ def _prices(market: MarketData, symbols: Sequence[str]) -> tuple[np.ndarray, np.
     return price[take], change[take]
 
 
-
-
 async def _benchmark(s: AsyncSession, symbol: str) -> str:
     """``symbol`` upper-cased when it is a known asset (a benchmark must have prices)."""
     symbol = symbol.strip().upper()
@@ -82,67 +79,68 @@ async def _benchmark(s: AsyncSession, symbol: str) -> str:
 
 
 async def create_portfolio(
-    db: Database, market: MarketData, user_id: int, data: PortfolioCreate
+    s: AsyncSession, market: MarketData, user_id: int, data: PortfolioCreate
 ) -> PortfolioRead:
+    """A new portfolio of the user, in the write transaction ``s``."""
     now = utcnow()
-    async with db.write() as s:
-        await derive.lock_user_ledger(s, user_id)
-        p = Portfolio(
-            user_id=user_id,
-            name=data.name,
-            description=data.description,
-            benchmark_symbol=await _benchmark(s, data.benchmark_symbol),
-            is_active=data.is_active,
-            base_currency=cash.check_currency(market, data.base_currency, "base_currency"),
-            cash_policy=data.cash_policy,
-            created_at=now,
-            updated_at=now,
-        )
-        s.add(p)
-        await s.flush()
-        return (await portfolio_reads(s, market, [p], cached=False))[0]
+    await derive.lock_user_ledger(s, user_id)
+    p = Portfolio(
+        user_id=user_id,
+        name=data.name,
+        description=data.description,
+        benchmark_symbol=await _benchmark(s, data.benchmark_symbol),
+        is_active=data.is_active,
+        base_currency=cash.check_currency(market, data.base_currency, "base_currency"),
+        cash_policy=data.cash_policy,
+        created_at=now,
+        updated_at=now,
+    )
+    s.add(p)
+    await s.flush()
+    return (await portfolio_reads(s, market, [p], cached=False))[0]
 
 
 async def update_portfolio(
-    db: Database, market: MarketData, user_id: int, portfolio_id: int, data: PortfolioUpdate
+    s: AsyncSession, market: MarketData, user_id: int, portfolio_id: int, data: PortfolioUpdate
 ) -> PortfolioRead:
-    async with db.write() as s:
-        await derive.lock_user_ledger(s, user_id)
-        p = await get_owned(s, user_id, portfolio_id)
-        p.name = data.name
-        if data.description is not None:
-            p.description = data.description
-        if data.benchmark_symbol is not None:
-            p.benchmark_symbol = await _benchmark(s, data.benchmark_symbol)
-        if data.is_active is not None:
-            p.is_active = data.is_active
-        if data.base_currency is not None:
-            p.base_currency = cash.check_currency(market, data.base_currency, "base_currency")
-        if data.cash_policy is not None:
-            p.cash_policy = data.cash_policy
-        if p.cash_policy == "strict":  # the history so far must keep to it
-            rows = await cash.read_cash_rows(await s.connection(), portfolio_ids=[p.id])
-            cash.check_strict(rows, p.base_currency, "cash_policy", "Making the cash policy strict")
-        p.updated_at = utcnow()
-        await s.flush()
-        return (await portfolio_reads(s, market, [p], cached=False))[0]
+    """Change one of the user's portfolios, in the write transaction ``s``."""
+    await derive.lock_user_ledger(s, user_id)
+    p = await get_owned(s, user_id, portfolio_id)
+    p.name = data.name
+    if data.description is not None:
+        p.description = data.description
+    if data.benchmark_symbol is not None:
+        p.benchmark_symbol = await _benchmark(s, data.benchmark_symbol)
+    if data.is_active is not None:
+        p.is_active = data.is_active
+    if data.base_currency is not None:
+        p.base_currency = cash.check_currency(market, data.base_currency, "base_currency")
+    if data.cash_policy is not None:
+        p.cash_policy = data.cash_policy
+    if p.cash_policy == "strict":  # the history so far must keep to it
+        rows = await cash.read_cash_rows(await s.connection(), portfolio_ids=[p.id])
+        cash.check_strict(rows, p.base_currency, "cash_policy", "Making the cash policy strict")
+    p.updated_at = utcnow()
+    await s.flush()
+    return (await portfolio_reads(s, market, [p], cached=False))[0]
 
 
-async def delete_portfolio(db: Database, user_id: int, portfolio_id: int) -> None:
-    """Delete the portfolio with its ledger and positions.
+async def delete_portfolio(s: AsyncSession, user_id: int, portfolio_id: int) -> None:
+    """Delete the portfolio with its ledger and positions, in the write transaction ``s``.
 
     The other portfolios' positions are re-derived: their wash-sale adjustments may
     have come from this portfolio's purchases.
     """
-    async with db.write() as s:
-        await derive.lock_user_ledger(s, user_id)
-        p = await get_owned(s, user_id, portfolio_id)
-        await s.delete(p)
-        await s.flush()
-        await derive.sync_positions(s, user_id)
+    await derive.lock_user_ledger(s, user_id)
+    p = await get_owned(s, user_id, portfolio_id)
+    await s.delete(p)
+    await s.flush()
+    await derive.sync_positions(s, user_id)
 
 
-def _rates(market: MarketData, currencies: Sequence[str], base: str) -> tuple[np.ndarray, np.ndarray]:
+def _rates(
+    market: MarketData, currencies: Sequence[str], base: str
+) -> tuple[np.ndarray, np.ndarray]:
     """Latest rate and previous close into ``base`` of each entry of ``currencies`` (NaN: unknown)."""
     known: dict[str, tuple[float, float]] = {}
     for code in set(currencies):

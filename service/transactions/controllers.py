@@ -10,6 +10,7 @@ from litestar.datastructures import State
 from litestar.di import NamedDependency
 from litestar.params import FromPath, FromQuery, JSONBody
 from litestar.response import Stream
+from sqlalchemy.ext.asyncio import AsyncSession
 
 from service.assets.market import MarketData
 from service.auth.guards import requires_user
@@ -55,6 +56,7 @@ class TransactionController(Controller):
         self,
         request: Request[Identity, Any, State],
         db: NamedDependency[Database],
+        session: NamedDependency[AsyncSession],
         paging: NamedDependency[PageParams],
         portfolio_id: FromQuery[int | None] = None,
         asset_symbol: FromQuery[str | None] = None,
@@ -68,17 +70,16 @@ class TransactionController(Controller):
                 db, request.user.id, portfolio_id=portfolio_id, asset_symbol=asset_symbol,
                 transaction_type=transaction_type, date_from=date_from, date_to=date_to,
             )  # fmt: skip
-        async with db.read() as s:
-            items, count = await services.list_transactions(
-                s,
-                request.user.id,
-                paging,
-                portfolio_id=portfolio_id,
-                asset_symbol=asset_symbol,
-                transaction_type=transaction_type,
-                date_from=date_from,
-                date_to=date_to,
-            )
+        items, count = await services.list_transactions(
+            session,
+            request.user.id,
+            paging,
+            portfolio_id=portfolio_id,
+            asset_symbol=asset_symbol,
+            transaction_type=transaction_type,
+            date_from=date_from,
+            date_to=date_to,
+        )
         return Page.build(request, items, count, paging)
 
     @post("/", summary="Record a transaction")
@@ -123,7 +124,6 @@ class TransactionController(Controller):
         self,
         request: Request[Identity, Any, State],
         transaction_id: FromPath[int],
-        db: NamedDependency[Database],
+        session: NamedDependency[AsyncSession],
     ) -> TransactionRead:
-        async with db.read() as s:
-            return await services.get_transaction(s, request.user.id, transaction_id)
+        return await services.get_transaction(session, request.user.id, transaction_id)

@@ -16,7 +16,7 @@ from typing import TypeVar
 import pytest
 from sqlalchemy import bindparam, column, func, select, table, text
 
-from service.db import Database
+from service.db import Database, after_commit
 
 T = TypeVar("T")
 
@@ -137,3 +137,71 @@ def test_postgres_point_read_sees_each_commit(pg_database: str) -> None:
             await db.dispose()
 
     assert asyncio.run(main()) == [None, 2]
+
+
+def test_sqlite_write_locks_at_its_first_statement(tmp_path: Path) -> None:
+    """``Database.write`` takes SQLite's write lock with its first statement, not on entry.
+
+    Work before the first statement (hashing a password, a backtest) leaves other
+    writers free; from the first statement (a read) the transaction holds the lock.
+    """
+    path = tmp_path / "w.db"
+
+    def other_writer_gets_in() -> bool:
+        other = sqlite3.connect(path, timeout=0, isolation_level=None)
+        try:
+            other.execute("BEGIN IMMEDIATE")
+            other.execute("ROLLBACK")
+            return True
+        except sqlite3.OperationalError:
+            return False
+        finally:
+            other.close()
+
+    async def main() -> tuple[bool, bool, list[int]]:
+        db = Database(f"sqlite+aiosqlite:///{path}")
+        try:
+            await _setup(db)
+            async with db.write() as s:
+                before = other_writer_gets_in()
+                await s.execute(text("SELECT count(*) FROM t"))
+                after = other_writer_gets_in()
+                await s.execute(text("INSERT INTO t VALUES (3)"))
+            async with db.read() as s:
+                rows = [r[0] for r in await s.execute(text("SELECT x FROM t ORDER BY x"))]
+            return before, after, rows
+        finally:
+            await db.dispose()
+
+    assert asyncio.run(main()) == (True, False, [1, 2, 3])
+
+
+def test_after_commit_runs_after_the_commit_only(tmp_path: Path) -> None:
+    """``after_commit`` callbacks see the committed rows; a rollback drops them uncalled."""
+    path = tmp_path / "h.db"
+    seen: list[object] = []
+
+    def committed_count() -> None:
+        with sqlite3.connect(path) as other:  # another connection: only committed rows
+            seen.append(other.execute("SELECT count(*) FROM t").fetchone()[0])
+
+    async def main() -> None:
+        db = Database(f"sqlite+aiosqlite:///{path}")
+        try:
+            await _setup(db)
+            async with db.write() as s:
+                await s.execute(text("INSERT INTO t VALUES (3)"))
+                after_commit(s, committed_count)
+                seen.append("in transaction")
+            with pytest.raises(RuntimeError):
+                async with db.write() as s:
+                    await s.execute(text("INSERT INTO t VALUES (4)"))
+                    after_commit(s, committed_count)
+                    raise RuntimeError("refused")
+            async with db.write() as s:  # a later transaction of another session: nothing left
+                await s.execute(text("INSERT INTO t VALUES (5)"))
+        finally:
+            await db.dispose()
+
+    asyncio.run(main())
+    assert seen == ["in transaction", 3]
