@@ -10,6 +10,7 @@ from litestar import Controller, Request, Response, get, post, put
 from litestar.datastructures import State
 from litestar.di import NamedDependency
 from litestar.params import FromPath, FromQuery, JSONBody, QueryParameter
+from sqlalchemy.ext.asyncio import AsyncSession
 
 from service.assets.market import MarketData
 from service.auth.guards import requires_user
@@ -55,22 +56,22 @@ class TaxController(Controller):
     guards = [requires_user]  # noqa: RUF012
 
     @get("/settings/", summary="Your tax rates")
-    async def get_settings(self, request: Req, db: NamedDependency[Database]) -> TaxSettingsRead:
-        async with db.read() as s:
-            return await services.get_settings(s, request.user.id)
+    async def get_settings(
+        self, request: Req, session: NamedDependency[AsyncSession]
+    ) -> TaxSettingsRead:
+        return await services.get_settings(session, request.user.id)
 
     @put("/settings/", summary="Update your tax rates")
     async def update_settings(
-        self, request: Req, data: JSONBody[TaxSettingsUpdate], db: NamedDependency[Database]
+        self, request: Req, data: JSONBody[TaxSettingsUpdate], session: NamedDependency[AsyncSession]
     ) -> TaxSettingsRead:
-        return await services.update_settings(db, request.user.id, data)
+        return await services.update_settings(session, request.user.id, data)
 
     @get("/portfolios/{portfolio_id:int}/settings/", summary="A portfolio's lot method")
     async def get_portfolio_settings(
-        self, request: Req, portfolio_id: FromPath[int], db: NamedDependency[Database]
+        self, request: Req, portfolio_id: FromPath[int], session: NamedDependency[AsyncSession]
     ) -> PortfolioTaxSettings:
-        async with db.read() as s:
-            return await services.portfolio_settings(s, request.user.id, portfolio_id)
+        return await services.portfolio_settings(session, request.user.id, portfolio_id)
 
     @put("/portfolios/{portfolio_id:int}/settings/", summary="Set a portfolio's lot method")
     async def set_portfolio_settings(
@@ -78,23 +79,22 @@ class TaxController(Controller):
         request: Req,
         portfolio_id: FromPath[int],
         data: JSONBody[PortfolioTaxSettingsUpdate],
-        db: NamedDependency[Database],
+        session: NamedDependency[AsyncSession],
     ) -> PortfolioTaxSettings:
         return await services.set_portfolio_lot_method(
-            db, request.user.id, portfolio_id, data.lot_method
+            session, request.user.id, portfolio_id, data.lot_method
         )
 
     @get("/analytics/summary/", summary="Tax summary of a year")
     async def summary(
         self,
         request: Req,
-        db: NamedDependency[Database],
+        session: NamedDependency[AsyncSession],
         market: NamedDependency[MarketData],
         year: YearQ = None,
         portfolio_id: PortfolioQ = None,
     ) -> TaxSummaryRead:
-        async with db.read() as s:
-            return await services.summary(s, market, request.user.id, year, portfolio_id)
+        return await services.summary(session, market, request.user.id, year, portfolio_id)
 
     @post(
         "/analytics/calculate/", summary="Calculate and store a year's tax figures", status_code=200
@@ -103,18 +103,18 @@ class TaxController(Controller):
         self,
         request: Req,
         data: JSONBody[TaxCalculate],
-        db: NamedDependency[Database],
+        session: NamedDependency[AsyncSession],
         market: NamedDependency[MarketData],
     ) -> TaxCalculationRead:
         return await services.calculate(
-            db, market, request.user.id, data.year, data.portfolio_id, data.reprocess
+            session, market, request.user.id, data.year, data.portfolio_id, data.reprocess
         )
 
     @get("/loss-harvesting/", summary="Tax-loss-harvesting opportunities")
     async def loss_harvesting(
         self,
         request: Req,
-        db: NamedDependency[Database],
+        session: NamedDependency[AsyncSession],
         market: NamedDependency[MarketData],
         portfolio_id: PortfolioQ = None,
         min_loss: Annotated[
@@ -124,16 +124,15 @@ class TaxController(Controller):
             Decimal, QueryParameter(description="Smallest loss as a fraction of basis.")
         ] = Decimal(0),
     ) -> HarvestRead:
-        async with db.read() as s:
-            return await services.harvest(
-                s,
-                market,
-                request.user.id,
-                portfolio_id,
-                min_loss=min_loss,
-                min_loss_pct=min_loss_pct,
-                as_of=None,
-            )
+        return await services.harvest(
+            session,
+            market,
+            request.user.id,
+            portfolio_id,
+            min_loss=min_loss,
+            min_loss_pct=min_loss_pct,
+            as_of=None,
+        )
 
     @post(
         "/loss-harvesting/analyze/", summary="Opportunities with your thresholds", status_code=200
@@ -145,25 +144,24 @@ class TaxController(Controller):
         db: NamedDependency[Database],
         market: NamedDependency[MarketData],
     ) -> HarvestRead:
-        async with db.read() as s:
-            return await services.harvest(
-                s, market, request.user.id, data.portfolio_id,
-                min_loss=data.min_loss, min_loss_pct=data.min_loss_pct, as_of=data.as_of,
-            )  # fmt: skip
+        # a POST that only reads: the request's session would be a write transaction
+        return await services.analyze(
+            db, market, request.user.id, data.portfolio_id,
+            min_loss=data.min_loss, min_loss_pct=data.min_loss_pct, as_of=data.as_of,
+        )  # fmt: skip
 
     @get("/reports/", summary="List generated tax reports")
     async def list_reports(
         self,
         request: Req,
-        db: NamedDependency[Database],
+        session: NamedDependency[AsyncSession],
         paging: NamedDependency[PageParams],
         year: Annotated[int | None, QueryParameter(ge=1970, le=9999)] = None,
         report_type: FromQuery[ReportType | None] = None,
     ) -> Page[ReportRead]:
-        async with db.read() as s:
-            items, count = await services.list_reports(
-                s, request.user.id, paging, _base(request), year=year, report_type=report_type
-            )
+        items, count = await services.list_reports(
+            session, request.user.id, paging, _base(request), year=year, report_type=report_type
+        )
         return Page.build(request, items, count, paging)
 
     @post("/reports/generate/", summary="Generate and store a tax report")
@@ -171,11 +169,11 @@ class TaxController(Controller):
         self,
         request: Req,
         data: JSONBody[ReportCreate],
-        db: NamedDependency[Database],
+        session: NamedDependency[AsyncSession],
         market: NamedDependency[MarketData],
     ) -> ReportRead:
         return await services.generate_report(
-            db, market, request.user.id, data.year, data.report_type, data.portfolio_id,
+            session, market, request.user.id, data.year, data.report_type, data.portfolio_id,
             _base(request),
         )  # fmt: skip
 
@@ -184,13 +182,12 @@ class TaxController(Controller):
         self,
         request: Req,
         report_id: FromPath[int],
-        db: NamedDependency[Database],
+        session: NamedDependency[AsyncSession],
         format: Annotated[ReportFormat, QueryParameter(description="csv or json")] = "json",
     ) -> Response[str]:
-        async with db.read() as s:
-            body, media_type, name = await services.get_report(
-                s, request.user.id, report_id, format
-            )
+        body, media_type, name = await services.get_report(
+            session, request.user.id, report_id, format
+        )
         return Response(
             body,
             media_type=media_type,

@@ -121,38 +121,39 @@ def _check_decimal(field: str, value: Decimal | None, *, high: Decimal | None) -
         raise ValidationError(field, "max_value", f"{field} must be at most {high}.")
 
 
-async def update_settings(db: Database, user_id: int, data: TaxSettingsUpdate) -> TaxSettingsRead:
-    async with db.write() as s:
-        row = await _settings_row(s, user_id)
-        current = _rates(row)
-        merged: dict[str, Any] = {
-            "ordinary_rate": data.short_term_rate
-            if data.short_term_rate is not None
-            else current.ordinary_rate,
-            "long_term_rate": data.long_term_rate
-            if data.long_term_rate is not None
-            else current.long_term_rate,
-            "niit": data.niit if data.niit is not None else current.niit,
-            "loss_limit": data.loss_limit if data.loss_limit is not None else current.loss_limit,
-        }
-        for field, value in (
-            ("short_term_rate", data.short_term_rate),
-            ("long_term_rate", data.long_term_rate),
-        ):
-            _check_decimal(field, value, high=Decimal(1))
-        _check_decimal("loss_limit", data.loss_limit, high=None)
-        rates = TaxRates(
-            ordinary_rate=Decimal(merged["ordinary_rate"]),
-            long_term_rate=Decimal(merged["long_term_rate"]),
-            niit=bool(merged["niit"]),
-            loss_limit=Decimal(merged["loss_limit"]),
-        )
-        if row is None:
-            row = UserTaxSettings(user_id=user_id)
-            s.add(row)
-        row.short_term_rate = row.ordinary_dividend_rate = rates.ordinary_rate
-        row.long_term_rate = row.qualified_dividend_rate = rates.long_term_rate
-        row.niit, row.loss_limit, row.updated_at = rates.niit, rates.loss_limit, utcnow()
+async def update_settings(
+    s: AsyncSession, user_id: int, data: TaxSettingsUpdate
+) -> TaxSettingsRead:
+    row = await _settings_row(s, user_id)
+    current = _rates(row)
+    merged: dict[str, Any] = {
+        "ordinary_rate": data.short_term_rate
+        if data.short_term_rate is not None
+        else current.ordinary_rate,
+        "long_term_rate": data.long_term_rate
+        if data.long_term_rate is not None
+        else current.long_term_rate,
+        "niit": data.niit if data.niit is not None else current.niit,
+        "loss_limit": data.loss_limit if data.loss_limit is not None else current.loss_limit,
+    }
+    for field, value in (
+        ("short_term_rate", data.short_term_rate),
+        ("long_term_rate", data.long_term_rate),
+    ):
+        _check_decimal(field, value, high=Decimal(1))
+    _check_decimal("loss_limit", data.loss_limit, high=None)
+    rates = TaxRates(
+        ordinary_rate=Decimal(merged["ordinary_rate"]),
+        long_term_rate=Decimal(merged["long_term_rate"]),
+        niit=bool(merged["niit"]),
+        loss_limit=Decimal(merged["loss_limit"]),
+    )
+    if row is None:
+        row = UserTaxSettings(user_id=user_id)
+        s.add(row)
+    row.short_term_rate = row.ordinary_dividend_rate = rates.ordinary_rate
+    row.long_term_rate = row.qualified_dividend_rate = rates.long_term_rate
+    row.niit, row.loss_limit, row.updated_at = rates.niit, rates.loss_limit, utcnow()
     return _settings_read(rates)
 
 
@@ -164,17 +165,16 @@ async def portfolio_settings(
 
 
 async def set_portfolio_lot_method(
-    db: Database, user_id: int, portfolio_id: int, method: str
+    s: AsyncSession, user_id: int, portfolio_id: int, method: str
 ) -> PortfolioTaxSettings:
     """Set the lot relief method. Under ``specific`` a sell relieves the lot it names
     (``lot_id``), and a sell naming none the earliest lots (Treas. Reg. 1.1012-1(c)(1))."""
-    async with db.write() as s:
-        p = await get_owned(s, user_id, portfolio_id)
-        await derive.lock_user_ledger(s, user_id)
-        p.lot_method = method
-        p.updated_at = utcnow()
-        await s.flush()
-        await derive.sync_positions(s, user_id)  # positions are the lots under the method
+    p = await get_owned(s, user_id, portfolio_id)
+    await derive.lock_user_ledger(s, user_id)
+    p.lot_method = method
+    p.updated_at = utcnow()
+    await s.flush()
+    await derive.sync_positions(s, user_id)  # positions are the lots under the method
     return PortfolioTaxSettings(portfolio_id=portfolio_id, lot_method=method)  # type: ignore[arg-type]
 
 
@@ -227,7 +227,7 @@ async def summary(
 
 
 async def calculate(
-    db: Database,
+    s: AsyncSession,
     market: MarketData,
     user_id: int,
     year: int,
@@ -243,31 +243,30 @@ async def calculate(
     record is recomputed without it.
     """
     check_year(year)
-    async with db.write() as s:
-        if portfolio_id is not None:
-            await get_owned(s, user_id, portfolio_id)
-        where = [TaxRecord.user_id == user_id, TaxRecord.tax_year == year]
-        where.append(
-            TaxRecord.portfolio_id.is_(None)
-            if portfolio_id is None
-            else TaxRecord.portfolio_id == portfolio_id
-        )
-        record = (
-            await s.execute(select(TaxRecord).where(*where).order_by(TaxRecord.id.desc()).limit(1))
-        ).scalar_one_or_none()
-        result = await summary(s, market, user_id, year, portfolio_id)
-        payload = msgspec.to_builtins(result)
-        if record is not None and not reprocess and record.summary == payload:
-            return TaxCalculationRead(
-                id=record.id, tax_year=year, portfolio_id=portfolio_id, reprocessed=False,
-                calculated_at=record.created_at, summary=result,
-            )  # fmt: skip
-        if record is None:
-            record = TaxRecord(user_id=user_id, portfolio_id=portfolio_id, tax_year=year)
-            s.add(record)
-        record.summary = payload
-        record.created_at = utcnow()
-        await s.flush()
+    if portfolio_id is not None:
+        await get_owned(s, user_id, portfolio_id)
+    where = [TaxRecord.user_id == user_id, TaxRecord.tax_year == year]
+    where.append(
+        TaxRecord.portfolio_id.is_(None)
+        if portfolio_id is None
+        else TaxRecord.portfolio_id == portfolio_id
+    )
+    record = (
+        await s.execute(select(TaxRecord).where(*where).order_by(TaxRecord.id.desc()).limit(1))
+    ).scalar_one_or_none()
+    result = await summary(s, market, user_id, year, portfolio_id)
+    payload = msgspec.to_builtins(result)
+    if record is not None and not reprocess and record.summary == payload:
+        return TaxCalculationRead(
+            id=record.id, tax_year=year, portfolio_id=portfolio_id, reprocessed=False,
+            calculated_at=record.created_at, summary=result,
+        )  # fmt: skip
+    if record is None:
+        record = TaxRecord(user_id=user_id, portfolio_id=portfolio_id, tax_year=year)
+        s.add(record)
+    record.summary = payload
+    record.created_at = utcnow()
+    await s.flush()
     return TaxCalculationRead(
         id=record.id,
         tax_year=year,
@@ -395,6 +394,24 @@ async def harvest(
     )
 
 
+async def analyze(
+    db: Database,
+    market: MarketData,
+    user_id: int,
+    portfolio_id: int | None,
+    *,
+    min_loss: Decimal,
+    min_loss_pct: Decimal,
+    as_of: dt.date | None,
+) -> HarvestRead:
+    """:func:`harvest` in a read session of its own: ``POST .../analyze/`` only reads, and
+    the request's session of a POST is a write transaction (SQLite's write lock)."""
+    async with db.read() as s:
+        return await harvest(
+            s, market, user_id, portfolio_id, min_loss=min_loss, min_loss_pct=min_loss_pct, as_of=as_of
+        )
+
+
 def _figures(ledger: LotLedger | None, year: int, report_type: str, rates: TaxRates) -> dict[str, Any]:
     """A report's figures, stored once (JSON-ready): Form 8949 as columns, Schedule D,
     1099-DIV and the summary as decimal strings. :func:`_render` makes the CSV or JSON."""
@@ -493,7 +510,7 @@ def _report_read(r: TaxReport, base_url: str) -> ReportRead:
 
 
 async def generate_report(
-    db: Database,
+    s: AsyncSession,
     market: MarketData,
     user_id: int,
     year: int,
@@ -505,16 +522,15 @@ async def generate_report(
     are rendered when downloaded (:func:`get_report`). ``size_bytes`` is the size of what
     is stored."""
     check_year(year)
-    async with db.write() as s:
-        rates = _rates(await _settings_row(s, user_id))
-        ledger = await _ledger(s, market, user_id, portfolio_id)
-        content = {"portfolio_id": portfolio_id, **_figures(ledger, year, report_type, rates)}
-        row = TaxReport(
-            user_id=user_id, tax_year=year, report_type=report_type, content=content,
-            size_bytes=len(json.dumps(content, separators=(",", ":")).encode()), created_at=utcnow(),
-        )  # fmt: skip
-        s.add(row)
-        await s.flush()
+    rates = _rates(await _settings_row(s, user_id))
+    ledger = await _ledger(s, market, user_id, portfolio_id)
+    content = {"portfolio_id": portfolio_id, **_figures(ledger, year, report_type, rates)}
+    row = TaxReport(
+        user_id=user_id, tax_year=year, report_type=report_type, content=content,
+        size_bytes=len(json.dumps(content, separators=(",", ":")).encode()), created_at=utcnow(),
+    )  # fmt: skip
+    s.add(row)
+    await s.flush()
     return _report_read(row, base_url)
 
 
