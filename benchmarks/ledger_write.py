@@ -105,7 +105,8 @@ async def _write_p50(
             kind = "buy" if i % 2 == 0 else "sell"
             entry = LedgerEntry("SPY", kind, Decimal(1), Decimal("400.5"), Decimal(0), day)
             t0, c0 = time.perf_counter(), time.process_time()
-            await record(db, user.id, portfolio.id, entry)
+            async with db.write() as s:
+                await record(s, user.id, portfolio.id, entry)
             times.append(time.perf_counter() - t0)
             cpu.append(time.process_time() - c0)
         await db.dispose()

@@ -113,9 +113,10 @@ async def seed_demo(
     # the money the buys spend, deposited first (rounded up to the thousand): cash stays positive
     spent = sum((b.quantity * b.price + b.fees for b in buys), Decimal(0))
     deposit = (spent / 1000).to_integral_value(rounding="ROUND_CEILING") * 1000
-    if buys:
-        await record(db, user.id, portfolio.id, LedgerEntry(None, "deposit", None, deposit, 0, day))
-    for entry in buys:
-        await record(db, user.id, portfolio.id, entry)
+    async with db.write() as s:  # the deposit and the buys: one unit of work
+        if buys:
+            await record(s, user.id, portfolio.id, LedgerEntry(None, "deposit", None, deposit, 0, day))
+        for entry in buys:
+            await record(s, user.id, portfolio.id, entry)
     log.info("demo data seeded: user %r, portfolio %d", DEMO_USER, portfolio.id)
     return DEMO_USER, token

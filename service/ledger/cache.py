@@ -128,8 +128,11 @@ _CACHES: weakref.WeakKeyDictionary[Any, DerivationCache] = weakref.WeakKeyDictio
 
 
 def cache_for(engine: Any) -> DerivationCache:
-    """The derivation cache of a database engine (created on first use)."""
-    cache = _CACHES.get(engine)
+    """The derivation cache of a database engine (created on first use).
+
+    Keyed by the engine's connection pool: one database, one cache, whichever engine
+    object reaches it (the SQLite writer is the engine with other execution options)."""
+    cache = _CACHES.get(engine.pool)
     if cache is None:
-        cache = _CACHES[engine] = DerivationCache()
+        cache = _CACHES[engine.pool] = DerivationCache()
     return cache

@@ -14,8 +14,8 @@ from collections.abc import Callable, Sequence
 from decimal import Decimal
 from typing import Any, TypeVar
 
-from sqlalchemy import bindparam, select
-from sqlalchemy.ext.asyncio import AsyncConnection, AsyncEngine
+from sqlalchemy import Engine, bindparam, select
+from sqlalchemy.ext.asyncio import AsyncConnection
 
 from service.db.models import LedgerVersion, Transaction
 from service.ledger import derived
@@ -112,21 +112,28 @@ def raw_row(txn: Transaction) -> RawRow:
 
 
 def follow(
-    engine: AsyncEngine,
+    engine: Engine,
     user_id: int,
     version: int,
     *,
     drop: int | None = None,
     add: Transaction | None = None,
     assets: Sequence[Any] = (),
-) -> None:
-    """After a committed write that moved the user's ledger to ``version`` by one change
-    (``drop`` a row id, ``add`` a row: an edit is both), move the kept columns along
-    (:func:`service.ledger.columns.patched`) when they are at ``version - 1``: the next read
-    in this process derives from them without reading the ledger again. ``assets``: the
-    rows' assets (``id``, ``symbol``, ``currency`` attributes; ``None`` skipped)."""
+) -> Callable[[], None]:
+    """The step that, once a write moving the user's ledger to ``version`` by one change
+    (``drop`` a row id, ``add`` a row: an edit is both) has committed, moves the kept
+    columns along (:func:`service.ledger.columns.patched`) when they are at
+    ``version - 1``: the next read in this process derives from them without reading the
+    ledger again. The row is taken now, in the write's transaction; the step runs after
+    its commit (:func:`service.db.after_commit`). ``assets``: the rows' assets (``id``,
+    ``symbol``, ``currency`` attributes; ``None`` skipped)."""
     row = raw_row(add) if add is not None else None
     named = [(a.id, a.symbol, a.currency) for a in assets if a is not None]
-    cache_for(engine.sync_engine).advance(
-        user_id, version, "columns", lambda cols: patched(cols, version, drop=drop, add=row, assets=named)
-    )
+    cache = cache_for(engine)
+
+    def advance() -> None:
+        cache.advance(
+            user_id, version, "columns", lambda cols: patched(cols, version, drop=drop, add=row, assets=named)
+        )
+
+    return advance

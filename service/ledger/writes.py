@@ -27,7 +27,7 @@ from typing import Any
 from sqlalchemy import select
 from sqlalchemy.ext.asyncio import AsyncSession
 
-from service.db import Database
+from service.db import after_commit
 from service.db.models import Asset, Portfolio, Position, Transaction, utcnow
 from service.errors import ApiError, NotFoundError, ValidationError
 from service.ledger import cash, read
@@ -190,7 +190,7 @@ async def _record_cash(
 
 
 async def record(
-    db: Database,
+    s: AsyncSession,
     user_id: int,
     portfolio_id: int,
     entry: LedgerEntry,
@@ -214,42 +214,47 @@ async def record(
             portfolio and asset on or before the sale (``not_found``, ``invalid``);
             nothing is written then.
     """
-    async with db.write() as s:
-        portfolio = await _locked_portfolio(s, user_id, portfolio_id, missing_portfolio)
-        await derive.lock_user_ledger(s, user_id)
-        at = await read.version(await s.connection(), user_id)
-        target: Asset | None = None
-        position: Position | None = None
-        if entry.symbol is None:
-            txn = await _record_cash(s, portfolio, entry)
-            asset = None
-        else:
-            asset = await _asset(s, entry.symbol)
-            target = await _target(s, entry)
-            if entry.lot_id is not None:
-                await lots.named_lot(s, user_id, portfolio.id, asset.id, entry.lot_id, entry.date)
-            touched = [asset.id] if target is None else [asset.id, target.id]
-            ledger = await derive.read_ledger(s, user_id, touched)
-            action = f"Recording this {entry.kind} on {entry.date}"
-            with_actions = ledger.has_actions or entry.is_action
-            if not with_actions and entry.kind != "buy":  # an added buy leaves no row short
-                lots.check_ledger(_lot_rows(ledger, portfolio.id, asset.symbol), add=_row(entry, None), action=action)
-            now = utcnow()
-            txn = Transaction(portfolio_id=portfolio.id, asset_id=asset.id, created_at=now)
-            _set_fields(txn, entry, target)
-            s.add(txn)
-            portfolio.updated_at = now
-            await s.flush()
-            changed = ledger.changed(add=derive.row_of(txn, asset.symbol), action=entry.action())
-            matched = None
-            if with_actions:
-                matched = _checked(changed, txn.id, entry.kind, action)
-                _dividends_covered(changed, action)
-            held = await derive.sync_positions(s, user_id, touched, ledger=changed, matched=matched)
-            await _check_cash(s, portfolio, "quantity", action)
-            position = held.get((portfolio.id, asset.id))
-    read.follow(db.engine, user_id, at, add=txn, assets=(asset, target))
+    portfolio = await _locked_portfolio(s, user_id, portfolio_id, missing_portfolio)
+    await derive.lock_user_ledger(s, user_id)
+    at = await read.version(await s.connection(), user_id)
+    target: Asset | None = None
+    position: Position | None = None
+    if entry.symbol is None:
+        txn = await _record_cash(s, portfolio, entry)
+        asset = None
+    else:
+        asset = await _asset(s, entry.symbol)
+        target = await _target(s, entry)
+        if entry.lot_id is not None:
+            await lots.named_lot(s, user_id, portfolio.id, asset.id, entry.lot_id, entry.date)
+        touched = [asset.id] if target is None else [asset.id, target.id]
+        ledger = await derive.read_ledger(s, user_id, touched)
+        action = f"Recording this {entry.kind} on {entry.date}"
+        with_actions = ledger.has_actions or entry.is_action
+        if not with_actions and entry.kind != "buy":  # an added buy leaves no row short
+            lots.check_ledger(_lot_rows(ledger, portfolio.id, asset.symbol), add=_row(entry, None), action=action)
+        now = utcnow()
+        txn = Transaction(portfolio_id=portfolio.id, asset_id=asset.id, created_at=now)
+        _set_fields(txn, entry, target)
+        s.add(txn)
+        portfolio.updated_at = now
+        await s.flush()
+        changed = ledger.changed(add=derive.row_of(txn, asset.symbol), action=entry.action())
+        matched = None
+        if with_actions:
+            matched = _checked(changed, txn.id, entry.kind, action)
+            _dividends_covered(changed, action)
+        held = await derive.sync_positions(s, user_id, touched, ledger=changed, matched=matched)
+        await _check_cash(s, portfolio, "quantity", action)
+        position = held.get((portfolio.id, asset.id))
+    await _follow(s, user_id, at, add=txn, assets=(asset, target))
     return txn, asset, position
+
+
+async def _follow(s: AsyncSession, user_id: int, version: int, **change: Any) -> None:
+    """Once the write commits, move the kept ledger columns along (:func:`service.ledger.read.follow`)."""
+    engine = (await s.connection()).sync_engine
+    after_commit(s, read.follow(engine, user_id, version, **change))
 
 
 async def _owned_txn(s: AsyncSession, user_id: int, txn_id: int) -> Transaction:
@@ -276,7 +281,7 @@ async def _named_by(s: AsyncSession, txn_id: int) -> list[int]:
 
 
 async def update(
-    db: Database, user_id: int, txn_id: int, portfolio_id: int, entry: LedgerEntry
+    s: AsyncSession, user_id: int, txn_id: int, portfolio_id: int, entry: LedgerEntry
 ) -> tuple[Transaction, Asset | None]:
     """Replace one of the user's transactions by ``entry`` (its id and ``created_at`` stay).
 
@@ -289,64 +294,63 @@ async def update(
         ValidationError: as :func:`record`; ``lot_id`` ``in_use`` for a named buy moved
             away; nothing changes then.
     """
-    async with db.write() as s:
-        txn = await _owned_txn(s, user_id, txn_id)
+    txn = await _owned_txn(s, user_id, txn_id)
+    old_portfolio = await _locked_portfolio(s, user_id, txn.portfolio_id, None)
+    portfolio = (
+        old_portfolio
+        if portfolio_id == txn.portfolio_id
+        else await _locked_portfolio(s, user_id, portfolio_id, None)
+    )
+    await derive.lock_user_ledger(s, user_id)
+    at = await read.version(await s.connection(), user_id)
+    # read again under the lock: a concurrent writer may have changed it meanwhile (an
+    # ORM flush writes only what differs from the state it loaded, so a stale copy
+    # could leave a value unwritten that the positions were derived with)
+    txn = await _owned_txn(s, user_id, txn_id)
+    if txn.portfolio_id != old_portfolio.id:
         old_portfolio = await _locked_portfolio(s, user_id, txn.portfolio_id, None)
-        portfolio = (
-            old_portfolio
-            if portfolio_id == txn.portfolio_id
-            else await _locked_portfolio(s, user_id, portfolio_id, None)
-        )
-        await derive.lock_user_ledger(s, user_id)
-        at = await read.version(await s.connection(), user_id)
-        # read again under the lock: a concurrent writer may have changed it meanwhile (an
-        # ORM flush writes only what differs from the state it loaded, so a stale copy
-        # could leave a value unwritten that the positions were derived with)
-        txn = await _owned_txn(s, user_id, txn_id)
-        if txn.portfolio_id != old_portfolio.id:
-            old_portfolio = await _locked_portfolio(s, user_id, txn.portfolio_id, None)
-        asset = await _asset(s, entry.symbol) if entry.symbol is not None else None
-        target = await _target(s, entry)
-        if entry.lot_id == txn.id:
-            raise ValidationError("lot_id", "invalid", "A sell cannot name itself as its lot.")
-        if entry.lot_id is not None and asset is not None:
-            await lots.named_lot(s, user_id, portfolio.id, asset.id, entry.lot_id, entry.date)
-        new_asset_id = asset.id if asset is not None else None
-        moved = (portfolio.id, new_asset_id, entry.kind) != (txn.portfolio_id, txn.asset_id, "buy")
-        if txn.transaction_type == "buy" and moved and (users := await _named_by(s, txn.id)):
-            raise ValidationError(
-                "lot_id", "in_use",
-                f"Transaction {txn.id} is the lot of sell(s) {users}: it stays a buy of the "
-                "same portfolio and asset.",
-                transaction_ids=users,
-            )  # fmt: skip
-        action = f"Changing transaction {txn.id}"
-        touched = {a for a in (txn.asset_id, new_asset_id) if a is not None}
-        if target is not None:
-            touched.add(target.id)
-        ledger = await derive.read_ledger(s, user_id, touched) if touched else None
-        with_actions = ledger is not None and (ledger.has_actions or entry.is_action)
-        if ledger is not None and not with_actions:
-            _check_moved_rows(ledger, txn, portfolio.id, asset, entry, action)
-        now = utcnow()
-        txn.portfolio_id = portfolio.id
-        txn.asset_id = new_asset_id
-        txn.currency = (entry.currency or portfolio.base_currency) if entry.is_cash else None
-        _set_fields(txn, entry, target)
-        old_portfolio.updated_at = portfolio.updated_at = now
-        await s.flush()
-        if ledger is not None:
-            add = derive.row_of(txn, asset.symbol) if asset is not None else None
-            changed = ledger.changed(drop=txn.id, add=add, action=entry.action())
-            matched = None
-            if with_actions:
-                matched = _checked(changed, txn.id, entry.kind, action)
-                _dividends_covered(changed, action)
-            await derive.sync_positions(s, user_id, touched, ledger=changed, matched=matched)
-        await _check_cash(s, portfolio, _cash_field(entry), action)
-        if old_portfolio.id != portfolio.id:
-            await _check_cash(s, old_portfolio, "portfolio", action)
-    read.follow(db.engine, user_id, at, drop=txn.id, add=txn, assets=(asset, target))
+    asset = await _asset(s, entry.symbol) if entry.symbol is not None else None
+    target = await _target(s, entry)
+    if entry.lot_id == txn.id:
+        raise ValidationError("lot_id", "invalid", "A sell cannot name itself as its lot.")
+    if entry.lot_id is not None and asset is not None:
+        await lots.named_lot(s, user_id, portfolio.id, asset.id, entry.lot_id, entry.date)
+    new_asset_id = asset.id if asset is not None else None
+    moved = (portfolio.id, new_asset_id, entry.kind) != (txn.portfolio_id, txn.asset_id, "buy")
+    if txn.transaction_type == "buy" and moved and (users := await _named_by(s, txn.id)):
+        raise ValidationError(
+            "lot_id", "in_use",
+            f"Transaction {txn.id} is the lot of sell(s) {users}: it stays a buy of the "
+            "same portfolio and asset.",
+            transaction_ids=users,
+        )  # fmt: skip
+    action = f"Changing transaction {txn.id}"
+    touched = {a for a in (txn.asset_id, new_asset_id) if a is not None}
+    if target is not None:
+        touched.add(target.id)
+    ledger = await derive.read_ledger(s, user_id, touched) if touched else None
+    with_actions = ledger is not None and (ledger.has_actions or entry.is_action)
+    if ledger is not None and not with_actions:
+        _check_moved_rows(ledger, txn, portfolio.id, asset, entry, action)
+    now = utcnow()
+    txn.portfolio_id = portfolio.id
+    txn.asset_id = new_asset_id
+    txn.currency = (entry.currency or portfolio.base_currency) if entry.is_cash else None
+    _set_fields(txn, entry, target)
+    old_portfolio.updated_at = portfolio.updated_at = now
+    await s.flush()
+    if ledger is not None:
+        add = derive.row_of(txn, asset.symbol) if asset is not None else None
+        changed = ledger.changed(drop=txn.id, add=add, action=entry.action())
+        matched = None
+        if with_actions:
+            matched = _checked(changed, txn.id, entry.kind, action)
+            _dividends_covered(changed, action)
+        await derive.sync_positions(s, user_id, touched, ledger=changed, matched=matched)
+    await _check_cash(s, portfolio, _cash_field(entry), action)
+    if old_portfolio.id != portfolio.id:
+        await _check_cash(s, old_portfolio, "portfolio", action)
+    await _follow(s, user_id, at, drop=txn.id, add=txn, assets=(asset, target))
     return txn, asset
 
 
@@ -375,7 +379,7 @@ def _check_moved_rows(
         lots.check_ledger(_lot_rows(ledger, portfolio_id, asset.symbol), add=new_row, action=action)
 
 
-async def remove(db: Database, user_id: int, txn_id: int) -> None:
+async def remove(s: AsyncSession, user_id: int, txn_id: int) -> None:
     """Delete one of the user's transactions when the rest of the ledger still relieves.
 
     Raises:
@@ -383,41 +387,40 @@ async def remove(db: Database, user_id: int, txn_id: int) -> None:
         ValidationError: ``lot_id`` ``in_use`` (a sell names this buy as its lot), or
             ``quantity`` ``insufficient_quantity`` naming the row left short.
     """
-    async with db.write() as s:
-        txn = await _owned_txn(s, user_id, txn_id)
+    txn = await _owned_txn(s, user_id, txn_id)
+    portfolio = await _locked_portfolio(s, user_id, txn.portfolio_id, None)
+    await derive.lock_user_ledger(s, user_id)
+    at = await read.version(await s.connection(), user_id)
+    txn = await _owned_txn(s, user_id, txn_id)  # as committed once the lock is held
+    if txn.portfolio_id != portfolio.id:
         portfolio = await _locked_portfolio(s, user_id, txn.portfolio_id, None)
-        await derive.lock_user_ledger(s, user_id)
-        at = await read.version(await s.connection(), user_id)
-        txn = await _owned_txn(s, user_id, txn_id)  # as committed once the lock is held
-        if txn.portfolio_id != portfolio.id:
-            portfolio = await _locked_portfolio(s, user_id, txn.portfolio_id, None)
-        if users := await _named_by(s, txn.id):
-            raise ValidationError(
-                "lot_id", "in_use",
-                f"Transaction {txn.id} is the lot of sell(s) {users}; delete or change those first.",
-                transaction_ids=users,
-            )  # fmt: skip
-        action = f"Deleting transaction {txn.id}"
-        if txn.asset_id is None:  # a cash row: no positions to derive
-            await s.delete(txn)
-            portfolio.updated_at = utcnow()
-            await s.flush()
-            await _check_cash(s, portfolio, "cash_balance", action)
+    if users := await _named_by(s, txn.id):
+        raise ValidationError(
+            "lot_id", "in_use",
+            f"Transaction {txn.id} is the lot of sell(s) {users}; delete or change those first.",
+            transaction_ids=users,
+        )  # fmt: skip
+    action = f"Deleting transaction {txn.id}"
+    if txn.asset_id is None:  # a cash row: no positions to derive
+        await s.delete(txn)
+        portfolio.updated_at = utcnow()
+        await s.flush()
+        await _check_cash(s, portfolio, "cash_balance", action)
+    else:
+        asset_id = txn.asset_id
+        touched = [asset_id] if txn.target_asset_id is None else [asset_id, txn.target_asset_id]
+        ledger = await derive.read_ledger(s, user_id, touched)
+        symbol = next(r[2] for r in ledger.rows if r[0] == txn.id)
+        changed = ledger.changed(drop=txn.id)
+        matched = None
+        if ledger.has_actions:
+            matched = _checked(changed, None, None, action)
+            _dividends_covered(changed, action)
         else:
-            asset_id = txn.asset_id
-            touched = [asset_id] if txn.target_asset_id is None else [asset_id, txn.target_asset_id]
-            ledger = await derive.read_ledger(s, user_id, touched)
-            symbol = next(r[2] for r in ledger.rows if r[0] == txn.id)
-            changed = ledger.changed(drop=txn.id)
-            matched = None
-            if ledger.has_actions:
-                matched = _checked(changed, None, None, action)
-                _dividends_covered(changed, action)
-            else:
-                lots.check_ledger(_lot_rows(ledger, txn.portfolio_id, symbol), drop=txn.id, action=action)
-            await s.delete(txn)
-            portfolio.updated_at = utcnow()
-            await s.flush()
-            await derive.sync_positions(s, user_id, touched, ledger=changed, matched=matched)
-            await _check_cash(s, portfolio, "cash_balance", action)
-    read.follow(db.engine, user_id, at, drop=txn.id)
+            lots.check_ledger(_lot_rows(ledger, txn.portfolio_id, symbol), drop=txn.id, action=action)
+        await s.delete(txn)
+        portfolio.updated_at = utcnow()
+        await s.flush()
+        await derive.sync_positions(s, user_id, touched, ledger=changed, matched=matched)
+        await _check_cash(s, portfolio, "cash_balance", action)
+    await _follow(s, user_id, at, drop=txn.id)

@@ -15,7 +15,6 @@ from service.assets.market import MarketData
 from service.auth.guards import requires_user
 from service.auth.identity import Identity
 from service.csvexport import ExportFormat, csv_requested
-from service.db import Database
 from service.errors import NotFoundError
 from service.ledger.book import PortfolioReads
 from service.ledger.writes import LedgerEntry, record
@@ -113,7 +112,6 @@ class PortfolioController(Controller):
         request: Req,
         portfolio_id: FromPath[int],
         data: JSONBody[PositionCreate],
-        db: NamedDependency[Database],
         session: NamedDependency[AsyncSession],
         market: NamedDependency[MarketData],
     ) -> PositionRead:
@@ -128,10 +126,8 @@ class PortfolioController(Controller):
             date_field="purchase_date",
         )
         _, asset, position = await record(
-            db, request.user.id, portfolio_id, entry, missing_portfolio=NotFoundError
+            session, request.user.id, portfolio_id, entry, missing_portfolio=NotFoundError
         )
         assert position is not None and asset is not None  # a buy leaves an open position
-        # the ledger's write committed on its own; the request's session (not begun
-        # until this read) sees it
         base = (await services.get_owned(session, request.user.id, portfolio_id)).base_currency
         return services.position_reads([(position, asset)], market, base)[0]

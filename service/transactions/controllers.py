@@ -87,11 +87,11 @@ class TransactionController(Controller):
         self,
         request: Request[Identity, Any, State],
         data: JSONBody[TransactionCreate],
-        db: NamedDependency[Database],
+        session: NamedDependency[AsyncSession],
         market: NamedDependency[MarketData],
     ) -> TransactionRead:
         entry = _entry(data, market)
-        txn, asset, _ = await services.record(db, request.user.id, data.portfolio, entry)
+        txn, asset, _ = await services.record(session, request.user.id, data.portfolio, entry)
         return services.transaction_read(txn, asset, entry.target_symbol)
 
     @put("/{transaction_id:int}/", summary="Replace a transaction")
@@ -100,13 +100,13 @@ class TransactionController(Controller):
         request: Request[Identity, Any, State],
         transaction_id: FromPath[int],
         data: JSONBody[TransactionCreate],
-        db: NamedDependency[Database],
+        session: NamedDependency[AsyncSession],
         market: NamedDependency[MarketData],
     ) -> TransactionRead:
         """The whole entry is replaced (same body as create); the symbol's ledger is re-checked."""
         entry = _entry(data, market)
         txn, asset = await services.update(
-            db, request.user.id, transaction_id, data.portfolio, entry
+            session, request.user.id, transaction_id, data.portfolio, entry
         )
         return services.transaction_read(txn, asset, entry.target_symbol)
 
@@ -115,9 +115,9 @@ class TransactionController(Controller):
         self,
         request: Request[Identity, Any, State],
         transaction_id: FromPath[int],
-        db: NamedDependency[Database],
+        session: NamedDependency[AsyncSession],
     ) -> None:
-        await services.remove(db, request.user.id, transaction_id)
+        await services.remove(session, request.user.id, transaction_id)
 
     @get("/{transaction_id:int}/", summary="Retrieve a transaction")
     async def get_transaction(
