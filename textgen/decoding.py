@@ -1,5 +1,8 @@
 """Decoding request bodies: msgspec into the request Struct, after a check of the JSON nesting depth.
 
+Input items are tagged by ``type``, which a message may leave out: a body with such an item is
+decoded to Python values, given the tag, then converted (two steps instead of one).
+
 msgspec decodes recursively and raises ``RecursionError`` near 1,000 levels; the schema
 compilers walk free-form fields (``text.format.schema``, ``tools[].parameters``) recursively
 too. A body nested deeper than :data:`MAX_JSON_DEPTH` is therefore refused first, with a
@@ -9,19 +12,22 @@ too. A body nested deeper than :data:`MAX_JSON_DEPTH` is therefore refused first
 from __future__ import annotations
 
 import re
-from typing import TypeVar
+from typing import Any, TypeVar
 
 import msgspec
 
 from textgen.errors import APIError, bad_request, validation_error
+from textgen.items import with_message_types
 
-__all__ = ["MAX_JSON_DEPTH", "decode_body", "too_deep"]
+__all__ = ["MAX_JSON_DEPTH", "convert_body", "decode_body", "too_deep"]
 
 T = TypeVar("T")
 
 # Far above any real request (a strict schema of 10 levels is about 25 JSON levels deep) and far
 # below the recursion limits of msgspec and of the schema compilers.
 MAX_JSON_DEPTH = 128
+_ITEM_LISTS = ("input", "items")  # the body fields holding input items
+_UNTYPED_ITEM = "Object missing required field `type` - at `$.i"
 _TOKENS = re.compile(rb'"(?:[^"\\]|\\.)*"|[\[\]{},:]', re.DOTALL)
 
 
@@ -62,6 +68,18 @@ def too_deep(raw: bytes, limit: int = MAX_JSON_DEPTH) -> str | None:
     return None
 
 
+def convert_body(value: Any, kind: type[T]) -> T:
+    """Decoded JSON ``value`` (a body, or one stored as a job) converted to ``kind``, the ``type`` of
+    untyped input items added first.
+
+    Raises:
+        msgspec.ValidationError: As :func:`msgspec.convert`.
+    """
+    if isinstance(value, dict):
+        value = {k: with_message_types(v) if k in _ITEM_LISTS else v for k, v in value.items()}
+    return msgspec.convert(value, kind)
+
+
 def decode_body(raw: bytes, kind: type[T]) -> T:
     """``raw`` decoded as ``kind``.
 
@@ -73,7 +91,13 @@ def decode_body(raw: bytes, kind: type[T]) -> T:
         raise bad_request(f"The request body nests more than {MAX_JSON_DEPTH} levels of arrays and objects "
                           f"at '{deep}'.", param=deep, code="invalid_value")
     try:
-        return msgspec.json.decode(raw, type=kind)
+        try:
+            return msgspec.json.decode(raw, type=kind)
+        except msgspec.ValidationError as exc:
+            if not str(exc).startswith(_UNTYPED_ITEM):
+                raise
+        # an item without "type" is a message (OpenAI's "easy" input message): add the tag, then convert
+        return convert_body(msgspec.json.decode(raw), kind)
     except (msgspec.ValidationError, msgspec.DecodeError) as exc:
         raise validation_error(exc) from exc
     except UnicodeDecodeError as exc:  # msgspec rejects bytes that are not UTF-8 this way
