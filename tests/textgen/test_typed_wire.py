@@ -4,6 +4,7 @@ those types encode (every streamed event decodes back into its Struct and re-enc
 from __future__ import annotations
 
 import json
+import typing
 from typing import Any
 
 import httpx
@@ -15,7 +16,7 @@ from hypothesis import strategies as st
 from textgen.chat_schemas import ChatCompletionChunk
 from textgen.decoding import convert_body, decode_body
 from textgen.errors import APIError, validation_error
-from textgen.events import ResponseEvent, ResponseObject
+from textgen.events import TERMINAL_EVENTS, ResponseEvent, ResponseObject
 from textgen.inputs import normalize_input
 from textgen.items import FunctionCall, InputItem, Message
 from textgen.schemas import ChatCompletionCreate, ResponseCreate
@@ -52,8 +53,8 @@ def test_streamed_events_are_the_event_structs(http: httpx.Client, body: dict[st
         assert msgspec.json.encode(event) == data  # nothing the Struct does not declare, in wire order
     assert [json.loads(d)["sequence_number"] for _, d in events] == list(range(len(events)))
     final = decoder.decode(events[-1][1])
-    assert isinstance(final.response, ResponseObject)  # type: ignore[union-attr]
-    stored = http.get(f"/responses/{final.response.id}")  # type: ignore[union-attr]
+    assert isinstance(final, TERMINAL_EVENTS) and isinstance(final.response, ResponseObject)
+    stored = http.get(f"/responses/{final.response.id}")
     assert msgspec.json.encode(msgspec.json.decode(stored.content, type=ResponseObject)) == stored.content
 
 
@@ -161,7 +162,7 @@ def test_msgspec_paths_become_params(keys: list[str | int], prefix: str) -> None
 def test_the_openapi_bodies_are_typed() -> None:
     """Item and message types reach the OpenAPI document: their tags are there."""
     responses = json.dumps(msgspec.json.schema(ResponseCreate))
-    tags = {t.__struct_config__.tag for t in InputItem.__args__}  # type: ignore[attr-defined]
+    tags = {t.__struct_config__.tag for t in typing.get_args(InputItem)}
     assert tags == {"message", "function_call", "function_call_output", "reasoning", "item_reference"}
     assert all(f'"{tag}"' in responses for tag in tags)
     chat = json.dumps(msgspec.json.schema(ChatCompletionCreate))
