@@ -15,6 +15,7 @@ import re
 from typing import Any, TypeVar
 
 import msgspec
+from msgspec import inspect
 
 from textgen.errors import APIError, bad_request, validation_error
 from textgen.items import with_message_types
@@ -68,6 +69,61 @@ def too_deep(raw: bytes, limit: int = MAX_JSON_DEPTH) -> str | None:
     return None
 
 
+_STEP = re.compile(r"\[(\d+)\]|\.?([^.\[\]]+)")
+
+
+def _json_or_none(raw: bytes) -> Any:
+    try:
+        return msgspec.json.decode(raw)
+    except (msgspec.DecodeError, UnicodeDecodeError):
+        return None
+
+
+def _flat(nodes: list[Any]) -> list[Any]:
+    """``nodes`` with unions and ``Annotated`` wrappers opened up."""
+    out: list[Any] = []
+    for node in nodes:
+        if isinstance(node, inspect.UnionType):
+            out += _flat(list(node.types))
+        elif isinstance(node, inspect.Metadata):
+            out += _flat([node.type])
+        else:
+            out.append(node)
+    return out
+
+
+def _choices(kind: Any, param: str | None, body: Any) -> list[str]:
+    """The values the field at ``param`` (``input[0].content[1].type``) of ``kind`` takes when it is a
+    tag or a ``Literal`` (empty otherwise). ``body`` (the decoded JSON) picks the member of each tagged
+    union on the way, so a system message's parts are those of a system message."""
+    if not param:
+        return []
+    steps = [int(index) if index else name for index, name in _STEP.findall(param)]
+    nodes, value = [inspect.type_info(kind)], body
+    tags: list[str] = []
+    for i, step in enumerate(steps):
+        found: list[Any] = []
+        for node in _flat(nodes):
+            if isinstance(step, int) and isinstance(node, inspect.ListType):
+                found.append(node.item_type)
+            elif isinstance(step, str) and isinstance(node, inspect.StructType):
+                if node.tag_field is not None and isinstance(value, dict) and node.tag_field in value \
+                        and value[node.tag_field] != node.tag and i < len(steps) - 1:
+                    continue  # another member of the union
+                found += [f.type for f in node.fields if f.encode_name == step]
+                if i == len(steps) - 1 and node.tag_field == step and node.tag is not None:
+                    tags.append(str(node.tag))
+        nodes = found
+        if isinstance(value, dict) and isinstance(step, str):
+            value = value.get(step)
+        elif isinstance(value, list) and isinstance(step, int) and step < len(value):
+            value = value[step]
+        else:
+            value = None
+    values = tags + [str(v) for n in _flat(nodes) if isinstance(n, inspect.LiteralType) for v in n.values]
+    return list(dict.fromkeys(values))
+
+
 def convert_body(value: Any, kind: type[T]) -> T:
     """Decoded JSON ``value`` (a body, or one stored as a job) converted to ``kind``, the ``type`` of
     untyped input items added first.
@@ -99,7 +155,11 @@ def decode_body(raw: bytes, kind: type[T]) -> T:
         # an item without "type" is a message (OpenAI's "easy" input message): add the tag, then convert
         return convert_body(msgspec.json.decode(raw), kind)
     except (msgspec.ValidationError, msgspec.DecodeError) as exc:
-        raise validation_error(exc) from exc
+        error = validation_error(exc)
+        choices = _choices(kind, error.param, _json_or_none(raw)) if error.code == "invalid_value" else []
+        if choices:  # a wrong tag or enum value: say which ones there are
+            error.message = f"{error.message.removesuffix('.')}; expected one of {', '.join(choices)}."
+        raise error from exc
     except UnicodeDecodeError as exc:  # msgspec rejects bytes that are not UTF-8 this way
         raise bad_request(f"The request body is not valid UTF-8: {exc.reason} at byte {exc.start}.",
                           code="invalid_json") from exc

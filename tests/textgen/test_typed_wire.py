@@ -167,3 +167,19 @@ def test_the_openapi_bodies_are_typed() -> None:
     assert all(f'"{tag}"' in responses for tag in tags)
     chat = json.dumps(msgspec.json.schema(ChatCompletionCreate))
     assert all(f'"{role}"' in chat for role in ("system", "developer", "user", "assistant", "tool"))
+
+
+@pytest.mark.parametrize(("path", "body", "param", "expected"), [
+    ("/responses", {"model": MODEL, "input": [{"role": "robot", "content": "x"}]}, "input[0].role",
+     "expected one of assistant, developer, system, user."),
+    ("/responses", {"model": MODEL, "input": [{"type": "input_audio"}]}, "input[0].type",
+     "expected one of message, function_call, function_call_output, reasoning, item_reference."),
+    ("/chat/completions", {"model": MODEL, "messages": [{"role": "system", "content": [
+        {"type": "image_url", "image_url": {"url": "u"}}]}]}, "messages[0].content[0].type",
+     "expected one of text."),  # the parts of a system message, not of any message
+])
+def test_a_wrong_tag_or_enum_value_lists_the_right_ones(http: httpx.Client, path: str, body: dict[str, Any],
+                                                       param: str, expected: str) -> None:
+    error = http.post(path, json=body).json()["error"]
+    assert (error["code"], error["param"]) == ("invalid_value", param)
+    assert error["message"].endswith(expected), error["message"]
