@@ -4,11 +4,12 @@
 (ids and timestamps replaced by placeholders) to ``OUT``; run it under two checkouts' ``PYTHONPATH``
 and ``diff`` the files. ``python tests/textgen/measure_wire.py cost`` prints the CPU time of decoding
 typical request bodies and of producing and encoding a 100-delta response's events, and the CPU per
-non-streamed request in process (best of several rounds).
+non-streamed request with the app called in the same event loop (best of several rounds).
 """
 
 from __future__ import annotations
 
+import asyncio
 import json
 import re
 import sys
@@ -23,7 +24,7 @@ import msgspec
 sys.path.insert(0, str(Path(__file__).parent))
 
 from fake_backends import EchoBackend, ThinkingBackend
-from litestar.testing import TestClient
+from litestar.testing import AsyncTestClient, TestClient
 
 from textgen.app import create_app
 from textgen.backends.base import Delta, Finish, GenerationRequest, ModelInfo, TextDelta
@@ -158,6 +159,76 @@ async def _events(services: Any, body: ResponseCreate) -> list[Any]:
     return [event async for event in services.responses.events(turn)]
 
 
+async def _event_costs(rounds: int = 7) -> dict[str, float]:
+    """CPU seconds to encode, and to produce and encode, the events of a 100-delta response."""
+    with tempfile.TemporaryDirectory() as tmp:
+        async with AsyncTestClient(_app(tmp)) as client:
+            services = client.app.state["services"]
+            body = msgspec.convert({"model": "hundred-test", "input": "go", "store": False}, ResponseCreate)
+            events = await _events(services, body)
+            encode = _best(lambda: [msgspec.json.encode(e) for e in events], 500, rounds)
+            best = float("inf")
+            for _ in range(rounds):
+                start = time.process_time()
+                for _ in range(100):
+                    for event in await _events(services, body):
+                        msgspec.json.encode(event)
+                best = min(best, (time.process_time() - start) / 100)
+    return {f"encode {len(events)} events (us)": encode, f"produce + encode {len(events)} events (us)": best}
+
+
+async def _per_request(number: int = 300, rounds: int = 7) -> float:
+    """CPU seconds per non-streamed request, the ASGI app called directly in this event loop."""
+    body = json.dumps({"model": "echo-test", "input": MESSAGES, "store": False}).encode()
+    headers = [(b"authorization", f"Bearer {KEY}".encode()), (b"content-type", b"application/json"),
+               (b"content-length", str(len(body)).encode())]
+    scope = {"type": "http", "asgi": {"version": "3.0"}, "http_version": "1.1", "method": "POST", "scheme": "http",
+             "path": "/v1/responses", "raw_path": b"/v1/responses", "query_string": b"", "root_path": "",
+             "headers": headers, "client": ("127.0.0.1", 1), "server": ("127.0.0.1", 80)}
+    with tempfile.TemporaryDirectory() as tmp:
+        app = _app(tmp)
+        started, stopping = asyncio.Event(), asyncio.Event()
+
+        async def lifespan_receive() -> dict[str, Any]:
+            if not started.is_set():
+                return {"type": "lifespan.startup"}
+            await stopping.wait()
+            return {"type": "lifespan.shutdown"}
+
+        async def lifespan_send(message: dict[str, Any]) -> None:
+            if message["type"] == "lifespan.startup.complete":
+                started.set()
+
+        lifespan = asyncio.create_task(app({"type": "lifespan", "asgi": {"version": "3.0"}}, lifespan_receive,
+                                           lifespan_send))
+        await started.wait()
+
+        async def request() -> None:
+            status: list[int] = []
+
+            async def receive() -> dict[str, Any]:
+                return {"type": "http.request", "body": body, "more_body": False}
+
+            async def send(message: dict[str, Any]) -> None:
+                if message["type"] == "http.response.start":
+                    status.append(message["status"])
+
+            await app(dict(scope), receive, send)
+            assert status == [200], status
+
+        for _ in range(30):
+            await request()
+        best = float("inf")
+        for _ in range(rounds):
+            start = time.process_time()
+            for _ in range(number):
+                await request()
+            best = min(best, (time.process_time() - start) / number)
+        stopping.set()
+        await lifespan
+    return best
+
+
 def cost() -> None:
     """CPU per decode, per 100-delta event stream, per request."""
     simple = json.dumps({"model": NGRAM, "input": "What is the capital of Germany?"}).encode()
@@ -171,27 +242,8 @@ def cost() -> None:
         "decode 4 items + tool (us)": _best(lambda: normalize_input(decode_body(items, ResponseCreate).input), 5_000),
         "decode chat (us)": _best(lambda: decode_body(chat, ChatCompletionCreate), 20_000),
     }
-    with tempfile.TemporaryDirectory() as tmp, TestClient(_app(tmp)) as client:
-        services = client.app.state["services"]
-        body = msgspec.convert({"model": "hundred-test", "input": "go", "store": False}, ResponseCreate)
-        portal = client.blocking_portal
-        assert portal is not None
-        events = portal.call(_events, services, body)
-
-        def encode() -> None:
-            for event in events:
-                msgspec.json.encode(event)
-
-        results[f"encode {len(events)} events (us)"] = _best(encode, 500)
-        results[f"produce + encode {len(events)} events (us)"] = _best(
-            lambda: [msgspec.json.encode(e) for e in portal.call(_events, services, body)], 100)
-
-        def request() -> None:
-            reply = client.post("/v1/responses", json={"model": "echo-test", "input": MESSAGES, "store": False},
-                                headers=HEADERS)
-            assert reply.status_code == 200
-
-        results["POST /v1/responses, echo, not stored, CPU per request (us)"] = _best(request, 200, rounds=5)
+    results.update(asyncio.run(_event_costs()))
+    results["POST /v1/responses, echo, not stored, CPU per request (us)"] = asyncio.run(_per_request())
     for name, seconds in results.items():
         print(f"{name}: {seconds * 1e6:.1f}")
 
