@@ -19,6 +19,7 @@ from textgen.backends.base import ModelInfo, Registry
 from textgen.conversations import ConversationService
 from textgen.decoding import decode_body
 from textgen.errors import bad_request, not_found
+from textgen.events import ResponseEvent, ResponseObject
 from textgen.files import FileService
 from textgen.includes import check_include
 from textgen.openapi import body_operation
@@ -28,9 +29,14 @@ from textgen.runs import Runner
 from textgen.schemas import (
     ConversationCreate,
     ConversationItemsCreate,
+    ConversationRead,
     ConversationUpdate,
+    DataList,
+    Deleted,
     FileRead,
     InputTokensCreate,
+    InputTokensRead,
+    ListPage,
     ModelRead,
     PromptCreate,
     PromptRead,
@@ -83,10 +89,10 @@ def event_stream(messages: AsyncIterator[ServerSentEventMessage]) -> ServerSentE
     return _EventStream(messages, headers=_SSE_HEADERS)
 
 
-def _sse(events: AsyncIterator[dict[str, Any]]) -> ServerSentEvent:
+def _sse(events: AsyncIterator[ResponseEvent]) -> ServerSentEvent:
     async def messages() -> AsyncIterator[ServerSentEventMessage]:
         async for event in events:
-            yield ServerSentEventMessage(event=event["type"], data=msgspec.json.encode(event).decode(), sep="\n")
+            yield ServerSentEventMessage(event=event.type, data=msgspec.json.encode(event).decode(), sep="\n")
 
     return event_stream(messages())
 
@@ -97,7 +103,8 @@ class ResponsesController(Controller):
     path = "/responses"
 
     @post("/", status_code=200, operation_class=body_operation(ResponseCreate))
-    async def create(self, request: Request[Any, Any, Any], services: NamedDependency[Services]) -> Any:
+    async def create(self, request: Request[Any, Any, Any],
+                     services: NamedDependency[Services]) -> ResponseObject | ServerSentEvent:
         """Create a response (``stream: true`` answers with server-sent events)."""
         body = await _decode(request, ResponseCreate)
         turn = await services.responses.prepare(body, project_of(request))
@@ -109,7 +116,7 @@ class ResponsesController(Controller):
         return await services.runner.create(turn)
 
     @post("/input_tokens", status_code=200, operation_class=body_operation(InputTokensCreate))
-    async def input_tokens(self, request: Request[Any, Any, Any], services: NamedDependency[Services]) -> dict[str, Any]:
+    async def input_tokens(self, request: Request[Any, Any, Any], services: NamedDependency[Services]) -> InputTokensRead:
         """Count the input tokens of a would-be response."""
         body = await _decode(request, InputTokensCreate)
         return await services.responses.count_input_tokens(body, project_of(request))
@@ -124,7 +131,7 @@ class ResponsesController(Controller):
         starting_after: FromQuery[int] = -1,
         include: Include = None,
         include_brackets: IncludeBrackets = None,
-    ) -> Any:
+    ) -> ResponseObject | ServerSentEvent:
         """A stored response; ``stream=true`` replays its events after ``starting_after`` and follows."""
         included = check_include(include, include_brackets)
         if stream:
@@ -132,13 +139,14 @@ class ResponsesController(Controller):
         return await services.responses.get(response_id, project_of(request), included)
 
     @post("/{response_id:str}/cancel", status_code=200)
-    async def cancel(self, response_id: FromPath[str], request: Request[Any, Any, Any], services: NamedDependency[Services]) -> Any:
+    async def cancel(self, response_id: FromPath[str], request: Request[Any, Any, Any],
+                     services: NamedDependency[Services]) -> ResponseObject:
         """Cancel a background response."""
         return await services.runner.cancel(response_id, project_of(request))
 
     @delete("/{response_id:str}", status_code=200)
     async def remove(self, response_id: FromPath[str], request: Request[Any, Any, Any],
-                     services: NamedDependency[Services]) -> dict[str, Any]:
+                     services: NamedDependency[Services]) -> Deleted:
         """Delete a stored response."""
         return await services.responses.delete(response_id, project_of(request))
 
@@ -153,7 +161,7 @@ class ResponsesController(Controller):
         order: FromQuery[str] = "desc",
         include: Include = None,
         include_brackets: IncludeBrackets = None,
-    ) -> dict[str, Any]:
+    ) -> ListPage:
         """The input items of a response, paginated by ``after``/``limit``."""
         return await services.responses.input_items(
             response_id, project_of(request), Page.of(after, limit, order),
@@ -166,27 +174,27 @@ class ConversationsController(Controller):
     path = "/conversations"
 
     @post("/", status_code=200, operation_class=body_operation(ConversationCreate))
-    async def create(self, request: Request[Any, Any, Any], services: NamedDependency[Services]) -> dict[str, Any]:
+    async def create(self, request: Request[Any, Any, Any], services: NamedDependency[Services]) -> ConversationRead:
         """Create a conversation (optionally with items and metadata)."""
         body = await _decode(request, ConversationCreate)
         return await services.conversations.create(project_of(request), body)
 
     @get("/{conversation_id:str}")
     async def retrieve(self, conversation_id: FromPath[str], request: Request[Any, Any, Any],
-                       services: NamedDependency[Services]) -> dict[str, Any]:
+                       services: NamedDependency[Services]) -> ConversationRead:
         """A conversation."""
         return await services.conversations.get(conversation_id, project_of(request))
 
     @post("/{conversation_id:str}", status_code=200, operation_class=body_operation(ConversationUpdate))
     async def update(self, conversation_id: FromPath[str], request: Request[Any, Any, Any],
-                     services: NamedDependency[Services]) -> dict[str, Any]:
+                     services: NamedDependency[Services]) -> ConversationRead:
         """Replace a conversation's metadata."""
         body = await _decode(request, ConversationUpdate)
         return await services.conversations.update(conversation_id, project_of(request), body)
 
     @delete("/{conversation_id:str}", status_code=200)
     async def remove(self, conversation_id: FromPath[str], request: Request[Any, Any, Any],
-                     services: NamedDependency[Services]) -> dict[str, Any]:
+                     services: NamedDependency[Services]) -> Deleted:
         """Delete a conversation and its items."""
         return await services.conversations.delete(conversation_id, project_of(request))
 
@@ -201,7 +209,7 @@ class ConversationsController(Controller):
         order: FromQuery[str] = "desc",
         include: Include = None,
         include_brackets: IncludeBrackets = None,
-    ) -> dict[str, Any]:
+    ) -> ListPage:
         """Items, latest first by default, paginated by ``after``/``limit``."""
         page = Page.of(after, limit, order)
         return await services.conversations.list_items(
@@ -209,7 +217,7 @@ class ConversationsController(Controller):
 
     @post("/{conversation_id:str}/items", status_code=200, operation_class=body_operation(ConversationItemsCreate))
     async def add_items(self, conversation_id: FromPath[str], request: Request[Any, Any, Any], services: NamedDependency[Services],
-                        include: Include = None, include_brackets: IncludeBrackets = None) -> dict[str, Any]:
+                        include: Include = None, include_brackets: IncludeBrackets = None) -> ListPage:
         """Append up to 20 items."""
         included = check_include(include, include_brackets)
         body = await _decode(request, ConversationItemsCreate)
@@ -219,13 +227,13 @@ class ConversationsController(Controller):
     async def retrieve_item(self, conversation_id: FromPath[str], item_id: FromPath[str],
                             request: Request[Any, Any, Any], services: NamedDependency[Services],
                             include: Include = None, include_brackets: IncludeBrackets = None) -> dict[str, Any]:
-        """One item."""
+        """One item (its stored form, shaped by ``include``)."""
         return await services.conversations.get_item(conversation_id, item_id, project_of(request),
                                                               check_include(include, include_brackets))
 
     @delete("/{conversation_id:str}/items/{item_id:str}", status_code=200)
     async def remove_item(self, conversation_id: FromPath[str], item_id: FromPath[str],
-                          request: Request[Any, Any, Any], services: NamedDependency[Services]) -> dict[str, Any]:
+                          request: Request[Any, Any, Any], services: NamedDependency[Services]) -> ConversationRead:
         """Delete one item; answers with the conversation."""
         return await services.conversations.delete_item(conversation_id, item_id, project_of(request))
 
@@ -244,9 +252,9 @@ class ModelsController(Controller):
     path = "/models"
 
     @get("/")
-    async def list_models(self, services: NamedDependency[Services]) -> dict[str, Any]:
+    async def list_models(self, services: NamedDependency[Services]) -> DataList:
         """Every model with its context window."""
-        return {"object": "list", "data": [_model(b.info) for b in services.registry]}
+        return DataList(data=[_model(b.info) for b in services.registry])
 
     @get("/{model_id:str}")
     async def retrieve(self, model_id: FromPath[str], services: NamedDependency[Services]) -> ModelRead:
@@ -274,9 +282,9 @@ class PromptsController(Controller):
                                                           await _decode(request, PromptCreate))
 
     @get("/")
-    async def list_prompts(self, request: Request[Any, Any, Any], services: NamedDependency[Services]) -> dict[str, Any]:
+    async def list_prompts(self, request: Request[Any, Any, Any], services: NamedDependency[Services]) -> DataList:
         """Every prompt at its current version."""
-        return {"object": "list", "data": await services.prompts.list_all(project_of(request))}
+        return DataList(data=await services.prompts.list_all(project_of(request)))
 
     @get("/{prompt_id:str}")
     async def retrieve(self, prompt_id: FromPath[str], request: Request[Any, Any, Any], services: NamedDependency[Services],
@@ -323,7 +331,7 @@ class FilesController(Controller):
         after: FromQuery[str | None] = None,
         limit: FromQuery[int] = 10_000,
         order: FromQuery[str] = "desc",
-    ) -> dict[str, Any]:
+    ) -> ListPage:
         """Files, newest first by default (optionally of one ``purpose``), paginated by ``after``."""
         page = Page.of(after, limit, order, most=10_000)
         records = await services.files.store.list_files(project_of(request), purpose)
@@ -344,7 +352,7 @@ class FilesController(Controller):
                         headers={"Content-Disposition": f'attachment; filename="{_quote(record.filename)}"'})
 
     @delete("/{file_id:str}", status_code=200)
-    async def remove(self, file_id: FromPath[str], request: Request[Any, Any, Any], services: NamedDependency[Services]) -> dict[str, Any]:
+    async def remove(self, file_id: FromPath[str], request: Request[Any, Any, Any], services: NamedDependency[Services]) -> Deleted:
         """Delete a file."""
         await services.files.delete(project_of(request), file_id)
-        return {"id": file_id, "object": "file", "deleted": True}
+        return Deleted(id=file_id, object="file")

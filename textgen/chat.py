@@ -21,12 +21,14 @@ import re
 import time
 from collections.abc import AsyncIterator, Sequence
 from dataclasses import dataclass, field
-from typing import Any, Literal
+from typing import Any, Literal, cast
 
 import msgspec
 from litestar import Controller, Request, post
 from litestar.di import NamedDependency
+from litestar.response import ServerSentEvent
 from litestar.response.sse import ServerSentEventMessage
+from msgspec import UNSET
 
 from textgen.backends.base import (
     ArgumentsDelta,
@@ -38,10 +40,33 @@ from textgen.backends.base import (
     GenerationRequest,
     Registry,
     RequestRejected,
+    Role,
     TextDelta,
 )
+from textgen.chat_schemas import (
+    AssistantMessage,
+    ChatCompletion,
+    ChatCompletionChunk,
+    ChatLogprobs,
+    ChatMessageRead,
+    ChatUsage,
+    Choice,
+    ChunkChoice,
+    CompletionTokensDetails,
+    Delta,
+    FunctionCallRead,
+    FunctionDelta,
+    ImagePart,
+    PromptTokensDetails,
+    RefusalPart,
+    TextPart,
+    ToolCallDelta,
+    ToolCallRead,
+    ToolMessage,
+)
+from textgen.chat_schemas import ChatMessage as ChatMessageParam
 from textgen.decoding import decode_body
-from textgen.errors import APIError, bad_request, not_found
+from textgen.errors import APIError, bad_request, error_body, not_found
 from textgen.inputs import normalize_text_format, normalize_tool_choice, normalize_tools
 from textgen.openapi import body_operation
 from textgen.schemas import ChatCompletionCreate
@@ -52,14 +77,6 @@ from textgen.store import new_id
 __all__ = ["ChatCompletionsController", "ChatService", "ChatTurn", "StopScanner"]
 
 _MESSAGE_OVERHEAD = 3  # tokens of role framing per message, as for responses
-_ROLES = ("system", "developer", "user", "assistant", "tool")
-_MESSAGE_FIELDS = {
-    "system": {"role", "content", "name"},
-    "developer": {"role", "content", "name"},
-    "user": {"role", "content", "name"},
-    "assistant": {"role", "content", "name", "tool_calls", "refusal", "audio", "function_call", "annotations"},
-    "tool": {"role", "content", "tool_call_id"},
-}
 
 
 @dataclass(slots=True)
@@ -75,7 +92,7 @@ class ChatTurn:
     stops: tuple[str, ...]
     logprobs: bool
     usage_chunk: bool = False  # stream_options.include_usage (always on inside :meth:`ChatService.complete`)
-    tool_calls: list[dict[str, Any]] = field(default_factory=list)
+    tool_calls: list[ToolCallRead] = field(default_factory=list)
 
 
 class StopScanner:
@@ -105,88 +122,42 @@ class StopScanner:
         return "" if self.stopped else tail
 
 
-def _text_of(content: Any, param: str, *, images: list[str] | None) -> str:
-    """The text of a message's ``content``: a string or parts (``text``; ``image_url`` when ``images``)."""
-    if content is None:
-        return ""
-    if isinstance(content, str):
-        return content
-    if not isinstance(content, list):
-        raise bad_request(f"Invalid type for '{param}': expected a string or an array of parts.",
-                          param=param, code="invalid_type")
+def _text_of(content: str | Sequence[TextPart | ImagePart | RefusalPart] | None, images: list[str]) -> str:
+    """The text of a message's ``content``; image URLs go to ``images`` (an image counts as ``[image]``)."""
+    if content is None or isinstance(content, str):
+        return content or ""
     texts: list[str] = []
-    for j, part in enumerate(content):
-        where = f"{param}[{j}]"
-        if not isinstance(part, dict):
-            raise bad_request(f"Invalid type for '{where}': expected an object.", param=where, code="invalid_type")
-        kind = part.get("type")
-        allowed = {"text": {"type", "text"}, "image_url": {"type", "image_url"}, "refusal": {"type", "refusal"}}
-        if kind not in allowed or (kind == "image_url" and images is None):
-            raise bad_request(f"Unsupported content part type {kind!r} here.", param=f"{where}.type",
-                              code="invalid_value")
-        unknown = sorted(set(part) - allowed[kind])
-        if unknown:
-            raise bad_request(f"Unknown parameter: '{where}.{unknown[0]}'.", param=f"{where}.{unknown[0]}",
-                              code="unknown_parameter")
-        if kind == "image_url":
-            image = part.get("image_url")
-            url = image.get("url") if isinstance(image, dict) else None
-            if not isinstance(url, str):
-                raise bad_request("An image_url part needs {'url': ...}.", param=f"{where}.image_url.url",
-                                  code="invalid_value")
-            assert images is not None
-            images.append(url)
+    for part in content:
+        if isinstance(part, ImagePart):
+            images.append(part.image_url.url)
             texts.append("[image]")
-            continue
-        value = part.get(kind)
-        if not isinstance(value, str):
-            raise bad_request(f"Invalid type for '{where}.{kind}': expected a string.", param=f"{where}.{kind}",
-                              code="invalid_type")
-        texts.append(value)
+        else:
+            texts.append(part.text if isinstance(part, TextPart) else part.refusal)
     return "\n".join(texts)
 
 
-def _context(messages: Sequence[dict[str, Any]], accepts_images: bool, model: str) -> list[ChatMessage]:
-    """The backend's context from ``messages``, with every field checked."""
+def _context(messages: Sequence[ChatMessageParam], accepts_images: bool, model: str) -> list[ChatMessage]:
+    """The backend's context from ``messages`` (decoded and checked by msgspec); a ``tool`` message must
+    answer an earlier call, and an image needs a model that reads them."""
     context: list[ChatMessage] = []
     call_ids: set[str] = set()
     for i, message in enumerate(messages):
         param = f"messages[{i}]"
-        role = message.get("role")
-        if role not in _ROLES:
-            raise bad_request(f"Invalid role {role!r}; expected one of {', '.join(_ROLES)}.",
-                              param=f"{param}.role", code="invalid_value")
-        unknown = sorted(set(message) - _MESSAGE_FIELDS[role])
-        if unknown:
-            raise bad_request(f"Unknown parameter: '{param}.{unknown[0]}'.", param=f"{param}.{unknown[0]}",
-                              code="unknown_parameter")
         images: list[str] = []
-        text = _text_of(message.get("content"), f"{param}.content", images=images if role == "user" else None)
+        text = _text_of(message.content, images)
         if images and not accepts_images:
             raise bad_request(f"The model {model!r} is text-only and cannot read images.",
                               param=f"{param}.content", code="invalid_value")
-        if role == "assistant":
-            refusal = message.get("refusal")
-            if isinstance(refusal, str) and not text:
-                text = refusal
-            calls = message.get("tool_calls") or []
-            if not isinstance(calls, list):
-                raise bad_request("'tool_calls' must be an array.", param=f"{param}.tool_calls", code="invalid_type")
-            for j, call in enumerate(calls):
-                where = f"{param}.tool_calls[{j}]"
-                function = call.get("function") if isinstance(call, dict) else None
-                if not isinstance(call, dict) or not isinstance(call.get("id"), str) or not isinstance(function, dict) \
-                        or not isinstance(function.get("name"), str) or not isinstance(function.get("arguments"), str):
-                    raise bad_request("A tool call needs 'id', 'type': 'function' and 'function' with 'name' and "
-                                      "'arguments' strings.", param=where, code="invalid_value")
-                call_ids.add(call["id"])
-                text += ("\n" if text else "") + f"[call {function['name']} {function['arguments']}]"
-        if role == "tool":
-            call_id = message.get("tool_call_id")
-            if not isinstance(call_id, str) or call_id not in call_ids:
-                raise bad_request(f"No tool call found for tool message with tool_call_id {call_id!r}.",
-                                  param=f"{param}.tool_call_id", code="invalid_value")
-        context.append(ChatMessage(role, text, tuple(images)))
+        if isinstance(message, AssistantMessage):
+            if message.refusal is not None and not text:
+                text = message.refusal
+            for call in message.tool_calls or ():
+                call_ids.add(call.id)
+                text += ("\n" if text else "") + f"[call {call.function.name} {call.function.arguments}]"
+        if isinstance(message, ToolMessage) and message.tool_call_id not in call_ids:
+            raise bad_request(f"No tool call found for tool message with tool_call_id {message.tool_call_id!r}.",
+                              param=f"{param}.tool_call_id", code="invalid_value")
+        context.append(ChatMessage(cast("Role", type(message).__struct_config__.tag), text, tuple(images)))
     return context
 
 
@@ -310,22 +281,17 @@ class ChatService:
                         stops, wants_logprobs, body.stream_options is not None and body.stream_options.include_usage)
 
     # --- generating -------------------------------------------------------------------
-    def _chunk(self, turn: ChatTurn, delta: dict[str, Any], finish: str | None = None,
-               logprobs: list[dict[str, Any]] | None = None) -> dict[str, Any]:
-        chunk: dict[str, Any] = {
-            "id": turn.id, "object": "chat.completion.chunk", "created": turn.created,
-            "model": turn.backend.info.id, "system_fingerprint": None, "service_tier": "default",
-            "choices": [{"index": 0, "delta": delta, "finish_reason": finish,
-                         "logprobs": {"content": logprobs, "refusal": None} if logprobs is not None else None}],
-        }
-        if turn.usage_chunk:
-            chunk["usage"] = None
-        return chunk
+    def _chunk(self, turn: ChatTurn, delta: Delta, finish: str | None = None,
+               logprobs: list[dict[str, Any]] | None = None) -> ChatCompletionChunk:
+        choice = ChunkChoice(delta=delta, finish_reason=finish,
+                             logprobs=ChatLogprobs(content=logprobs) if logprobs is not None else None)
+        return ChatCompletionChunk(id=turn.id, created=turn.created, model=turn.backend.info.id, choices=[choice],
+                                   usage=None if turn.usage_chunk else UNSET)
 
-    async def chunks(self, turn: ChatTurn) -> AsyncIterator[dict[str, Any]]:
+    async def chunks(self, turn: ChatTurn) -> AsyncIterator[ChatCompletionChunk]:
         """The streamed chunks: the role first, then content or tool-call deltas, then the finish reason,
         and with ``stream_options.include_usage`` a last chunk with ``usage`` and no choices."""
-        yield self._chunk(turn, {"role": "assistant", "content": "", "refusal": None})
+        yield self._chunk(turn, Delta(role="assistant", content="", refusal=None))
         scanner = StopScanner(turn.stops)
         finish = Finish("stop", 0)
         deltas = turn.backend.generate(turn.request)
@@ -338,74 +304,71 @@ class ChatService:
                     text = scanner.feed(delta.text)
                     lps = [logprob_object(lp) for lp in delta.logprobs] if turn.logprobs else None
                     if text or lps:
-                        yield self._chunk(turn, {"content": text}, logprobs=lps)
+                        yield self._chunk(turn, Delta(content=text), logprobs=lps)
                     if scanner.stopped:
                         break
                 elif isinstance(delta, FunctionCallStart):
-                    call = {"id": new_id("call_")[:29], "type": "function",
-                            "function": {"name": delta.name, "arguments": ""}}
+                    call = ToolCallRead(id=new_id("call_")[:29], function=FunctionCallRead(name=delta.name,
+                                                                                          arguments=""))
                     turn.tool_calls.append(call)
-                    yield self._chunk(turn, {"tool_calls": [{"index": len(turn.tool_calls) - 1, **call}]})
+                    yield self._chunk(turn, Delta(tool_calls=[ToolCallDelta(
+                        index=len(turn.tool_calls) - 1, id=call.id, type="function",
+                        function=FunctionDelta(name=delta.name, arguments=""))]))
                 elif isinstance(delta, ArgumentsDelta) and turn.tool_calls:
-                    turn.tool_calls[-1]["function"]["arguments"] += delta.text
-                    yield self._chunk(turn, {"tool_calls": [{"index": len(turn.tool_calls) - 1,
-                                                              "function": {"arguments": delta.text}}]})
+                    turn.tool_calls[-1].function.arguments += delta.text
+                    yield self._chunk(turn, Delta(tool_calls=[ToolCallDelta(
+                        index=len(turn.tool_calls) - 1, function=FunctionDelta(arguments=delta.text))]))
         finally:
             closer = getattr(deltas, "aclose", None)
             if closer is not None:
                 await closer()
         tail = scanner.flush()
         if tail:
-            yield self._chunk(turn, {"content": tail})
+            yield self._chunk(turn, Delta(content=tail))
         reason: Literal["stop", "length", "tool_calls"] = (
             "tool_calls" if turn.tool_calls else "stop" if scanner.stopped else finish.reason)
-        yield self._chunk(turn, {}, reason)
+        yield self._chunk(turn, Delta(), reason)
         if turn.usage_chunk:
-            last = self._chunk(turn, {})
-            last["choices"] = []
-            last["usage"] = self._usage(turn, finish)
+            last = self._chunk(turn, Delta())
+            last.choices = []
+            last.usage = self._usage(turn, finish)
             yield last
 
-    def _usage(self, turn: ChatTurn, finish: Finish) -> dict[str, Any]:
+    def _usage(self, turn: ChatTurn, finish: Finish) -> ChatUsage:
         prompt = finish.input_tokens if finish.input_tokens is not None else turn.input_tokens
-        return {"prompt_tokens": prompt, "completion_tokens": finish.output_tokens,
-                "total_tokens": prompt + finish.output_tokens,
-                "prompt_tokens_details": {"cached_tokens": finish.cached_tokens, "audio_tokens": 0},
-                "completion_tokens_details": {"reasoning_tokens": finish.reasoning_tokens, "audio_tokens": 0,
-                                              "accepted_prediction_tokens": 0, "rejected_prediction_tokens": 0}}
+        return ChatUsage(prompt_tokens=prompt, completion_tokens=finish.output_tokens,
+                         total_tokens=prompt + finish.output_tokens,
+                         prompt_tokens_details=PromptTokensDetails(cached_tokens=finish.cached_tokens),
+                         completion_tokens_details=CompletionTokensDetails(reasoning_tokens=finish.reasoning_tokens))
 
-    async def complete(self, turn: ChatTurn) -> dict[str, Any]:
+    async def complete(self, turn: ChatTurn) -> ChatCompletion:
         """The whole completion (built from the same chunks as the stream, so both agree)."""
         text: list[str] = []
         logprobs: list[dict[str, Any]] = []
         reason: str = "stop"
-        usage: dict[str, Any] | None = None
+        usage: ChatUsage | None = None
         finish = Finish("stop", 0)
         turn.usage_chunk = True
         try:
             async for chunk in self.chunks(turn):
-                if not chunk["choices"]:
-                    usage = chunk["usage"]
+                if not chunk.choices:
+                    usage = chunk.usage or None
                     continue
-                choice = chunk["choices"][0]
-                text.append(choice["delta"].get("content") or "")
-                if choice["logprobs"] is not None:
-                    logprobs += choice["logprobs"]["content"] or []
-                if choice["finish_reason"] is not None:
-                    reason = choice["finish_reason"]
+                choice = chunk.choices[0]
+                text.append(choice.delta.content or "")
+                if choice.logprobs is not None:
+                    logprobs += choice.logprobs.content or []
+                if choice.finish_reason is not None:
+                    reason = choice.finish_reason
         except Exception as exc:
             raise _failure(exc) from exc
-        message: dict[str, Any] = {"role": "assistant", "content": "".join(text) or None, "refusal": None,
-                                   "annotations": []}
-        if turn.tool_calls:
-            message["tool_calls"] = turn.tool_calls
-        return {
-            "id": turn.id, "object": "chat.completion", "created": turn.created, "model": turn.backend.info.id,
-            "system_fingerprint": None, "service_tier": "default",
-            "choices": [{"index": 0, "message": message, "finish_reason": reason,
-                         "logprobs": {"content": logprobs, "refusal": None} if turn.logprobs else None}],
-            "usage": usage or self._usage(turn, finish),
-        }
+        message = ChatMessageRead(content="".join(text) or None, tool_calls=turn.tool_calls or UNSET)
+        return ChatCompletion(
+            id=turn.id, created=turn.created, model=turn.backend.info.id,
+            choices=[Choice(message=message, finish_reason=reason,
+                            logprobs=ChatLogprobs(content=logprobs) if turn.logprobs else None)],
+            usage=usage or self._usage(turn, finish),
+        )
 
 
 def _failure(exc: Exception) -> APIError:
@@ -414,14 +377,14 @@ def _failure(exc: Exception) -> APIError:
     return APIError(500, "The model failed while generating the completion.", code="server_error")
 
 
-async def _sse(chunks: AsyncIterator[dict[str, Any]]) -> AsyncIterator[ServerSentEventMessage]:
+async def _sse(chunks: AsyncIterator[ChatCompletionChunk]) -> AsyncIterator[ServerSentEventMessage]:
     """Chat Completions framing: ``data: <chunk>`` lines, an error object if the model fails, then ``[DONE]``."""
     try:
         async for chunk in chunks:
             yield ServerSentEventMessage(data=msgspec.json.encode(chunk).decode(), sep="\n")
     except Exception as exc:  # after the first byte a status cannot change: the error goes in the stream
         error = _failure(exc)
-        body = {"error": {"message": error.message, "type": error.type, "param": None, "code": error.code}}
+        body = error_body(error.status, error.message, error.type, None, error.code)
         yield ServerSentEventMessage(data=msgspec.json.encode(body).decode(), sep="\n")
     yield ServerSentEventMessage(data="[DONE]", sep="\n")
 
@@ -432,7 +395,8 @@ class ChatCompletionsController(Controller):
     path = "/chat/completions"
 
     @post("/", status_code=200, operation_class=body_operation(ChatCompletionCreate))
-    async def create(self, request: Request[Any, Any, Any], chat: NamedDependency[ChatService]) -> Any:
+    async def create(self, request: Request[Any, Any, Any],
+                     chat: NamedDependency[ChatService]) -> ChatCompletion | ServerSentEvent:
         """Create a chat completion (``stream: true`` answers with server-sent events)."""
         from textgen.api import event_stream
 

@@ -11,11 +11,21 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
+import msgspec
+
 from textgen.errors import APIError, bad_request, not_found
 from textgen.includes import shape_item
 from textgen.inputs import normalize_input
+from textgen.items import InputItem
 from textgen.pagination import Page, page_body
-from textgen.schemas import ConversationCreate, ConversationItemsCreate, ConversationUpdate
+from textgen.schemas import (
+    ConversationCreate,
+    ConversationItemsCreate,
+    ConversationRead,
+    ConversationUpdate,
+    Deleted,
+    ListPage,
+)
 from textgen.sealing import Sealer
 from textgen.store import Store, new_id
 
@@ -33,6 +43,10 @@ def conversation_id_of(value: str | dict[str, Any] | None) -> str | None:
         raise bad_request("'conversation' must be an id or {'id': <id>}.", param="conversation",
                           code="invalid_value")
     return conversation_id
+
+
+def _read(row: dict[str, Any]) -> ConversationRead:
+    return msgspec.convert(row, ConversationRead)
 
 
 def _missing(conversation_id: str, param: str = "conversation_id") -> APIError:
@@ -58,32 +72,33 @@ class ConversationService:
     def _shaped(self, items: Sequence[dict[str, Any]], include: frozenset[str]) -> list[dict[str, Any]]:
         return [shape_item(item, include, self.sealer) for item in items]
 
-    async def create(self, project: str, body: ConversationCreate) -> dict[str, Any]:
+    async def create(self, project: str, body: ConversationCreate) -> ConversationRead:
         """A new conversation, with its first items."""
         items = await self._items(body.items or [], "items", project)
-        return await self.store.conversations.create(new_id("conv_"), project, dict(body.metadata or {}), items)
+        return _read(await self.store.conversations.create(new_id("conv_"), project, dict(body.metadata or {}),
+                                                           items))
 
-    async def get(self, conversation_id: str, project: str) -> dict[str, Any]:
+    async def get(self, conversation_id: str, project: str) -> ConversationRead:
         """A conversation; 404 if unknown or another project's."""
         found = await self.store.conversations.get(conversation_id, project)
         if found is None:
             raise _missing(conversation_id)
-        return found
+        return _read(found)
 
-    async def update(self, conversation_id: str, project: str, body: ConversationUpdate) -> dict[str, Any]:
+    async def update(self, conversation_id: str, project: str, body: ConversationUpdate) -> ConversationRead:
         """Replace a conversation's metadata."""
         found = await self.store.conversations.update(conversation_id, project, dict(body.metadata))
         if found is None:
             raise _missing(conversation_id)
-        return found
+        return _read(found)
 
-    async def delete(self, conversation_id: str, project: str) -> dict[str, Any]:
+    async def delete(self, conversation_id: str, project: str) -> Deleted:
         """Delete a conversation and its items."""
         if not await self.store.conversations.delete(conversation_id, project):
             raise _missing(conversation_id)
-        return {"id": conversation_id, "object": "conversation.deleted", "deleted": True}
+        return Deleted(id=conversation_id, object="conversation.deleted")
 
-    async def _items(self, values: list[dict[str, Any]], param: str, project: str) -> list[dict[str, Any]]:
+    async def _items(self, values: Sequence[InputItem], param: str, project: str) -> list[dict[str, Any]]:
         """Normalised new items; an ``item_reference`` is replaced by the stored item it names."""
         if len(values) > _MAX_NEW_ITEMS:
             raise bad_request(f"At most {_MAX_NEW_ITEMS} items can be added at a time.", param=param,
@@ -99,7 +114,7 @@ class ConversationService:
         return items
 
     async def add_items(self, conversation_id: str, project: str, body: ConversationItemsCreate,
-                        include: frozenset[str] = frozenset()) -> dict[str, Any]:
+                        include: frozenset[str] = frozenset()) -> ListPage:
         """Append items; answers with the list of the items added."""
         items = await self._items(body.items, "items", project)
         if not await self.store.conversations.append(conversation_id, project, items):
@@ -119,7 +134,7 @@ class ConversationService:
         return items
 
     async def list_items(self, conversation_id: str, project: str, page: Page,
-                         include: frozenset[str] = frozenset()) -> dict[str, Any]:
+                         include: frozenset[str] = frozenset()) -> ListPage:
         """One page of items (``order`` ``desc``, the default, puts the latest first)."""
         try:
             found = await self.store.conversations.page(conversation_id, project, after=page.after,
@@ -142,11 +157,11 @@ class ConversationService:
             raise _no_item(item_id)
         return shape_item(item, include, self.sealer)
 
-    async def delete_item(self, conversation_id: str, item_id: str, project: str) -> dict[str, Any]:
+    async def delete_item(self, conversation_id: str, item_id: str, project: str) -> ConversationRead:
         """Delete one item; answers with the conversation."""
         conversation, existed = await self.store.conversations.delete_item(conversation_id, item_id, project)
         if conversation is None:
             raise _missing(conversation_id)
         if not existed:
             raise _no_item(item_id)
-        return conversation
+        return _read(conversation)

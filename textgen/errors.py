@@ -78,13 +78,15 @@ def not_found(message: str, param: str | None = None, code: str | None = None) -
     return APIError(404, message, param=param, code=code)
 
 
-def validation_error(exc: msgspec.ValidationError | msgspec.DecodeError) -> APIError:
-    """A 400 from msgspec's message, with ``param`` taken from its ``$.a.b[0]`` path."""
+def validation_error(exc: msgspec.ValidationError | msgspec.DecodeError, prefix: str = "") -> APIError:
+    """A 400 from msgspec's message, with ``param`` taken from its ``$.a.b[0]`` path (under ``prefix``
+    when what was decoded is that field of the request, e.g. ``prompt.messages``)."""
     text = str(exc)
-    param = None
+    param = prefix or None
     if " - at `$" in text:
         text, _, path = text.partition(" - at `$")
-        param = path.rstrip("`").lstrip(".").replace("[...]", "") or None
+        path = path.rstrip("`").replace("[...]", "")
+        param = (prefix + path).lstrip(".") or None
     if not isinstance(exc, msgspec.ValidationError):  # ValidationError subclasses DecodeError
         return bad_request(f"The request body is not valid JSON: {text}.", code="invalid_json")
     if text.startswith("Object contains unknown field"):

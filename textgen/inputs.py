@@ -1,9 +1,10 @@
-"""Checks and normalises the free-form parts of a request: input items, tools, formats.
+"""Checks and normalises the parts of a request msgspec cannot check alone: items, tools, formats.
 
-Every problem is a 400 whose ``param`` points at the offending field
-(``input[2].content[0].file_id``), the way OpenAI reports it. Normalised items
-get ids and the exact shapes the Responses API returns from
-``GET /v1/responses/{id}/input_items``.
+Input items arrive decoded (:mod:`textgen.items`: msgspec checked their fields); here they get ids
+and the exact shapes the Responses API returns from ``GET /v1/responses/{id}/input_items``, and
+the rules across fields are checked (a part's type for the message's role, exactly one of
+``file_id`` and ``file_data``). Every problem is a 400 whose ``param`` points at the offending
+field (``input[2].content[0].file_id``), the way OpenAI reports it.
 """
 
 from __future__ import annotations
@@ -12,55 +13,36 @@ import re
 from collections.abc import Sequence
 from typing import Any
 
+import msgspec
+
 from textgen.backends.base import FunctionSpec, JsonConstraint
 from textgen.backends.constrained import SchemaError, compile_schema
-from textgen.errors import bad_request
+from textgen.errors import bad_request, validation_error
+from textgen.items import (
+    ContentPart,
+    FunctionCall,
+    FunctionCallOutput,
+    InputFile,
+    InputImage,
+    InputItem,
+    InputText,
+    Message,
+    OutputText,
+    Reasoning,
+    Refusal,
+    with_message_types,
+)
 from textgen.store import new_id
 
 __all__ = [
+    "convert_items",
     "normalize_input",
     "normalize_text_format",
     "normalize_tool_choice",
     "normalize_tools",
 ]
 
-_ROLES = ("user", "developer", "system", "assistant")
 _NAME = re.compile(r"^[A-Za-z0-9_-]{1,64}$")
-_DETAILS = ("auto", "low", "high")
-# The fields of each item and content part type: what clients send plus what this server emits
-# (so every emitted item is accepted back exactly as it was emitted), plus the fields OpenAI's item
-# types define that this server accepts and ignores (``phase``, ``namespace``, ``caller``,
-# ``prompt_cache_breakpoint``): an SDK object dumped with all its fields is valid input. Anything else is a 400.
-_CACHE = "prompt_cache_breakpoint"
-_ITEM_FIELDS = {
-    "message": frozenset({"id", "type", "role", "status", "content", "phase"}),
-    "function_call": frozenset({"id", "type", "status", "call_id", "name", "arguments", "namespace", "caller",
-                                "async"}),
-    "function_call_output": frozenset({"id", "type", "status", "call_id", "output", "caller"}),
-    "reasoning": frozenset({"id", "type", "status", "summary", "content", "encrypted_content"}),
-    "item_reference": frozenset({"id", "type"}),
-}
-_PART_FIELDS = {
-    "input_text": frozenset({"type", "text", _CACHE}),
-    "output_text": frozenset({"type", "text", "annotations", "logprobs"}),
-    "refusal": frozenset({"type", "refusal"}),
-    "input_image": frozenset({"type", "detail", "image_url", "file_id", _CACHE}),
-    "input_file": frozenset({"type", "file_id", "file_data", "filename", "file_url", "detail", _CACHE}),
-    "summary_text": frozenset({"type", "text"}),
-    "reasoning_text": frozenset({"type", "text"}),
-}
-
-
-def _known(value: dict[str, Any], allowed: frozenset[str] | None, param: str) -> None:
-    """400 ``unknown_parameter`` naming the first field of ``value`` outside ``allowed``."""
-    if allowed is None:
-        return
-    unknown = sorted(set(value) - allowed)
-    if unknown:
-        raise bad_request(f"Unknown parameter: '{param}.{unknown[0]}'.", param=f"{param}.{unknown[0]}",
-                          code="unknown_parameter")
-
-
 def _str(value: Any, param: str, *, optional: bool = False) -> str | None:
     if value is None and optional:
         return None
@@ -69,70 +51,67 @@ def _str(value: Any, param: str, *, optional: bool = False) -> str | None:
     return value
 
 
-def _part(part: Any, role: str, param: str) -> dict[str, Any]:
+_PARTS_OF = {  # the content part types each role's messages take
+    "assistant": (OutputText, InputText, Refusal),
+    "user": (InputText, InputImage, InputFile),
+}
+
+
+def _part(part: str | ContentPart, role: str, param: str) -> dict[str, Any]:
+    """A content part in the form this server stores and returns."""
     if isinstance(part, str):
-        part = {"type": "input_text", "text": part}
-    if not isinstance(part, dict):
-        raise bad_request(f"Invalid type for '{param}': expected an object.", param=param, code="invalid_type")
-    kind = part.get("type")
-    _known(part, _PART_FIELDS.get(str(kind)), param)
-    if role == "assistant":
-        if kind == "refusal":
-            return {"type": "refusal", "refusal": _str(part.get("refusal"), f"{param}.refusal")}
-        if kind not in ("output_text", "input_text"):
-            raise bad_request(f"Invalid content type {kind!r} for an assistant message; expected "
-                              "'output_text' or 'refusal'.", param=f"{param}.type", code="invalid_value")
-        return {"type": "output_text", "text": _str(part.get("text"), f"{param}.text"), "annotations": []}
-    if kind == "input_text":
-        return {"type": "input_text", "text": _str(part.get("text"), f"{param}.text")}
-    if kind == "input_image":
-        detail = part.get("detail", "auto")
-        if detail not in _DETAILS:
-            raise bad_request(f"Invalid 'detail' {detail!r}; expected auto, low or high.",
-                              param=f"{param}.detail", code="invalid_value")
-        url = _str(part.get("image_url"), f"{param}.image_url", optional=True)
-        file_id = _str(part.get("file_id"), f"{param}.file_id", optional=True)
-        if (url is None) == (file_id is None):
+        part = InputText(text=part)
+    if not isinstance(part, _PARTS_OF["assistant" if role == "assistant" else "user"]):
+        kind = type(part).__struct_config__.tag
+        expected = "'output_text' or 'refusal'" if role == "assistant" else "input_text, input_image or input_file"
+        raise bad_request(f"Invalid content type {kind!r} for a {role} message; expected {expected}.",
+                          param=f"{param}.type", code="invalid_value")
+    if isinstance(part, Refusal):
+        return {"type": "refusal", "refusal": part.refusal}
+    if isinstance(part, (OutputText, InputText)):
+        if role == "assistant":
+            return {"type": "output_text", "text": part.text, "annotations": []}
+        return {"type": "input_text", "text": part.text}
+    if isinstance(part, InputImage):
+        if (part.image_url is None) == (part.file_id is None):
             raise bad_request("An input_image needs exactly one of 'image_url' and 'file_id'.", param=param)
-        return {"type": "input_image", "detail": detail, "image_url": url, "file_id": file_id}
-    if kind == "input_file":
-        file_id = _str(part.get("file_id"), f"{param}.file_id", optional=True)
-        data = _str(part.get("file_data"), f"{param}.file_data", optional=True)
-        name = _str(part.get("filename"), f"{param}.filename", optional=True)
-        if part.get("file_url") is not None:
-            raise bad_request("'file_url' is not supported (the server fetches nothing); upload the file "
-                              "and pass 'file_id'.", param=f"{param}.file_url", code="unsupported_parameter")
-        if (file_id is None) == (data is None):
-            raise bad_request("An input_file needs exactly one of 'file_id' and 'file_data'.", param=param)
-        out = {"type": "input_file", "file_id": file_id, "filename": name}
-        if data is not None:
-            out["file_data"] = data
-        return out
-    raise bad_request(f"Invalid content type {kind!r}; expected input_text, input_image or input_file.",
-                      param=f"{param}.type", code="invalid_value")
+        return {"type": "input_image", "detail": part.detail, "image_url": part.image_url, "file_id": part.file_id}
+    if part.file_url is not None:
+        raise bad_request("'file_url' is not supported (the server fetches nothing); upload the file "
+                          "and pass 'file_id'.", param=f"{param}.file_url", code="unsupported_parameter")
+    if (part.file_id is None) == (part.file_data is None):
+        raise bad_request("An input_file needs exactly one of 'file_id' and 'file_data'.", param=param)
+    out: dict[str, Any] = {"type": "input_file", "file_id": part.file_id, "filename": part.filename}
+    if part.file_data is not None:
+        out["file_data"] = part.file_data
+    return out
 
 
-def _message(item: dict[str, Any], param: str) -> dict[str, Any]:
-    role = item.get("role")
-    if role not in _ROLES:
-        raise bad_request(f"Invalid role {role!r}; expected one of {', '.join(_ROLES)}.",
-                          param=f"{param}.role", code="invalid_value")
-    content = item.get("content")
-    if isinstance(content, str):
-        content = [content]
-    if not isinstance(content, list):
-        raise bad_request(f"Invalid type for '{param}.content': expected a string or an array.",
-                          param=f"{param}.content", code="invalid_type")
-    parts = [_part(p, role, f"{param}.content[{i}]") for i, p in enumerate(content)]
-    prefix = "msg_"
-    return {"id": item.get("id") or new_id(prefix), "type": "message", "role": role,
-            "status": "completed", "content": parts}
+def _item(item: InputItem, param: str) -> dict[str, Any]:
+    """An input item in the form this server stores and returns (with an id)."""
+    if isinstance(item, Message):
+        content = [item.content] if isinstance(item.content, str) else item.content
+        parts = [_part(p, item.role, f"{param}.content[{i}]") for i, p in enumerate(content)]
+        return {"id": item.id or new_id("msg_"), "type": "message", "role": item.role,
+                "status": "completed", "content": parts}
+    if isinstance(item, FunctionCallOutput):
+        output = item.output if isinstance(item.output, str) else "".join(
+            str(p.get("text", "")) for p in item.output)
+        return {"id": item.id or new_id("fco_"), "type": "function_call_output", "call_id": item.call_id,
+                "output": output, "status": "completed"}
+    if isinstance(item, FunctionCall):
+        return {"id": item.id or new_id("fc_"), "type": "function_call", "status": "completed",
+                "call_id": item.call_id, "name": item.name, "arguments": item.arguments}
+    if isinstance(item, Reasoning):
+        return {"id": item.id, "type": "reasoning",
+                "summary": [{"type": "summary_text", "text": p.text} for p in item.summary],
+                "content": [{"type": "reasoning_text", "text": p.text} for p in item.content or ()],
+                "encrypted_content": item.encrypted_content, "status": "completed"}
+    return {"type": "item_reference", "id": item.id}
 
 
-def normalize_input(
-    value: str | list[dict[str, Any]] | None, prefix: str = "input"
-) -> list[dict[str, Any]]:
-    """Input items with ids: messages, ``function_call`` and ``function_call_output``.
+def normalize_input(value: str | Sequence[InputItem] | None, prefix: str = "input") -> list[dict[str, Any]]:
+    """Input items (decoded by msgspec) in the form this server stores and returns, with ids.
 
     Args:
         value: The request's ``input``: a string (one user message) or items.
@@ -144,65 +123,17 @@ def normalize_input(
     if value is None:
         return []
     if isinstance(value, str):
-        return [_message({"role": "user", "content": value}, prefix)]
-    items: list[dict[str, Any]] = []
-    for i, item in enumerate(value):
-        param = f"{prefix}[{i}]"
-        kind = item.get("type", "message")
-        _known(item, _ITEM_FIELDS.get(str(kind)), param)
-        if kind == "message":
-            items.append(_message(item, param))
-        elif kind == "function_call_output":
-            output = item.get("output")
-            if isinstance(output, list):
-                output = "".join(str(p.get("text", "")) for p in output if isinstance(p, dict))
-            items.append({
-                "id": item.get("id") or new_id("fco_"), "type": "function_call_output",
-                "call_id": _str(item.get("call_id"), f"{param}.call_id"),
-                "output": _str(output, f"{param}.output"), "status": "completed",
-            })
-        elif kind == "function_call":
-            items.append({
-                "id": item.get("id") or new_id("fc_"), "type": "function_call", "status": "completed",
-                "call_id": _str(item.get("call_id"), f"{param}.call_id"),
-                "name": _str(item.get("name"), f"{param}.name"),
-                "arguments": _str(item.get("arguments"), f"{param}.arguments"),
-            })
-        elif kind == "reasoning":
-            items.append(_reasoning(item, param))
-        elif kind == "item_reference":
-            items.append({"type": "item_reference", "id": _str(item.get("id"), f"{param}.id")})
-        else:
-            raise bad_request(f"Invalid input item type {kind!r}; expected message, function_call, "
-                              "function_call_output, reasoning or item_reference.", param=f"{param}.type",
-                              code="invalid_value")
-    return items
+        return [_item(Message(role="user", content=value), prefix)]
+    return [_item(item, f"{prefix}[{i}]") for i, item in enumerate(value)]
 
 
-def _texts(parts: Any, kind: str, param: str) -> list[dict[str, Any]]:
-    if parts is None:
-        return []
-    if not isinstance(parts, list):
-        raise bad_request(f"Invalid type for '{param}': expected an array.", param=param, code="invalid_type")
-    out = []
-    for j, part in enumerate(parts):
-        if not isinstance(part, dict) or part.get("type") != kind:
-            raise bad_request(f"Invalid '{param}[{j}]': expected {{'type': '{kind}', 'text': ...}}.",
-                              param=f"{param}[{j}]", code="invalid_value")
-        _known(part, _PART_FIELDS[kind], f"{param}[{j}]")
-        out.append({"type": kind, "text": _str(part.get("text"), f"{param}[{j}].text")})
-    return out
-
-
-def _reasoning(item: dict[str, Any], param: str) -> dict[str, Any]:
-    """A reasoning item sent back as input (as the server emitted it)."""
-    return {
-        "id": _str(item.get("id"), f"{param}.id"), "type": "reasoning",
-        "summary": _texts(item.get("summary", []), "summary_text", f"{param}.summary"),
-        "content": _texts(item.get("content"), "reasoning_text", f"{param}.content"),
-        "encrypted_content": _str(item.get("encrypted_content"), f"{param}.encrypted_content", optional=True),
-        "status": "completed",
-    }
+def convert_items(value: list[dict[str, Any]], prefix: str) -> list[InputItem]:
+    """Items built by the server (a rendered prompt's messages) as :data:`InputItem` Structs; a bad
+    one (e.g. a prompt variable's part with an unknown field) is a 400 naming ``prefix[i]...``."""
+    try:
+        return msgspec.convert(with_message_types(value), list[InputItem])
+    except msgspec.ValidationError as exc:
+        raise validation_error(exc, prefix) from exc
 
 
 def normalize_tools(tools: Sequence[dict[str, Any]] | None) -> tuple[list[dict[str, Any]], list[FunctionSpec]]:

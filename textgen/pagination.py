@@ -11,6 +11,7 @@ from dataclasses import dataclass
 from typing import Any, Literal, TypeVar
 
 from textgen.errors import bad_request
+from textgen.schemas import ListPage
 
 __all__ = ["Page", "page_body", "paginate"]
 
@@ -35,14 +36,14 @@ class Page:
         return cls(after, limit, "asc" if order == "asc" else "desc")
 
 
-def page_body(data: list[Any], *, has_more: bool, empty_id: str | None = None) -> dict[str, Any]:
+def page_body(data: list[Any], *, has_more: bool, empty_id: str | None = None) -> ListPage:
     """OpenAI's list object. ``empty_id`` is ``first_id``/``last_id`` of an empty page (the SDK types
     conversation item pages' ids as strings, so those use ``""``)."""
     def ident(value: Any) -> str:
         return str(value["id"] if isinstance(value, dict) else value.id)
 
-    return {"object": "list", "data": data, "has_more": has_more,
-            "first_id": ident(data[0]) if data else empty_id, "last_id": ident(data[-1]) if data else empty_id}
+    return ListPage(data=data, has_more=has_more, first_id=ident(data[0]) if data else empty_id,
+                    last_id=ident(data[-1]) if data else empty_id)
 
 
 def paginate(rows: Sequence[T], page: Page, ident: Callable[[T], str], what: str,

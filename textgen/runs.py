@@ -38,21 +38,43 @@ from typing import Any
 
 import msgspec
 
+from textgen.decoding import convert_body
 from textgen.errors import APIError, bad_request, not_found
+from textgen.events import (
+    TERMINAL_EVENTS,
+    ErrorEvent,
+    ResponseCompleted,
+    ResponseError,
+    ResponseEvent,
+    ResponseFailed,
+    ResponseIncomplete,
+    ResponseObject,
+)
 from textgen.resume import CannotResume, resume_point
 from textgen.schemas import ResponseCreate
-from textgen.service import ResponseService, Turn
+from textgen.service import ResponseService, Turn, stored_response
 from textgen.store import Lease, LeaseLost, Orphan, Store, new_id
 
 __all__ = ["Run", "Runner"]
 
 log = logging.getLogger("textgen")
 
-TERMINAL_EVENTS = frozenset({"response.completed", "response.incomplete", "response.failed"})
 FINAL_STATUSES = frozenset({"completed", "incomplete", "failed", "cancelled"})
 _FLUSH_SECONDS = 0.1  # events reach the store at most this late
 _POLL_SECONDS = 0.1  # how often a follower or a running generation reads the store
 _SETTLE_WAIT_SECONDS = 3.0  # a cancel waits this long for the generation to record its partial output
+
+
+TerminalEvent = ResponseCompleted | ResponseIncomplete | ResponseFailed
+
+
+def _row(response: ResponseObject) -> dict[str, Any]:
+    """A response as the store keeps it (JSON)."""
+    return msgspec.to_builtins(response)
+
+
+def _rows(events: list[ResponseEvent]) -> list[dict[str, Any]]:
+    return msgspec.to_builtins(events)
 
 
 class Run:
@@ -60,13 +82,13 @@ class Run:
 
     def __init__(self, turn: Turn) -> None:
         self.turn = turn
-        self.events: list[dict[str, Any]] = []
+        self.events: list[ResponseEvent] = []
         self.finished = False
         self._changed = asyncio.Condition()
         self.task: asyncio.Task[None] | None = None
         self.lost = False  # another instance took the lease over
 
-    async def publish(self, event: dict[str, Any] | None) -> None:
+    async def publish(self, event: ResponseEvent | None) -> None:
         """Append an event (``None`` marks the end) and wake the followers."""
         async with self._changed:
             if event is None:
@@ -75,7 +97,7 @@ class Run:
                 self.events.append(event)
             self._changed.notify_all()
 
-    async def follow(self) -> AsyncIterator[dict[str, Any]]:
+    async def follow(self) -> AsyncIterator[ResponseEvent]:
         """Every event from the first, then the live ones, until the run ends."""
         index = 0
         while True:
@@ -91,7 +113,7 @@ class Run:
                 return
 
     @property
-    def last(self) -> dict[str, Any]:
+    def last(self) -> ResponseEvent:
         """The latest event."""
         return self.events[-1]
 
@@ -120,7 +142,7 @@ class Runner:
             raise APIError(503, "The server is shutting down; retry on another instance.", code="server_shutting_down")
         if turn.body.store:
             job = {"body": msgspec.to_builtins(turn.body)} if turn.body.background else None
-            await self.store.create_response(turn.project, self.service.initial(turn), turn.input_items,
+            await self.store.create_response(turn.project, _row(self.service.initial(turn)), turn.input_items,
                                              turn.body.previous_response_id, job=job, lease=self._lease())
         return self._launch(turn)
 
@@ -147,7 +169,7 @@ class Runner:
 
     async def _drive(self, run: Run) -> None:
         turn, stored = run.turn, run.turn.body.store
-        pending: list[dict[str, Any]] = []
+        pending: list[ResponseEvent] = []
         flushed = time.monotonic()
         watcher = asyncio.create_task(self._watch(run)) if stored else None
 
@@ -156,21 +178,21 @@ class Runner:
             if stored and turn.body.background and pending:  # only background streams can be replayed
                 batch = pending[:]
                 pending.clear()
-                await self.store.add_events(turn.id, batch, self._owner(turn))
+                await self.store.add_events(turn.id, _rows(batch), self._owner(turn))
             flushed = time.monotonic()
 
         try:
             if stored and turn.body.background:
-                await self.store.settle_response({**self.service.initial(turn), "status": "in_progress"},
-                                                 only_from=("queued",), owner=self.owner)
+                started = msgspec.structs.replace(self.service.initial(turn), status="in_progress")
+                await self.store.settle_response(_row(started), only_from=("queued",), owner=self.owner)
             async for event in self.service.events(turn):
-                if event["type"] in TERMINAL_EVENTS and (stored or turn.conversation_id):
+                if isinstance(event, TERMINAL_EVENTS) and (stored or turn.conversation_id):
                     event = await self._settle(run, event, pending)
                 pending.append(event)
                 await run.publish(event)
-                if event["type"] == "error":
+                if isinstance(event, ErrorEvent):
                     continue
-                if time.monotonic() - flushed >= _FLUSH_SECONDS or event["type"] in TERMINAL_EVENTS:
+                if time.monotonic() - flushed >= _FLUSH_SECONDS or isinstance(event, TERMINAL_EVENTS):
                     await flush()
             if turn.handback and stored:  # shutdown or a lost lease: leave the rest to the next instance
                 if not run.lost:
@@ -178,7 +200,7 @@ class Runner:
                     await self.store.release_lease(turn.id, self.owner)
             elif turn.cancelled and stored:
                 await flush()
-                await self.store.settle_response(self.service.cancelled(turn),
+                await self.store.settle_response(_row(self.service.cancelled(turn)),
                                                  only_from=("queued", "in_progress", "cancelled"), owner=self.owner)
         except LeaseLost:  # taken over after this instance failed to renew in time: the other one goes on
             log.warning("response %s: lease lost; another instance continues it", turn.id)
@@ -191,44 +213,47 @@ class Runner:
             await run.publish(None)
             self.runs.pop(turn.id, None)
 
-    async def _settle(self, run: Run, event: dict[str, Any], pending: list[dict[str, Any]]) -> dict[str, Any]:
+    async def _settle(self, run: Run, event: TerminalEvent, pending: list[ResponseEvent]) -> ResponseEvent:
         """Store the final response before its event goes out; a store failure fails the response."""
-        turn, final = run.turn, event["response"]
-        entries = self.service.conversation_entries(turn, final["output"]) if final["status"] != "failed" else []
+        turn, final = run.turn, event.response
+        entries = self.service.conversation_entries(turn, final.output) if final.status != "failed" else []
         try:
-            if turn.conversation_id and final["status"] != "failed":
+            if turn.conversation_id and final.status != "failed":
                 await self.service.conversations.append(turn.conversation_id, turn.project,
-                                                        [*turn.input_items, *final["output"]])
+                                                        [*turn.input_items, *final.output])
             if turn.body.store:
                 if turn.body.background:
-                    await self.store.add_events(turn.id, pending, self.owner)
+                    await self.store.add_events(turn.id, _rows(pending), self.owner)
                 pending.clear()
-                await self.store.settle_response(final, entries, owner=self.owner)
+                await self.store.settle_response(_row(final), entries, owner=self.owner)
             return event
         except LeaseLost:
             raise
         except Exception as exc:
             log.exception("storing response %s failed", turn.id, exc_info=exc)
             message = "The response could not be stored."
-            error_event = {"type": "error", "sequence_number": event["sequence_number"], "code": "server_error",
-                           "message": message, "param": None}
-            await run.publish(error_event)
-            failed = {**final, "status": "failed", "usage": None, "completed_at": None,
-                      "incomplete_details": None, "error": {"code": "server_error", "message": message}}
-            return {"type": "response.failed", "sequence_number": event["sequence_number"] + 1, "response": failed}
+            await run.publish(ErrorEvent(sequence_number=event.sequence_number, code="server_error",
+                                         message=message, param=None))
+            failed = msgspec.structs.replace(final, status="failed", usage=None, completed_at=None,
+                                             incomplete_details=None,
+                                             error=ResponseError(code="server_error", message=message))
+            return ResponseFailed(sequence_number=event.sequence_number + 1, response=failed)
 
-    async def create(self, turn: Turn) -> dict[str, Any]:
+    async def create(self, turn: Turn) -> ResponseObject:
         """Run a foreground turn to its end and return the response (the backend's status if it failed)."""
         run = await self.start(turn)
         async for _ in run.follow():
             pass
         last = run.last
-        if last["type"] == "response.failed":
-            error = last["response"]["error"]
-            raise APIError(turn.failure_status, error["message"], code=error["code"])
-        return dict(last["response"])
+        if not isinstance(last, TERMINAL_EVENTS):  # a run ends with its terminal event unless cancelled
+            raise APIError(500, "The response ended without a result.", code="server_error")
+        if isinstance(last, ResponseFailed):
+            error = last.response.error
+            raise APIError(turn.failure_status, error.message if error else "The response failed.",
+                           code=error.code if error else "server_error")
+        return last.response
 
-    async def stream(self, run: Run) -> AsyncIterator[dict[str, Any]]:
+    async def stream(self, run: Run) -> AsyncIterator[ResponseEvent]:
         """The events of a run for its own client; an unstored run is cancelled if the client leaves."""
         try:
             async for event in run.follow():
@@ -237,7 +262,7 @@ class Runner:
             if not run.finished and not run.turn.body.store:
                 run.turn.cancelled = True
 
-    async def replay(self, response_id: str, project: str, after: int) -> AsyncIterator[dict[str, Any]]:
+    async def replay(self, response_id: str, project: str, after: int) -> AsyncIterator[ResponseEvent]:
         """Stored events after sequence number ``after``, then the live ones until the response ends.
 
         Raises:
@@ -251,20 +276,20 @@ class Runner:
                               param="stream", code="invalid_value")
         return self._replay(response_id, after)
 
-    async def _replay(self, response_id: str, after: int) -> AsyncIterator[dict[str, Any]]:
+    async def _replay(self, response_id: str, after: int) -> AsyncIterator[ResponseEvent]:
         while True:
             status = await self.store.response_status(response_id)
-            events = await self.store.events_after(response_id, after)
+            events = msgspec.convert(await self.store.events_after(response_id, after), list[ResponseEvent])
             for event in events:
                 yield event
-                after = event["sequence_number"]
-                if event["type"] in TERMINAL_EVENTS:
+                after = event.sequence_number
+                if isinstance(event, TERMINAL_EVENTS):
                     return
             if status is None or (status in FINAL_STATUSES and not events):
                 return
             await asyncio.sleep(_POLL_SECONDS)
 
-    async def cancel(self, response_id: str, project: str) -> dict[str, Any]:
+    async def cancel(self, response_id: str, project: str) -> ResponseObject:
         """Cancel a background response; a finished one is returned as it is (cancelling is idempotent)."""
         stored = await self.store.get_response(response_id, project)
         if stored is None:
@@ -280,7 +305,7 @@ class Runner:
         while stored.body["status"] not in FINAL_STATUSES and time.monotonic() < deadline:
             await asyncio.sleep(_POLL_SECONDS)  # the generating instance writes the output so far
             stored = await self.store.get_response(response_id, project) or stored
-        return {**stored.body, "status": stored.status}
+        return stored_response(stored)
 
     def drain(self) -> None:
         """Stop taking work (called from the SIGTERM handler): no new generation starts, no orphan is
@@ -327,7 +352,7 @@ class Runner:
                                      "responses created with 'background': true are resumed.")
             return
         try:
-            body = msgspec.convert(orphan.job["body"], ResponseCreate)
+            body = convert_body(orphan.job["body"], ResponseCreate)
             turn = await self.service.prepare(body, orphan.project)
             events = await self.store.events_after(orphan.id, -1)
             point = resume_point(events)
@@ -350,13 +375,14 @@ class Runner:
         self._launch(turn)
 
     async def _fail(self, orphan: Orphan, message: str) -> None:
-        error = {"code": "server_error", "message": message}
-        failed = {**orphan.body, "status": "failed", "error": error, "usage": None, "completed_at": None}
+        failed = msgspec.structs.replace(msgspec.convert(orphan.body, ResponseObject), status="failed",
+                                         error=ResponseError(code="server_error", message=message), usage=None,
+                                         completed_at=None)
         if orphan.job is not None:
             events = await self.store.events_after(orphan.id, -1)
             following = events[-1]["sequence_number"] + 1 if events else 0
             with contextlib.suppress(Exception):  # a follower then ends; the row is what matters
-                await self.store.add_events(orphan.id, [{"type": "response.failed", "sequence_number": following,
-                                                         "response": failed}], self.owner)
-        await self.store.settle_response(failed, [], owner=self.owner)
+                await self.store.add_events(orphan.id, _rows([ResponseFailed(sequence_number=following,
+                                                                             response=failed)]), self.owner)
+        await self.store.settle_response(_row(failed), [], owner=self.owner)
         log.warning("response %s failed: %s", orphan.id, message)

@@ -1,9 +1,9 @@
 """Request and reply bodies (msgspec Structs).
 
-Requests forbid unknown fields, so a typo is a 400 naming it. Input items,
-tools and ``text.format`` arrive as JSON objects and are checked field by field
-in :mod:`textgen.inputs`, which gives errors with OpenAI-style ``param`` paths
-such as ``input[1].content[0].file_id``.
+Requests forbid unknown fields, so a typo is a 400 naming it. Input items and
+their content parts are the tagged unions of :mod:`textgen.items`, checked by
+msgspec the same way (``input[1].content[0].bogus``); tools and ``text.format``
+arrive as JSON objects and are checked in :mod:`textgen.inputs`.
 """
 
 from __future__ import annotations
@@ -13,13 +13,21 @@ from typing import Annotated, Any, Literal
 import msgspec
 from msgspec import Meta
 
+from textgen.chat_schemas import ChatMessage
+from textgen.items import InputItem
+
 __all__ = [
     "ChatCompletionCreate",
     "ConversationCreate",
     "ConversationItemsCreate",
+    "ConversationRead",
     "ConversationUpdate",
+    "DataList",
+    "Deleted",
     "FileRead",
     "InputTokensCreate",
+    "InputTokensRead",
+    "ListPage",
     "ModelRead",
     "PromptCreate",
     "PromptMessage",
@@ -64,7 +72,7 @@ class ResponseCreate(msgspec.Struct, kw_only=True, forbid_unknown_fields=True):
     """Body of ``POST /v1/responses``. ``seed`` is an extension (send it via ``extra_body``)."""
 
     model: Annotated[str, Meta(min_length=1)]
-    input: str | list[dict[str, Any]] | None = None
+    input: str | list[InputItem] | None = None
     instructions: str | None = None
     reasoning: ReasoningParam | None = None
     prompt: PromptParam | None = None
@@ -95,7 +103,7 @@ class InputTokensCreate(msgspec.Struct, kw_only=True, forbid_unknown_fields=True
     """
 
     model: Annotated[str, Meta(min_length=1)] | None = None
-    input: str | list[dict[str, Any]] | None = None
+    input: str | list[InputItem] | None = None
     instructions: str | None = None
     reasoning: ReasoningParam | None = None
     previous_response_id: str | None = None
@@ -110,7 +118,7 @@ class InputTokensCreate(msgspec.Struct, kw_only=True, forbid_unknown_fields=True
 class ConversationCreate(msgspec.Struct, kw_only=True, forbid_unknown_fields=True):
     """Body of ``POST /v1/conversations``."""
 
-    items: list[dict[str, Any]] | None = None
+    items: list[InputItem] | None = None
     metadata: Metadata | None = None
 
 
@@ -123,7 +131,7 @@ class ConversationUpdate(msgspec.Struct, kw_only=True, forbid_unknown_fields=Tru
 class ConversationItemsCreate(msgspec.Struct, kw_only=True, forbid_unknown_fields=True):
     """Body of ``POST /v1/conversations/{id}/items``."""
 
-    items: Annotated[list[dict[str, Any]], Meta(min_length=1)]
+    items: Annotated[list[InputItem], Meta(min_length=1)]
 
 
 class PromptMessage(msgspec.Struct, kw_only=True, forbid_unknown_fields=True):
@@ -189,6 +197,47 @@ class ModelRead(msgspec.Struct, kw_only=True):
     sampling_defaults: SamplingDefaults
 
 
+class InputTokensRead(msgspec.Struct, kw_only=True):
+    """The answer of ``POST /v1/responses/input_tokens``."""
+
+    object: Literal["response.input_tokens"] = "response.input_tokens"
+    input_tokens: int
+
+
+class Deleted(msgspec.Struct, kw_only=True):
+    """The answer of a delete (``object`` is ``response.deleted``, ``conversation.deleted``, ``file``)."""
+
+    id: str
+    object: str
+    deleted: bool = True
+
+
+class ListPage(msgspec.Struct, kw_only=True):
+    """OpenAI's list object (``first_id``/``last_id`` of an empty page are ``null`` or ``""``)."""
+
+    object: Literal["list"] = "list"
+    data: list[Any]
+    has_more: bool
+    first_id: str | None
+    last_id: str | None
+
+
+class DataList(msgspec.Struct, kw_only=True):
+    """A list object without pagination (models, prompts)."""
+
+    object: Literal["list"] = "list"
+    data: list[Any]
+
+
+class ConversationRead(msgspec.Struct, kw_only=True):
+    """A conversation object."""
+
+    id: str
+    object: Literal["conversation"] = "conversation"
+    created_at: int
+    metadata: dict[str, str]
+
+
 class StreamOptions(msgspec.Struct, kw_only=True, forbid_unknown_fields=True):
     """``stream_options`` of a chat completion: ``include_usage`` adds a last chunk with ``usage``."""
 
@@ -196,11 +245,11 @@ class StreamOptions(msgspec.Struct, kw_only=True, forbid_unknown_fields=True):
 
 
 class ChatCompletionCreate(msgspec.Struct, kw_only=True, forbid_unknown_fields=True):
-    """Body of ``POST /v1/chat/completions``. Messages, tools and ``response_format`` are checked field by
-    field in :mod:`textgen.chat` (errors name ``messages[i].content[j].text``)."""
+    """Body of ``POST /v1/chat/completions``. Messages are the role-tagged Structs of
+    :mod:`textgen.chat_schemas`; tools and ``response_format`` are checked in :mod:`textgen.chat`."""
 
     model: Annotated[str, Meta(min_length=1)]
-    messages: Annotated[list[dict[str, Any]], Meta(min_length=1)]
+    messages: Annotated[list[ChatMessage], Meta(min_length=1)]
     stream: bool = False
     stream_options: StreamOptions | None = None
     max_tokens: Annotated[int, Meta(ge=1)] | None = None

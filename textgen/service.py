@@ -25,6 +25,8 @@ from collections.abc import AsyncIterator
 from dataclasses import dataclass, field
 from typing import Any
 
+import msgspec
+
 from textgen.backends.base import (
     ArgumentsDelta,
     Backend,
@@ -41,9 +43,38 @@ from textgen.backends.base import (
 )
 from textgen.conversations import ConversationService, conversation_id_of
 from textgen.errors import APIError, bad_request, not_found
+from textgen.events import (
+    ContentPartAdded,
+    ContentPartDone,
+    ConversationRef,
+    ErrorEvent,
+    FunctionCallArgumentsDelta,
+    FunctionCallArgumentsDone,
+    IncompleteDetails,
+    InputTokensDetails,
+    OutputItemAdded,
+    OutputItemDone,
+    OutputTextDelta,
+    OutputTextDone,
+    OutputTokensDetails,
+    ReasoningEcho,
+    ReasoningTextDelta,
+    ReasoningTextDone,
+    ResponseCompleted,
+    ResponseCreated,
+    ResponseError,
+    ResponseEvent,
+    ResponseFailed,
+    ResponseIncomplete,
+    ResponseInProgress,
+    ResponseObject,
+    ResponseQueued,
+    Usage,
+)
 from textgen.files import FileService, inline_text
 from textgen.includes import ENCRYPTED_REASONING, INCLUDABLE, LOGPROBS, check_include, shape_item
 from textgen.inputs import (
+    convert_items,
     normalize_input,
     normalize_text_format,
     normalize_tool_choice,
@@ -52,12 +83,12 @@ from textgen.inputs import (
 from textgen.pagination import Page, page_body, paginate
 from textgen.prompts import PromptService
 from textgen.resume import ResumePoint
-from textgen.schemas import InputTokensCreate, ResponseCreate
+from textgen.schemas import Deleted, InputTokensCreate, InputTokensRead, ListPage, ResponseCreate
 from textgen.sealing import Sealer
 from textgen.settings import Settings
-from textgen.store import Store, new_id
+from textgen.store import Store, StoredResponse, new_id
 
-__all__ = ["ResponseService", "Turn", "logprob_object", "sampling_value"]
+__all__ = ["ResponseService", "Turn", "logprob_object", "sampling_value", "stored_response"]
 
 log = logging.getLogger("textgen")
 _MESSAGE_OVERHEAD = 3  # tokens of role framing per context entry
@@ -93,16 +124,17 @@ def sampling_value(requested: float | None, recommended: float | None) -> float:
     return 1.0 if recommended is None else recommended
 
 
-def _usage(input_tokens: int, finish: Finish) -> dict[str, Any]:
+def _usage(input_tokens: int, finish: Finish) -> Usage:
     if finish.input_tokens is not None:
         input_tokens = finish.input_tokens
-    return {
-        "input_tokens": input_tokens,
-        "input_tokens_details": {"cached_tokens": finish.cached_tokens, "cache_write_tokens": 0},
-        "output_tokens": finish.output_tokens,
-        "output_tokens_details": {"reasoning_tokens": finish.reasoning_tokens},
-        "total_tokens": input_tokens + finish.output_tokens,
-    }
+    return Usage(input_tokens=input_tokens, input_tokens_details=InputTokensDetails(cached_tokens=finish.cached_tokens),
+                 output_tokens=finish.output_tokens,
+                 output_tokens_details=OutputTokensDetails(reasoning_tokens=finish.reasoning_tokens),
+                 total_tokens=input_tokens + finish.output_tokens)
+
+
+def _empty_text_part() -> dict[str, Any]:
+    return {"type": "output_text", "text": "", "annotations": [], "logprobs": []}
 
 
 def logprob_object(value: TokenLogprob) -> dict[str, Any]:
@@ -201,7 +233,7 @@ class ResponseService:
                 raise not_found(f"Prompt variable {name!r} names file {value['file_id']!r}, which does not exist.",
                                 param=param, code="file_not_found")
 
-    async def count_input_tokens(self, body: InputTokensCreate, project: str) -> dict[str, Any]:
+    async def count_input_tokens(self, body: InputTokensCreate, project: str) -> InputTokensRead:
         """The input tokens a response with these fields would use (its context, no generation)."""
         model = body.model or next(iter(self.registry)).info.id
         fields = {f: getattr(body, f) for f in body.__struct_fields__ if f != "model"}
@@ -210,7 +242,7 @@ class ResponseService:
         turn = await self.prepare(ResponseCreate(model=model, store=False, **fields), project, counting=True)
         exact = getattr(turn.backend, "prompt_tokens", None)  # a local backend counts its rendered prompt
         tokens = turn.input_tokens if exact is None else await asyncio.to_thread(exact, turn.request)
-        return {"object": "response.input_tokens", "input_tokens": tokens}
+        return InputTokensRead(input_tokens=tokens)
 
     async def prepare(self, body: ResponseCreate, project: str, *, counting: bool = False) -> Turn:
         """Validate ``body`` and build its context in ``project``; raises :class:`APIError` on any problem.
@@ -272,7 +304,7 @@ class ResponseService:
         if body.prompt is not None:
             record, messages = await self.prompts.resolve(project, body.prompt)
             await self._check_variable_files(project, body.prompt.variables or {})
-            items += normalize_input(messages, prefix="prompt.messages")
+            items += normalize_input(convert_items(messages, "prompt.messages"), prefix="prompt.messages")
             instructions = instructions if instructions is not None else record.instructions
             variables = {k: ({"detail": "auto", **v} if isinstance(v, dict) and v.get("type") == "input_image"
                              else v) for k, v in (body.prompt.variables or {}).items()}
@@ -358,38 +390,33 @@ class ResponseService:
 
     # --- generating -------------------------------------------------------------------
     def _response(self, turn: Turn, status: str, output: list[dict[str, Any]],
-                  usage: dict[str, Any] | None, **extra: Any) -> dict[str, Any]:
+                  usage: Usage | None, **extra: Any) -> ResponseObject:
         body = turn.body
-        return {
-            "id": turn.id, "object": "response", "created_at": turn.created_at, "status": status,
-            "background": body.background, "completed_at": extra.get("completed_at"), "error": extra.get("error"),
-            "incomplete_details": extra.get("incomplete_details"),
-            "instructions": turn.echo["instructions"], "max_output_tokens": body.max_output_tokens,
-            "max_tool_calls": None, "model": turn.backend.info.id, "output": output,
-            "parallel_tool_calls": True if body.parallel_tool_calls is None else body.parallel_tool_calls,
-            "previous_response_id": body.previous_response_id, "prompt": turn.echo["prompt"],
-            "prompt_cache_key": None, "reasoning": {
-                "effort": body.reasoning.effort if body.reasoning else None,
-                "summary": body.reasoning.summary if body.reasoning else None,
-            },
-            "safety_identifier": None, "service_tier": "default", "store": body.store,
-            "temperature": turn.request.temperature, "text": turn.echo["text"],
-            "tool_choice": turn.echo["tool_choice"], "tools": turn.echo["tools"],
-            "top_logprobs": body.top_logprobs or 0,
-            "top_p": turn.request.top_p, "truncation": body.truncation or "disabled", "usage": usage,
-            "user": body.user, "metadata": body.metadata or {},
-            "conversation": {"id": turn.conversation_id} if turn.conversation_id else None,
-        }
+        return ResponseObject(
+            id=turn.id, created_at=turn.created_at, status=status, background=body.background,
+            completed_at=extra.get("completed_at"), error=extra.get("error"),
+            incomplete_details=extra.get("incomplete_details"), instructions=turn.echo["instructions"],
+            max_output_tokens=body.max_output_tokens, model=turn.backend.info.id, output=output,
+            parallel_tool_calls=True if body.parallel_tool_calls is None else body.parallel_tool_calls,
+            previous_response_id=body.previous_response_id, prompt=turn.echo["prompt"],
+            reasoning=ReasoningEcho(effort=body.reasoning.effort if body.reasoning else None,
+                                    summary=body.reasoning.summary if body.reasoning else None),
+            store=body.store, temperature=turn.request.temperature, text=turn.echo["text"],
+            tool_choice=turn.echo["tool_choice"], tools=turn.echo["tools"], top_logprobs=body.top_logprobs or 0,
+            top_p=turn.request.top_p, truncation=body.truncation or "disabled", usage=usage, user=body.user,
+            metadata=body.metadata or {},
+            conversation=ConversationRef(id=turn.conversation_id) if turn.conversation_id else None,
+        )
 
-    def initial(self, turn: Turn) -> dict[str, Any]:
+    def initial(self, turn: Turn) -> ResponseObject:
         """The response as created: ``queued`` in background mode, else ``in_progress``."""
         return self._response(turn, "queued" if turn.body.background else "in_progress", [], None)
 
-    def cancelled(self, turn: Turn) -> dict[str, Any]:
+    def cancelled(self, turn: Turn) -> ResponseObject:
         """The response after a cancel: the output produced so far, status ``cancelled``."""
         return self._response(turn, "cancelled", turn.output, None)
 
-    async def events(self, turn: Turn) -> AsyncIterator[dict[str, Any]]:
+    async def events(self, turn: Turn) -> AsyncIterator[ResponseEvent]:
         """Run the backend and yield the streaming events, the terminal one last.
 
         When ``turn.cancelled`` becomes true the backend is closed, the open item
@@ -397,18 +424,15 @@ class ResponseService:
         """
         point = turn.resume
         seq = itertools.count(point.next_sequence if point is not None else 0)
-
-        def event(kind: str, **fields: Any) -> dict[str, Any]:
-            return {"type": kind, "sequence_number": next(seq), **fields}
-
         started = self.initial(turn)
         sent = point.opened if point is not None else set()
         if "response.created" not in sent:
-            yield event("response.created", response=started)
+            yield ResponseCreated(sequence_number=next(seq), response=started)
         if turn.body.background and "response.queued" not in sent:
-            yield event("response.queued", response=started)
+            yield ResponseQueued(sequence_number=next(seq), response=started)
         if "response.in_progress" not in sent:
-            yield event("response.in_progress", response={**started, "status": "in_progress"})
+            yield ResponseInProgress(sequence_number=next(seq),
+                                     response=msgspec.structs.replace(started, status="in_progress"))
         output = turn.output
         item: dict[str, Any] | None = None
         chunks: list[str] = []
@@ -417,39 +441,38 @@ class ResponseService:
             output[:] = point.output
             item, chunks, logprobs = point.open, [point.text], list(point.logprobs)
             if item is not None and not point.part_added:
-                yield event("response.content_part.added", item_id=item["id"], output_index=len(output) - 1,
-                            content_index=0, part={"type": "output_text", "text": "", "annotations": [],
-                                                   "logprobs": []})
+                yield ContentPartAdded(sequence_number=next(seq), item_id=item["id"], output_index=len(output) - 1,
+                                       content_index=0, part=_empty_text_part())
         finish = Finish("stop", 0)
 
-        def close(status: str) -> list[dict[str, Any]]:
+        def close(status: str) -> list[ResponseEvent]:
             assert item is not None
-            index, text = len(output) - 1, "".join(chunks)
+            index, text, item_id = len(output) - 1, "".join(chunks), item["id"]
             item["status"] = status
             if item["type"] == "reasoning":
                 item["content"] = [{"type": "reasoning_text", "text": text}]
                 if ENCRYPTED_REASONING in (turn.body.include or ()):
                     item["encrypted_content"] = self.sealer.seal({"content": item["content"]})
                 return [
-                    event("response.reasoning_text.done", item_id=item["id"], output_index=index,
-                          content_index=0, text=text),
-                    event("response.output_item.done", output_index=index, item=item),
+                    ReasoningTextDone(sequence_number=next(seq), item_id=item_id, output_index=index,
+                                      content_index=0, text=text),
+                    OutputItemDone(sequence_number=next(seq), output_index=index, item=item),
                 ]
             if item["type"] == "message":
                 part = {"type": "output_text", "text": text, "annotations": [], "logprobs": list(logprobs)}
                 item["content"] = [part]
                 return [
-                    event("response.output_text.done", item_id=item["id"], output_index=index,
-                          content_index=0, text=text, logprobs=list(logprobs)),
-                    event("response.content_part.done", item_id=item["id"], output_index=index,
-                          content_index=0, part=part),
-                    event("response.output_item.done", output_index=index, item=item),
+                    OutputTextDone(sequence_number=next(seq), item_id=item_id, output_index=index,
+                                   content_index=0, text=text, logprobs=list(logprobs)),
+                    ContentPartDone(sequence_number=next(seq), item_id=item_id, output_index=index,
+                                    content_index=0, part=part),
+                    OutputItemDone(sequence_number=next(seq), output_index=index, item=item),
                 ]
             item["arguments"] = text
             return [
-                event("response.function_call_arguments.done", item_id=item["id"], output_index=index,
-                      name=item["name"], arguments=text),
-                event("response.output_item.done", output_index=index, item=item),
+                FunctionCallArgumentsDone(sequence_number=next(seq), item_id=item_id, output_index=index,
+                                          name=item["name"], arguments=text),
+                OutputItemDone(sequence_number=next(seq), output_index=index, item=item),
             ]
 
         deltas = turn.backend.generate(turn.request)
@@ -476,33 +499,34 @@ class ResponseService:
                         item = {"id": new_id("msg_"), "type": "message", "role": "assistant",
                                 "status": "in_progress", "content": []}
                     output.append(item)
-                    yield event("response.output_item.added", output_index=len(output) - 1, item=dict(item))
+                    yield OutputItemAdded(sequence_number=next(seq), output_index=len(output) - 1, item=dict(item))
                     if item["type"] == "message":
-                        yield event("response.content_part.added", item_id=item["id"],
-                                    output_index=len(output) - 1, content_index=0,
-                                    part={"type": "output_text", "text": "", "annotations": [], "logprobs": []})
+                        yield ContentPartAdded(sequence_number=next(seq), item_id=item["id"],
+                                               output_index=len(output) - 1, content_index=0,
+                                               part=_empty_text_part())
                 if isinstance(delta, TextDelta) and item is not None:
                     chunks.append(delta.text)
                     fresh = [logprob_object(lp) for lp in delta.logprobs]
                     logprobs += fresh
-                    yield event("response.output_text.delta", item_id=item["id"], output_index=len(output) - 1,
-                                content_index=0, delta=delta.text, logprobs=fresh)
+                    yield OutputTextDelta(sequence_number=next(seq), item_id=item["id"], output_index=len(output) - 1,
+                                          content_index=0, delta=delta.text, logprobs=fresh)
                 elif isinstance(delta, ReasoningDelta) and item is not None:
                     chunks.append(delta.text)
-                    yield event("response.reasoning_text.delta", item_id=item["id"], output_index=len(output) - 1,
-                                content_index=0, delta=delta.text)
+                    yield ReasoningTextDelta(sequence_number=next(seq), item_id=item["id"],
+                                             output_index=len(output) - 1, content_index=0, delta=delta.text)
                 elif isinstance(delta, ArgumentsDelta) and item is not None:
                     chunks.append(delta.text)
-                    yield event("response.function_call_arguments.delta", item_id=item["id"],
-                                output_index=len(output) - 1, delta=delta.text)
+                    yield FunctionCallArgumentsDelta(sequence_number=next(seq), item_id=item["id"],
+                                                     output_index=len(output) - 1, delta=delta.text)
         except Exception as exc:
             log.exception("backend %s failed", turn.backend.info.id, exc_info=exc)
             message, code = "The model failed while generating the response.", "server_error"
             if isinstance(exc, BackendError):
                 message, code, turn.failure_status = str(exc), exc.code, exc.status
-            yield event("error", code=code, message=message, param=None)
-            error = {"code": code, "message": message}
-            yield event("response.failed", response=self._response(turn, "failed", output, None, error=error))
+            yield ErrorEvent(sequence_number=next(seq), code=code, message=message, param=None)
+            error = ResponseError(code=code, message=message)
+            yield ResponseFailed(sequence_number=next(seq),
+                                 response=self._response(turn, "failed", output, None, error=error))
             return
         finally:
             closer = getattr(deltas, "aclose", None)  # stops the backend's generation
@@ -519,21 +543,24 @@ class ResponseService:
             finish = Finish(finish.reason, finish.output_tokens + earlier, reasoning_tokens=finish.reasoning_tokens,
                             input_tokens=None if finish.input_tokens is None else max(finish.input_tokens - earlier, 0),
                             cached_tokens=finish.cached_tokens)
-        status = "incomplete" if finish.reason == "length" else "completed"
-        if item is not None:
-            for done in close(status):
+        usage = _usage(turn.input_tokens, finish)
+        if finish.reason == "length":
+            for done in close("incomplete") if item is not None else ():
                 yield done
-        extra: dict[str, Any] = {"completed_at": int(time.time())} if status == "completed" else {
-            "incomplete_details": {"reason": "max_output_tokens"}}
-        yield event(f"response.{status}",
-                    response=self._response(turn, status, output, _usage(turn.input_tokens, finish), **extra))
+            yield ResponseIncomplete(sequence_number=next(seq), response=self._response(
+                turn, "incomplete", output, usage, incomplete_details=IncompleteDetails(reason="max_output_tokens")))
+            return
+        for done in close("completed") if item is not None else ():
+            yield done
+        yield ResponseCompleted(sequence_number=next(seq), response=self._response(
+            turn, "completed", output, usage, completed_at=int(time.time())))
 
     def conversation_entries(self, turn: Turn, output: list[dict[str, Any]]) -> list[dict[str, Any]]:
         """The context entries this turn adds to its conversation: its input, then its output."""
         return [*turn.entries, *_output_entries(output)]
 
     # --- reading ----------------------------------------------------------------------
-    async def get(self, response_id: str, project: str, include: frozenset[str] = frozenset()) -> dict[str, Any]:
+    async def get(self, response_id: str, project: str, include: frozenset[str] = frozenset()) -> ResponseObject:
         """A stored response of ``project``; 404 if unknown, deleted or another project's.
 
         Its output is as created (with the create request's ``include``); ``include`` on the read
@@ -542,22 +569,29 @@ class ResponseService:
         stored = await self.store.get_response(response_id, project)
         if stored is None:
             raise not_found(f"Response with id {response_id!r} not found.", param="response_id")
-        body = {**stored.body, "status": stored.status}
-        if ENCRYPTED_REASONING in include and body.get("output"):
-            body["output"] = [shape_item(o, include | {LOGPROBS}, self.sealer) for o in body["output"]]
+        body = stored_response(stored)
+        if ENCRYPTED_REASONING in include and body.output:
+            body.output = [shape_item(o, include | {LOGPROBS}, self.sealer) for o in body.output]
         return body
 
-    async def delete(self, response_id: str, project: str) -> dict[str, Any]:
+    async def delete(self, response_id: str, project: str) -> Deleted:
         """Delete a stored response with its text and events; 404 if unknown."""
         if not await self.store.delete_response(response_id, project):
             raise not_found(f"Response with id {response_id!r} not found.", param="response_id")
-        return {"id": response_id, "object": "response.deleted", "deleted": True}
+        return Deleted(id=response_id, object="response.deleted")
 
     async def input_items(self, response_id: str, project: str, page: Page,
-                          include: frozenset[str] = frozenset()) -> dict[str, Any]:
+                          include: frozenset[str] = frozenset()) -> ListPage:
         """One page of a response's input items (``order`` ``desc`` puts the latest first), shaped by ``include``."""
         stored = await self.store.get_response(response_id, project)
         if stored is None:
             raise not_found(f"Response with id {response_id!r} not found.", param="response_id")
         items, more = paginate(stored.input_items, page, lambda i: str(i["id"]), "an item of this response")
         return page_body([shape_item(i, include, self.sealer) for i in items], has_more=more)
+
+
+def stored_response(stored: StoredResponse) -> ResponseObject:
+    """A stored response's row as the response object, with the row's status (a cancel sets only that)."""
+    body = msgspec.convert(stored.body, ResponseObject)
+    body.status = stored.status
+    return body

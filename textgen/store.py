@@ -2,8 +2,11 @@
 
 SQLAlchemy 2 Core over an async engine: SQLite (``aiosqlite``, WAL mode) by
 default, PostgreSQL (``asyncpg``) by URL, so several server instances share
-conversation state. Tables are prefixed ``textgen_`` and created idempotently
-by :meth:`Store.create_schema` at startup. JSON documents are stored as text.
+conversation state. The tables are :mod:`textgen.store_tables`, brought to the
+current schema by :meth:`Store.create_schema`; every query is the store's, by
+concern: responses, their items and events (:mod:`textgen.store_responses`),
+leases of running responses (:mod:`textgen.store_leases`), conversations
+(:mod:`textgen.conversation_store`), and keys, prompts and files (here).
 """
 
 from __future__ import annotations
@@ -11,17 +14,28 @@ from __future__ import annotations
 import hashlib
 import secrets
 import time
-from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
-import msgspec
 import sqlalchemy as sa
 from sqlalchemy import event
 from sqlalchemy.exc import IntegrityError
 from sqlalchemy.ext.asyncio import AsyncEngine, create_async_engine
 
-from textgen.conversation_store import ConversationStore, define_tables
+from textgen.conversation_store import ConversationStore
+from textgen.store_leases import Lease, LeaseLost, LeaseQueries, Orphan
+from textgen.store_responses import ResponseQueries, StoredResponse
+from textgen.store_tables import (
+    DEFAULT_PROJECT,
+    VERSION_TABLE,
+    api_keys,
+    dumps,
+    files,
+    loads,
+    metadata,
+    prompt_versions,
+    prompts,
+)
 
 __all__ = [
     "DEFAULT_PROJECT",
@@ -40,122 +54,6 @@ __all__ = [
     "new_id",
 ]
 
-metadata = sa.MetaData()
-VERSION_TABLE = "textgen_alembic_version"  # the migrations' own version table (a database may be shared)
-
-DEFAULT_PROJECT = "default"
-
-api_keys = sa.Table(
-    "textgen_api_keys",
-    metadata,
-    sa.Column("id", sa.String(64), primary_key=True),
-    sa.Column("name", sa.String(200), nullable=False),
-    sa.Column("key_hash", sa.String(64), nullable=False, unique=True),
-    sa.Column("created_at", sa.BigInteger, nullable=False),
-    sa.Column("project", sa.String(200), nullable=False, server_default=DEFAULT_PROJECT),
-    sa.Column("revoked_at", sa.BigInteger, nullable=True),
-)
-
-# One row per response, written when it is created. ``entries`` holds this turn's
-# context entries only (its input and output); the history of a turn is the chain
-# of ``previous_id`` links, so a long conversation is stored once, not once per turn.
-responses = sa.Table(
-    "textgen_responses",
-    metadata,
-    sa.Column("id", sa.String(64), primary_key=True),
-    sa.Column("created_at", sa.BigInteger, nullable=False),
-    sa.Column("body", sa.Text, nullable=False),
-    sa.Column("input_items", sa.Text, nullable=False, server_default="[]"),  # older releases; now textgen_items
-    sa.Column("project", sa.String(200), nullable=False, server_default=DEFAULT_PROJECT),
-    sa.Column("status", sa.String(20), nullable=False, server_default="completed"),
-    sa.Column("previous_id", sa.String(64), nullable=True),
-    sa.Column("entries", sa.Text, nullable=False, server_default="[]"),
-    # Durable work: a background response's request (to resume it after a restart) and the lease of the
-    # instance generating a queued or in-progress response (renewed while it runs; expired: taken over).
-    sa.Column("job", sa.Text, nullable=True),
-    sa.Column("lease_owner", sa.String(64), nullable=True),
-    sa.Column("lease_expires", sa.Float, nullable=True),
-)
-
-# Every input and output item of stored responses, so an ``item_reference`` can name any of them.
-items = sa.Table(
-    "textgen_items",
-    metadata,
-    sa.Column("response_id", sa.String(64), primary_key=True),
-    sa.Column("position", sa.Integer, primary_key=True, autoincrement=False),
-    sa.Column("item_id", sa.String(64), nullable=False),
-    sa.Column("project", sa.String(200), nullable=False),
-    sa.Column("is_output", sa.Boolean, nullable=False),
-    sa.Column("item", sa.Text, nullable=False),
-    sa.Index("ix_textgen_items_project_item_id", "project", "item_id"),
-)
-
-# The streaming events of stored responses, for ``GET ?stream=true&starting_after=N``.
-response_events = sa.Table(
-    "textgen_response_events",
-    metadata,
-    sa.Column("response_id", sa.String(64), primary_key=True),
-    sa.Column("sequence_number", sa.Integer, primary_key=True, autoincrement=False),
-    sa.Column("event", sa.Text, nullable=False),
-)
-
-prompts = sa.Table(
-    "textgen_prompts",
-    metadata,
-    sa.Column("id", sa.String(64), primary_key=True),
-    sa.Column("name", sa.String(200), nullable=True),
-    sa.Column("current_version", sa.Integer, nullable=False),
-    sa.Column("created_at", sa.BigInteger, nullable=False),
-    sa.Column("project", sa.String(200), nullable=False, server_default=DEFAULT_PROJECT),
-    sa.UniqueConstraint("project", "name", name="uq_textgen_prompts_project_name"),
-)
-
-prompt_versions = sa.Table(
-    "textgen_prompt_versions",
-    metadata,
-    sa.Column("prompt_id", sa.String(64), sa.ForeignKey("textgen_prompts.id"), primary_key=True),
-    sa.Column("version", sa.Integer, primary_key=True),
-    sa.Column("template", sa.Text, nullable=False),
-    sa.Column("instructions", sa.Text, nullable=True),
-    sa.Column("created_at", sa.BigInteger, nullable=False),
-)
-
-files = sa.Table(
-    "textgen_files",
-    metadata,
-    sa.Column("id", sa.String(64), primary_key=True),
-    sa.Column("filename", sa.String(500), nullable=False),
-    sa.Column("bytes", sa.BigInteger, nullable=False),
-    sa.Column("purpose", sa.String(40), nullable=False),
-    sa.Column("created_at", sa.BigInteger, nullable=False),
-    sa.Column("project", sa.String(200), nullable=False, server_default=DEFAULT_PROJECT),
-    sa.Index("ix_textgen_files_created_at", "created_at"),
-)
-
-
-_UNSETTLED = ("queued", "in_progress")
-
-
-@dataclass(frozen=True, slots=True)
-class Lease:
-    """An instance's claim on a running response, valid until ``expires`` (Unix seconds)."""
-
-    owner: str
-    expires: float
-
-
-@dataclass(frozen=True, slots=True)
-class Orphan:
-    """An unsettled response whose lease this instance just took: its row's body and job."""
-
-    id: str
-    project: str
-    body: dict[str, Any]
-    job: dict[str, Any] | None
-
-
-conversations, conversation_items = define_tables(metadata)
-
 
 def new_id(prefix: str) -> str:
     """A fresh identifier such as ``resp_<48 hex digits>``."""
@@ -167,33 +65,8 @@ def hash_key(key: str) -> str:
     return hashlib.sha256(key.encode()).hexdigest()
 
 
-class LeaseLost(Exception):
-    """Another instance holds the response's lease now: this one must stop writing it."""
-
-
-async def _fence(conn: Any, response_id: str, owner: str) -> None:
-    """Within ``conn``'s transaction: raise :class:`LeaseLost` unless ``owner`` holds the lease (the
-    no-op update locks the row, so a takeover waits for this transaction or comes before it)."""
-    held = await conn.execute(responses.update()
-                              .where(responses.c.id == response_id, responses.c.lease_owner == owner)
-                              .values(lease_owner=owner))
-    if not held.rowcount:
-        raise LeaseLost(response_id)
-
-
 class Conflict(Exception):
     """A unique constraint refused the write (e.g. a prompt name already taken)."""
-
-
-@dataclass(frozen=True, slots=True)
-class StoredResponse:
-    """A stored response: the wire object, this turn's input items and context entries."""
-
-    body: dict[str, Any]
-    input_items: list[dict[str, Any]]
-    entries: list[dict[str, Any]]
-    status: str
-    previous_id: str | None
 
 
 @dataclass(frozen=True, slots=True)
@@ -232,14 +105,6 @@ class FileRecord:
     project: str = DEFAULT_PROJECT
 
 
-def _dumps(value: Any) -> str:
-    return msgspec.json.encode(value).decode()
-
-
-def _loads(text: str) -> Any:
-    return msgspec.json.decode(text)
-
-
 def _set_sqlite_pragmas(dbapi_connection: Any, _: Any) -> None:
     cursor = dbapi_connection.cursor()
     cursor.execute("PRAGMA journal_mode=WAL")
@@ -248,19 +113,11 @@ def _set_sqlite_pragmas(dbapi_connection: Any, _: Any) -> None:
     cursor.close()
 
 
-_OUTPUT_POSITION = 1_000_000  # output items sort after every input item of their response
-
-
-async def _add_items(conn: Any, response_id: str, project: str, values: Sequence[dict[str, Any]], start: int,
-                     *, is_output: bool) -> None:
-    rows = [{"response_id": response_id, "position": start + i, "item_id": item.get("id") or "",
-             "project": project, "is_output": is_output, "item": _dumps(item)} for i, item in enumerate(values)]
-    if rows:
-        await conn.execute(items.insert(), rows)
-
-
-class Store:
+class Store(ResponseQueries, LeaseQueries):
     """Async access to the ``textgen_*`` tables; every read and write is scoped by project.
+
+    The queries of responses (:mod:`textgen.store_responses`), of leases (:mod:`textgen.store_leases`)
+    and of conversations (``Store.conversations``) live in their own modules; keys, prompts and files here.
 
     Args:
         url: SQLAlchemy async URL (``sqlite+aiosqlite:///...`` or ``postgresql+asyncpg://...``).
@@ -321,198 +178,6 @@ class Store:
         async with self.engine.connect() as conn:
             return (await conn.execute(query)).scalar()
 
-    # --- responses ----------------------------------------------------------------
-    async def create_response(
-        self, project: str, body: dict[str, Any], input_items: Sequence[dict[str, Any]],
-        previous_id: str | None, *, job: dict[str, Any] | None = None, lease: Lease | None = None,
-    ) -> None:
-        """Insert a response when it is created (status ``queued`` or ``in_progress``) and its input items.
-
-        ``job`` is what resuming it needs (background responses); ``lease`` names the generating instance.
-        """
-        async with self.engine.begin() as conn:
-            await conn.execute(
-                responses.insert().values(
-                    id=body["id"], project=project, created_at=int(body["created_at"]), body=_dumps(body),
-                    status=body["status"], previous_id=previous_id, entries="[]", input_items="[]",
-                    job=None if job is None else _dumps(job),
-                    lease_owner=None if lease is None else lease.owner,
-                    lease_expires=None if lease is None else lease.expires,
-                )
-            )
-            await _add_items(conn, body["id"], project, input_items, 0, is_output=False)
-
-    async def settle_response(
-        self, body: dict[str, Any], entries: Sequence[dict[str, Any]] | None = None,
-        *, only_from: Sequence[str] = ("queued", "in_progress"), owner: str | None = None,
-    ) -> bool:
-        """Move a response to ``body["status"]`` unless it already left ``only_from`` (or, with ``owner``,
-        unless another instance holds its lease).
-
-        Returns:
-            Whether the row changed (``False`` if, e.g., it was cancelled meanwhile).
-        """
-        values: dict[str, Any] = {"body": _dumps(body), "status": body["status"]}
-        if entries is not None:
-            values["entries"] = _dumps(list(entries))
-        async with self.engine.begin() as conn:
-            fenced = [responses.c.lease_owner == owner] if owner is not None else []
-            result = await conn.execute(
-                responses.update()
-                .where(responses.c.id == body["id"], responses.c.status.in_(list(only_from)), *fenced)
-                .values(**values)
-                .returning(responses.c.project)
-            )
-            project = result.scalar()
-            if project is not None and body.get("output") and body["status"] != "in_progress":
-                await _add_items(conn, body["id"], project, body["output"], _OUTPUT_POSITION, is_output=True)
-        return project is not None
-
-    async def get_response(self, response_id: str, project: str) -> StoredResponse | None:
-        """A stored response of ``project``, or ``None``."""
-        query = sa.select(responses).where(responses.c.id == response_id, responses.c.project == project)
-        inputs = (sa.select(items.c.item)
-                  .where(items.c.response_id == response_id, items.c.is_output.is_(False))
-                  .order_by(items.c.position))
-        async with self.engine.connect() as conn:
-            row = (await conn.execute(query)).first()
-            if row is None:
-                return None
-            # rows of an older release kept their input items in the response row itself
-            input_items = [_loads(r.item) for r in (await conn.execute(inputs)).all()] or _loads(row.input_items)
-        return StoredResponse(_loads(row.body), input_items, _loads(row.entries), row.status, row.previous_id)
-
-    async def find_item(self, item_id: str, project: str) -> dict[str, Any] | None:
-        """The latest stored input or output item of ``project`` with this id (for ``item_reference``)."""
-        query = (sa.select(items.c.item).join(responses, responses.c.id == items.c.response_id)
-                 .where(items.c.item_id == item_id, items.c.project == project)
-                 .order_by(responses.c.created_at.desc(), items.c.is_output.desc()).limit(1))
-        async with self.engine.connect() as conn:
-            row = (await conn.execute(query)).first()
-        return None if row is None else dict(_loads(row.item))
-
-    async def response_status(self, response_id: str) -> str | None:
-        """The status column alone (polled by a running generation to notice a cancel)."""
-        async with self.engine.connect() as conn:
-            return (await conn.execute(
-                sa.select(responses.c.status).where(responses.c.id == response_id)
-            )).scalar()
-
-    # --- leases of running responses ---------------------------------------------------
-    async def renew_lease(self, response_id: str, lease: Lease) -> bool:
-        """Extend the lease of a queued or in-progress response this owner holds; ``False`` if it lost it
-        (taken over after it expired), or the response was cancelled, settled or deleted."""
-        async with self.engine.begin() as conn:
-            result = await conn.execute(
-                responses.update()
-                .where(responses.c.id == response_id, responses.c.lease_owner == lease.owner,
-                       responses.c.status.in_(_UNSETTLED))
-                .values(lease_expires=lease.expires)
-            )
-        return bool(result.rowcount)
-
-    async def release_lease(self, response_id: str, owner: str) -> None:
-        """Hand an unsettled response back: any instance may take it at once."""
-        async with self.engine.begin() as conn:
-            await conn.execute(
-                responses.update()
-                .where(responses.c.id == response_id, responses.c.lease_owner == owner)
-                .values(lease_owner=None, lease_expires=None)
-            )
-
-    async def claim_orphan(self, lease: Lease, now: float) -> Orphan | None:
-        """Take the lease of one queued or in-progress response nobody holds (released, expired, or
-        written by a release without leases), oldest first; ``None`` when there is none.
-
-        A compare-and-set on the lease columns, so of several instances exactly one wins each response.
-        """
-        free = sa.or_(responses.c.lease_expires.is_(None), responses.c.lease_expires < now)
-        candidates = (sa.select(responses.c.id).where(responses.c.status.in_(_UNSETTLED), free)
-                      .order_by(responses.c.created_at, responses.c.id).limit(8))
-        async with self.engine.connect() as conn:
-            ids = [r.id for r in (await conn.execute(candidates)).all()]
-        for response_id in ids:
-            async with self.engine.begin() as conn:
-                won = await conn.execute(
-                    responses.update()
-                    .where(responses.c.id == response_id, responses.c.status.in_(_UNSETTLED), free)
-                    .values(lease_owner=lease.owner, lease_expires=lease.expires)
-                )
-                if not won.rowcount:
-                    continue
-                row = (await conn.execute(sa.select(responses).where(responses.c.id == response_id))).one()
-            return Orphan(row.id, row.project, _loads(row.body), None if row.job is None else _loads(row.job))
-        return None
-
-    async def history(self, response_id: str, project: str) -> list[dict[str, Any]] | None:
-        """The context entries of a response's whole chain, oldest turn first; ``None`` if unknown.
-
-        One recursive query walks the ``previous_id`` links within ``project``.
-        """
-        chain = (
-            sa.select(responses.c.id, responses.c.previous_id, responses.c.entries,
-                      sa.literal(0).label("depth"))
-            .where(responses.c.id == response_id, responses.c.project == project)
-            .cte("chain", recursive=True)
-        )
-        step = sa.select(responses.c.id, responses.c.previous_id, responses.c.entries,
-                         (chain.c.depth + 1).label("depth")).join(
-            chain, responses.c.id == chain.c.previous_id).where(responses.c.project == project)
-        chain = chain.union_all(step)
-        async with self.engine.connect() as conn:
-            rows = (await conn.execute(sa.select(chain.c.entries).order_by(chain.c.depth.desc()))).all()
-        if not rows:
-            return None
-        return [entry for row in rows for entry in _loads(row.entries)]
-
-    async def delete_response(self, response_id: str, project: str) -> bool:
-        """Delete a response and its events; ``False`` if there was none."""
-        async with self.engine.begin() as conn:
-            result = await conn.execute(
-                responses.delete().where(responses.c.id == response_id, responses.c.project == project)
-            )
-            if result.rowcount:
-                await conn.execute(response_events.delete().where(response_events.c.response_id == response_id))
-                await conn.execute(items.delete().where(items.c.response_id == response_id))
-        return bool(result.rowcount)
-
-    async def cancel_response(self, response_id: str, project: str) -> StoredResponse | None:
-        """Mark a queued or running response ``cancelled``; returns it as it now is (``None`` if unknown)."""
-        async with self.engine.begin() as conn:
-            await conn.execute(
-                responses.update()
-                .where(responses.c.id == response_id, responses.c.project == project,
-                       responses.c.status.in_(["queued", "in_progress"]))
-                .values(status="cancelled")
-            )
-        return await self.get_response(response_id, project)
-
-    async def add_events(self, response_id: str, events: Sequence[dict[str, Any]], owner: str | None = None) -> None:
-        """Append streaming events (each carries its ``sequence_number``).
-
-        Raises:
-            LeaseLost: ``owner`` is given and no longer holds the response's lease (nothing is written).
-        """
-        if not events:
-            return
-        async with self.engine.begin() as conn:
-            if owner is not None:
-                await _fence(conn, response_id, owner)
-            await conn.execute(response_events.insert(), [
-                {"response_id": response_id, "sequence_number": e["sequence_number"], "event": _dumps(e)}
-                for e in events
-            ])
-
-    async def events_after(self, response_id: str, after: int) -> list[dict[str, Any]]:
-        """Stored events with ``sequence_number > after``, in order."""
-        query = (
-            sa.select(response_events.c.event)
-            .where(response_events.c.response_id == response_id, response_events.c.sequence_number > after)
-            .order_by(response_events.c.sequence_number)
-        )
-        async with self.engine.connect() as conn:
-            return [_loads(r.event) for r in (await conn.execute(query)).all()]
-
     # --- prompts ------------------------------------------------------------------
     async def create_prompt(
         self, project: str, name: str | None, template: str | list[dict[str, Any]], instructions: str | None
@@ -532,7 +197,7 @@ class Store:
                 )
                 await conn.execute(
                     prompt_versions.insert().values(
-                        prompt_id=prompt_id, version=1, template=_dumps(template),
+                        prompt_id=prompt_id, version=1, template=dumps(template),
                         instructions=instructions, created_at=now,
                     )
                 )
@@ -563,7 +228,7 @@ class Store:
                 version = row.current_version + 1
                 await conn.execute(
                     prompt_versions.insert().values(
-                        prompt_id=prompt_id, version=version, template=_dumps(template),
+                        prompt_id=prompt_id, version=version, template=dumps(template),
                         instructions=instructions, created_at=now,
                     )
                 )
@@ -590,7 +255,7 @@ class Store:
         if row is None:
             return None
         return PromptRecord(
-            row.id, row.name, row.version, row.current_version, _loads(row.template), row.instructions,
+            row.id, row.name, row.version, row.current_version, loads(row.template), row.instructions,
             row.created_at,
         )
 
@@ -608,7 +273,7 @@ class Store:
         async with self.engine.connect() as conn:
             rows = (await conn.execute(query)).all()
         return [
-            PromptRecord(r.id, r.name, r.current_version, r.current_version, _loads(r.template),
+            PromptRecord(r.id, r.name, r.current_version, r.current_version, loads(r.template),
                          r.instructions, r.created_at)
             for r in rows
         ]

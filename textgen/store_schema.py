@@ -17,7 +17,7 @@ from alembic.config import Config
 from sqlalchemy.exc import IntegrityError, OperationalError, ProgrammingError
 from sqlalchemy.ext.asyncio import AsyncEngine
 
-from textgen.store import VERSION_TABLE, metadata, prompts
+from textgen.store_tables import VERSION_TABLE, metadata, prompts
 
 __all__ = ["MIGRATIONS", "create_schema"]
 

@@ -97,7 +97,7 @@ def _row(url: str, rid: str) -> tuple[str, str | None]:
     async def read() -> tuple[str, str | None]:
         import sqlalchemy as sa
 
-        from textgen.store import responses
+        from textgen.store_tables import responses
 
         store = Store(url)
         try:

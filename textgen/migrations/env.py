@@ -7,7 +7,7 @@ from typing import Any
 
 from alembic import context
 
-from textgen.store import VERSION_TABLE, metadata
+from textgen.store_tables import VERSION_TABLE, metadata
 
 __all__ = ["run"]
 
