@@ -11,10 +11,10 @@
 ``--kernels N`` lists the N kernels that took longest to compile during it
 (exclusive CPU time of the compiling thread: a kernel's own type inference and
 LLVM compile, without the kernels it calls, from numba's ``numba:compile``
-events); "cpu" is the process CPU time of each step, steadier than wall time on
-a shared machine. ``--before REF`` runs
-the same on the quantcore of a git ref (``git archive`` into a temp dir) and
-prints both side by side.
+events; with the step that first compiled it, and the sum per step); "cpu" is
+the process CPU time of each step, steadier than wall time on a shared machine.
+``--before REF`` runs the same on the quantcore of a git ref (``git archive`` into
+a temp dir) and prints both side by side.
 
 Each function is timed in a fresh subprocess, twice: first with an empty
 ``NUMBA_CACHE_DIR`` (cold: type inference + LLVM compile, then written to the
@@ -33,6 +33,7 @@ import subprocess
 import sys
 import tempfile
 from pathlib import Path
+from typing import Any
 
 __all__ = ["CALLS", "main"]
 
@@ -111,7 +112,8 @@ from arch.data import sp500
 
 close = sp500.load()["Adj Close"]
 steps = json.loads(sys.argv[1])
-stack, own, count = [], defaultdict(float), defaultdict(int)
+stack, own, count, first_step = [], defaultdict(float), defaultdict(int), {}
+step = ""
 
 
 class Compiles(ev.Listener):
@@ -124,28 +126,29 @@ class Compiles(ev.Listener):
         name = fn.__module__.replace("quantcore._kernels.", "") + "." + fn.__qualname__
         own[name] += took - children
         count[name] += 1
+        first_step.setdefault(name, step)
         if stack:
             stack[-1][2] += took
 
 
 times, cpu = {}, {}
 with ev.install_listener("numba:compile", Compiles()):
-    for name, code in steps.items():
+    for step, code in steps.items():
         t0, c0 = time.perf_counter(), time.process_time()
         exec(code, globals())
-        times[name] = time.perf_counter() - t0
-        cpu[name] = time.process_time() - c0
-print(json.dumps({"steps": times, "cpu": cpu, "kernels": own, "count": count}))
+        times[step] = time.perf_counter() - t0
+        cpu[step] = time.process_time() - c0
+print(json.dumps({"steps": times, "cpu": cpu, "kernels": own, "count": count, "step": first_step}))
 """
 
 
-def _quickstart(cache_dir: str, root: Path) -> dict[str, dict[str, float]]:
+def _quickstart(cache_dir: str, root: Path) -> dict[str, dict[str, Any]]:
     env = dict(os.environ, NUMBA_CACHE_DIR=cache_dir, PYTHONPATH=str(root))
     done = subprocess.run(
         [sys.executable, "-c", _QUICKSTART_PROBE, json.dumps(QUICKSTART)],
         env=env, capture_output=True, text=True, check=True, cwd=root,
     )  # fmt: skip
-    result: dict[str, dict[str, float]] = json.loads(done.stdout.strip().splitlines()[-1])
+    result: dict[str, dict[str, Any]] = json.loads(done.stdout.strip().splitlines()[-1])
     return result
 
 
@@ -159,7 +162,7 @@ def _checkout(ref: str, into: str) -> Path:
 
 
 def _report_quickstart(kernels: int, before: str | None) -> None:
-    runs: dict[str, dict[str, dict[str, float]]] = {}
+    runs: dict[str, dict[str, dict[str, Any]]] = {}
     with tempfile.TemporaryDirectory(prefix="qc-before-") as src:
         roots = {"before": _checkout(before, src)} if before else {}
         roots["now"] = ROOT
@@ -169,7 +172,7 @@ def _report_quickstart(kernels: int, before: str | None) -> None:
                 warm = _quickstart(cache, root)  # a new process on that cache
             runs[label] = {
                 "cold": cold["steps"], "cpu": cold["cpu"], "warm": warm["steps"],
-                "kernels": cold["kernels"], "count": cold["count"],
+                "kernels": cold["kernels"], "count": cold["count"], "step": cold["step"],
             }  # fmt: skip
     labels = list(runs)
     head = "".join(f"{lb + ' cold':>14}{lb + ' cpu':>11}{lb + ' warm':>13}" for lb in labels)
@@ -179,28 +182,44 @@ def _report_quickstart(kernels: int, before: str | None) -> None:
         return f"{values['cold']:>12.2f} s{values['cpu']:>9.2f} s{values['warm'] * 1e3:>10.1f} ms"
 
     for step in QUICKSTART:
-        cells = "".join(row({k: runs[lb][k][step] for k in ("cold", "cpu", "warm")}) for lb in labels)
+        cells = "".join(
+            row({k: runs[lb][k][step] for k in ("cold", "cpu", "warm")}) for lb in labels
+        )
         print(f"{step:<28}{cells}")
-    cells = "".join(row({k: sum(runs[lb][k].values()) for k in ("cold", "cpu", "warm")}) for lb in labels)
+    cells = "".join(
+        row({k: sum(runs[lb][k].values()) for k in ("cold", "cpu", "warm")}) for lb in labels
+    )
     print(f"{'total':<28}{cells}")
     if kernels:
         for lb in labels:
-            own, count = runs[lb]["kernels"], runs[lb]["count"]
+            own, count, where = runs[lb]["kernels"], runs[lb]["count"], runs[lb]["step"]
             n_sigs = int(sum(count.values()))
             print(
                 f"\n{lb}: {len(own)} kernels, {n_sigs} specializations, compiled in "
                 f"{sum(own.values()):.2f} s CPU; the {kernels} slowest:"
             )
-            print(f"{'kernel':<62}{'specializations':>16}{'compile':>10}")
+            print(f"{'kernel':<62}{'specializations':>16}{'compile':>10}  first compiled in")
             for name, took in sorted(own.items(), key=lambda kv: -kv[1])[:kernels]:
-                print(f"{name:<62}{int(count[name]):>16}{took:>8.2f} s")
+                print(f"{name:<62}{int(count[name]):>16}{took:>8.2f} s  {where[name]}")
+            by_step: dict[str, float] = {}
+            for name, took in own.items():
+                by_step[where[name]] = by_step.get(where[name], 0.0) + took
+            print(
+                "compile CPU per step: " + ", ".join(f"{k} {v:.2f} s" for k, v in by_step.items())
+            )
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser = argparse.ArgumentParser(
+        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
     parser.add_argument("-k", default="", help="substring filter on function names")
-    parser.add_argument("--quickstart", action="store_true", help="time the README quick start instead")
-    parser.add_argument("--kernels", type=int, default=0, help="with --quickstart: the N slowest compiles")
+    parser.add_argument(
+        "--quickstart", action="store_true", help="time the README quick start instead"
+    )
+    parser.add_argument(
+        "--kernels", type=int, default=0, help="with --quickstart: the N slowest compiles"
+    )
     parser.add_argument("--before", default=None, help="with --quickstart: also run git ref BEFORE")
     args = parser.parse_args(argv)
     if args.quickstart:

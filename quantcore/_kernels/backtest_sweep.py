@@ -38,9 +38,10 @@ __all__ = [
     "OPT_TIME",
     "OPT_TP",
     "OPT_TRAIL",
-    "fast_path_applies_nb",
+    "fast_path_applies",
     "flat_next_nb",
-    "ma_fast_clean_nb",
+    "ma_cross_rows_nb",
+    "ma_fast_clean",
     "ma_table_nb",
     "run_sweep",
     "signal_row_nb",
@@ -231,7 +232,7 @@ def sweep_signals_nb(
     return out
 
 
-@njit(cache=True, parallel=True)
+@njit(cache=True)
 def ma_table_nb(x: np.ndarray, first: int, keys: np.ndarray) -> np.ndarray:
     """Moving averages of one series for every distinct (window, type) of a sweep.
 
@@ -239,11 +240,11 @@ def ma_table_nb(x: np.ndarray, first: int, keys: np.ndarray) -> np.ndarray:
     of the (len(keys), n) result is that average at every bar, NaN before it is
     defined, computed by :func:`ma_update_nb`: the very recursion of
     :func:`~quantcore._kernels.backtest_signals.signal_block_nb`, so the values are bit-identical to the signal kernels'.
-    Rows are computed in parallel.
+    Serial: a table is a few distinct windows times n, small beside the crossing scans.
     """
     n = x.shape[0]
     table = np.full((keys.shape[0], n), np.nan)
-    for i in prange(keys.shape[0]):
+    for i in range(keys.shape[0]):
         w = keys[i] // 2
         ema = keys[i] % 2 == 1
         p = float(w)
@@ -256,8 +257,7 @@ def ma_table_nb(x: np.ndarray, first: int, keys: np.ndarray) -> np.ndarray:
     return table
 
 
-@njit(cache=True)
-def fast_path_applies_nb(
+def fast_path_applies(
     strategy: int,
     use_open: bool,
     opts: np.ndarray,
@@ -272,35 +272,32 @@ def fast_path_applies_nb(
     ``size >= 1`` and ``leverage == 1`` (an entry spends all the cash), fractional
     shares, no stop in any row.
     """
-    if not (
+    return bool(
         strategy == STRATEGY_MOVING_AVERAGE
         and not use_open
         and direction == DIRECTION_LONG
         and size_type == SIZE_PERCENT
         and leverage == 1.0
         and not integer_shares
-    ):
-        return False
-    for c in range(opts.shape[0]):
-        if opts[c, OPT_SIZE] < 1.0:
-            return False
-        for i in (OPT_SL, OPT_TP, OPT_TRAIL, OPT_TIME):
-            if opts[c, i] == opts[c, i]:
-                return False
-    return True
+        and (opts[:, OPT_SIZE] >= 1.0).all()
+        and np.isnan(opts[:, [OPT_SL, OPT_TP, OPT_TRAIL, OPT_TIME]]).all()
+    )
 
 
 @njit(cache=True, parallel=True)
-def _ma_fast_asset(
-    x: np.ndarray, first: int, keys: np.ndarray, fi: np.ndarray, si: np.ndarray,
-    init_cash: float, opts: np.ndarray, slippage: float, periods_per_year: float,
-    out: np.ndarray, j: int, k: int,
+def ma_cross_rows_nb(
+    x: np.ndarray, first: int, table: np.ndarray, fi: np.ndarray, si: np.ndarray,
+    pre: np.ndarray, ext: np.ndarray, idx: np.ndarray, mr: np.ndarray, init_cash: float,
+    opts: np.ndarray, slippage: float, periods_per_year: float, out: np.ndarray, j: int, k: int,
 ) -> None:  # fmt: skip
-    """Rows ``c * k + j`` of :func:`ma_fast_clean_nb` for one clean asset ``x``."""
-    table = ma_table_nb(x, first, keys)
-    pre = return_prefix_nb(x, first)
-    ext = extrema_table_nb(x)
-    idx, mr = price_tree_nb(x, first)
+    """Rows ``c * k + j`` of :func:`ma_fast_clean` for one clean asset ``x``, parallel over combinations.
+
+    ``table`` is :func:`ma_table_nb` of ``x`` and combination ``c`` crosses its rows
+    ``fi[c]`` and ``si[c]``; ``pre``, ``ext`` and ``idx, mr`` are
+    :func:`~quantcore._kernels.backtest_sweep_fast.return_prefix_nb`,
+    :func:`~quantcore._kernels.backtest_sweep_fast.extrema_table_nb` and
+    :func:`~quantcore._kernels.backtest_sweep_fast.price_tree_nb` of ``x``.
+    """
     # lanes take every 64th block of 16 consecutive combinations: balanced (short
     # windows trade more) and cache-friendly (neighbours share their fast average)
     m = fi.shape[0]
@@ -319,12 +316,7 @@ def _ma_fast_asset(
                 )  # fmt: skip
 
 
-# Not cached on disk: a copy loaded from numba's cache (compiled in another process, e.g.
-# by `python -m quantcore warm`) crashed the walk-forward notebook after a rebalance in the
-# same process, while the same kernel compiled in-process runs clean (bounds-checked too).
-# Until that is understood it compiles on first use (about 0.8 s); its callees stay cached.
-@njit(cache=False)
-def ma_fast_clean_nb(
+def ma_fast_clean(
     close: np.ndarray,
     first: np.ndarray,
     params: np.ndarray,
@@ -336,25 +328,46 @@ def ma_fast_clean_nb(
     """The moving-average sweep on the fast path (see :mod:`quantcore._kernels.backtest_sweep_fast`).
 
     Same arguments and (m * k, N_STATS) result as :func:`sweep_general_nb` under
-    :func:`fast_path_applies_nb`, for assets whose prices are finite and positive
+    :func:`fast_path_applies`, for assets whose prices are finite and positive
     from their first valid bar on (:func:`sweep_ma_fast` sends the others to the
     general kernel). Per asset, the moving average of each distinct (window,
-    type) of the grid (:func:`ma_table_nb`), the return prefix sums and the price
-    segment tree are computed once; then, parallel over combinations
-    (:func:`_ma_fast_asset`), one crossing scan per combination and O(log n) work
+    type) of the grid (:func:`ma_table_nb`), the return prefix sums and the range
+    structures are computed once; then, parallel over combinations
+    (:func:`ma_cross_rows_nb`), one crossing scan per combination and O(log n) work
     per trade. Memory: O(distinct windows x n + m), never m x n.
+
+    Notes
+    -----
+    A Python driver, so that every kernel it calls is entered from Python: numba
+    caches a kernel with what must run when it is loaded (starting the thread
+    pool of a ``prange`` kernel), but not what a callee loaded from its cache
+    needed, so a jitted serial driver of a ``prange`` kernel, compiled in a process
+    that loaded that kernel from the cache, was cached without it and crashed in
+    the next process. Each argument is made one type (contiguous, writable
+    float64 or int64) so that every kernel compiles once.
     """
     m = params.shape[0]
     k = close.shape[1]
     out = np.empty((m * k, N_STATS))
-    fk = (params[:, 0].astype(np.int64) * 2 + (params[:, 2] != 0.0)).astype(np.int64)
-    sk = (params[:, 1].astype(np.int64) * 2 + (params[:, 2] != 0.0)).astype(np.int64)
-    keys = np.unique(np.concatenate((fk, sk)))
-    fi = np.searchsorted(keys, fk)
-    si = np.searchsorted(keys, sk)
+    ema = (params[:, 2] != 0.0).astype(np.int64)
+    fk = params[:, 0].astype(np.int64) * 2 + ema
+    sk = params[:, 1].astype(np.int64) * 2 + ema
+    keys, rows = np.unique(np.concatenate((fk, sk)), return_inverse=True)
+    keys = np.ascontiguousarray(keys, dtype=np.int64)
+    fi = np.ascontiguousarray(rows[:m], dtype=np.int64)
+    si = np.ascontiguousarray(rows[m:], dtype=np.int64)
+    table_opts = np.array(opts, dtype=np.float64, order="C")
     for j in range(k):
-        x = np.ascontiguousarray(close[:, j])
-        _ma_fast_asset(x, first[j], keys, fi, si, init_cash, opts, slippage, periods_per_year, out, j, k)
+        x = np.array(close[:, j], dtype=np.float64, order="C")  # a writable copy: one type
+        f = int(first[j])
+        table = ma_table_nb(x, f, keys)
+        pre = return_prefix_nb(x, f)
+        ext = extrema_table_nb(x)
+        idx, mr = price_tree_nb(x, f)
+        ma_cross_rows_nb(
+            x, f, table, fi, si, pre, ext, idx, mr, float(init_cash), table_opts,
+            float(slippage), float(periods_per_year), out, j, k,
+        )  # fmt: skip
     return out
 
 
@@ -367,7 +380,7 @@ def sweep_ma_fast(
     slippage: float,
     periods_per_year: float,
 ) -> np.ndarray:
-    """:func:`ma_fast_clean_nb` on the clean assets, :func:`sweep_general_nb` on the others.
+    """:func:`ma_fast_clean` on the clean assets, :func:`sweep_general_nb` on the others.
 
     An asset with a non-finite or non-positive price after its first valid bar
     goes through the general kernel (bar by bar, same result). The choice is made
@@ -376,11 +389,14 @@ def sweep_ma_fast(
     m = params.shape[0]
     k = close.shape[1]
     clean = np.array(
-        [bool(np.all(np.isfinite(close[first[j]:, j]) & (close[first[j]:, j] > 0.0))) for j in range(k)],
+        [
+            bool(np.all(np.isfinite(close[first[j] :, j]) & (close[first[j] :, j] > 0.0)))
+            for j in range(k)
+        ],
         dtype=np.bool_,
     )
     if clean.all():
-        return ma_fast_clean_nb(close, first, params, opts, init_cash, slippage, periods_per_year)
+        return ma_fast_clean(close, first, params, opts, init_cash, slippage, periods_per_year)
     out = np.empty((m, k, N_STATS))
     for keep, run_part in ((clean, True), (~clean, False)):
         if not keep.any():
@@ -388,7 +404,7 @@ def sweep_ma_fast(
         part = np.asfortranarray(close[:, keep])
         f = np.ascontiguousarray(first[keep])
         if run_part:
-            rows = ma_fast_clean_nb(part, f, params, opts, init_cash, slippage, periods_per_year)
+            rows = ma_fast_clean(part, f, params, opts, init_cash, slippage, periods_per_year)
         else:
             rows = sweep_general_nb(
                 STRATEGY_MOVING_AVERAGE, part, part, part, part, False, f, params, opts, init_cash,
@@ -419,14 +435,12 @@ def run_sweep(
 ) -> np.ndarray:
     """Metrics of every (combination, asset) pair: the fast path where it applies.
 
-    Arguments as :func:`sweep_general_nb`. Under :func:`fast_path_applies_nb` the
+    Arguments as :func:`sweep_general_nb`. Under :func:`fast_path_applies` the
     work goes to :func:`sweep_ma_fast`, otherwise to :func:`sweep_general_nb`;
     both equal a single run with the same parameters. The choice is made in
     Python so that only the kernel that runs is compiled.
     """
-    if fast_path_applies_nb(
-        strategy, use_open, opts, size_type, leverage, direction, integer_shares
-    ):
+    if fast_path_applies(strategy, use_open, opts, size_type, leverage, direction, integer_shares):
         return sweep_ma_fast(close, first, params, opts, init_cash, slippage, periods_per_year)
     return sweep_general_nb(
         strategy, open_, high, low, close, use_open, first, params, opts, init_cash, slippage,

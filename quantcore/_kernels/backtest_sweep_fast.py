@@ -212,16 +212,11 @@ def tree_query_nb(
     (2, 3, 0.3333333333333333, 3, 2)
     """
     size = mr.shape[0] // 2
-    l_max = -1
-    l_min = -1
+    # np.int64(-1), not -1: a literal would make numba compile _merge for it too
+    l_max = l_min = l_t = l_s = np.int64(-1)
+    r_max = r_min = r_t = r_s = np.int64(-1)
     l_mr = 1.0
-    l_t = -1
-    l_s = -1
-    r_max = -1
-    r_min = -1
     r_mr = 1.0
-    r_t = -1
-    r_s = -1
     lo += size
     hi += size + 1
     while lo < hi:
@@ -442,12 +437,21 @@ def ma_cross_row_nb(
     size = 0.0
     entry_fill = 0.0
     entry_fee = 0.0
-    entry = -1
-    n_closed = 0
-    n_wins = 0
+    # typed int64 from the start: integer literals would make numba compile the callees
+    # once more for them while it infers the loop's types
+    entry = np.int64(-1)
+    n_closed = np.int64(0)
+    n_wins = np.int64(0)
     gross_profit = 0.0
     gross_loss = 0.0
-    exposed = 0
+    exposed = np.int64(0)
+    # the order engine's helpers typed as run_strategy calls them (int64 side and size
+    # type, a bool), so a sweep after a backtest reuses their compiled code
+    long_side = np.int64(1)
+    flat = np.int64(0)
+    long_only = np.int64(DIRECTION_LONG)
+    percent = np.int64(SIZE_PERCENT)
+    whole_shares = np.bool_(False)
     # pass 1, vectorised: flag every strict crossing, either way (NaN compares false;
     # the averages are NaN before ``first``, so no bar up to ``first`` is flagged)
     width = (n + 7) // 8
@@ -470,12 +474,14 @@ def ma_cross_row_nb(
                 continue
             up = table[i_fast, u] > table[i_slow, u]
             down = table[i_fast, u] < table[i_slow, u]
-            close, new_side = signal_action_nb(1 if size != 0.0 else 0, up, down, DIRECTION_LONG)
+            close, new_side = signal_action_nb(
+                long_side if size != 0.0 else flat, up, down, long_only
+            )
             if close:
                 fold_holding_nb(x, pre, ext, idx, mr, entry, u - 1, cash, size, acc)
                 prev = cash + size * x[u - 1]
                 cash, pnl, _, _ = close_position_nb(
-                    cash, size, 1, entry_fill, entry_fee, x[u], fees, slippage
+                    cash, size, long_side, entry_fill, entry_fee, x[u], fees, slippage
                 )
                 n_closed += 1
                 if pnl > 0.0:
@@ -489,8 +495,8 @@ def ma_cross_row_nb(
                 prev = cash
             elif size == 0.0 and new_side > 0:
                 p = x[u]
-                f = entry_fill_nb(p, 1, slippage)
-                q = order_units_nb(SIZE_PERCENT, max_size, cash, cash, 1.0, f, fees, False)
+                f = entry_fill_nb(p, long_side, slippage)
+                q = order_units_nb(percent, max_size, cash, cash, 1.0, f, fees, whole_shares)
                 if q > 0.0:
                     cash, fee = open_position_nb(cash, q, f, fees)
                     size = q

@@ -35,7 +35,7 @@ from quantcore._kernels.backtest_sweep import (
     OPT_SIZE,
     OPT_SL,
     OPT_TIME,
-    fast_path_applies_nb,
+    fast_path_applies,
     ma_table_nb,
     run_sweep,
     sweep_general_nb,
@@ -94,18 +94,18 @@ def test_fast_path_applies_only_to_its_case() -> None:
     timed = opts_table(2, 0.0)
     timed[0, OPT_TIME] = 5.0
     pct = SIZE_PERCENT
-    assert fast_path_applies_nb(ma, False, one, pct, 1.0, DIRECTION_LONG, False)
-    assert fast_path_applies_nb(ma, False, three, pct, 1.0, DIRECTION_LONG, False)
-    assert not fast_path_applies_nb(STRATEGY_MOMENTUM, False, one, pct, 1.0, DIRECTION_LONG, False)
-    assert not fast_path_applies_nb(ma, True, one, pct, 1.0, DIRECTION_LONG, False)
-    assert not fast_path_applies_nb(ma, False, part, pct, 1.0, DIRECTION_LONG, False)
-    assert not fast_path_applies_nb(ma, False, one, pct, 1.0, DIRECTION_SHORT, False)
-    assert not fast_path_applies_nb(ma, False, one, pct, 1.0, DIRECTION_BOTH, False)
-    assert not fast_path_applies_nb(ma, False, one, pct, 1.0, DIRECTION_LONG, True)
-    assert not fast_path_applies_nb(ma, False, stop, pct, 1.0, DIRECTION_LONG, False)
-    assert not fast_path_applies_nb(ma, False, timed, pct, 1.0, DIRECTION_LONG, False)
-    assert not fast_path_applies_nb(ma, False, one, SIZE_AMOUNT, 1.0, DIRECTION_LONG, False)
-    assert not fast_path_applies_nb(ma, False, one, pct, 2.0, DIRECTION_LONG, False)
+    assert fast_path_applies(ma, False, one, pct, 1.0, DIRECTION_LONG, False)
+    assert fast_path_applies(ma, False, three, pct, 1.0, DIRECTION_LONG, False)
+    assert not fast_path_applies(STRATEGY_MOMENTUM, False, one, pct, 1.0, DIRECTION_LONG, False)
+    assert not fast_path_applies(ma, True, one, pct, 1.0, DIRECTION_LONG, False)
+    assert not fast_path_applies(ma, False, part, pct, 1.0, DIRECTION_LONG, False)
+    assert not fast_path_applies(ma, False, one, pct, 1.0, DIRECTION_SHORT, False)
+    assert not fast_path_applies(ma, False, one, pct, 1.0, DIRECTION_BOTH, False)
+    assert not fast_path_applies(ma, False, one, pct, 1.0, DIRECTION_LONG, True)
+    assert not fast_path_applies(ma, False, stop, pct, 1.0, DIRECTION_LONG, False)
+    assert not fast_path_applies(ma, False, timed, pct, 1.0, DIRECTION_LONG, False)
+    assert not fast_path_applies(ma, False, one, SIZE_AMOUNT, 1.0, DIRECTION_LONG, False)
+    assert not fast_path_applies(ma, False, one, pct, 2.0, DIRECTION_LONG, False)
 
 
 @pytest.mark.parametrize(
