@@ -212,9 +212,9 @@ def tree_query_nb(
     (2, 3, 0.3333333333333333, 3, 2)
     """
     size = mr.shape[0] // 2
-    # np.int64(-1), not -1: a literal would make numba compile _merge for it too
-    l_max = l_min = l_t = l_s = np.int64(-1)
-    r_max = r_min = r_t = r_s = np.int64(-1)
+    # int(np.int64(-1)), not -1: numba would also compile _merge for the literal -1
+    l_max = l_min = l_t = l_s = int(np.int64(-1))
+    r_max = r_min = r_t = r_s = int(np.int64(-1))
     l_mr = 1.0
     r_mr = 1.0
     lo += size
@@ -439,19 +439,19 @@ def ma_cross_row_nb(
     entry_fee = 0.0
     # typed int64 from the start: integer literals would make numba compile the callees
     # once more for them while it infers the loop's types
-    entry = np.int64(-1)
-    n_closed = np.int64(0)
-    n_wins = np.int64(0)
+    entry = int(np.int64(-1))
+    n_closed = int(np.int64(0))
+    n_wins = int(np.int64(0))
     gross_profit = 0.0
     gross_loss = 0.0
-    exposed = np.int64(0)
+    exposed = int(np.int64(0))
     # the order engine's helpers typed as run_strategy calls them (int64 side and size
     # type, a bool), so a sweep after a backtest reuses their compiled code
-    long_side = np.int64(1)
-    flat = np.int64(0)
-    long_only = np.int64(DIRECTION_LONG)
-    percent = np.int64(SIZE_PERCENT)
-    whole_shares = np.bool_(False)
+    long_side = int(np.int64(1))
+    flat = int(np.int64(0))
+    long_only = int(np.int64(DIRECTION_LONG))
+    percent = int(np.int64(SIZE_PERCENT))
+    whole_shares = bool(np.bool_(False))
     # pass 1, vectorised: flag every strict crossing, either way (NaN compares false;
     # the averages are NaN before ``first``, so no bar up to ``first`` is flagged)
     width = (n + 7) // 8
