@@ -11,10 +11,13 @@ import pandas as pd
 __all__ = [
     "ArrayLike1D",
     "ArrayOrFrame",
+    "BoolArray1D",
     "Float64Array",
     "Float64Array1D",
     "Float64Array2D",
     "Int64Array1D",
+    "Int64Array2D",
+    "Offset",
     "Reduced",
     "T",
 ]
@@ -27,6 +30,13 @@ Float64Array1D: TypeAlias = npt.NDArray[np.float64]
 Float64Array2D: TypeAlias = npt.NDArray[np.float64]
 #: int64 array of shape (n,).
 Int64Array1D: TypeAlias = npt.NDArray[np.int64]
+#: int64 array of shape (n, k).
+Int64Array2D: TypeAlias = npt.NDArray[np.int64]
+#: bool array of shape (n,): signals, masks.
+BoolArray1D: TypeAlias = npt.NDArray[np.bool_]
+#: An array offset that kernels may pass as numba's ``uintp`` (unsigned indices
+#: need no negative-index wraparound code).
+Offset: TypeAlias = "int | np.uintp"
 
 #: What public functions accept: one series or a panel.
 ArrayOrFrame: TypeAlias = "np.ndarray | pd.Series | pd.DataFrame"

@@ -3,7 +3,11 @@
 Every built-in strategy's signals are produced by :func:`signal_block_nb` from a
 few scalars of state (rolling sums, EMA and Wilder recursions) carried from one
 block of :data:`BLOCK` bars to the next, so a sweep never materialises an
-indicator or a signal series (:mod:`quantcore._kernels.backtest_sweep`).
+indicator or a signal series (:mod:`quantcore._kernels.backtest_sweep`). The
+recursions are the indicator kernels' own steps
+(:mod:`quantcore._kernels.indicators_ma`: ``sma_step_nb``, ``ema_step_nb``,
+``rsi_step_nb``, ``bollinger_step_nb``), so a strategy's averages, RSI and bands
+are those of :mod:`quantcore.indicators` to the last bit.
 :func:`signals_1d` runs the very same recursion over a whole series (one kernel
 per strategy, ``<strategy>_1d_nb``, so that a first run compiles only its own);
 the public strategies use it, which makes a sweep row identical to a single run
@@ -14,6 +18,16 @@ from __future__ import annotations
 
 import numpy as np
 from numba import njit
+
+from quantcore._kernels.indicators_ma import (
+    bollinger_step_nb,
+    ema_step_nb,
+    rsi_step_nb,
+    rsi_sum_step_nb,
+    rsi_value_nb,
+    sma_step_nb,
+)
+from quantcore._typing import BoolArray1D, Float64Array1D
 
 __all__ = [
     "BLOCK",
@@ -36,7 +50,7 @@ __all__ = [
 
 STRATEGY_BUY_HOLD = 0
 STRATEGY_MOVING_AVERAGE = 1  # p0 short window, p1 long window, p2 0 = SMA / 1 = EMA
-STRATEGY_MOMENTUM = 2  # p0 lookback, p1 threshold
+STRATEGY_MOMENTUM = 2  # p0 window, p1 threshold
 STRATEGY_MEAN_REVERSION = 3  # p0 window, p1 num_std
 STRATEGY_RSI = 4  # p0 window, p1 oversold, p2 overbought
 
@@ -47,11 +61,12 @@ BLOCK = 256
 
 
 @njit(cache=True)
-def constants_nb(strategy: int, p0: float, p1: float) -> np.ndarray:
+def constants_nb(strategy: int, p0: float, p1: float) -> Float64Array1D:
     """Per-combination constants of :func:`signal_block_nb`, computed once, not per bar.
 
-    moving_average: ``1 / short, 1 / long, 2 / (short + 1), 2 / (long + 1)``;
-    mean_reversion: ``1 / window``.
+    moving_average: ``1 / short, 1 / long, 2 / (short + 1), 2 / (long + 1)`` (the
+    EMAs' ``alpha`` in slots 2 and 3); rsi: Wilder's ``(window - 1) / window`` and
+    ``1 / window``.
     """
     cst = np.zeros(4)
     if strategy == STRATEGY_MOVING_AVERAGE:
@@ -59,40 +74,41 @@ def constants_nb(strategy: int, p0: float, p1: float) -> np.ndarray:
         cst[1] = 1.0 / p1
         cst[2] = 2.0 / (p0 + 1.0)
         cst[3] = 2.0 / (p1 + 1.0)
-    elif strategy == STRATEGY_MEAN_REVERSION:
-        cst[0] = 1.0 / p0
+    elif strategy == STRATEGY_RSI:
+        cst[0] = (p0 - 1.0) / p0
+        cst[1] = 1.0 / p0
     return cst
 
 
 @njit(cache=True)
 def ma_update_nb(
-    x: np.ndarray, t: int, i: int, w: int, inv_w: float, alpha: float, ema: bool, acc: float
+    x: Float64Array1D, t: int, i: int, w: int, inv_w: float, alpha: float, ema: bool, acc: float
 ) -> tuple[float, float]:
     """Advance a moving average of window ``w`` by bar ``t`` (``i`` bars since the first).
 
-    SMA: rolling sum ``acc += x[t] - x[t - w]``, value ``acc * (1 / w)``. EMA
-    (TA-Lib convention): seeded with the SMA of the first ``w`` values, then
-    ``acc = (x[t] - acc) * alpha + acc`` with ``alpha = 2 / (w + 1)``. Returns
-    ``(acc, value)``, value NaN until ``i >= w - 1``.
+    SMA: TA-Lib's running sum (:func:`~quantcore._kernels.indicators_ma.sma_step_nb`;
+    ``acc`` holds the ``w - 1`` values before ``t``). EMA: seeded with the SMA of
+    the first ``w`` values, then ``acc = (x[t] - acc) * alpha + acc``
+    (:func:`~quantcore._kernels.indicators_ma.ema_step_nb`) with
+    ``alpha = 2 / (w + 1)``. Returns ``(acc, value)``, value NaN until
+    ``i >= w - 1``. ``inv_w`` (``1 / w``) is not used: the mean divides by ``w``,
+    as TA-Lib does.
     """
     if ema and i >= w:
-        acc = (x[t] - acc) * alpha + acc
+        acc = ema_step_nb(acc, x[t], alpha)
         return acc, acc
-    acc += x[t]
-    if i >= w:
-        acc -= x[t - w]
     if i < w - 1:
-        return acc, np.nan
+        return acc + x[t], np.nan
+    acc, value = sma_step_nb(acc, x[t], x[t - w + 1], w)
     if ema:  # i == w - 1: the seed
-        acc = acc * inv_w
-        return acc, acc
-    return acc, acc * inv_w
+        return value, value
+    return acc, value
 
 
 @njit(cache=True)
 def _ma_block(
-    x: np.ndarray, first: int, t0: int, t1: int, p0: float, p1: float, p2: float,
-    cst: np.ndarray, st: np.ndarray, ent: np.ndarray, ext: np.ndarray,
+    x: Float64Array1D, first: int, t0: int, t1: int, p0: float, p1: float, p2: float,
+    cst: Float64Array1D, st: Float64Array1D, ent: BoolArray1D, ext: BoolArray1D,
 ) -> None:  # fmt: skip
     w_fast = int(p0)
     w_slow = int(p1)
@@ -111,20 +127,20 @@ def _ma_block(
             pf = fast
             ps = slow
     else:  # the SMA branch of ma_update_nb, written out: the sweeps' hot loop
-        inv_fast = cst[0]
-        inv_slow = cst[1]
         nan = np.nan
         for t in range(t0, t1):
             i = t - first
             v = x[t]
-            a_fast += v
-            if i >= w_fast:
-                a_fast -= x[t - w_fast]
-            a_slow += v
-            if i >= w_slow:
-                a_slow -= x[t - w_slow]
-            fast = a_fast * inv_fast if i >= w_fast - 1 else nan
-            slow = a_slow * inv_slow if i >= w_slow - 1 else nan
+            if i >= w_fast - 1:
+                a_fast, fast = sma_step_nb(a_fast, v, x[t - w_fast + 1], w_fast)
+            else:
+                a_fast += v
+                fast = nan
+            if i >= w_slow - 1:
+                a_slow, slow = sma_step_nb(a_slow, v, x[t - w_slow + 1], w_slow)
+            else:
+                a_slow += v
+                slow = nan
             ent[t - t0] = (pf < ps) & (fast > slow)
             ext[t - t0] = (pf > ps) & (fast < slow)
             pf = fast
@@ -137,8 +153,8 @@ def _ma_block(
 
 @njit(cache=True)
 def _momentum_block(
-    x: np.ndarray, first: int, t0: int, t1: int, p0: float, p1: float,
-    ent: np.ndarray, ext: np.ndarray,
+    x: Float64Array1D, first: int, t0: int, t1: int, p0: float, p1: float,
+    ent: BoolArray1D, ext: BoolArray1D,
 ) -> None:  # fmt: skip
     lb = int(p0)
     for t in range(t0, t1):
@@ -153,29 +169,22 @@ def _momentum_block(
 
 @njit(cache=True)
 def _mean_reversion_block(
-    x: np.ndarray, first: int, t0: int, t1: int, p0: float, p1: float,
-    cst: np.ndarray, st: np.ndarray, ent: np.ndarray, ext: np.ndarray,
+    x: Float64Array1D, first: int, t0: int, t1: int, p0: float, p1: float,
+    st: Float64Array1D, ent: BoolArray1D, ext: BoolArray1D,
 ) -> None:  # fmt: skip
     w = int(p0)
     s1 = st[0]
     s2 = st[1]
     for t in range(t0, t1):
-        i = t - first
         v = x[t]
-        s1 += v
-        s2 += v * v
-        if i >= w:
-            old = x[t - w]
-            s1 -= old
-            s2 -= old * old
-        if i < w - 1:
+        if t - first < w - 1:
+            s1 += v
+            s2 += v * v
             ent[t - t0] = False
             ext[t - t0] = False
             continue
-        mid = s1 * cst[0]
-        var = s2 * cst[0] - mid * mid
-        sd = np.sqrt(var) if var > 0.0 else 0.0
-        ent[t - t0] = v < mid - p1 * sd
+        s1, s2, _, mid, lower = bollinger_step_nb(x, t, w, p1, s1, s2)
+        ent[t - t0] = v < lower
         ext[t - t0] = v >= mid
     st[0] = s1
     st[1] = s2
@@ -183,8 +192,8 @@ def _mean_reversion_block(
 
 @njit(cache=True)
 def _rsi_block(
-    x: np.ndarray, first: int, t0: int, t1: int, p0: float, p1: float, p2: float,
-    st: np.ndarray, ent: np.ndarray, ext: np.ndarray,
+    x: Float64Array1D, first: int, t0: int, t1: int, p0: float, p1: float, p2: float,
+    cst: Float64Array1D, st: Float64Array1D, ent: BoolArray1D, ext: BoolArray1D,
 ) -> None:  # fmt: skip
     w = int(p0)
     gain = st[0]
@@ -196,20 +205,16 @@ def _rsi_block(
         if i == 0:
             continue
         d = x[t] - x[t - 1]
-        up = d if d > 0.0 else 0.0
-        down = -d if d < 0.0 else 0.0
         if i < w:
-            gain += up
-            loss += down
+            gain, loss = rsi_sum_step_nb(gain, loss, d)
             continue
-        if i == w:
-            gain = (gain + up) / w
-            loss = (loss + down) / w
+        if i == w:  # the seed: the means of the first ``w`` changes
+            gain, loss = rsi_sum_step_nb(gain, loss, d)
+            gain /= w
+            loss /= w
         else:
-            gain = (gain * (w - 1) + up) / w
-            loss = (loss * (w - 1) + down) / w
-        tot = gain + loss
-        rsi = 100.0 * (gain / tot) if tot != 0.0 else 0.0
+            gain, loss = rsi_step_nb(gain, loss, d, cst[0], cst[1])
+        rsi = rsi_value_nb(gain, loss)
         ent[t - t0] = rsi < p1
         ext[t - t0] = rsi > p2
     st[0] = gain
@@ -219,17 +224,17 @@ def _rsi_block(
 @njit(cache=True)
 def signal_block_nb(
     strategy: int,
-    x: np.ndarray,
+    x: Float64Array1D,
     first: int,
     t0: int,
     t1: int,
     p0: float,
     p1: float,
     p2: float,
-    cst: np.ndarray,
-    st: np.ndarray,
-    ent: np.ndarray,
-    ext: np.ndarray,
+    cst: Float64Array1D,
+    st: Float64Array1D,
+    ent: BoolArray1D,
+    ext: BoolArray1D,
 ) -> None:
     """Entry and exit signals of one strategy on bars ``first <= t0 <= t < t1``.
 
@@ -242,11 +247,11 @@ def signal_block_nb(
     * buy_hold: entry at ``i == 0``, never an exit.
     * moving_average: fast/slow MA; entry when ``fast[t-1] < slow[t-1]`` and
       ``fast[t] > slow[t]``; exit when ``fast[t-1] > slow[t-1]`` and ``fast[t] < slow[t]``.
-    * momentum: ``m = x[t] / x[t - lookback] - 1``; entry ``m > threshold``,
+    * momentum: ``m = x[t] / x[t - window] - 1``; entry ``m > threshold``,
       exit ``m < -threshold``.
-    * mean_reversion: ``mid`` = SMA, ``sd`` = population std over ``window``
-      (rolling sums of ``x`` and ``x**2``, as TA-Lib); entry
-      ``x[t] < mid - num_std * sd``, exit ``x[t] >= mid``.
+    * mean_reversion: Bollinger bands over ``window`` (SMA middle, population
+      std; TA-Lib's running sums); entry ``x[t] < mid - num_std * sd``, exit
+      ``x[t] >= mid``.
     * rsi: Wilder RSI (TA-Lib); entry ``rsi < oversold``, exit ``rsi > overbought``.
     """
     if strategy == STRATEGY_MOVING_AVERAGE:
@@ -254,9 +259,9 @@ def signal_block_nb(
     elif strategy == STRATEGY_MOMENTUM:
         _momentum_block(x, first, t0, t1, p0, p1, ent, ext)
     elif strategy == STRATEGY_MEAN_REVERSION:
-        _mean_reversion_block(x, first, t0, t1, p0, p1, cst, st, ent, ext)
+        _mean_reversion_block(x, first, t0, t1, p0, p1, st, ent, ext)
     elif strategy == STRATEGY_RSI:
-        _rsi_block(x, first, t0, t1, p0, p1, p2, st, ent, ext)
+        _rsi_block(x, first, t0, t1, p0, p1, p2, cst, st, ent, ext)
     else:
         for t in range(t0, t1):
             ent[t - t0] = t == first
@@ -266,7 +271,7 @@ def signal_block_nb(
 @njit(cache=True)
 def _series_buffers(
     strategy: int, n: int, p0: float, p1: float
-) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+) -> tuple[BoolArray1D, BoolArray1D, Float64Array1D, Float64Array1D]:
     """Entries, exits (all False), the state and the constants of one whole-series run."""
     return (
         np.zeros(n, dtype=np.bool_), np.zeros(n, dtype=np.bool_), np.zeros(N_STATE),
@@ -276,8 +281,8 @@ def _series_buffers(
 
 @njit(cache=True)
 def buy_hold_1d_nb(
-    x: np.ndarray, first: int, p0: float, p1: float, p2: float
-) -> tuple[np.ndarray, np.ndarray]:
+    x: Float64Array1D, first: int, p0: float, p1: float, p2: float
+) -> tuple[BoolArray1D, BoolArray1D]:
     """buy_hold over a whole series: entry at ``first``."""
     n = x.shape[0]
     ent, ext, _, _ = _series_buffers(STRATEGY_BUY_HOLD, n, p0, p1)
@@ -288,8 +293,8 @@ def buy_hold_1d_nb(
 
 @njit(cache=True)
 def moving_average_1d_nb(
-    x: np.ndarray, first: int, p0: float, p1: float, p2: float
-) -> tuple[np.ndarray, np.ndarray]:
+    x: Float64Array1D, first: int, p0: float, p1: float, p2: float
+) -> tuple[BoolArray1D, BoolArray1D]:
     """moving_average over a whole series: the block recursion of :func:`signal_block_nb`."""
     n = x.shape[0]
     ent, ext, st, cst = _series_buffers(STRATEGY_MOVING_AVERAGE, n, p0, p1)
@@ -300,8 +305,8 @@ def moving_average_1d_nb(
 
 @njit(cache=True)
 def momentum_1d_nb(
-    x: np.ndarray, first: int, p0: float, p1: float, p2: float
-) -> tuple[np.ndarray, np.ndarray]:
+    x: Float64Array1D, first: int, p0: float, p1: float, p2: float
+) -> tuple[BoolArray1D, BoolArray1D]:
     """momentum over a whole series: the block recursion of :func:`signal_block_nb`."""
     n = x.shape[0]
     ent, ext, _, _ = _series_buffers(STRATEGY_MOMENTUM, n, p0, p1)
@@ -312,25 +317,25 @@ def momentum_1d_nb(
 
 @njit(cache=True)
 def mean_reversion_1d_nb(
-    x: np.ndarray, first: int, p0: float, p1: float, p2: float
-) -> tuple[np.ndarray, np.ndarray]:
+    x: Float64Array1D, first: int, p0: float, p1: float, p2: float
+) -> tuple[BoolArray1D, BoolArray1D]:
     """mean_reversion over a whole series: the block recursion of :func:`signal_block_nb`."""
     n = x.shape[0]
-    ent, ext, st, cst = _series_buffers(STRATEGY_MEAN_REVERSION, n, p0, p1)
+    ent, ext, st, _ = _series_buffers(STRATEGY_MEAN_REVERSION, n, p0, p1)
     if first < n:
-        _mean_reversion_block(x, first, first, n, p0, p1, cst, st, ent[first:], ext[first:])
+        _mean_reversion_block(x, first, first, n, p0, p1, st, ent[first:], ext[first:])
     return ent, ext
 
 
 @njit(cache=True)
 def rsi_1d_nb(
-    x: np.ndarray, first: int, p0: float, p1: float, p2: float
-) -> tuple[np.ndarray, np.ndarray]:
+    x: Float64Array1D, first: int, p0: float, p1: float, p2: float
+) -> tuple[BoolArray1D, BoolArray1D]:
     """rsi over a whole series: the block recursion of :func:`signal_block_nb`."""
     n = x.shape[0]
-    ent, ext, st, _ = _series_buffers(STRATEGY_RSI, n, p0, p1)
+    ent, ext, st, cst = _series_buffers(STRATEGY_RSI, n, p0, p1)
     if first < n:
-        _rsi_block(x, first, first, n, p0, p1, p2, st, ent[first:], ext[first:])
+        _rsi_block(x, first, first, n, p0, p1, p2, cst, st, ent[first:], ext[first:])
     return ent, ext
 
 
@@ -344,8 +349,8 @@ _SERIES_KERNELS = {
 
 
 def signals_1d(
-    strategy: int, x: np.ndarray, first: int, p0: float, p1: float, p2: float
-) -> tuple[np.ndarray, np.ndarray]:
+    strategy: int, x: Float64Array1D, first: int, p0: float, p1: float, p2: float
+) -> tuple[BoolArray1D, BoolArray1D]:
     """Entries and exits of one strategy over a whole series (bars before ``first`` are False).
 
     Plain Python: it calls the strategy's own kernel (``<strategy>_1d_nb``), so a

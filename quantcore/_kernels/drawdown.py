@@ -15,12 +15,13 @@ from quantcore._kernels.tiles import (
     load_tile,
 )
 from quantcore._parallel import parallel_kernel
+from quantcore._typing import Float64Array1D, Float64Array2D, Int64Array2D, Offset
 
 __all__ = ["drawdown_periods_nb", "drawdown_series_nb", "max_drawdown_nb"]
 
 
 @parallel_kernel()
-def drawdown_series_nb(returns):  # type: ignore[no-untyped-def]
+def drawdown_series_nb(returns: Float64Array2D) -> Float64Array2D:
     """``W[t] / max(1, W[:t+1]) - 1`` per column; NaN where the input is NaN."""
     n, k = returns.shape
     out = np.empty((n, k))
@@ -39,7 +40,7 @@ def drawdown_series_nb(returns):  # type: ignore[no-untyped-def]
 
 
 @njit(cache=True)
-def _max_drawdown(col):  # type: ignore[no-untyped-def]
+def _max_drawdown(col: Float64Array1D) -> float:
     """Most negative drawdown of one column (0.0 if it never falls), NaN if no valid value."""
     wealth = 1.0
     peak = 1.0
@@ -59,7 +60,9 @@ def _max_drawdown(col):  # type: ignore[no-untyped-def]
 # numpy's error model: a division by zero gives inf/NaN instead of raising, so the
 # loop has no branch and vectorizes (the peak is >= 1, never zero).
 @njit(cache=True, error_model="numpy")
-def _drawdown_step(v, w, mj, p, low):  # type: ignore[no-untyped-def]
+def _drawdown_step(
+    v: float, w: float, mj: float, p: float, low: float
+) -> tuple[float, float, float, float]:
     ok = v == v
     # a NaN row leaves wealth and peak as they were: the drawdown repeats, min unchanged
     w = w * (1.0 + v) if ok else w
@@ -71,7 +74,17 @@ def _drawdown_step(v, w, mj, p, low):  # type: ignore[no-untyped-def]
 
 
 @njit(cache=True, error_model="numpy")
-def _drawdown_rows(src, i0, j0, r, c, wealth, m, peak, worst):  # type: ignore[no-untyped-def]
+def _drawdown_rows(
+    src: Float64Array2D,
+    i0: Offset,
+    j0: Offset,
+    r: int,
+    c: int,
+    wealth: Float64Array1D,
+    m: Float64Array1D,
+    peak: Float64Array1D,
+    worst: Float64Array1D,
+) -> None:
     i = 0
     while i + ROW_UNROLL <= r:  # ROW_UNROLL rows per load and store of the accumulators
         a = i0 + uintp(i)
@@ -91,7 +104,7 @@ def _drawdown_rows(src, i0, j0, r, c, wealth, m, peak, worst):  # type: ignore[n
 
 
 @njit(cache=True)
-def _max_drawdown_chunk(returns, j0, c, out):  # type: ignore[no-untyped-def]
+def _max_drawdown_chunk(returns: Float64Array2D, j0: int, c: int, out: Float64Array1D) -> None:
     n = returns.shape[0]
     wealth = np.ones(c)
     m = np.zeros(c)
@@ -111,7 +124,7 @@ def _max_drawdown_chunk(returns, j0, c, out):  # type: ignore[no-untyped-def]
 
 
 @parallel_kernel()
-def max_drawdown_nb(returns):  # type: ignore[no-untyped-def]
+def max_drawdown_nb(returns: Float64Array2D) -> Float64Array1D:
     """Maximum drawdown per column (a fraction in [-1, 0]), read in the panel's memory order."""
     k = returns.shape[1]
     out = np.empty(k)
@@ -122,7 +135,9 @@ def max_drawdown_nb(returns):  # type: ignore[no-untyped-def]
 
 
 @njit(cache=True)
-def _periods(col, j, ints, depth, start):  # type: ignore[no-untyped-def]
+def _periods(
+    col: Float64Array1D, j: int, ints: Int64Array2D, depth: Float64Array1D, start: int
+) -> int:
     """Scan one column; write its periods from row ``start`` if ``ints`` has rows, return count.
 
     ``ints`` columns: column, peak, valley, recovery, duration.
@@ -181,7 +196,7 @@ def _periods(col, j, ints, depth, start):  # type: ignore[no-untyped-def]
 
 
 @parallel_kernel()
-def drawdown_periods_nb(returns):  # type: ignore[no-untyped-def]
+def drawdown_periods_nb(returns: Float64Array2D) -> tuple[Int64Array2D, Float64Array1D]:
     """All drawdown periods of every column, column-major.
 
     Returns ``ints`` (rows: column, peak, valley, recovery, duration) and ``depth``.

@@ -24,6 +24,7 @@ from quantcore._kernels.indicators_base import (
     nan_head_1d_nb,
     panel_kernel,
     true_range_nb,
+    wilder_step_nb,
 )
 from quantcore._typing import Float64Array1D, Float64Array2D
 
@@ -61,13 +62,12 @@ def _atr_into(
         total += true_range_nb(high[i], low[i], close[i - 1])
     prev = total / window
     out[s + window] = prev
-    # ((n - 1) A + TR) / n as A (n - 1) / n + TR / n: no division on the critical path;
-    # the previous close is carried in a register (three loads per bar, not four).
+    # the previous close is carried in a register (three loads per bar, not four)
     decay = (window - 1) / window
     inv = 1.0 / window
     prev_close = close[s + window]
     for i in range(np.uint64(s + window + 1), np.uint64(n)):  # unsigned: no wraparound code
-        prev = prev * decay + true_range_nb(high[i], low[i], prev_close) * inv
+        prev = wilder_step_nb(prev, true_range_nb(high[i], low[i], prev_close), decay, inv)
         prev_close = close[i]
         out[i] = prev
 

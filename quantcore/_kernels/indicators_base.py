@@ -63,6 +63,7 @@ __all__ = [
     "nan_head_1d_nb",
     "panel_kernel",
     "true_range_nb",
+    "wilder_step_nb",
 ]
 
 #: The only fast-math flag used: fused multiply-add (as in TA-Lib's GCC build).
@@ -162,3 +163,13 @@ def true_range_nb(high: float, low: float, prev_close: float) -> float:
     out = other if other > out else out
     other = abs(low - prev_close)
     return other if other > out else out
+
+
+@njit(cache=True, fastmath=CONTRACT)
+def wilder_step_nb(avg: float, value: float, decay: float, inv: float) -> float:
+    """Wilder's smoothing ``((w - 1) A + v) / w`` as ``A (w - 1) / w + v / w``.
+
+    ``decay = (w - 1) / w`` and ``inv = 1 / w``: no division on the critical path
+    (TA-Lib divides: the two agree to rounding). ATR and RSI smooth with it.
+    """
+    return avg * decay + value * inv

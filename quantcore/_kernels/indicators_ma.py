@@ -22,26 +22,120 @@ from quantcore._kernels.indicators_base import (
     first_valid_1d_nb,
     nan_head_1d_nb,
     panel_kernel,
+    wilder_step_nb,
 )
 from quantcore._typing import Float64Array1D, Float64Array2D
 
 __all__ = [
     "bollinger_1d_nb",
     "bollinger_nb",
+    "bollinger_step_nb",
     "ema_1d_nb",
     "ema_nb",
+    "ema_step_nb",
     "macd_1d_nb",
     "macd_nb",
     "roc_1d_nb",
     "roc_nb",
     "rsi_1d_nb",
     "rsi_nb",
+    "rsi_step_nb",
+    "rsi_sum_step_nb",
+    "rsi_value_nb",
     "sma_1d_nb",
     "sma_from_1d_nb",
     "sma_nb",
+    "sma_step_nb",
     "wma_1d_nb",
     "wma_nb",
 ]
+
+
+# --- Recursion steps ----------------------------------------------------------------
+#
+# One bar of each recursion, shared by the indicator kernels below and the
+# strategies' block-wise signals (:mod:`quantcore._kernels.backtest_signals`),
+# which carry the state from one block of bars to the next: both compute the same
+# values, to the last bit. LLVM inlines them at every call site.
+
+
+@njit(cache=True, fastmath=CONTRACT)
+def sma_step_nb(total: float, new: float, old: float, window: int) -> tuple[float, float]:
+    """TA_SMA's running sum: add ``new``, take the mean, drop ``old`` (the window's first value).
+
+    ``total`` holds the ``window - 1`` values before ``new``; returns the next such
+    total and the mean of the window ending at ``new``.
+    """
+    total += new
+    return total - old, total / window
+
+
+@njit(cache=True, fastmath=CONTRACT)
+def ema_step_nb(prev: float, new: float, alpha: float) -> float:
+    """TA_EMA's recursion ``(new - prev) * alpha + prev``."""
+    return ((new - prev) * alpha) + prev
+
+
+@njit(cache=True, fastmath=CONTRACT)
+def rsi_sum_step_nb(gain: float, loss: float, diff: float) -> tuple[float, float]:
+    """Add one change to the sums of gains and losses that seed TA_RSI.
+
+    Selects rather than branches (a random walk defeats branch prediction); a NaN
+    change counts as a gain, so it propagates.
+    """
+    falling = diff < 0.0
+    return gain + (0.0 if falling else diff), loss - (diff if falling else 0.0)
+
+
+@njit(cache=True, fastmath=CONTRACT)
+def rsi_step_nb(
+    gain: float, loss: float, diff: float, decay: float, inv: float
+) -> tuple[float, float]:
+    """Wilder's smoothing (:func:`wilder_step_nb`) of the mean gain and loss by one change."""
+    falling = diff < 0.0
+    loss = wilder_step_nb(loss, -diff if falling else 0.0, decay, inv)
+    gain = wilder_step_nb(gain, 0.0 if falling else diff, decay, inv)
+    return gain, loss
+
+
+@njit(cache=True, fastmath=CONTRACT)
+def rsi_value_nb(gain: float, loss: float) -> float:
+    """``100 * gain / (gain + loss)``, 0 when TA-Lib's ``TA_IS_ZERO(gain + loss)``."""
+    total = gain + loss
+    if -TA_EPSILON < total < TA_EPSILON:
+        return 0.0
+    return 100.0 * (gain / total)
+
+
+@njit(cache=True, fastmath=CONTRACT)
+def bollinger_step_nb(
+    x: Float64Array1D, i: int, window: int, num_std: float, total: float, total2: float
+) -> tuple[float, float, float, float, float]:
+    """TA_BBANDS at bar ``i``: ``(total, total2, upper, middle, lower)`` over ``x[i - window + 1:i + 1]``.
+
+    ``total`` and ``total2`` hold the sums of ``x`` and ``x**2`` over the
+    ``window - 1`` values before ``i`` and are returned for the next bar; the
+    middle band is the mean, the others are ``num_std`` standard deviations away. The
+    population variance is ``mean(x**2) - mean**2``, as in TA-Lib, except where
+    that difference has cancelled down to the rounding noise of the sums (below
+    :data:`CANCELLED` times ``mean(x**2)``): there it is recomputed from the
+    window's deviations, so a flat window gets exactly zero width instead of
+    noise. As in TA-Lib, a variance below :data:`TA_EPSILON` counts as zero.
+    """
+    v = x[i]
+    old = x[i + 1 - window]
+    total += v
+    total2 += v * v
+    mid = total / window
+    mean2 = total2 / window
+    var = mean2 - mid * mid
+    if var < CANCELLED * mean2:
+        var = 0.0
+        for t in range(i + 1 - window, i + 1):
+            var += (x[t] - mid) * (x[t] - mid)
+        var /= window
+    dev = 0.0 if var < TA_EPSILON else np.sqrt(var) * num_std
+    return total - old, total2 - old * old, mid + dev, mid, mid - dev
 
 
 # --- SMA -------------------------------------------------------------------------
@@ -59,11 +153,8 @@ def sma_from_1d_nb(x: Float64Array1D, s: int, window: int, out: Float64Array1D) 
         total += x[i]
     trailing = s
     for i in range(s + window - 1, n):
-        total += x[i]
-        value = total
-        total -= x[trailing]
+        total, out[i] = sma_step_nb(total, x[i], x[trailing], window)
         trailing += 1
-        out[i] = value / window
 
 
 @njit(cache=True, fastmath=CONTRACT)
@@ -102,12 +193,12 @@ def _ema_into(x: Float64Array1D, window: int, out: Float64Array1D) -> None:
         return
     alpha = 2.0 / (window + 1)
     total = 0.0
-    for i in range(s, first + 1):
+    for i in range(s, first):
         total += x[i]
-    prev = total / window
+    _, prev = sma_step_nb(total, x[first], 0.0, window)
     out[first] = prev
     for i in range(np.uint64(first + 1), np.uint64(n)):  # unsigned: no wraparound code
-        prev = ((x[i] - prev) * alpha) + prev
+        prev = ema_step_nb(prev, x[i], alpha)
         out[i] = prev
 
 
@@ -182,22 +273,8 @@ def wma_nb(x: Float64Array2D, window: int, out: Float64Array2D) -> None:
 
 
 @njit(cache=True, fastmath=CONTRACT)
-def _rsi_value(gain: float, total: float) -> float:
-    """``100 * gain / (gain + loss)``, 0 when TA-Lib's ``TA_IS_ZERO(gain + loss)``."""
-    if -TA_EPSILON < total < TA_EPSILON:
-        return 0.0
-    return 100.0 * (gain / total)
-
-
-@njit(cache=True, fastmath=CONTRACT)
 def _rsi_into(x: Float64Array1D, window: int, out: Float64Array1D) -> None:
-    """TA_RSI: Wilder-smoothed mean gain and loss, seeded with their plain means.
-
-    Gains and losses are picked with selects rather than branches (a random walk
-    defeats branch prediction). ``((n - 1) G + g) / n`` is evaluated as
-    ``G (n - 1) / n + g / n`` to keep the division off the critical path. A NaN
-    change counts as a gain, so it propagates.
-    """
+    """TA_RSI: Wilder-smoothed mean gain and loss (:func:`rsi_step_nb`), seeded with their plain means."""
     n = x.shape[0]
     s = first_valid_1d_nb(x)
     nan_head_1d_nb(out, s + window)
@@ -207,23 +284,17 @@ def _rsi_into(x: Float64Array1D, window: int, out: Float64Array1D) -> None:
     gain = 0.0
     loss = 0.0
     for i in range(s + 1, s + window + 1):
-        diff = x[i] - prev_value
+        gain, loss = rsi_sum_step_nb(gain, loss, x[i] - prev_value)
         prev_value = x[i]
-        falling = diff < 0.0
-        loss -= diff if falling else 0.0
-        gain += 0.0 if falling else diff
     loss /= window
     gain /= window
-    out[s + window] = _rsi_value(gain, gain + loss)
+    out[s + window] = rsi_value_nb(gain, loss)
     decay = (window - 1) / window
     inv = 1.0 / window
     for i in range(np.uint64(s + window + 1), np.uint64(n)):  # unsigned: no wraparound code
-        diff = x[i] - prev_value
+        gain, loss = rsi_step_nb(gain, loss, x[i] - prev_value, decay, inv)
         prev_value = x[i]
-        falling = diff < 0.0
-        loss = loss * decay + (-diff if falling else 0.0) * inv
-        gain = gain * decay + (0.0 if falling else diff) * inv
-        out[i] = _rsi_value(gain, gain + loss)
+        out[i] = rsi_value_nb(gain, loss)
 
 
 @njit(cache=True, fastmath=CONTRACT)
@@ -357,14 +428,8 @@ def _bollinger_into(
     middle: Float64Array1D,
     lower: Float64Array1D,
 ) -> None:
-    """TA_BBANDS with an SMA middle band: running sums of ``x`` and ``x**2`` in one pass.
-
-    The population variance is ``mean(x**2) - SMA**2``, as in TA-Lib, except
-    where that difference has cancelled down to the rounding noise of the sums
-    (below :data:`CANCELLED` times ``mean(x**2)``): there it is recomputed from
-    the window's deviations, so a flat window gets exactly zero width instead of
-    noise. As in TA-Lib, a variance below :data:`TA_EPSILON` counts as zero.
-    """
+    """TA_BBANDS with an SMA middle band: running sums of ``x`` and ``x**2`` in one pass
+    (:func:`bollinger_step_nb`)."""
     n = x.shape[0]
     s = first_valid_1d_nb(x)
     first = s + window - 1
@@ -378,25 +443,10 @@ def _bollinger_into(
     for i in range(s, first):
         total += x[i]
         total2 += x[i] * x[i]
-    trailing = s
     for i in range(first, n):
-        total += x[i]
-        total2 += x[i] * x[i]
-        mid = total / window
-        mean2 = total2 / window
-        total -= x[trailing]
-        total2 -= x[trailing] * x[trailing]
-        trailing += 1
-        var = mean2 - mid * mid
-        if var < CANCELLED * mean2:
-            var = 0.0
-            for t in range(i + 1 - window, i + 1):
-                var += (x[t] - mid) * (x[t] - mid)
-            var /= window
-        dev = 0.0 if var < TA_EPSILON else np.sqrt(var) * num_std
-        middle[i] = mid
-        upper[i] = mid + dev
-        lower[i] = mid - dev
+        total, total2, upper[i], middle[i], lower[i] = bollinger_step_nb(
+            x, i, window, num_std, total, total2
+        )
 
 
 @njit(cache=True, fastmath=CONTRACT)

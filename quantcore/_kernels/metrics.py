@@ -25,6 +25,7 @@ from quantcore._kernels.tiles import (
     moments_block,
 )
 from quantcore._parallel import parallel_kernel
+from quantcore._typing import BoolArray1D, Float64Array1D, Float64Array2D
 
 __all__ = [
     "SUMMARY_BENCH_ROWS",
@@ -57,7 +58,14 @@ SUMMARY_BENCH_ROWS = ("beta", "alpha", "correlation", "tracking_error", "informa
 
 
 @njit(cache=True)
-def _sharpe_chunk(x, j0, c, risk_free, periods_per_year, out):  # type: ignore[no-untyped-def]
+def _sharpe_chunk(
+    x: Float64Array2D,
+    j0: int,
+    c: int,
+    risk_free: float,
+    periods_per_year: float,
+    out: Float64Array1D,
+) -> None:
     mean = np.empty(c)
     sd = np.empty(c)
     count = np.empty(c, dtype=np.int64)
@@ -69,7 +77,7 @@ def _sharpe_chunk(x, j0, c, risk_free, periods_per_year, out):  # type: ignore[n
 
 
 @parallel_kernel()
-def sharpe_ratio_nb(x, risk_free, periods_per_year):  # type: ignore[no-untyped-def]
+def sharpe_ratio_nb(x: Float64Array2D, risk_free: float, periods_per_year: float) -> Float64Array1D:
     """``mean(r - rf) / std(r - rf, ddof=1) * sqrt(P)`` per column (any memory order)."""
     k = x.shape[1]
     out = np.full(k, np.nan)
@@ -80,7 +88,14 @@ def sharpe_ratio_nb(x, risk_free, periods_per_year):  # type: ignore[no-untyped-
 
 
 @njit(cache=True)
-def _sortino_chunk(x, j0, c, required_return, periods_per_year, out):  # type: ignore[no-untyped-def]
+def _sortino_chunk(
+    x: Float64Array2D,
+    j0: int,
+    c: int,
+    required_return: float,
+    periods_per_year: float,
+    out: Float64Array1D,
+) -> None:
     s = np.zeros(c)
     m = np.zeros(c)
     d2 = np.zeros(c)
@@ -88,13 +103,17 @@ def _sortino_chunk(x, j0, c, required_return, periods_per_year, out):  # type: i
     for j in range(c):
         mj = m[j]
         if mj >= 2.0 and d2[j] != 0.0:
-            out[j0 + j] = (s[j] / mj) * periods_per_year / (
-                math.sqrt(d2[j] / mj) * math.sqrt(periods_per_year)
+            out[j0 + j] = (
+                (s[j] / mj)
+                * periods_per_year
+                / (math.sqrt(d2[j] / mj) * math.sqrt(periods_per_year))
             )
 
 
 @parallel_kernel()
-def sortino_ratio_nb(x, required_return, periods_per_year):  # type: ignore[no-untyped-def]
+def sortino_ratio_nb(
+    x: Float64Array2D, required_return: float, periods_per_year: float
+) -> Float64Array1D:
     """``mean(r - q) * P / (sqrt(mean(min(r - q, 0)^2)) * sqrt(P))`` per column."""
     k = x.shape[1]
     out = np.full(k, np.nan)
@@ -105,7 +124,7 @@ def sortino_ratio_nb(x, required_return, periods_per_year):  # type: ignore[no-u
 
 
 @njit(cache=True)
-def _omega(buf, m, shift):  # type: ignore[no-untyped-def]
+def _omega(buf: Float64Array1D, m: int, shift: float) -> float:
     if m < 2:
         return np.nan
     up = 0.0
@@ -118,7 +137,7 @@ def _omega(buf, m, shift):  # type: ignore[no-untyped-def]
 
 
 @parallel_kernel()
-def omega_ratio_nb(x, shift):  # type: ignore[no-untyped-def]
+def omega_ratio_nb(x: Float64Array2D, shift: float) -> Float64Array1D:
     """``sum(max(r - s, 0)) / sum(max(s - r, 0))`` per column, ``s`` = rf + per-period threshold."""
     n, k = x.shape
     out = np.empty(k)
@@ -130,7 +149,7 @@ def omega_ratio_nb(x, shift):  # type: ignore[no-untyped-def]
 
 
 @parallel_kernel()
-def calmar_ratio_nb(x, periods_per_year):  # type: ignore[no-untyped-def]
+def calmar_ratio_nb(x: Float64Array2D, periods_per_year: float) -> Float64Array1D:
     """CAGR divided by ``|max drawdown|``; NaN when there is no drawdown."""
     k = x.shape[1]
     out = np.full(k, np.nan)
@@ -144,7 +163,7 @@ def calmar_ratio_nb(x, periods_per_year):  # type: ignore[no-untyped-def]
 
 
 @njit(cache=True)
-def _stability(buf, m):  # type: ignore[no-untyped-def]
+def _stability(buf: Float64Array1D, m: int) -> float:
     """R^2 of ``cumsum(log1p(r))`` regressed on ``0..m-1``; overwrites ``buf``."""
     if m < 2:
         return np.nan
@@ -174,7 +193,7 @@ def _stability(buf, m):  # type: ignore[no-untyped-def]
 
 
 @parallel_kernel()
-def stability_nb(x):  # type: ignore[no-untyped-def]
+def stability_nb(x: Float64Array2D) -> Float64Array1D:
     """Stability of the cumulative log-return path per column (see ``_stability``)."""
     n, k = x.shape
     out = np.empty(k)
@@ -186,7 +205,7 @@ def stability_nb(x):  # type: ignore[no-untyped-def]
 
 
 @njit(cache=True)
-def _tail_ratio(buf, m, mean, sd, cand):  # type: ignore[no-untyped-def]
+def _tail_ratio(buf: Float64Array1D, m: int, mean: float, sd: float, cand: Float64Array1D) -> float:
     if m < 2:
         return np.nan
     # -1.175: about 12 % of a normal sample lies below; only a prefilter for the selection
@@ -196,7 +215,7 @@ def _tail_ratio(buf, m, mean, sd, cand):  # type: ignore[no-untyped-def]
 
 
 @parallel_kernel()
-def tail_ratio_nb(x):  # type: ignore[no-untyped-def]
+def tail_ratio_nb(x: Float64Array2D) -> Float64Array1D:
     """``|95th percentile| / |5th percentile|`` per column."""
     n, k = x.shape
     out = np.empty(k)
@@ -210,9 +229,18 @@ def tail_ratio_nb(x):  # type: ignore[no-untyped-def]
 
 
 @parallel_kernel()
-def summary_nb(  # type: ignore[no-untyped-def]
-    x, bench, risk_free, required_return, threshold, periods_per_year, q, cutoff, zt, want
-):
+def summary_nb(
+    x: Float64Array2D,
+    bench: Float64Array2D,
+    risk_free: float,
+    required_return: float,
+    threshold: float,
+    periods_per_year: float,
+    q: float,
+    cutoff: float,
+    zt: float,
+    want: BoolArray1D,
+) -> Float64Array2D:
     """Every ``SUMMARY_ROWS`` (and ``SUMMARY_BENCH_ROWS`` if ``bench`` has columns) per column.
 
     ``want`` is a boolean mask over the output rows; the costly parts (stability:
@@ -235,16 +263,39 @@ def summary_nb(  # type: ignore[no-untyped-def]
         c, _ = load_columns(x, j0, cols, False)  # the columns, read in x's memory order
         for j in range(c):
             _summary_column(
-                cols[j], bench, (j0 + j) * bstep, risk_free, required_return, threshold,
-                periods_per_year, q, cutoff, zt, want, out, j0 + j,
+                cols[j],
+                bench,
+                (j0 + j) * bstep,
+                risk_free,
+                required_return,
+                threshold,
+                periods_per_year,
+                q,
+                cutoff,
+                zt,
+                want,
+                out,
+                j0 + j,
             )
     return out
 
 
 @njit(cache=True)
-def _summary_column(  # type: ignore[no-untyped-def]
-    col, bench, bj, risk_free, required_return, threshold, periods_per_year, q, cutoff, zt, want, out, j
-):
+def _summary_column(
+    col: Float64Array1D,
+    bench: Float64Array2D,
+    bj: int,
+    risk_free: float,
+    required_return: float,
+    threshold: float,
+    periods_per_year: float,
+    q: float,
+    cutoff: float,
+    zt: float,
+    want: BoolArray1D,
+    out: Float64Array2D,
+    j: int,
+) -> None:
     """One column of ``summary_nb`` into ``out[:, j]`` (kept out of the parallel loop
     so that the parfor pass stays small and compiles fast)."""
     scale = math.sqrt(periods_per_year)
@@ -323,7 +374,16 @@ def _summary_column(  # type: ignore[no-untyped-def]
 
 
 @njit(cache=True)
-def _summary_bench(col, bcol, a, b, risk_free, periods_per_year, out, j):  # type: ignore[no-untyped-def]
+def _summary_bench(
+    col: Float64Array1D,
+    bcol: Float64Array1D,
+    a: Float64Array1D,
+    b: Float64Array1D,
+    risk_free: float,
+    periods_per_year: float,
+    out: Float64Array2D,
+    j: int,
+) -> None:
     """Benchmark rows of ``summary_nb`` (12 beta, 13 alpha, 14 correlation, 15 TE, 16 IR)."""
     base = 12
     m = _pairs(col, bcol, a, b)
@@ -333,7 +393,9 @@ def _summary_bench(col, bcol, a, b, risk_free, periods_per_year, out, j):  # typ
     if vbb >= _TINY_VARIANCE:
         beta = cab / vbb
         out[base, j] = beta
-        out[base + 1, j] = (1.0 + (ma - risk_free) - beta * (mb - risk_free)) ** periods_per_year - 1.0
+        out[base + 1, j] = (
+            1.0 + (ma - risk_free) - beta * (mb - risk_free)
+        ) ** periods_per_year - 1.0
     if vaa > 0.0 and vbb > 0.0:
         out[base + 2, j] = max(-1.0, min(1.0, cab / math.sqrt(vaa * vbb)))
     for i in range(m):

@@ -17,6 +17,7 @@ from quantcore._kernels.tiles import (
     load_tile,
 )
 from quantcore._parallel import parallel_kernel
+from quantcore._typing import Float64Array1D, Float64Array2D, Offset
 
 __all__ = [
     "annualized_return_nb",
@@ -30,7 +31,7 @@ __all__ = [
 
 
 @parallel_kernel()
-def simple_returns_nb(prices):  # type: ignore[no-untyped-def]
+def simple_returns_nb(prices: Float64Array2D) -> Float64Array2D:
     """``p[t] / p[t-1] - 1``; row 0, NaN neighbours and non-positive bases give NaN."""
     n, k = prices.shape
     out = np.empty((n, k))
@@ -44,7 +45,7 @@ def simple_returns_nb(prices):  # type: ignore[no-untyped-def]
 
 
 @parallel_kernel()
-def log_returns_nb(prices):  # type: ignore[no-untyped-def]
+def log_returns_nb(prices: Float64Array2D) -> Float64Array2D:
     """``log(p[t] / p[t-1])``; NaN where either price is NaN or not positive, and on row 0."""
     n, k = prices.shape
     out = np.empty((n, k))
@@ -59,7 +60,7 @@ def log_returns_nb(prices):  # type: ignore[no-untyped-def]
 
 
 @parallel_kernel()
-def cumulative_returns_nb(returns):  # type: ignore[no-untyped-def]
+def cumulative_returns_nb(returns: Float64Array2D) -> Float64Array2D:
     """Running ``prod(1 + r) - 1`` over the valid values; NaN where the input is NaN."""
     n, k = returns.shape
     out = np.empty((n, k))
@@ -76,7 +77,7 @@ def cumulative_returns_nb(returns):  # type: ignore[no-untyped-def]
 
 
 @njit(cache=True)
-def _growth(col):  # type: ignore[no-untyped-def]
+def _growth(col: Float64Array1D) -> tuple[float, int]:
     """``prod(1 + r)`` over the valid values of ``col`` and how many there were."""
     wealth = 1.0
     m = 0
@@ -89,16 +90,24 @@ def _growth(col):  # type: ignore[no-untyped-def]
 
 
 @njit(cache=True)
-def _cagr(wealth, m, periods_per_year):  # type: ignore[no-untyped-def]
+def _cagr(wealth: float, m: int, periods_per_year: float) -> float:
     if m == 0:
         return np.nan
     if wealth < 0.0:
         return np.nan
-    return wealth ** (1.0 / (m / periods_per_year)) - 1.0
+    return float(wealth ** (1.0 / (m / periods_per_year))) - 1.0
 
 
 @njit(cache=True)
-def _growth_rows(src, i0, j0, r, c, wealth, m):  # type: ignore[no-untyped-def]
+def _growth_rows(
+    src: Float64Array2D,
+    i0: Offset,
+    j0: Offset,
+    r: int,
+    c: int,
+    wealth: Float64Array1D,
+    m: Float64Array1D,
+) -> None:
     i = 0
     while i + ROW_UNROLL <= r:  # ROW_UNROLL rows per load and store of the accumulators
         a = i0 + uintp(i)
@@ -122,7 +131,14 @@ def _growth_rows(src, i0, j0, r, c, wealth, m):  # type: ignore[no-untyped-def]
 
 
 @njit(cache=True)
-def _growth_chunk(x, j0, c, periods_per_year, annualize, out):  # type: ignore[no-untyped-def]
+def _growth_chunk(
+    x: Float64Array2D,
+    j0: int,
+    c: int,
+    periods_per_year: float,
+    annualize: bool,
+    out: Float64Array1D,
+) -> None:
     """``prod(1 + r) - 1`` (or the CAGR if ``annualize``) of the columns ``j0:j0 + c`` into ``out``."""
     n = x.shape[0]
     wealth = np.ones(c)
@@ -144,7 +160,7 @@ def _growth_chunk(x, j0, c, periods_per_year, annualize, out):  # type: ignore[n
 
 
 @parallel_kernel()
-def _growth_nb(returns, periods_per_year, annualize):  # type: ignore[no-untyped-def]
+def _growth_nb(returns: Float64Array2D, periods_per_year: float, annualize: bool) -> Float64Array1D:
     k = returns.shape[1]
     out = np.empty(k)
     w = chunk_cols(returns)
@@ -153,18 +169,20 @@ def _growth_nb(returns, periods_per_year, annualize):  # type: ignore[no-untyped
     return out
 
 
-def total_return_nb(returns):  # type: ignore[no-untyped-def]
+def total_return_nb(returns: Float64Array2D) -> Float64Array1D:
     """``prod(1 + r) - 1`` per column over the valid values; NaN if there are none."""
-    return _growth_nb(returns, 1.0, False)
+    out: Float64Array1D = _growth_nb(returns, 1.0, False)
+    return out
 
 
-def annualized_return_nb(returns, periods_per_year):  # type: ignore[no-untyped-def]
+def annualized_return_nb(returns: Float64Array2D, periods_per_year: float) -> Float64Array1D:
     """CAGR ``prod(1 + r) ** (P / m) - 1`` per column over the ``m`` valid values."""
-    return _growth_nb(returns, periods_per_year, True)
+    out: Float64Array1D = _growth_nb(returns, periods_per_year, True)
+    return out
 
 
 @parallel_kernel()
-def time_weighted_return_nb(values, flows):  # type: ignore[no-untyped-def]
+def time_weighted_return_nb(values: Float64Array2D, flows: Float64Array2D) -> Float64Array1D:
     """Chain-linked return with external flows at the start of each period.
 
     Period ``t`` starts with ``V[t-1] + F[t]`` (``V[-1] = 0``) and ends at ``V[t]``.
@@ -196,7 +214,9 @@ def time_weighted_return_nb(values, flows):  # type: ignore[no-untyped-def]
 
 
 @njit(cache=True)
-def _fv_gap(rate, tau, flows, final_value):  # type: ignore[no-untyped-def]
+def _fv_gap(
+    rate: float, tau: Float64Array1D, flows: Float64Array1D, final_value: float
+) -> tuple[float, float]:
     """``sum F_i (1 + r) ** tau_i - V`` and its derivative in ``r``."""
     g = -final_value
     dg = 0.0
@@ -213,7 +233,7 @@ def _fv_gap(rate, tau, flows, final_value):  # type: ignore[no-untyped-def]
 
 
 @njit(cache=True)
-def _fv_scale(rate, tau, flows, final_value):  # type: ignore[no-untyped-def]
+def _fv_scale(rate: float, tau: Float64Array1D, flows: Float64Array1D, final_value: float) -> float:
     """Size of the terms of ``_fv_gap``, to judge a residual relative to it."""
     total = abs(final_value)
     for i in range(tau.shape[0]):
@@ -224,7 +244,7 @@ def _fv_scale(rate, tau, flows, final_value):  # type: ignore[no-untyped-def]
 
 
 @njit(cache=True)
-def _xirr(tau, flows, final_value):  # type: ignore[no-untyped-def]
+def _xirr(tau: Float64Array1D, flows: Float64Array1D, final_value: float) -> float:
     """Annual rate solving ``sum F_i (1 + r) ** tau_i = V``; NaN if no root is found."""
     # Newton from 10 %, kept inside (-1, inf)
     rate = 0.1
@@ -272,7 +292,9 @@ def _xirr(tau, flows, final_value):  # type: ignore[no-untyped-def]
 
 
 @parallel_kernel()
-def money_weighted_return_nb(tau, flows, final_values):  # type: ignore[no-untyped-def]
+def money_weighted_return_nb(
+    tau: Float64Array1D, flows: Float64Array2D, final_values: Float64Array1D
+) -> Float64Array1D:
     """XIRR per column: ``tau`` years from each flow to the valuation date."""
     k = flows.shape[1]
     out = np.empty(k)

@@ -27,6 +27,7 @@ from quantcore._kernels.tiles import (
     moments_block,
 )
 from quantcore._parallel import parallel_kernel
+from quantcore._typing import Float64Array1D, Float64Array2D, Offset
 
 __all__ = [
     "active_risk_nb",
@@ -43,7 +44,7 @@ _TINY_VARIANCE = 1.0e-30
 
 
 @njit(cache=True)
-def _compact(col, buf):  # type: ignore[no-untyped-def]
+def _compact(col: Float64Array1D, buf: Float64Array1D) -> int:
     """Copy the non-NaN values of ``col`` to the front of ``buf``; return their count."""
     m = 0
     for i in range(col.shape[0]):
@@ -55,7 +56,7 @@ def _compact(col, buf):  # type: ignore[no-untyped-def]
 
 
 @njit(cache=True)
-def _mean_std(buf, m, ddof):  # type: ignore[no-untyped-def]
+def _mean_std(buf: Float64Array1D, m: int, ddof: int) -> tuple[float, float]:
     """Two-pass mean and standard deviation of ``buf[:m]``.
 
     The std is NaN when ``m - ddof < 1`` and exactly 0.0 when all values are equal
@@ -84,7 +85,9 @@ def _mean_std(buf, m, ddof):  # type: ignore[no-untyped-def]
 
 
 @njit(cache=True)
-def _volatility_chunk(x, j0, c, periods_per_year, ddof, out):  # type: ignore[no-untyped-def]
+def _volatility_chunk(
+    x: Float64Array2D, j0: int, c: int, periods_per_year: float, ddof: int, out: Float64Array1D
+) -> None:
     mean = np.empty(c)
     sd = np.empty(c)
     count = np.empty(c, dtype=np.int64)
@@ -95,7 +98,7 @@ def _volatility_chunk(x, j0, c, periods_per_year, ddof, out):  # type: ignore[no
 
 
 @parallel_kernel()
-def volatility_nb(x, periods_per_year, ddof):  # type: ignore[no-untyped-def]
+def volatility_nb(x: Float64Array2D, periods_per_year: float, ddof: int) -> Float64Array1D:
     """Annualized standard deviation of each column, NaNs skipped (any memory order)."""
     k = x.shape[1]
     out = np.empty(k)
@@ -110,7 +113,7 @@ _GATHER_COLS = 16
 
 
 @parallel_kernel()
-def value_at_risk_es_nb(x, q, cutoff, zt):  # type: ignore[no-untyped-def]
+def value_at_risk_es_nb(x: Float64Array2D, q: float, cutoff: float, zt: float) -> Float64Array2D:
     """Historical VaR (row 0) and expected shortfall (row 1) of each column as positive losses.
 
     ``q`` is the lower-tail probability used like ``np.percentile`` (``100 * q / 100``);
@@ -134,7 +137,7 @@ def value_at_risk_es_nb(x, q, cutoff, zt):  # type: ignore[no-untyped-def]
 
 
 @parallel_kernel()
-def moments_nb(x):  # type: ignore[no-untyped-def]
+def moments_nb(x: Float64Array2D) -> Float64Array2D:
     """Mean, std (ddof=1), skewness and excess kurtosis (biased, like scipy) per column.
 
     Rows: 0 mean, 1 std, 2 skew, 3 excess kurtosis. NaN when fewer than 2 valid
@@ -168,7 +171,14 @@ def moments_nb(x):  # type: ignore[no-untyped-def]
 
 
 @njit(cache=True)
-def _downside_chunk(x, j0, c, required_return, periods_per_year, out):  # type: ignore[no-untyped-def]
+def _downside_chunk(
+    x: Float64Array2D,
+    j0: int,
+    c: int,
+    required_return: float,
+    periods_per_year: float,
+    out: Float64Array1D,
+) -> None:
     s = np.zeros(c)
     m = np.zeros(c)
     d2 = np.zeros(c)
@@ -179,7 +189,9 @@ def _downside_chunk(x, j0, c, required_return, periods_per_year, out):  # type: 
 
 
 @parallel_kernel()
-def downside_deviation_nb(x, required_return, periods_per_year):  # type: ignore[no-untyped-def]
+def downside_deviation_nb(
+    x: Float64Array2D, required_return: float, periods_per_year: float
+) -> Float64Array1D:
     """Annualized root mean square of ``min(r - required_return, 0)`` per column."""
     k = x.shape[1]
     out = np.empty(k)
@@ -190,7 +202,7 @@ def downside_deviation_nb(x, required_return, periods_per_year):  # type: ignore
 
 
 @njit(cache=True)
-def _pairs(col, bcol, a, b):  # type: ignore[no-untyped-def]
+def _pairs(col: Float64Array1D, bcol: Float64Array1D, a: Float64Array1D, b: Float64Array1D) -> int:
     """Copy the rows where both ``col`` and ``bcol`` are valid; return their count."""
     m = 0
     for i in range(col.shape[0]):
@@ -204,7 +216,9 @@ def _pairs(col, bcol, a, b):  # type: ignore[no-untyped-def]
 
 
 @njit(cache=True)
-def _cov_var(a, b, m):  # type: ignore[no-untyped-def]
+def _cov_var(
+    a: Float64Array1D, b: Float64Array1D, m: int
+) -> tuple[float, float, float, float, float]:
     """Means, covariance and variances (all divided by m) of paired samples (two-pass)."""
     ma = 0.0
     mb = 0.0
@@ -231,7 +245,9 @@ def _cov_var(a, b, m):  # type: ignore[no-untyped-def]
 
 
 @njit(cache=True)
-def _pair_sums_step(u, v, saj, sbj, mj, lj, hj):  # type: ignore[no-untyped-def]
+def _pair_sums_step(
+    u: float, v: float, saj: float, sbj: float, mj: float, lj: float, hj: float
+) -> tuple[float, float, float, float, float]:
     ok = u == u and v == v
     saj += u if ok else 0.0
     mj += 1.0 if ok else 0.0
@@ -243,7 +259,22 @@ def _pair_sums_step(u, v, saj, sbj, mj, lj, hj):  # type: ignore[no-untyped-def]
 
 
 @njit(cache=True)
-def _pair_sums(src, i0, j0, bsrc, bi0, bj0, shared, r, c, sa, sb, m, blo, bhi):  # type: ignore[no-untyped-def]
+def _pair_sums(
+    src: Float64Array2D,
+    i0: Offset,
+    j0: Offset,
+    bsrc: Float64Array2D,
+    bi0: Offset,
+    bj0: Offset,
+    shared: bool,
+    r: int,
+    c: int,
+    sa: Float64Array1D,
+    sb: Float64Array1D,
+    m: Float64Array1D,
+    blo: Float64Array1D,
+    bhi: Float64Array1D,
+) -> None:
     """First-pass sums over rows ``i0:i0 + r`` of ``src`` and the benchmark rows ``bi0:bi0 + r``.
 
     ``shared``: the benchmark is the one column ``bsrc[:, 0]``, else ``bsrc[:, bj0 + j]``.
@@ -277,7 +308,9 @@ def _pair_sums(src, i0, j0, bsrc, bi0, bj0, shared, r, c, sa, sb, m, blo, bhi): 
 
 
 @njit(cache=True)
-def _pair_products_step(u, v, maj, mbj, cj, vj):  # type: ignore[no-untyped-def]
+def _pair_products_step(
+    u: float, v: float, maj: float, mbj: float, cj: float, vj: float
+) -> tuple[float, float]:
     ok = u == u and v == v
     da = u - maj
     db = v - mbj
@@ -287,7 +320,21 @@ def _pair_products_step(u, v, maj, mbj, cj, vj):  # type: ignore[no-untyped-def]
 
 
 @njit(cache=True)
-def _pair_products(src, i0, j0, bsrc, bi0, bj0, shared, r, c, ma, mb, cab, vbb):  # type: ignore[no-untyped-def]
+def _pair_products(
+    src: Float64Array2D,
+    i0: Offset,
+    j0: Offset,
+    bsrc: Float64Array2D,
+    bi0: Offset,
+    bj0: Offset,
+    shared: bool,
+    r: int,
+    c: int,
+    ma: Float64Array1D,
+    mb: Float64Array1D,
+    cab: Float64Array1D,
+    vbb: Float64Array1D,
+) -> None:
     i = 0
     while shared and i + ROW_UNROLL <= r:  # as in ``_pair_sums``
         a = i0 + uintp(i)
@@ -312,7 +359,22 @@ def _pair_products(src, i0, j0, bsrc, bi0, bj0, shared, r, c, ma, mb, cab, vbb):
 
 
 @njit(cache=True)
-def _pair_passes(src, j0, bsrc, bj0, shared, n, c, sa, sb, m, blo, bhi, cab, vbb):  # type: ignore[no-untyped-def]
+def _pair_passes(
+    src: Float64Array2D,
+    j0: Offset,
+    bsrc: Float64Array2D,
+    bj0: Offset,
+    shared: bool,
+    n: int,
+    c: int,
+    sa: Float64Array1D,
+    sb: Float64Array1D,
+    m: Float64Array1D,
+    blo: Float64Array1D,
+    bhi: Float64Array1D,
+    cab: Float64Array1D,
+    vbb: Float64Array1D,
+) -> tuple[Float64Array1D, Float64Array1D]:
     """Both passes of ``beta_alpha_nb`` over row-major ``src`` and ``bsrc``; return the means."""
     zero = uintp(0)
     _pair_sums(src, zero, j0, bsrc, zero, bj0, shared, n, c, sa, sb, m, blo, bhi)
@@ -323,7 +385,15 @@ def _pair_passes(src, j0, bsrc, bj0, shared, n, c, sa, sb, m, blo, bhi, cab, vbb
 
 
 @njit(cache=True)
-def _beta_alpha_chunk(x, bench, j0, c, risk_free, periods_per_year, out):  # type: ignore[no-untyped-def]
+def _beta_alpha_chunk(
+    x: Float64Array2D,
+    bench: Float64Array2D,
+    j0: int,
+    c: int,
+    risk_free: float,
+    periods_per_year: float,
+    out: Float64Array2D,
+) -> None:
     """``beta_alpha_nb`` for the columns ``j0:j0 + c``.
 
     C-typed inputs are read in place; otherwise the chunk (and a per-column
@@ -347,7 +417,19 @@ def _beta_alpha_chunk(x, bench, j0, c, risk_free, periods_per_year, out):  # typ
 
 
 @njit(cache=True)
-def _beta_alpha_block(src, sj, bsrc, bj, shared, n, c, risk_free, periods_per_year, out, j0):  # type: ignore[no-untyped-def]
+def _beta_alpha_block(
+    src: Float64Array2D,
+    sj: Offset,
+    bsrc: Float64Array2D,
+    bj: Offset,
+    shared: bool,
+    n: int,
+    c: int,
+    risk_free: float,
+    periods_per_year: float,
+    out: Float64Array2D,
+    j0: int,
+) -> None:
     """Beta and alpha of the row-major ``src[:, sj:sj + c]`` into ``out[:, j0:j0 + c]``."""
     sa = np.zeros(c)
     sb = np.zeros(c)
@@ -373,7 +455,9 @@ def _beta_alpha_block(src, sj, bsrc, bj, shared, n, c, risk_free, periods_per_ye
 
 
 @parallel_kernel()
-def beta_alpha_nb(x, bench, risk_free, periods_per_year):  # type: ignore[no-untyped-def]
+def beta_alpha_nb(
+    x: Float64Array2D, bench: Float64Array2D, risk_free: float, periods_per_year: float
+) -> Float64Array2D:
     """Beta (row 0) and annualized alpha (row 1) of each column on the benchmark.
 
     ``bench`` has one column (shared) or as many as ``x``. Rows where either
@@ -389,7 +473,7 @@ def beta_alpha_nb(x, bench, risk_free, periods_per_year):  # type: ignore[no-unt
 
 
 @parallel_kernel()
-def correlation_nb(x, bench):  # type: ignore[no-untyped-def]
+def correlation_nb(x: Float64Array2D, bench: Float64Array2D) -> Float64Array1D:
     """Pearson correlation of each column with the benchmark over pairwise-valid rows."""
     n, k = x.shape
     bstep = 0 if bench.shape[1] == 1 else 1  # shared benchmark column or one per column
@@ -407,7 +491,9 @@ def correlation_nb(x, bench):  # type: ignore[no-untyped-def]
 
 
 @parallel_kernel()
-def active_risk_nb(x, bench, periods_per_year, ddof):  # type: ignore[no-untyped-def]
+def active_risk_nb(
+    x: Float64Array2D, bench: Float64Array2D, periods_per_year: float, ddof: int
+) -> Float64Array2D:
     """Tracking error (row 0) and information ratio (row 1) of ``x - bench`` per column.
 
     Both are annualized: ``std(a) * sqrt(P)`` and ``mean(a) / std(a) * sqrt(P)``.

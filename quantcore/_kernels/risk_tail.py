@@ -101,7 +101,7 @@ def _select(a: Float64Array1D, c: int, k: int) -> None:
 
 
 @njit(cache=True)
-def _lerp(a, b, t):  # type: ignore[no-untyped-def]
+def _lerp(a: float, b: float, t: float) -> float:
     """NumPy's linear interpolation (``numpy.lib._function_base_impl._lerp``)."""
     d = b - a
     if t >= 0.5:
@@ -166,7 +166,16 @@ def _lower_tail(
 
 
 @njit(cache=True)
-def _var_es(buf, m, mean, sd, q, cutoff, zt, cand):  # type: ignore[no-untyped-def]
+def _var_es(
+    buf: Float64Array1D,
+    m: int,
+    mean: float,
+    sd: float,
+    q: float,
+    cutoff: float,
+    zt: float,
+    cand: Float64Array1D,
+) -> tuple[float, float]:
     """Historical VaR and ES of ``buf[:m]`` (mean ``mean``, std ``sd``) as positive losses.
 
     ``zt`` places the prefilter threshold at ``mean + zt * sd``.
@@ -180,7 +189,9 @@ def _var_es(buf, m, mean, sd, q, cutoff, zt, cand):  # type: ignore[no-untyped-d
 
 
 @njit(cache=True)
-def _percentile_pair(buf, m, q, mean, sd, zt, cand):  # type: ignore[no-untyped-def]
+def _percentile_pair(
+    buf: Float64Array1D, m: int, q: float, mean: float, sd: float, zt: float, cand: Float64Array1D
+) -> tuple[float, float]:
     """``np.percentile(buf[:m], [100 q, 100 (1 - q)])`` for a small tail probability ``q``."""
     idx = q * (m - 1)
     low, _ = _lower_tail(buf, m, idx, -1, 1.0, mean + zt * sd, cand)

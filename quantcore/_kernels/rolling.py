@@ -35,6 +35,7 @@ from numba import njit, prange, uintp
 from quantcore._kernels.risk import _TINY_VARIANCE
 from quantcore._kernels.tiles import TILE_COLS, TILE_ROWS, as_c, c_typed, chunk_cols, gather_block
 from quantcore._parallel import parallel_kernel
+from quantcore._typing import Float64Array1D, Float64Array2D, Int64Array1D
 
 __all__ = ["rolling_beta_nb", "rolling_moments_nb"]
 
@@ -47,13 +48,15 @@ SHARPE = 1
 
 
 @njit(cache=True)
-def _is_restart(t, window):  # type: ignore[no-untyped-def]
+def _is_restart(t: int, window: int) -> bool:
     """Rows where the moments are rebuilt from the whole window instead of updated."""
     return (t - (window - 1)) % window == 0
 
 
 @njit(cache=True)
-def _moments_of(x, j, t, window, shift):  # type: ignore[no-untyped-def]
+def _moments_of(
+    x: Float64Array2D, j: int, t: int, window: int, shift: float
+) -> tuple[float, float, float]:
     """Count, mean and sum of squared deviations of the valid values of window ``t`` of column ``j``."""
     cnt = 0.0
     mean = 0.0
@@ -69,7 +72,9 @@ def _moments_of(x, j, t, window, shift):  # type: ignore[no-untyped-def]
 
 
 @njit(cache=True)
-def _comoments_of(x, b, j, jb, t, window):  # type: ignore[no-untyped-def]
+def _comoments_of(
+    x: Float64Array2D, b: Float64Array2D, j: int, jb: int, t: int, window: int
+) -> tuple[float, float, float, float, float, float]:
     """Count, means and co-moments of the valid pairs of window ``t`` of ``x[:, j]``, ``b[:, jb]``."""
     cnt = 0.0
     mx = 0.0
@@ -93,7 +98,9 @@ def _comoments_of(x, b, j, jb, t, window):  # type: ignore[no-untyped-def]
 
 
 @njit(cache=True)
-def _track_runs(x, t, j0, c, prev, run):  # type: ignore[no-untyped-def]
+def _track_runs(
+    x: Float64Array2D, t: int, j0: int, c: int, prev: Float64Array1D, run: Int64Array1D
+) -> None:
     """Length of the run of equal values ending at row ``t``, per column."""
     for jj in range(c):
         v = x[uintp(t), uintp(j0 + jj)]
@@ -102,7 +109,18 @@ def _track_runs(x, t, j0, c, prev, run):  # type: ignore[no-untyped-def]
 
 
 @njit(cache=True, error_model="numpy")
-def _rebuild(x, t, window, j0, c, shift, cnt, mean, m2, bad):  # type: ignore[no-untyped-def]
+def _rebuild(
+    x: Float64Array2D,
+    t: int,
+    window: int,
+    j0: int,
+    c: int,
+    shift: float,
+    cnt: Float64Array1D,
+    mean: Float64Array1D,
+    m2: Float64Array1D,
+    bad: Int64Array1D,
+) -> None:
     """Moments of window ``t`` from scratch (Welford), for every column of the block.
 
     Branch-free: a value that is not finite (``v - v != 0``) only counts in ``bad``.
@@ -126,7 +144,19 @@ def _rebuild(x, t, window, j0, c, shift, cnt, mean, m2, bad):  # type: ignore[no
 
 
 @njit(cache=True, error_model="numpy")
-def _slide(x, t, window, j0, c, shift, inv_window, cnt, mean, m2, bad):  # type: ignore[no-untyped-def]
+def _slide(
+    x: Float64Array2D,
+    t: int,
+    window: int,
+    j0: int,
+    c: int,
+    shift: float,
+    inv_window: float,
+    cnt: Float64Array1D,
+    mean: Float64Array1D,
+    m2: Float64Array1D,
+    bad: Int64Array1D,
+) -> None:
     """Row ``t - window`` leaves every column's moments and row ``t`` enters.
 
     A full window of finite values takes the fused replace update (no division);
@@ -171,7 +201,20 @@ def _slide(x, t, window, j0, c, shift, inv_window, cnt, mean, m2, bad):  # type:
 
 
 @njit(cache=True, error_model="numpy")
-def _moments_out(out, t, j0, c, window, scale, ddof, mode, mean, m2, bad, run):  # type: ignore[no-untyped-def]
+def _moments_out(
+    out: Float64Array2D,
+    t: int,
+    j0: int,
+    c: int,
+    window: int,
+    scale: float,
+    ddof: int,
+    mode: int,
+    mean: Float64Array1D,
+    m2: Float64Array1D,
+    bad: Int64Array1D,
+    run: Int64Array1D,
+) -> None:
     vol = mode == VOLATILITY
     dof = window - ddof if vol else window - 1
     for jj in range(c):  # one loop for both modes (a select, not two compiled copies)
@@ -183,7 +226,17 @@ def _moments_out(out, t, j0, c, window, scale, ddof, mode, mean, m2, bad, run): 
 
 
 @njit(cache=True)
-def _rolling_moments_block(x, j0, c, window, shift, ppy, ddof, mode, out):  # type: ignore[no-untyped-def]
+def _rolling_moments_block(
+    x: Float64Array2D,
+    j0: int,
+    c: int,
+    window: int,
+    shift: float,
+    ppy: float,
+    ddof: int,
+    mode: int,
+    out: Float64Array2D,
+) -> None:
     """``rolling_moments_nb`` for the columns ``j0:j0 + c`` of a row-major ``x`` into ``out``."""
     n = x.shape[0]
     scale = math.sqrt(ppy)
@@ -215,7 +268,9 @@ def _rolling_moments_block(x, j0, c, window, shift, ppy, ddof, mode, out):  # ty
 
 
 @parallel_kernel()
-def rolling_moments_nb(x, window, shift, ppy, ddof, mode):  # type: ignore[no-untyped-def]
+def rolling_moments_nb(
+    x: Float64Array2D, window: int, shift: float, ppy: float, ddof: int, mode: int
+) -> Float64Array2D:
     """Rolling volatility (``mode`` 0) or Sharpe ratio (``mode`` 1) of each column.
 
     ``shift`` is subtracted from every value first (the per-period risk-free
@@ -230,7 +285,7 @@ def rolling_moments_nb(x, window, shift, ppy, ddof, mode):  # type: ignore[no-un
 
 
 @njit(cache=True)
-def _scatter_block(buf, out, j0):  # type: ignore[no-untyped-def]
+def _scatter_block(buf: Float64Array2D, out: Float64Array2D, j0: int) -> None:
     """Write the row-major ``buf`` to ``out[:, j0:j0 + c]``, down each column."""
     n, c = buf.shape
     for i0 in range(0, n, TILE_ROWS):
@@ -241,7 +296,17 @@ def _scatter_block(buf, out, j0):  # type: ignore[no-untyped-def]
 
 
 @njit(cache=True)
-def _rolling_moments_chunk(x, j0, c, window, shift, ppy, ddof, mode, out):  # type: ignore[no-untyped-def]
+def _rolling_moments_chunk(
+    x: Float64Array2D,
+    j0: int,
+    c: int,
+    window: int,
+    shift: float,
+    ppy: float,
+    ddof: int,
+    mode: int,
+    out: Float64Array2D,
+) -> None:
     """One chunk of columns; a column-major panel's chunk goes through a row-major copy.
 
     The row passes read a row of the chunk per step; in a column-major panel that
@@ -257,7 +322,15 @@ def _rolling_moments_chunk(x, j0, c, window, shift, ppy, ddof, mode, out):  # ty
 
 
 @njit(cache=True)
-def _track_bench_runs(b, t, j0, c, shared, prev, run):  # type: ignore[no-untyped-def]
+def _track_bench_runs(
+    b: Float64Array2D,
+    t: int,
+    j0: int,
+    c: int,
+    shared: bool,
+    prev: Float64Array1D,
+    run: Int64Array1D,
+) -> None:
     """``_track_runs`` of the benchmark beside columns ``j0:j0 + c`` (one shared column or one each)."""
     for jj in range(c):
         v = b[uintp(t), 0] if shared else b[uintp(t), uintp(j0 + jj)]
@@ -266,7 +339,21 @@ def _track_bench_runs(b, t, j0, c, shared, prev, run):  # type: ignore[no-untype
 
 
 @njit(cache=True, error_model="numpy")
-def _pair_add(x, b, s, j0, c, shared, cnt, mx, mb, mxx, mbb, cxb, bad):  # type: ignore[no-untyped-def]
+def _pair_add(
+    x: Float64Array2D,
+    b: Float64Array2D,
+    s: int,
+    j0: int,
+    c: int,
+    shared: bool,
+    cnt: Float64Array1D,
+    mx: Float64Array1D,
+    mb: Float64Array1D,
+    mxx: Float64Array1D,
+    mbb: Float64Array1D,
+    cxb: Float64Array1D,
+    bad: Int64Array1D,
+) -> None:
     """Row ``s`` enters every column's co-moments (Welford); a non-finite pair only counts in ``bad``."""
     for jj in range(c):
         u = x[uintp(s), uintp(j0 + jj)]
@@ -287,7 +374,21 @@ def _pair_add(x, b, s, j0, c, shared, cnt, mx, mb, mxx, mbb, cxb, bad):  # type:
 
 
 @njit(cache=True, error_model="numpy")
-def _pair_remove(x, b, s, j0, c, shared, cnt, mx, mb, mxx, mbb, cxb, bad):  # type: ignore[no-untyped-def]
+def _pair_remove(
+    x: Float64Array2D,
+    b: Float64Array2D,
+    s: int,
+    j0: int,
+    c: int,
+    shared: bool,
+    cnt: Float64Array1D,
+    mx: Float64Array1D,
+    mb: Float64Array1D,
+    mxx: Float64Array1D,
+    mbb: Float64Array1D,
+    cxb: Float64Array1D,
+    bad: Int64Array1D,
+) -> None:
     """Row ``s`` leaves every column's co-moments; the last pair resets them to zero."""
     for jj in range(c):
         u = x[uintp(s), uintp(j0 + jj)]
@@ -313,7 +414,17 @@ def _pair_remove(x, b, s, j0, c, shared, cnt, mx, mb, mxx, mbb, cxb, bad):  # ty
 
 
 @njit(cache=True, error_model="numpy")
-def _beta_out(out, t, j0, c, window, mbb, cxb, bad, run):  # type: ignore[no-untyped-def]
+def _beta_out(
+    out: Float64Array2D,
+    t: int,
+    j0: int,
+    c: int,
+    window: int,
+    mbb: Float64Array1D,
+    cxb: Float64Array1D,
+    bad: Int64Array1D,
+    run: Int64Array1D,
+) -> None:
     for jj in range(c):
         vb = 0.0 if run[jj] >= window else max(mbb[jj], 0.0)
         nan = bad[jj] > 0 or vb / window < _TINY_VARIANCE
@@ -321,7 +432,9 @@ def _beta_out(out, t, j0, c, window, mbb, cxb, bad, run):  # type: ignore[no-unt
 
 
 @njit(cache=True)
-def _rolling_beta_block(x, b, j0, c, window, out):  # type: ignore[no-untyped-def]
+def _rolling_beta_block(
+    x: Float64Array2D, b: Float64Array2D, j0: int, c: int, window: int, out: Float64Array2D
+) -> None:
     """``rolling_beta_nb`` for the columns ``j0:j0 + c`` of a row-major ``x`` (and ``b``) into ``out``."""
     n = x.shape[0]
     shared = b.shape[1] == 1
@@ -372,7 +485,9 @@ def _rolling_beta_block(x, b, j0, c, window, out):  # type: ignore[no-untyped-de
 
 
 @njit(cache=True)
-def _rolling_beta_chunk(x, b, j0, c, window, out):  # type: ignore[no-untyped-def]
+def _rolling_beta_chunk(
+    x: Float64Array2D, b: Float64Array2D, j0: int, c: int, window: int, out: Float64Array2D
+) -> None:
     """One chunk of columns; column-major panels go through row-major copies (see above)."""
     shared = b.shape[1] == 1
     direct = c_typed(x) and c_typed(b)  # then ``out`` (like ``x``) is C-typed too
@@ -389,7 +504,7 @@ def _rolling_beta_chunk(x, b, j0, c, window, out):  # type: ignore[no-untyped-de
 
 
 @parallel_kernel()
-def rolling_beta_nb(x, b, window):  # type: ignore[no-untyped-def]
+def rolling_beta_nb(x: Float64Array2D, b: Float64Array2D, window: int) -> Float64Array2D:
     """Rolling OLS slope of each column of ``x`` on ``b`` (one column or one per column).
 
     Rows before ``window - 1`` are NaN; so is a window whose benchmark variance

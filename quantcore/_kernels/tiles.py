@@ -29,10 +29,13 @@ updates rely on. Offsets are passed as ``uintp`` (no literal-typed copies).
 from __future__ import annotations
 
 import math
+from collections.abc import Callable
 
 import numpy as np
-from numba import njit, uintp
+from numba import njit, types, uintp
 from numba.extending import overload
+
+from quantcore._typing import Float64Array1D, Float64Array2D, Int64Array1D, Offset
 
 __all__ = [
     "CHUNK_MIN_COLS",
@@ -81,7 +84,7 @@ def c_typed(x: np.ndarray) -> bool:
 
 
 @overload(c_typed)
-def _c_typed(x):  # type: ignore[no-untyped-def]
+def _c_typed(x: types.Array) -> Callable[[np.ndarray], bool]:
     const = x.layout == "C"
     return lambda x: const
 
@@ -93,14 +96,14 @@ def as_c(x: np.ndarray) -> np.ndarray:
 
 
 @overload(as_c)
-def _as_c(x):  # type: ignore[no-untyped-def]
+def _as_c(x: types.Array) -> Callable[[np.ndarray], np.ndarray]:
     if x.layout == "C":
         return lambda x: x
     return lambda x: np.ascontiguousarray(x)
 
 
 @njit(cache=True)
-def chunk_cols(x):  # type: ignore[no-untyped-def]
+def chunk_cols(x: Float64Array2D) -> int:
     """Columns per parallel chunk: wide chunks for a C-typed panel, else a tile's width."""
     k = x.shape[1]
     if not c_typed(x):
@@ -109,17 +112,17 @@ def chunk_cols(x):  # type: ignore[no-untyped-def]
     while chunks < 64 and k >= 2 * chunks * CHUNK_MIN_COLS:
         chunks *= 2
     w = (k + chunks - 1) // chunks
-    return max(8, (w + 7) // 8 * 8)
+    return int(max(8, (w + 7) // 8 * 8))
 
 
 @njit(cache=True)
-def row_major(x):  # type: ignore[no-untyped-def]
+def row_major(x: Float64Array2D) -> bool:
     """True when the rows of ``x`` are contiguous: passes read ``x`` directly, else a tile."""
     return x.strides[1] == x.itemsize and x.strides[0] >= x.strides[1]
 
 
 @njit(cache=True)
-def load_tile(x, i0, j0, tile):  # type: ignore[no-untyped-def]
+def load_tile(x: Float64Array2D, i0: int, j0: int, tile: Float64Array2D) -> tuple[int, int]:
     """Copy ``x[i0:i0 + r, j0:j0 + c]`` into ``tile[:r, :c]``; return ``r, c``."""
     n, k = x.shape
     r = min(TILE_ROWS, n - i0)
@@ -131,7 +134,9 @@ def load_tile(x, i0, j0, tile):  # type: ignore[no-untyped-def]
 
 
 @njit(cache=True)
-def load_columns(x, j0, cols, compact):  # type: ignore[no-untyped-def]
+def load_columns(
+    x: Float64Array2D, j0: int, cols: Float64Array2D, compact: bool
+) -> tuple[int, Int64Array1D]:
     """Columns ``j0:j0 + c`` of ``x`` as the rows of ``cols`` (``c x n``); return ``c`` and counts.
 
     With ``compact`` only the non-NaN values are kept, at the front of each row,
@@ -163,7 +168,9 @@ def load_columns(x, j0, cols, compact):  # type: ignore[no-untyped-def]
 
 
 @njit(cache=True)
-def _moments_step(v, sj, mj, lj, hj):  # type: ignore[no-untyped-def]
+def _moments_step(
+    v: float, sj: float, mj: float, lj: float, hj: float
+) -> tuple[float, float, float, float]:
     ok = v == v
     sj += v if ok else 0.0
     mj += 1.0 if ok else 0.0
@@ -173,7 +180,18 @@ def _moments_step(v, sj, mj, lj, hj):  # type: ignore[no-untyped-def]
 
 
 @njit(cache=True)
-def _moments_rows(src, i0, j0, r, c, shift, s, m, lo, hi):  # type: ignore[no-untyped-def]
+def _moments_rows(
+    src: Float64Array2D,
+    i0: Offset,
+    j0: Offset,
+    r: int,
+    c: int,
+    shift: float,
+    s: Float64Array1D,
+    m: Float64Array1D,
+    lo: Float64Array1D,
+    hi: Float64Array1D,
+) -> None:
     i = 0
     while i + ROW_UNROLL <= r:  # ROW_UNROLL rows per load and store of the accumulators
         a = i0 + uintp(i)
@@ -193,7 +211,16 @@ def _moments_rows(src, i0, j0, r, c, shift, s, m, lo, hi):  # type: ignore[no-un
 
 
 @njit(cache=True)
-def _squares(src, i0, j0, r, c, shift, mean, ss):  # type: ignore[no-untyped-def]
+def _squares(
+    src: Float64Array2D,
+    i0: Offset,
+    j0: Offset,
+    r: int,
+    c: int,
+    shift: float,
+    mean: Float64Array1D,
+    ss: Float64Array1D,
+) -> None:
     i = 0
     while i + ROW_UNROLL <= r:
         a = i0 + uintp(i)
@@ -216,13 +243,25 @@ def _squares(src, i0, j0, r, c, shift, mean, ss):  # type: ignore[no-untyped-def
 
 
 @njit(cache=True)
-def _means(s, m, c, mean):  # type: ignore[no-untyped-def]
+def _means(s: Float64Array1D, m: Float64Array1D, c: int, mean: Float64Array1D) -> None:
     for j in range(c):
         mean[j] = s[j] / m[j] if m[j] > 0.0 else np.nan
 
 
 @njit(cache=True)
-def _two_pass(src, j0, n, c, shift, s, m, lo, hi, mean, ss):  # type: ignore[no-untyped-def]
+def _two_pass(
+    src: Float64Array2D,
+    j0: Offset,
+    n: int,
+    c: int,
+    shift: float,
+    s: Float64Array1D,
+    m: Float64Array1D,
+    lo: Float64Array1D,
+    hi: Float64Array1D,
+    mean: Float64Array1D,
+    ss: Float64Array1D,
+) -> None:
     """Both passes of ``moments_block`` over the row-major ``src[:, j0:j0 + c]``."""
     zero = uintp(0)
     _moments_rows(src, zero, j0, n, c, shift, s, m, lo, hi)
@@ -231,7 +270,7 @@ def _two_pass(src, j0, n, c, shift, s, m, lo, hi, mean, ss):  # type: ignore[no-
 
 
 @njit(cache=True)
-def gather_block(x, j0, c):  # type: ignore[no-untyped-def]
+def gather_block(x: Float64Array2D, j0: int, c: int) -> Float64Array2D:
     """``x[:, j0:j0 + c]`` as a new row-major array, read down each column.
 
     Copied in ``TILE_ROWS``-row strips, so that the strip being written stays in L1.
@@ -247,7 +286,16 @@ def gather_block(x, j0, c):  # type: ignore[no-untyped-def]
 
 
 @njit(cache=True)
-def moments_block(x, j0, c, shift, ddof, mean, sd, count):  # type: ignore[no-untyped-def]
+def moments_block(
+    x: Float64Array2D,
+    j0: int,
+    c: int,
+    shift: float,
+    ddof: int,
+    mean: Float64Array1D,
+    sd: Float64Array1D,
+    count: Int64Array1D,
+) -> None:
     """Mean, std and count of ``x[:, j0:j0 + c] - shift`` per column into ``[:c]``.
 
     ``c`` is at most :func:`chunk_cols`. A C-typed ``x`` is read in place; any other
@@ -282,7 +330,7 @@ def moments_block(x, j0, c, shift, ddof, mean, sd, count):  # type: ignore[no-un
 
 
 @njit(cache=True)
-def _downside_step(a, sj, mj, dj):  # type: ignore[no-untyped-def]
+def _downside_step(a: float, sj: float, mj: float, dj: float) -> tuple[float, float, float]:
     ok = a == a
     sj += a if ok else 0.0
     mj += 1.0 if ok else 0.0
@@ -292,7 +340,17 @@ def _downside_step(a, sj, mj, dj):  # type: ignore[no-untyped-def]
 
 
 @njit(cache=True)
-def _downside_rows(src, i0, j0, r, c, shift, s, m, d2):  # type: ignore[no-untyped-def]
+def _downside_rows(
+    src: Float64Array2D,
+    i0: Offset,
+    j0: Offset,
+    r: int,
+    c: int,
+    shift: float,
+    s: Float64Array1D,
+    m: Float64Array1D,
+    d2: Float64Array1D,
+) -> None:
     i = 0
     while i + ROW_UNROLL <= r:
         a = i0 + uintp(i)
@@ -310,7 +368,15 @@ def _downside_rows(src, i0, j0, r, c, shift, s, m, d2):  # type: ignore[no-untyp
 
 
 @njit(cache=True)
-def downside_block(x, j0, c, shift, s, m, d2):  # type: ignore[no-untyped-def]
+def downside_block(
+    x: Float64Array2D,
+    j0: int,
+    c: int,
+    shift: float,
+    s: Float64Array1D,
+    m: Float64Array1D,
+    d2: Float64Array1D,
+) -> None:
     """Per column of ``a = x[:, j0:j0 + c] - shift``: ``sum(a)``, the count and ``sum(min(a, 0)^2)``."""
     n = x.shape[0]
     zero = uintp(0)

@@ -18,7 +18,7 @@ from __future__ import annotations
 from typing import Any
 
 from quantcore.backtest import strategies
-from quantcore.backtest.engine import EngineOptions, run
+from quantcore.backtest.engine import EngineOptions, close_part, price_parts, run
 from quantcore.backtest.rebalance import rebalance
 from quantcore.backtest.result import EXIT_REASONS, METRIC_NAMES, BacktestResult
 from quantcore.backtest.strategies import STRATEGIES, get_strategy
@@ -75,40 +75,13 @@ def run_strategy(prices: Any, strategy: str, /, **kwargs: Any) -> BacktestResult
     """
     spec = get_strategy(strategy)
     engine_names = set(EngineOptions.__dataclass_fields__) | {"benchmark"}
-    params = {k: v for k, v in kwargs.items() if k not in engine_names}
+    params = spec.resolve({k: v for k, v in kwargs.items() if k not in engine_names})
     options = {k: v for k, v in kwargs.items() if k in engine_names}
-    spec.check_names(params)
-    prices = _price_parts(prices)
-    entries, exits = strategies.generate(spec.name, _closes(prices), params)
+    prices = price_parts(prices)
+    entries, exits = strategies.generate(spec.name, close_part(prices), params)
     return run(prices, entries, exits, **options)
 
 
-def _price_parts(prices: Any) -> Any:
-    """An OHLC frame as ``{"close": ..., "open": ..., "high": ..., "low": ...}``, taken out once.
-
-    The strategy and the engine both read the closes; pulling a column out of a
-    frame costs more than the rest of a one-asset run's validation.
-    """
-    import pandas as pd
-
-    from quantcore.backtest.engine import _ohlc_column
-
-    if isinstance(prices, pd.DataFrame) and (close := _ohlc_column(prices, "close")) is not None:
-        parts = {"close": close}
-        for name in ("open", "high", "low"):
-            if (col := _ohlc_column(prices, name)) is not None:
-                parts[name] = col
-        return parts
-    return prices
-
-
-def _closes(prices: Any) -> Any:
-    """The close part of ``prices`` (a mapping's ``close``, else ``prices`` itself)."""
-    from collections.abc import Mapping
-
-    if isinstance(prices, Mapping):
-        for key, value in prices.items():
-            if str(key).lower() == "close":
-                return value
-        raise ValueError("prices mapping must have a 'close' entry")
-    return prices
+# sweep.py reads these two through the package; it imports them from engine next
+_price_parts = price_parts
+_closes = close_part

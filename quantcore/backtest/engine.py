@@ -23,7 +23,16 @@ from quantcore._records import TRADE_CLOSED, trade_dt
 from quantcore._validation import Wrapper, as_float64_2d, check_positive
 from quantcore.backtest.result import BacktestResult
 
-__all__ = ["EngineOptions", "PriceData", "first_valid", "load_prices", "run", "simulate"]
+__all__ = [
+    "EngineOptions",
+    "PriceData",
+    "close_part",
+    "first_valid",
+    "load_prices",
+    "price_parts",
+    "run",
+    "simulate",
+]
 
 _DIRECTIONS = {"long": DIRECTION_LONG, "short": DIRECTION_SHORT, "both": DIRECTION_BOTH}
 _SIZE_TYPES = {
@@ -258,6 +267,32 @@ def load_prices(
                 "(or a low above them)"
             )
     return PriceData(close, loaded.get("open"), wrapper, high, low)
+
+
+def price_parts(prices: Any) -> Any:
+    """An OHLC frame as ``{"close": ..., "open": ..., "high": ..., "low": ...}``, taken out once.
+
+    Anything else is returned as it is. The strategy and the engine both read the
+    closes; pulling a column out of a frame costs more than the rest of a
+    one-asset run's validation.
+    """
+    if isinstance(prices, pd.DataFrame) and (close := _ohlc_column(prices, "close")) is not None:
+        parts = {"close": close}
+        for name in ("open", "high", "low"):
+            if (col := _ohlc_column(prices, name)) is not None:
+                parts[name] = col
+        return parts
+    return prices
+
+
+def close_part(prices: Any) -> Any:
+    """The close part of ``prices`` (a mapping's ``close``, else ``prices`` itself)."""
+    if isinstance(prices, Mapping):
+        for key, value in prices.items():
+            if str(key).lower() == "close":
+                return value
+        raise ValueError("prices mapping must have a 'close' entry")
+    return prices
 
 
 def _check_price_values(values: np.ndarray, name: str, allow_gaps: bool) -> None:

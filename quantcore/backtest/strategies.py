@@ -108,30 +108,56 @@ class Strategy:
 
     ``ordered`` names two parameters that must be strictly increasing
     (``short_window < long_window``); grid combinations violating it are skipped.
+    ``renamed`` pairs deprecated parameter names with the current ones: :meth:`resolve`
+    accepts them with a ``DeprecationWarning``.
     """
 
     name: str
     code: int
     params: tuple[Param, ...] = ()
     ordered: tuple[str, str] | None = None
+    renamed: tuple[tuple[str, str], ...] = ()
 
     @property
     def defaults(self) -> dict[str, Any]:
         return {p.name: p.default for p in self.params}
 
     def check_names(self, names: Any) -> None:
-        """Raise a ValueError naming parameters this strategy does not have."""
+        """Raise a ValueError naming parameters this strategy does not have.
+
+        A deprecated name is refused here too (saying its new name): callers pass
+        their parameters through :meth:`resolve`, which renames it.
+        """
         unknown = sorted(set(names) - set(self.defaults))
         if unknown:
             allowed = ", ".join(self.defaults) or "none"
+            hint = "".join(
+                f"; {old!r} is now {new!r}" for old, new in self.renamed if old in unknown
+            )
             raise ValueError(
                 f"unknown parameter(s) {', '.join(map(str, unknown))} for strategy "
-                f"{self.name!r} (allowed: {allowed})"
+                f"{self.name!r} (allowed: {allowed}){hint}"
             )
+
+    def resolve(self, params: Mapping[str, Any]) -> dict[str, Any]:
+        """``params`` with deprecated names renamed (each warns), checked with :meth:`check_names`.
+
+        A mapping (a parameter set, or a sweep's grid of values) goes in; a new
+        dict comes out, the caller's mapping is left alone.
+        """
+        out = dict(params)
+        for old, new in self.renamed:
+            if old in out:
+                if new in out:
+                    raise ValueError(f"give {new!r} or its deprecated name {old!r}, not both")
+                warn_renamed(f"the {self.name} parameter {old!r}", repr(new), stacklevel=4)
+                out[new] = out.pop(old)
+        self.check_names(out)
+        return out
 
     def encode(self, params: Mapping[str, Any]) -> tuple[float, float, float]:
         """Validate one parameter set (defaults filled in) as the kernel's ``(p0, p1, p2)``."""
-        self.check_names(params)
+        params = self.resolve(params)
         merged = {**self.defaults, **params}
         slots = [0.0, 0.0, 0.0]
         for p in self.params:
@@ -160,7 +186,8 @@ STRATEGIES: dict[str, Strategy] = {
         Strategy(
             "momentum",
             STRATEGY_MOMENTUM,
-            (Param("lookback", 20, 0, _window(1)), Param("threshold", 0.0, 1, _non_negative)),
+            (Param("window", 20, 0, _window(1)), Param("threshold", 0.0, 1, _non_negative)),
+            renamed=(("lookback", "window"),),
         ),
         Strategy(
             "mean_reversion",
@@ -201,7 +228,7 @@ def generate(name: str, prices: Any, params: Mapping[str, Any]) -> tuple[Any, An
 
     Examples
     --------
-    >>> e, x = generate("momentum", np.array([1.0, 2.0, 1.5, 1.0]), {"lookback": 1})
+    >>> e, x = generate("momentum", np.array([1.0, 2.0, 1.5, 1.0]), {"window": 1})
     >>> e.tolist(), x.tolist()
     ([False, True, False, False], [False, False, True, True])
     """
@@ -313,9 +340,9 @@ def momentum(
     Notes
     -----
     :math:`m_t = p_t / p_{t-L} - 1`; entry when :math:`m_t > \\theta`, exit when
-    :math:`m_t < -\\theta` (``threshold >= 0``). In :data:`STRATEGIES` (and so in
-    :func:`quantcore.backtest.run_strategy`, :func:`quantcore.backtest.sweep` and the
-    service's stored strategies) the parameter keeps its registry name ``lookback``.
+    :math:`m_t < -\\theta` (``threshold >= 0``). :data:`STRATEGIES` and so
+    :func:`quantcore.backtest.run_strategy` and :func:`quantcore.backtest.sweep` name
+    it ``window`` too; ``lookback`` still works there, with a ``DeprecationWarning``.
 
     Examples
     --------
@@ -327,7 +354,7 @@ def momentum(
         warn_renamed("momentum(lookback=...)", "momentum(window=...)")
         window = lookback
     check_int(window, "window", minimum=1)
-    return generate("momentum", prices, {"lookback": window, "threshold": threshold})
+    return generate("momentum", prices, {"window": window, "threshold": threshold})
 
 
 def mean_reversion(prices: Any, *, window: int = 20, num_std: float = 2.0) -> tuple[Any, Any]:

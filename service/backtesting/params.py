@@ -24,6 +24,7 @@ __all__ = [
     "REBALANCE",
     "check_parameters",
     "check_strategy_type",
+    "library_parameters",
     "required_parameters",
     "strategy_types",
 ]
@@ -44,7 +45,10 @@ ENGINE_PARAMETERS = (
 )
 #: Upper bound of window parameters (40 years of daily bars).
 MAX_WINDOW = 10_000
-_WINDOWS = frozenset({"short_window", "long_window", "window", "lookback"})
+_WINDOWS = frozenset({"short_window", "long_window", "window"})
+#: Parameters the API (and so every stored strategy) names apart from quantcore's
+#: registry: the library renamed momentum's ``lookback`` to ``window``, the wire kept it.
+WIRE_NAMES: dict[str, dict[str, str]] = {"momentum": {"window": "lookback"}}
 _BOUND = re.compile(r"must be (>=|>) ")
 #: Target weights (``quantcore.backtest.rebalance``) beside the signal strategies; all
 #: its parameters are optional: equal weights, monthly, no drift threshold.
@@ -53,9 +57,22 @@ _REBALANCE_DEFAULTS: dict[str, Any] = {"weights": None, "every": "M", "threshold
 _PERIODS = ("D", "W", "M", "Q", "Y")
 
 
+def _wire(strategy_type: str, name: str) -> str:
+    """The API's name of the registry parameter ``name``."""
+    return WIRE_NAMES.get(strategy_type, {}).get(name, name)
+
+
+def library_parameters(strategy_type: str, parameters: Mapping[str, Any]) -> dict[str, Any]:
+    """Stored parameters with the registry's names, as ``quantcore.backtest`` takes them."""
+    back = {wire: name for name, wire in WIRE_NAMES.get(strategy_type, {}).items()}
+    return {back.get(k, k): v for k, v in parameters.items()}
+
+
 def strategy_types() -> dict[str, dict[str, Any]]:
     """Each registered type with its parameters' defaults."""
-    types = {name: dict(s.defaults) for name, s in STRATEGIES.items()}
+    types = {
+        name: {_wire(name, k): v for k, v in s.defaults.items()} for name, s in STRATEGIES.items()
+    }
     types[REBALANCE] = dict(_REBALANCE_DEFAULTS)
     return types
 
@@ -64,7 +81,7 @@ def required_parameters(strategy_type: str) -> list[str]:
     """The parameters a stored strategy of this type must name."""
     if strategy_type == REBALANCE:
         return []
-    return [p for p in STRATEGIES[strategy_type].defaults if p not in OPTIONAL]
+    return [_wire(strategy_type, p) for p in STRATEGIES[strategy_type].defaults if p not in OPTIONAL]
 
 
 def check_strategy_type(value: str, field: str = "strategy_type") -> str:
@@ -111,34 +128,35 @@ def check_parameters(
     spec = STRATEGIES[strategy_type]
     engine = _check_engine({k: v for k, v in parameters.items() if k in ENGINE_PARAMETERS})
     parameters = {k: v for k, v in parameters.items() if k not in ENGINE_PARAMETERS}
+    names = [_wire(strategy_type, p.name) for p in spec.params]
     for name in parameters:
-        if name not in spec.defaults:
-            allowed = ", ".join([*spec.defaults, *ENGINE_PARAMETERS])
+        if name not in names:
+            allowed = ", ".join([*names, *ENGINE_PARAMETERS])
             raise ValidationError(
                 f"parameters.{name}",
                 "unknown_field",
                 f"{strategy_type} has no parameter {name!r} (allowed: {allowed}).",
             )
     merged: dict[str, Any] = {}
-    for p in spec.params:
-        field = f"parameters.{p.name}"
-        if p.name not in parameters:
+    for p, name in zip(spec.params, names, strict=True):
+        field = f"parameters.{name}"
+        if name not in parameters:
             if not fill_defaults and p.name not in OPTIONAL:
                 raise ValidationError(
                     field, "required", f"{field} is required for {strategy_type}."
                 )
-            merged[p.name] = p.default
+            merged[name] = p.default
             continue
-        value = parameters[p.name]
+        value = parameters[name]
         try:
             p.check(value, field)
         except ValueError as exc:
             raise ValidationError(field, _code(str(exc), value), str(exc)) from None
         if p.name in _WINDOWS and int(value) > MAX_WINDOW:
             raise ValidationError(field, "max_value", f"{field} must be <= {MAX_WINDOW}.")
-        merged[p.name] = int(value) if p.name in _WINDOWS else value
+        merged[name] = int(value) if p.name in _WINDOWS else value
     if spec.ordered is not None:
-        lo, hi = spec.ordered
+        lo, hi = (_wire(strategy_type, n) for n in spec.ordered)
         if not float(merged[lo]) < float(merged[hi]):
             raise ValidationError(
                 f"parameters.{hi}",

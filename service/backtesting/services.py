@@ -25,7 +25,11 @@ from service import formatting as fmt
 from service.analytics.prices import is_cached, panel
 from service.assets.market import MarketData
 from service.backtesting import worker
-from service.backtesting.params import check_parameters, check_strategy_type
+from service.backtesting.params import (
+    check_parameters,
+    check_strategy_type,
+    library_parameters,
+)
 from service.backtesting.schemas import (
     BacktestCreate,
     BacktestDetail,
@@ -367,7 +371,8 @@ def _job(
     b = bench.close[:, 0]
     job = worker.BacktestJob(
         days=prices.dates.astype(np.int64), close=np.array(prices.close), symbols=tuple(symbols),
-        strategy_type=strategy.strategy_type, parameters=dict(strategy.parameters),
+        strategy_type=strategy.strategy_type,
+        parameters=library_parameters(strategy.strategy_type, strategy.parameters),
         initial_capital=float(strategy.initial_capital), fees=float(bt.transaction_costs),
         slippage=float(bt.slippage), max_position_size=float(strategy.max_position_size),
         benchmark=None if np.isnan(b).all() else np.array(b),

@@ -39,4 +39,4 @@ def test_dask_sweep_equals_local(client, goog: pd.DataFrame) -> None:
 
 def test_dask_errors_reach_the_caller(client) -> None:
     with pytest.raises(ValueError, match=r"client must be a dask\.distributed\.Client"):
-        sweep(np.arange(1.0, 100.0), "momentum", {"lookback": [3]}, client=object())
+        sweep(np.arange(1.0, 100.0), "momentum", {"window": [3]}, client=object())

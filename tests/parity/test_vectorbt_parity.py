@@ -31,7 +31,7 @@ CASES = [
     ("moving_average", {"short_window": 5, "long_window": 50, "ma_type": "ema"}, 0.0, 0.0),
     ("mean_reversion", {"window": 20, "num_std": 1.5}, 0.002, 0.001),
     ("rsi", {"window": 14, "oversold": 35.0, "overbought": 65.0}, 0.0005, 0.0),
-    ("momentum", {"lookback": 60, "threshold": 0.02}, 0.001, 0.001),
+    ("momentum", {"window": 60, "threshold": 0.02}, 0.001, 0.001),
 ]
 
 

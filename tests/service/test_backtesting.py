@@ -159,6 +159,9 @@ def test_strategy_crud(api: Api) -> None:
     }
     assert set(types) == set(qc.backtest.STRATEGIES) | {"rebalance"}  # target weights
     assert types["moving_average"]["required"] == ["short_window", "long_window"]
+    # the API keeps momentum's lookback, which the library calls window
+    assert types["momentum"]["parameters"] == {"lookback": 20, "threshold": 0.0}
+    assert types["momentum"]["required"] == ["lookback", "threshold"]
 
 
 @pytest.mark.parametrize(
@@ -468,8 +471,8 @@ def test_backtest_workers_setting_sizes_the_pool(api: Api, api_factory) -> None:
         }
         q = threaded.client.post("/api/backtesting/quick-backtest/", json=body, headers=h).json()
         assert q["status"] == "completed", q
-        res, _ = _expected(
-            ["SPY"], "2022-01-03", "2023-12-29", "momentum", body["parameters"],
+        res, _ = _expected(  # the wire's lookback is the library's window
+            ["SPY"], "2022-01-03", "2023-12-29", "momentum", {"window": 20, "threshold": 0.01},
             capital=10000, fees=0.0, slippage=0.0, size=1.0,
         )  # fmt: skip
         _check_metrics(q["result"], res)

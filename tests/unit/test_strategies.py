@@ -139,6 +139,64 @@ def test_momentum_lookback_is_a_deprecated_window() -> None:
     assert all(np.array_equal(a, b) for a, b in zip(old, new, strict=True))
 
 
+def test_registry_lookback_is_a_deprecated_window() -> None:
+    from quantcore.backtest import run_strategy
+
+    close = np.array([1.0, 2.0, 1.5, 1.0, 1.4, 1.6, 1.2])
+    spec = STRATEGIES["momentum"]
+    assert list(spec.defaults) == ["window", "threshold"]
+    with pytest.warns(DeprecationWarning, match="'lookback' is deprecated.*'window'"):
+        old = st.generate("momentum", close, {"lookback": 1})
+    new = st.generate("momentum", close, {"window": 1})
+    assert all(np.array_equal(a, b) for a, b in zip(old, new, strict=True))
+    with pytest.warns(DeprecationWarning, match="'lookback'"):
+        res_old = run_strategy(close, "momentum", lookback=1, fees=0.001)
+    res_new = run_strategy(close, "momentum", window=1, fees=0.001)
+    np.testing.assert_array_equal(res_old.equity, res_new.equity)
+    with pytest.raises(ValueError, match="not both"):
+        spec.resolve({"lookback": 1, "window": 2})
+    grid = {"lookback": [1, 2]}
+    with pytest.warns(DeprecationWarning):
+        assert spec.resolve(grid) == {"window": [1, 2]}
+    assert grid == {"lookback": [1, 2]}  # the caller's mapping is left alone
+    # without resolve, the old name is refused and the message names the new one
+    with pytest.raises(ValueError, match="'lookback' is now 'window'"):
+        spec.check_names({"lookback": 1})
+
+
+@pytest.mark.parametrize("window", [1, 5, 50])
+@pytest.mark.parametrize("ema", [False, True])
+def test_ma_recursion_is_the_indicator_bit_for_bit(close: pd.Series, window: int, ema: bool) -> None:
+    from quantcore._kernels.backtest_signals import ma_update_nb
+
+    x = close.to_numpy()
+    expected = (indicators.ema if ema else indicators.sma)(x, window)
+    got = np.empty_like(x)
+    acc = 0.0
+    alpha = 2.0 / (window + 1.0)
+    for t in range(x.shape[0]):
+        acc, got[t] = ma_update_nb(x, t, t, window, 1.0 / window, alpha, ema, acc)
+    np.testing.assert_array_equal(got, expected)
+
+
+@pytest.mark.parametrize("window", [2, 14, 30])
+def test_rsi_signals_are_the_indicator_bit_for_bit(close: pd.Series, window: int) -> None:
+    r = indicators.rsi(close.to_numpy(), window)
+    e, x = st.rsi(close, window=window, oversold=40.0, overbought=60.0)
+    np.testing.assert_array_equal(e.to_numpy(), r < 40.0)
+    np.testing.assert_array_equal(x.to_numpy(), r > 60.0)
+
+
+@pytest.mark.parametrize(("window", "num_std"), [(2, 0.5), (20, 2.0), (50, 1.0)])
+def test_mean_reversion_signals_are_the_bands_bit_for_bit(
+    close: pd.Series, window: int, num_std: float
+) -> None:
+    bands = indicators.bollinger_bands(close.to_numpy(), window, num_std)
+    e, x = st.mean_reversion(close, window=window, num_std=num_std)
+    np.testing.assert_array_equal(e.to_numpy(), close.to_numpy() < bands.lower)
+    np.testing.assert_array_equal(x.to_numpy(), close.to_numpy() >= bands.middle)
+
+
 def test_registry_and_unknown_strategy() -> None:
     assert sorted(STRATEGIES) == ["buy_hold", "mean_reversion", "momentum", "moving_average", "rsi"]
     with pytest.raises(ValueError, match="strategy must be one of"):

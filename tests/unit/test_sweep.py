@@ -15,7 +15,7 @@ GRIDS = [
         "moving_average",
         {"short_window": [3, 10, 25], "long_window": [20, 50], "ma_type": ["sma", "ema"]},
     ),
-    ("momentum", {"lookback": [5, 60], "threshold": [0.0, 0.03]}),
+    ("momentum", {"window": [5, 60], "threshold": [0.0, 0.03]}),
     ("mean_reversion", {"window": [10, 30], "num_std": [1.0, 2.5]}),
     ("rsi", {"window": [7, 14], "oversold": [25.0, 35.0], "overbought": [65.0]}),
     ("buy_hold", {}),

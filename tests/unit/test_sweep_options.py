@@ -82,11 +82,11 @@ def test_option_grid_rows_equal_run_strategy(ohlc: pd.DataFrame, engine: dict) -
 
 
 def test_fees_size_and_time_stop_grid(ohlc: pd.DataFrame) -> None:
-    grid = {"lookback": [10, 40], "fees": [0.0, 0.003], "size": [0.5, 1.0], "time_stop": [None, 7]}
+    grid = {"window": [10, 40], "fees": [0.0, 0.003], "size": [0.5, 1.0], "time_stop": [None, 7]}
     table = sweep(ohlc, "momentum", grid)
     assert len(table) == 16
     for _, row in table.iterrows():
-        kw = {"lookback": int(row.lookback), "fees": row.fees, "size": row["size"],
+        kw = {"window": int(row.window), "fees": row.fees, "size": row["size"],
               "time_stop": row.time_stop}  # fmt: skip
         assert_row_equals(row, run_strategy(ohlc, "momentum", **kw), str(kw))
 
