@@ -7,7 +7,9 @@ indicator or a signal series (:mod:`quantcore._kernels.backtest_sweep`). The
 recursions are the indicator kernels' own steps
 (:mod:`quantcore._kernels.indicators_ma`: ``sma_step_nb``, ``ema_step_nb``,
 ``rsi_step_nb``, ``bollinger_step_nb``), so a strategy's averages, RSI and bands
-are those of :mod:`quantcore.indicators` to the last bit.
+are those of :mod:`quantcore.indicators` to the last bit (numba inlines the
+steps into the caller, whose fast-math flags apply: these kernels compile with the
+indicators' ``fastmath=CONTRACT``, fused multiply-adds only).
 :func:`signals_1d` runs the very same recursion over a whole series (one kernel
 per strategy, ``<strategy>_1d_nb``, so that a first run compiles only its own);
 the public strategies use it, which makes a sweep row identical to a single run
@@ -19,6 +21,7 @@ from __future__ import annotations
 import numpy as np
 from numba import njit
 
+from quantcore._kernels.indicators_base import CONTRACT
 from quantcore._kernels.indicators_ma import (
     bollinger_step_nb,
     ema_step_nb,
@@ -60,7 +63,7 @@ N_STATE = 6
 BLOCK = 256
 
 
-@njit(cache=True)
+@njit(cache=True, fastmath=CONTRACT)
 def constants_nb(strategy: int, p0: float, p1: float) -> Float64Array1D:
     """Per-combination constants of :func:`signal_block_nb`, computed once, not per bar.
 
@@ -80,7 +83,7 @@ def constants_nb(strategy: int, p0: float, p1: float) -> Float64Array1D:
     return cst
 
 
-@njit(cache=True)
+@njit(cache=True, fastmath=CONTRACT)
 def ma_update_nb(
     x: Float64Array1D, t: int, i: int, w: int, inv_w: float, alpha: float, ema: bool, acc: float
 ) -> tuple[float, float]:
@@ -105,7 +108,7 @@ def ma_update_nb(
     return acc, value
 
 
-@njit(cache=True)
+@njit(cache=True, fastmath=CONTRACT)
 def _ma_block(
     x: Float64Array1D, first: int, t0: int, t1: int, p0: float, p1: float, p2: float,
     cst: Float64Array1D, st: Float64Array1D, ent: BoolArray1D, ext: BoolArray1D,
@@ -151,7 +154,7 @@ def _ma_block(
     st[3] = ps
 
 
-@njit(cache=True)
+@njit(cache=True, fastmath=CONTRACT)
 def _momentum_block(
     x: Float64Array1D, first: int, t0: int, t1: int, p0: float, p1: float,
     ent: BoolArray1D, ext: BoolArray1D,
@@ -167,7 +170,7 @@ def _momentum_block(
             ext[t - t0] = m < -p1
 
 
-@njit(cache=True)
+@njit(cache=True, fastmath=CONTRACT)
 def _mean_reversion_block(
     x: Float64Array1D, first: int, t0: int, t1: int, p0: float, p1: float,
     st: Float64Array1D, ent: BoolArray1D, ext: BoolArray1D,
@@ -190,7 +193,7 @@ def _mean_reversion_block(
     st[1] = s2
 
 
-@njit(cache=True)
+@njit(cache=True, fastmath=CONTRACT)
 def _rsi_block(
     x: Float64Array1D, first: int, t0: int, t1: int, p0: float, p1: float, p2: float,
     cst: Float64Array1D, st: Float64Array1D, ent: BoolArray1D, ext: BoolArray1D,
@@ -221,7 +224,7 @@ def _rsi_block(
     st[1] = loss
 
 
-@njit(cache=True)
+@njit(cache=True, fastmath=CONTRACT)
 def signal_block_nb(
     strategy: int,
     x: Float64Array1D,
@@ -268,7 +271,7 @@ def signal_block_nb(
             ext[t - t0] = False
 
 
-@njit(cache=True)
+@njit(cache=True, fastmath=CONTRACT)
 def _series_buffers(
     strategy: int, n: int, p0: float, p1: float
 ) -> tuple[BoolArray1D, BoolArray1D, Float64Array1D, Float64Array1D]:
@@ -279,7 +282,7 @@ def _series_buffers(
     )  # fmt: skip
 
 
-@njit(cache=True)
+@njit(cache=True, fastmath=CONTRACT)
 def buy_hold_1d_nb(
     x: Float64Array1D, first: int, p0: float, p1: float, p2: float
 ) -> tuple[BoolArray1D, BoolArray1D]:
@@ -291,7 +294,7 @@ def buy_hold_1d_nb(
     return ent, ext
 
 
-@njit(cache=True)
+@njit(cache=True, fastmath=CONTRACT)
 def moving_average_1d_nb(
     x: Float64Array1D, first: int, p0: float, p1: float, p2: float
 ) -> tuple[BoolArray1D, BoolArray1D]:
@@ -303,7 +306,7 @@ def moving_average_1d_nb(
     return ent, ext
 
 
-@njit(cache=True)
+@njit(cache=True, fastmath=CONTRACT)
 def momentum_1d_nb(
     x: Float64Array1D, first: int, p0: float, p1: float, p2: float
 ) -> tuple[BoolArray1D, BoolArray1D]:
@@ -315,7 +318,7 @@ def momentum_1d_nb(
     return ent, ext
 
 
-@njit(cache=True)
+@njit(cache=True, fastmath=CONTRACT)
 def mean_reversion_1d_nb(
     x: Float64Array1D, first: int, p0: float, p1: float, p2: float
 ) -> tuple[BoolArray1D, BoolArray1D]:
@@ -327,7 +330,7 @@ def mean_reversion_1d_nb(
     return ent, ext
 
 
-@njit(cache=True)
+@njit(cache=True, fastmath=CONTRACT)
 def rsi_1d_nb(
     x: Float64Array1D, first: int, p0: float, p1: float, p2: float
 ) -> tuple[BoolArray1D, BoolArray1D]:

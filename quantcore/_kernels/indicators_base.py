@@ -165,7 +165,7 @@ def true_range_nb(high: float, low: float, prev_close: float) -> float:
     return other if other > out else out
 
 
-@njit(cache=True, fastmath=CONTRACT)
+@njit(cache=True, fastmath=CONTRACT, inline="always")
 def wilder_step_nb(avg: float, value: float, decay: float, inv: float) -> float:
     """Wilder's smoothing ``((w - 1) A + v) / w`` as ``A (w - 1) / w + v / w``.
 

@@ -55,11 +55,13 @@ __all__ = [
 #
 # One bar of each recursion, shared by the indicator kernels below and the
 # strategies' block-wise signals (:mod:`quantcore._kernels.backtest_signals`),
-# which carry the state from one block of bars to the next: both compute the same
-# values, to the last bit. LLVM inlines them at every call site.
+# which carry the state from one block of bars to the next. numba inlines them
+# into the caller's IR (``inline="always"``): no call, and no machine code of
+# their own to compile. The caller's fast-math flags then apply, so every caller
+# compiles with ``fastmath=CONTRACT``, and both compute the same values, to the last bit.
 
 
-@njit(cache=True, fastmath=CONTRACT)
+@njit(cache=True, fastmath=CONTRACT, inline="always")
 def sma_step_nb(total: float, new: float, old: float, window: int) -> tuple[float, float]:
     """TA_SMA's running sum: add ``new``, take the mean, drop ``old`` (the window's first value).
 
@@ -70,13 +72,13 @@ def sma_step_nb(total: float, new: float, old: float, window: int) -> tuple[floa
     return total - old, total / window
 
 
-@njit(cache=True, fastmath=CONTRACT)
+@njit(cache=True, fastmath=CONTRACT, inline="always")
 def ema_step_nb(prev: float, new: float, alpha: float) -> float:
     """TA_EMA's recursion ``(new - prev) * alpha + prev``."""
     return ((new - prev) * alpha) + prev
 
 
-@njit(cache=True, fastmath=CONTRACT)
+@njit(cache=True, fastmath=CONTRACT, inline="always")
 def rsi_sum_step_nb(gain: float, loss: float, diff: float) -> tuple[float, float]:
     """Add one change to the sums of gains and losses that seed TA_RSI.
 
@@ -87,7 +89,7 @@ def rsi_sum_step_nb(gain: float, loss: float, diff: float) -> tuple[float, float
     return gain + (0.0 if falling else diff), loss - (diff if falling else 0.0)
 
 
-@njit(cache=True, fastmath=CONTRACT)
+@njit(cache=True, fastmath=CONTRACT, inline="always")
 def rsi_step_nb(
     gain: float, loss: float, diff: float, decay: float, inv: float
 ) -> tuple[float, float]:
@@ -98,7 +100,7 @@ def rsi_step_nb(
     return gain, loss
 
 
-@njit(cache=True, fastmath=CONTRACT)
+@njit(cache=True, fastmath=CONTRACT, inline="always")
 def rsi_value_nb(gain: float, loss: float) -> float:
     """``100 * gain / (gain + loss)``, 0 when TA-Lib's ``TA_IS_ZERO(gain + loss)``."""
     total = gain + loss
@@ -107,7 +109,7 @@ def rsi_value_nb(gain: float, loss: float) -> float:
     return 100.0 * (gain / total)
 
 
-@njit(cache=True, fastmath=CONTRACT)
+@njit(cache=True, fastmath=CONTRACT, inline="always")
 def bollinger_step_nb(
     x: Float64Array1D, i: int, window: int, num_std: float, total: float, total2: float
 ) -> tuple[float, float, float, float, float]:

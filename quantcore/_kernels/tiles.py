@@ -30,9 +30,10 @@ from __future__ import annotations
 
 import math
 from collections.abc import Callable
+from typing import Any
 
 import numpy as np
-from numba import njit, types, uintp
+from numba import njit, uintp
 from numba.extending import overload
 
 from quantcore._typing import Float64Array1D, Float64Array2D, Int64Array1D, Offset
@@ -83,10 +84,18 @@ def c_typed(x: np.ndarray) -> bool:
     return bool(x.flags.c_contiguous)
 
 
+# numba requires an overload and its implementation to declare the same parameters,
+# annotations included: both say Any (a numba type here, an array in the implementation)
+
+
 @overload(c_typed)
-def _c_typed(x: types.Array) -> Callable[[np.ndarray], bool]:
+def _c_typed(x: Any) -> Callable[[Any], bool]:
     const = x.layout == "C"
-    return lambda x: const
+
+    def impl(x: Any) -> bool:
+        return const
+
+    return impl
 
 
 def as_c(x: np.ndarray) -> np.ndarray:
@@ -96,10 +105,14 @@ def as_c(x: np.ndarray) -> np.ndarray:
 
 
 @overload(as_c)
-def _as_c(x: types.Array) -> Callable[[np.ndarray], np.ndarray]:
-    if x.layout == "C":
-        return lambda x: x
-    return lambda x: np.ascontiguousarray(x)
+def _as_c(x: Any) -> Callable[[Any], Any]:
+    def same(x: Any) -> Any:
+        return x
+
+    def copy(x: Any) -> Any:
+        return np.ascontiguousarray(x)
+
+    return same if x.layout == "C" else copy
 
 
 @njit(cache=True)

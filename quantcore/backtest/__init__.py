@@ -82,6 +82,7 @@ def run_strategy(prices: Any, strategy: str, /, **kwargs: Any) -> BacktestResult
     return run(prices, entries, exits, **options)
 
 
-# sweep.py reads these two through the package; it imports them from engine next
+# sweep.py still imports these two from the package (a cycle through this module);
+# they go once it imports price_parts and close_part from engine
 _price_parts = price_parts
 _closes = close_part

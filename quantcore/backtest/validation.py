@@ -240,7 +240,7 @@ def walk_forward(
     >>> list(wf.windows.columns[4:])
     ['short_window', 'long_window', 'ma_type', 'in_sample', 'out_of_sample', 'test_return']
     """
-    from quantcore.backtest import strategies as builtins
+    import quantcore.backtest.strategies as builtins
     from quantcore.backtest.engine import EngineOptions, run
     from quantcore.backtest.result import METRIC_NAMES
     from quantcore.backtest.sweep import SWEEP_METRICS, sweep

@@ -81,7 +81,9 @@ def required_parameters(strategy_type: str) -> list[str]:
     """The parameters a stored strategy of this type must name."""
     if strategy_type == REBALANCE:
         return []
-    return [_wire(strategy_type, p) for p in STRATEGIES[strategy_type].defaults if p not in OPTIONAL]
+    return [
+        _wire(strategy_type, p) for p in STRATEGIES[strategy_type].defaults if p not in OPTIONAL
+    ]
 
 
 def check_strategy_type(value: str, field: str = "strategy_type") -> str:

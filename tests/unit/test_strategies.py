@@ -166,7 +166,9 @@ def test_registry_lookback_is_a_deprecated_window() -> None:
 
 @pytest.mark.parametrize("window", [1, 5, 50])
 @pytest.mark.parametrize("ema", [False, True])
-def test_ma_recursion_is_the_indicator_bit_for_bit(close: pd.Series, window: int, ema: bool) -> None:
+def test_ma_recursion_is_the_indicator_bit_for_bit(
+    close: pd.Series, window: int, ema: bool
+) -> None:
     from quantcore._kernels.backtest_signals import ma_update_nb
 
     x = close.to_numpy()
