@@ -208,11 +208,10 @@ def _rsi_block(
         if i == 0:
             continue
         d = x[t] - x[t - 1]
-        if i < w:
+        if i <= w:  # the seed: the means of the first ``w`` changes
             gain, loss = rsi_sum_step_nb(gain, loss, d)
-            continue
-        if i == w:  # the seed: the means of the first ``w`` changes
-            gain, loss = rsi_sum_step_nb(gain, loss, d)
+            if i < w:
+                continue
             gain /= w
             loss /= w
         else:
