@@ -90,7 +90,7 @@ def c_typed(x: np.ndarray) -> bool:
 
 @overload(c_typed)
 def _c_typed(x: Any) -> Callable[[Any], bool]:
-    const = x.layout == "C"
+    const: bool = x.layout == "C"
 
     def impl(x: Any) -> bool:
         return const
