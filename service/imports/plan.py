@@ -26,6 +26,7 @@ from service.imports.rows import ImportRow
 from service.imports.schemas import ImportErrorRead, ImportIgnoredRead
 from service.ledger import checks as lots
 from service.ledger.lots import Action, LedgerCheckError, LedgerRow, check_rows
+from service.ledger.positions import SymbolLedger
 from service.ledger.writes import LedgerEntry
 
 __all__ = [
@@ -64,6 +65,7 @@ class Plan:
     skipped: int = 0
     new_assets: dict[str, str] = field(default_factory=dict)  # symbol -> its currency
     currency_of: dict[str, str] = field(default_factory=dict)  # symbol -> its asset's currency
+    ledger: SymbolLedger | None = None  # the user's rows of the existing assets involved
 
     def error(self, line: int, field_name: str, code: str, message: str) -> None:
         """Record a problem; the message names the line (0: the file as a whole)."""

@@ -282,7 +282,7 @@ async def _plan(
             select(Asset.symbol, Asset.id, Asset.currency).where(Asset.symbol.in_(chunk))
         )
         assets.update((sym, (aid, ccy)) for sym, aid, ccy in found.tuples())
-    ledger = await derive.read_ledger(s, user_id, [aid for aid, _ in assets.values()])
+    ledger = plan.ledger = await derive.read_ledger(s, user_id, [aid for aid, _ in assets.values()])
     existing: dict[str, list[lots.LotRow]] = defaultdict(list)
     actions: dict[int, Action] = {}  # the portfolio's corporate actions among them, by id
     for tid, pid, sym, day, kind, qty, price, fees, lot in ledger.rows:
@@ -500,7 +500,39 @@ async def _write(s: AsyncSession, portfolio: Portfolio, plan: Plan) -> None:
     portfolio.updated_at = now
     await s.flush()
     if ids:
-        await derive.sync_positions(s, portfolio.user_id, sorted(set(ids.values())))
+        ledger = await _written_ledger(s, portfolio, plan, set(ids.values()))
+        await derive.sync_positions(s, portfolio.user_id, sorted(set(ids.values())), ledger=ledger)
+
+
+async def _written_ledger(
+    s: AsyncSession, portfolio: Portfolio, plan: Plan, asset_ids: set[int]
+) -> derive.SymbolLedger | None:
+    """The user's ledger of ``asset_ids`` after the write: the rows the plan read with the
+    written ones added (their ids read back by source id), so the positions are derived
+    without reading every row again; None (read again) when a corporate action links
+    assets, whose ledgers the plan did not read whole."""
+    ledger = plan.ledger
+    if ledger is None or ledger.actions or any(e.is_action for _, e in plan.entries):
+        return None
+    if ledger.asset_ids is None or not ledger.asset_ids <= asset_ids:
+        return None
+    found = await s.execute(
+        select(Transaction.source_id, Transaction.id).where(
+            Transaction.portfolio_id == portfolio.id, Transaction.source_id.is_not(None)
+        )
+    )
+    id_of: dict[str, int] = dict(found.tuples().all())  # type: ignore[arg-type]
+    rows = list(ledger.rows)
+    for row, e in plan.entries:
+        if e.symbol is None:
+            continue
+        lot = id_of[_source_id(row.lot_source)] if row.lot_source is not None else None
+        rows.append(
+            (id_of[_source_id(row.source_id)], portfolio.id, e.symbol, e.date, e.kind,
+             e.quantity, e.price, e.fees, lot)
+        )  # fmt: skip
+    methods = {**ledger.methods, portfolio.id: portfolio.lot_method}
+    return derive.SymbolLedger(methods, frozenset(asset_ids), rows, {})
 
 
 async def _insert_rows(conn: AsyncConnection, columns: dict[str, list[Any]], n: int) -> None:

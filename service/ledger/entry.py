@@ -204,19 +204,21 @@ class LedgerEntry:
                 return None
         elif kind not in _PLAIN or symbol is None or currency is not None:
             return None
-        if not (quantity.is_finite() and price.is_finite() and fees.is_finite()):
+        if not (price.is_finite() and fees.is_finite() and 0 <= price < _MAX and 0 <= fees < _MAX):
             return None
-        q, p, f = quantize(quantity), quantize(price), quantize(fees)
-        if q != quantity or p != price or f != fees or f < 0 or f >= _MAX or p >= _MAX:
+        p, f = quantize(price), quantize(fees)
+        if p != price or f != fees:
             return None
         if cash:
-            if p <= 0 or (kind == "fee" and f != 0) or (kind in ("deposit", "interest") and f > p):
+            if p == 0 or (kind == "fee" and f != 0) or (kind in ("deposit", "interest") and f > p):
                 return None
             q = Decimal(1)
-        elif not (0 < q < _MAX) or p < 0 or (p == 0 and kind != "dividend"):
-            return None
-        elif kind != "buy" and f > q * p:
-            return None
+        else:
+            if not (quantity.is_finite() and 0 < quantity < _MAX):
+                return None
+            q = quantize(quantity)
+            if q != quantity or (p == 0 and kind != "dividend") or (kind != "buy" and f > q * p):
+                return None
         self = cls.__new__(cls)
         self.symbol = symbol.upper() if symbol is not None else None
         self.kind, self.currency, self.date, self.lot_id = kind, currency, date, None
