@@ -66,6 +66,7 @@ class Plan:
     new_assets: dict[str, str] = field(default_factory=dict)  # symbol -> its currency
     currency_of: dict[str, str] = field(default_factory=dict)  # symbol -> its asset's currency
     ledger: SymbolLedger | None = None  # the user's rows of the existing assets involved
+    latest: dt.date = field(default_factory=lambda: _latest())  # the last date a row may have
 
     def error(self, line: int, field_name: str, code: str, message: str) -> None:
         """Record a problem; the message names the line (0: the file as a whole)."""
@@ -105,7 +106,7 @@ def security_entry(
     assert row.symbol is not None
     if row.type not in lots.CORPORATE_ACTIONS:
         fast = LedgerEntry.plain(
-            row.symbol, row.type, quantity, price, row.fees, row.date, _latest()
+            row.symbol, row.type, quantity, price, row.fees, row.date, plan.latest
         )
         if fast is not None:
             return fast
@@ -144,7 +145,7 @@ def cash_entry(plan: Plan, row: ImportRow, currency: str) -> LedgerEntry | None:
     """A cash row (no asset; ``price`` the amount) as a checked entry, or None and an error."""
     if row.symbol is None:
         fast = LedgerEntry.plain(
-            None, row.type, row.quantity, row.price, row.fees, row.date, _latest(), currency
+            None, row.type, row.quantity, row.price, row.fees, row.date, plan.latest, currency
         )
         if fast is not None:
             return fast
