@@ -9,7 +9,7 @@ import re
 from collections import Counter
 from collections.abc import Callable
 from decimal import Decimal
-from typing import Any
+from typing import Any, cast
 
 import msgspec
 
@@ -29,6 +29,7 @@ from service.imports.rows import (
     ImportRow,
     ParseResult,
     RowError,
+    RowType,
     content_key,
     parse_amount,
 )
@@ -248,9 +249,10 @@ def _read_columns(
     if quantity is None or price is None or amount is None or (fee_cells is not None and fee_values is None):
         return None
     type_cells = column("type")
-    kinds_of = {t: layout.classify({"type": t}, None) for t in set(type_cells)}
-    if not all(k in _PLAIN_KINDS for k in kinds_of.values()):
+    classified = {t: layout.classify({"type": t}, None) for t in set(type_cells)}
+    if not all(k in _PLAIN_KINDS for k in classified.values()):
         return None
+    kinds_of = cast(dict[str, RowType], classified)
     symbols = column("symbol")
     ids = column("id")
     currencies = column("currency")
