@@ -3,11 +3,13 @@
 from __future__ import annotations
 
 import csv
+import datetime as dt
 import io
+import re
 from collections import Counter
 from collections.abc import Callable
 from decimal import Decimal
-from typing import Any
+from typing import Any, cast
 
 import msgspec
 
@@ -27,6 +29,7 @@ from service.imports.rows import (
     ImportRow,
     ParseResult,
     RowError,
+    RowType,
     content_key,
     parse_amount,
 )
@@ -130,6 +133,19 @@ def _read(reader: Any, header: list[str], header_line: int, layout: Layout) -> P
     cols, fee_cols, problem = _columns(layout, header)
     if problem is not None:
         return _fail(header_line, problem.field, problem.code, problem.message)
+    records: list[list[str]] = []
+    ends: list[int] = []  # the line each record ends on
+    broken: RowError | None = None
+    try:
+        for record in reader:
+            records.append(record)
+            ends.append(reader.line_num)
+    except csv.Error as exc:
+        broken = RowError(line=reader.line_num, field="file", code="malformed", message=f"CSV: {exc}")
+    if broken is None and (not ends or ends[-1] == header_line + len(ends)):  # a record a line
+        fast = _read_columns(records, cols, fee_cols, header_line, layout)
+        if fast is not None:
+            return fast
     rows: list[ImportRow] = []
     errors: list[RowError] = []
     duplicates: list[int] = []
@@ -137,15 +153,8 @@ def _read(reader: Any, header: list[str], header_line: int, layout: Layout) -> P
     seen_ids: set[str] = set()
     prefix = f"csv:{layout.name}"
     last = header_line
-    while True:
-        try:
-            record = next(reader)
-        except StopIteration:
-            break
-        except csv.Error as exc:
-            errors.append(RowError(line=reader.line_num, field="file", code="malformed", message=f"CSV: {exc}"))
-            break
-        line, last = last + 1, reader.line_num
+    for record, end in zip(records, ends, strict=True):
+        line, last = last + 1, end
         if not any(c.strip() for c in record):
             if layout.stop_at_blank and rows:
                 break
@@ -173,7 +182,134 @@ def _read(reader: Any, header: list[str], header_line: int, layout: Layout) -> P
         else:
             source_id = content_key(prefix, record, seen_cells)
         rows.append(ImportRow(line=line, source_id=source_id, **fields))
+    if broken is not None:
+        errors.append(broken)
     return ParseResult(format="csv", rows=rows, errors=errors, duplicates=duplicates)
+
+
+#: The columns :func:`_read_columns` reads (a file with others takes the row-by-row path).
+_PLAIN_COLUMNS = frozenset({"date", "type", "symbol", "quantity", "price", "amount", "id", "currency"})
+_PLAIN_KINDS = frozenset({"buy", "sell", "dividend", *CASH_TYPES})
+#: A character ``parse_amount`` reads other than ``Decimal`` does (or a cell can hold no number).
+_NOT_PLAIN = re.compile(r"[^0-9.+\-|]")
+_SPACE = re.compile(r"\s")
+
+
+def _numbers(cells: list[str]) -> list[Decimal | None] | None:
+    """A column of plain decimals as ``parse_amount`` reads them (``Decimal`` of the cell,
+    which holds no currency sign, separator, space or letter), or None (not all plain)."""
+    if _NOT_PLAIN.search("|".join(cells)):
+        return None
+    try:
+        return [Decimal(c) if c else None for c in cells]
+    except ArithmeticError:  # "-", "1.2.3": the row-by-row reader words it
+        return None
+
+
+def _read_columns(
+    records: list[list[str]], cols: dict[str, int], fee_cols: list[int], header_line: int, layout: Layout
+) -> ParseResult | None:
+    """The rows of a generic CSV read column by column, or None when any line is not in the
+    common form (ISO dates, plain decimals, buys, sells, dividends and cash rows, at most one
+    fees column, one line a record): the row-by-row reader then reads it, and words every
+    error. When it answers, it answers what the row-by-row reader would."""
+    if (
+        layout.name != "generic" or layout.decimal_comma or layout.date_formats != (None,)
+        or layout.stop_at_blank or layout.skip_dates or not set(cols) <= _PLAIN_COLUMNS
+        or len(fee_cols) > 1
+    ):  # fmt: skip
+        return None
+    width = max([*cols.values(), *fee_cols]) + 1
+    lines: list[int] = []
+    kept: list[list[str]] = []
+    for k, record in enumerate(records):
+        if len(record) < width:
+            if any(c.strip() for c in record):
+                return None  # short rows: the row-by-row reader pads them
+            continue  # a blank line
+        lines.append(header_line + 1 + k)
+        kept.append(record)
+    if not kept:
+        return None
+
+    def column(name: str) -> list[str]:
+        i = cols.get(name)
+        return [r[i].strip() for r in kept] if i is not None else [""] * len(kept)
+
+    day_cells = column("date")
+    if _SPACE.search(",".join(day_cells)):
+        return None  # "... as of ..." dates
+    try:
+        days = [dt.date.fromisoformat(c[:10]) for c in day_cells]
+    except ValueError:
+        return None
+    quantity, price, amount = _numbers(column("quantity")), _numbers(column("price")), _numbers(column("amount"))
+    fee_cells = [r[fee_cols[0]].strip() for r in kept] if fee_cols else None
+    fee_values = _numbers(fee_cells) if fee_cells is not None else None
+    if quantity is None or price is None or amount is None or (fee_cells is not None and fee_values is None):
+        return None
+    type_cells = column("type")
+    classified = {t: layout.classify({"type": t}, None) for t in set(type_cells)}
+    if not all(k in _PLAIN_KINDS for k in classified.values()):
+        return None
+    kinds_of = cast(dict[str, RowType], classified)
+    symbols = column("symbol")
+    ids = column("id")
+    currencies = column("currency")
+    prefix = f"csv:{layout.name}"
+    seen_cells: Counter[str] = Counter()
+    seen_ids: set[str] = set()
+    rows: list[ImportRow] = []
+    duplicates: list[int] = []
+    for k, line in enumerate(lines):
+        kind = kinds_of[type_cells[k]]
+        symbol = symbols[k].upper() or None
+        q, p, a = quantity[k], price[k], amount[k]
+        f = _ZERO + abs(fee_values[k] or _ZERO) if fee_values is not None else _ZERO
+        if kind == "buy" or kind == "sell":
+            if symbol is None or not q or p is None or p < 0:
+                return None
+            q = abs(q)
+        elif kind == "dividend" and a is None and p is not None and q:
+            if symbol is None:
+                return None
+            q, p = abs(q), abs(p)
+        else:
+            if kind == "dividend" and symbol is None:
+                return None
+            if a is not None:
+                net = abs(a)
+                if kind == "fee":
+                    p, f = net, _ZERO
+                elif kind == "withdrawal":
+                    if f > net:
+                        return None
+                    p = net - f
+                else:
+                    p = net + f
+            elif p is not None:
+                p = abs(p * (q or ONE))
+            else:
+                return None
+            q = ONE
+        given_id = ids[k]
+        if given_id:
+            if given_id in seen_ids:
+                duplicates.append(line)
+                continue
+            seen_ids.add(given_id)
+            source_id = f"{prefix}:{given_id}"
+        else:
+            source_id = content_key(prefix, kept[k], seen_cells)
+        currency = currencies[k] or layout.currency
+        rows.append(
+            ImportRow(
+                line=line, source_id=source_id, date=days[k], type=kind,
+                symbol=None if kind in CASH_TYPES else symbol, quantity=q, price=p, fees=f,
+                currency=currency.strip().upper() if currency else None,
+            )
+        )  # fmt: skip
+    return ParseResult(format="csv", rows=rows, errors=[], duplicates=duplicates)
 
 
 def _fields(

@@ -10,11 +10,14 @@ the database and writes; this module only decides.
 
 from __future__ import annotations
 
+import datetime as dt
 from collections import defaultdict
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from decimal import Decimal
 from typing import Any
+
+import numpy as np
 
 from service import formatting as fmt
 from service.db.types import quantize
@@ -23,6 +26,7 @@ from service.imports.rows import ImportRow
 from service.imports.schemas import ImportErrorRead, ImportIgnoredRead
 from service.ledger import checks as lots
 from service.ledger.lots import Action, LedgerCheckError, LedgerRow, check_rows
+from service.ledger.positions import SymbolLedger
 from service.ledger.writes import LedgerEntry
 
 __all__ = [
@@ -43,6 +47,7 @@ MAX_LEDGER_ERRORS = 1000
 TEMP_ID = 1 << 60
 
 _ZERO = Decimal(0)
+_TRADES = frozenset(("buy", "sell", "dividend"))
 #: A typed transaction's field -> the CSV column holding it.
 _FIELDS = {"transaction_date": "date", "asset_symbol": "symbol"}
 
@@ -60,6 +65,8 @@ class Plan:
     skipped: int = 0
     new_assets: dict[str, str] = field(default_factory=dict)  # symbol -> its currency
     currency_of: dict[str, str] = field(default_factory=dict)  # symbol -> its asset's currency
+    ledger: SymbolLedger | None = None  # the user's rows of the existing assets involved
+    latest: dt.date = field(default_factory=lambda: _latest())  # the last date a row may have
 
     def error(self, line: int, field_name: str, code: str, message: str) -> None:
         """Record a problem; the message names the line (0: the file as a whole)."""
@@ -74,6 +81,11 @@ class Plan:
             return entry.currency
         assert entry.symbol is not None
         return self.currency_of[entry.symbol]
+
+
+def _latest() -> dt.date:
+    """The last transaction date a write accepts (the entries' own bound: today + 1)."""
+    return dt.datetime.now(dt.UTC).date() + dt.timedelta(days=1)
 
 
 def what(row: ImportRow) -> str:
@@ -92,6 +104,12 @@ def security_entry(
 ) -> LedgerEntry | None:
     """A security row as a checked entry (a split: ``ratio``, else the row's), or None and an error."""
     assert row.symbol is not None
+    if row.type not in lots.CORPORATE_ACTIONS:
+        fast = LedgerEntry.plain(
+            row.symbol, row.type, quantity, price, row.fees, row.date, plan.latest
+        )
+        if fast is not None:
+            return fast
     try:
         if row.type in lots.CORPORATE_ACTIONS:
             return _action_entry(row, ratio)
@@ -125,6 +143,12 @@ def _action_entry(row: ImportRow, ratio: Decimal | None) -> LedgerEntry:
 
 def cash_entry(plan: Plan, row: ImportRow, currency: str) -> LedgerEntry | None:
     """A cash row (no asset; ``price`` the amount) as a checked entry, or None and an error."""
+    if row.symbol is None:
+        fast = LedgerEntry.plain(
+            None, row.type, row.quantity, row.price, row.fees, row.date, plan.latest, currency
+        )
+        if fast is not None:
+            return fast
     try:
         return LedgerEntry(
             None, row.type, None, row.price, row.fees, row.date,
@@ -155,6 +179,8 @@ def walk_holdings(
     Returns the entries in the order given (rows that failed are left out, with an error).
     """
     if not any(e is None or (e.kind == "dividend" and e.quantity == 1) for _, _, e in rows):
+        return [(k, row, e) for k, row, e in rows if e is not None]
+    if _whole_shares(rows, existing):  # never between 0 and 1 share held: nothing to fit
         return [(k, row, e) for k, row, e in rows if e is not None]
     targets = targets or {}
     events: list[tuple[tuple[Any, ...], str, int, lots.LotRow | None]] = []
@@ -201,6 +227,23 @@ def walk_holdings(
         if entry is not None:
             out.append((k, row, entry))
     return out
+
+
+def _whole_shares(rows: list[Planned], existing: dict[str, list[lots.LotRow]]) -> bool:
+    """Whether every row that changes the shares held is a buy or sell of whole shares:
+    then the shares held are a whole number at every point of every ledger."""
+    for _, _, e in rows:
+        if e is None or e.kind not in _TRADES:
+            return False
+        if e.kind != "dividend" and e.quantity != e.quantity.to_integral_value():
+            return False
+    for old in existing.values():
+        for r in old:
+            if r.kind not in _TRADES:
+                return False
+            if r.kind != "dividend" and r.quantity != r.quantity.to_integral_value():
+                return False
+    return True
 
 
 def _split_from_shares(plan: Plan, row: ImportRow, held: Decimal) -> LedgerEntry | None:
@@ -254,6 +297,9 @@ def check_ledgers(
         by_symbol[e.symbol].append(
             lots.LotRow(temp, e.kind, e.quantity, e.date, named[temp], e.price, e.fees, e.ratio)
         )
+    acting = bool(actions) or any(e.is_action for _, _, e in rows)
+    if not acting and _relieves(by_symbol, existing):
+        return  # the common case, decided over columns; the walk below words the errors
     delivered = {a.target for a in actions.values() if a.target is not None}
     delivered |= {e.target_symbol for _, _, e in rows if e.target_symbol is not None}
     before = len(plan.errors)
@@ -297,10 +343,53 @@ def check_ledgers(
                 f"the import would leave the {r.kind} of {sym} on {r.date} "
                 f"({fmt.quantity(r.quantity)} {sym}) short of shares: {held} held",
             )  # fmt: skip
-    acting = bool(actions) or any(e.is_action for _, _, e in rows)
     if acting and len(plan.errors) == before:
         _check_actions(plan, rows, existing, actions, lines, named, portfolio_id, lot_method)
 
+
+def _relieves(
+    by_symbol: Mapping[str, list[lots.LotRow]], existing: Mapping[str, list[lots.LotRow]]
+) -> bool:
+    """Whether every symbol's ledger (``existing`` and imported rows) relieves, decided over
+    columns when its rows are buys, sells and dividends naming no lot; False when it does not
+    or cannot be decided so (then :func:`lots.first_shortfall` walks it).
+
+    Unnamed sells relieve when the shares held after each one are not negative, a dividend
+    when the shares held before its day's trades cover it: the order of the rows within
+    one day and rank (all buys, all sells or all dividends) decides which row is short,
+    never whether one is, so a sort by (symbol, date, rank) is enough. Quantities are
+    exact integers of 1e-8 shares.
+    """
+    code: list[int] = []
+    day: list[int] = []
+    rank: list[int] = []
+    signed: list[int] = []
+    need: list[int] = []
+    for k, (sym, new) in enumerate(by_symbol.items()):
+        for r in (*existing.get(sym, ()), *new):
+            if r.kind not in _TRADES or r.lot_id is not None:
+                return False
+            units = int(r.quantity.scaleb(8))
+            code.append(k)
+            day.append(r.date.toordinal())
+            rank.append(_RANK[r.kind])
+            signed.append(units if r.kind == "buy" else -units if r.kind == "sell" else 0)
+            need.append(units if r.kind == "dividend" else 0)
+    if not code:
+        return True
+    if sum(map(abs, signed)) >= 1 << 62:  # beyond int64 sums: the walk decides
+        return False
+    order = np.lexsort((np.array(rank), np.array(day), np.array(code)))
+    groups = np.array(code)[order]
+    running = np.cumsum(np.array(signed, dtype=np.int64)[order])
+    starts = np.flatnonzero(np.r_[True, groups[1:] != groups[:-1]])
+    before = np.where(starts > 0, running[starts - 1], 0)
+    held = running - np.repeat(before, np.diff(np.r_[starts, len(groups)]))
+    short = held < np.array(need, dtype=np.int64)[order]  # a dividend's need; a sell's 0
+    return not bool(short.any())
+
+
+_RANK = {"dividend": 0, "buy": 2, "sell": 3}
 
 #: ``quantcore``'s column -> the CSV column, by row type (others keep their name).
 _COLUMNS = {

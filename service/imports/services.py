@@ -67,8 +67,8 @@ from collections import Counter, defaultdict
 from dataclasses import dataclass
 from typing import Any, cast
 
-from sqlalchemy import Table, insert, select, update
-from sqlalchemy.ext.asyncio import AsyncSession
+from sqlalchemy import Table, select, update
+from sqlalchemy.ext.asyncio import AsyncConnection, AsyncSession
 
 from service import formatting as fmt
 from service.db import Database
@@ -282,7 +282,7 @@ async def _plan(
             select(Asset.symbol, Asset.id, Asset.currency).where(Asset.symbol.in_(chunk))
         )
         assets.update((sym, (aid, ccy)) for sym, aid, ccy in found.tuples())
-    ledger = await derive.read_ledger(s, user_id, [aid for aid, _ in assets.values()])
+    ledger = plan.ledger = await derive.read_ledger(s, user_id, [aid for aid, _ in assets.values()])
     existing: dict[str, list[lots.LotRow]] = defaultdict(list)
     actions: dict[int, Action] = {}  # the portfolio's corporate actions among them, by id
     for tid, pid, sym, day, kind, qty, price, fees, lot in ledger.rows:
@@ -474,37 +474,90 @@ async def _write(s: AsyncSession, portfolio: Portfolio, plan: Plan) -> None:
     if symbols:
         found = await s.execute(select(Asset.symbol, Asset.id).where(Asset.symbol.in_(symbols)))
         ids.update(found.tuples().all())
-    # Core, not the ORM's bulk insert: that drops NULL columns from each row's
-    # parameters, so alternating cash (no asset) and security rows (no currency) would
-    # split one executemany into a batch per run of rows
-    await s.execute(
-        insert(_TRANSACTIONS),
-        [
-            {
-                "portfolio_id": portfolio.id,
-                "asset_id": ids[e.symbol] if e.symbol is not None else None,
-                "currency": e.currency if e.is_cash else None,
-                "transaction_type": e.kind,
-                "quantity": e.quantity,
-                "price": e.price,
-                "fees": e.fees,
-                "transaction_date": e.date,
-                "created_at": now,
-                "lot_id": None,
-                "ratio": e.ratio,
-                "cash": e.cash,
-                "basis_allocation": e.basis_allocation,
-                "target_asset_id": ids[e.target_symbol] if e.target_symbol is not None else None,
-                "source_id": _source_id(row.source_id),
-            }
-            for row, e in plan.entries
+    source = [_source_id(row.source_id) for row, _ in plan.entries]
+    entries = [e for _, e in plan.entries]
+    columns: dict[str, list[Any]] = {
+        "portfolio_id": [portfolio.id],
+        "asset_id": [ids[e.symbol] if e.symbol is not None else None for e in entries],
+        "currency": [e.currency if e.is_cash else None for e in entries],
+        "transaction_type": [e.kind for e in entries],
+        "quantity": [e.quantity for e in entries],
+        "price": [e.price for e in entries],
+        "fees": [e.fees for e in entries],
+        "transaction_date": [e.date for e in entries],
+        "created_at": [now],
+        "lot_id": [None],
+        "ratio": [e.ratio for e in entries],
+        "cash": [e.cash for e in entries],
+        "basis_allocation": [e.basis_allocation for e in entries],
+        "target_asset_id": [
+            ids[e.target_symbol] if e.target_symbol is not None else None for e in entries
         ],
-    )
+        "source_id": source,
+    }
+    await _insert_rows(await s.connection(), columns, len(entries))
     await _link_lots(s, portfolio, plan)
     portfolio.updated_at = now
     await s.flush()
     if ids:
-        await derive.sync_positions(s, portfolio.user_id, sorted(set(ids.values())))
+        ledger = await _written_ledger(s, portfolio, plan, set(ids.values()))
+        await derive.sync_positions(s, portfolio.user_id, sorted(set(ids.values())), ledger=ledger)
+
+
+async def _written_ledger(
+    s: AsyncSession, portfolio: Portfolio, plan: Plan, asset_ids: set[int]
+) -> derive.SymbolLedger | None:
+    """The user's ledger of ``asset_ids`` after the write: the rows the plan read with the
+    written ones added (their ids read back by source id), so the positions are derived
+    without reading every row again; None (read again) when a corporate action links
+    assets, whose ledgers the plan did not read whole."""
+    ledger = plan.ledger
+    if ledger is None or ledger.actions or any(e.is_action for _, e in plan.entries):
+        return None
+    if ledger.asset_ids is None or not ledger.asset_ids <= asset_ids:
+        return None
+    found = await s.execute(
+        select(Transaction.source_id, Transaction.id).where(
+            Transaction.portfolio_id == portfolio.id, Transaction.source_id.is_not(None)
+        )
+    )
+    id_of: dict[str, int] = dict(found.tuples().all())  # type: ignore[arg-type]
+    rows = list(ledger.rows)
+    for row, e in plan.entries:
+        if e.symbol is None:
+            continue
+        lot = id_of[_source_id(row.lot_source)] if row.lot_source is not None else None
+        rows.append(
+            (id_of[_source_id(row.source_id)], portfolio.id, e.symbol, e.date, e.kind,
+             e.quantity, e.price, e.fees, lot)
+        )  # fmt: skip
+    methods = {**ledger.methods, portfolio.id: portfolio.lot_method}
+    return derive.SymbolLedger(methods, frozenset(asset_ids), rows, {})
+
+
+async def _insert_rows(conn: AsyncConnection, columns: dict[str, list[Any]], n: int) -> None:
+    """Insert ``n`` transactions given as columns (a one-item column: the same value in every
+    row) in one ``executemany`` of tuples on the request's connection.
+
+    Each column's values pass through its type's bind processor, as a Core insert would
+    pass them (exact decimals as canonical text on SQLite, dates, UTC datetimes), but once
+    per column instead of through a parameter dict per row.
+    """
+    dialect = conn.dialect
+    cells: list[list[Any]] = []
+    for name, values in columns.items():
+        process = _TRANSACTIONS.c[name].type.dialect_impl(dialect).bind_processor(dialect)
+        if process is not None:
+            values = [None if v is None else process(v) for v in values]
+        cells.append(values * n if len(values) == 1 else values)
+    style = dialect.paramstyle
+    marks = [
+        "?" if style == "qmark" else f"${k}" if style == "numeric_dollar" else f":{k}"
+        if style == "numeric" else "%s"
+        for k in range(1, len(columns) + 1)
+    ]  # fmt: skip
+    sql = f"INSERT INTO {_TRANSACTIONS.name} ({', '.join(columns)}) VALUES ({', '.join(marks)})"
+    await conn.exec_driver_sql(sql, list(zip(*cells, strict=True)))
 
 
 def _reply(

@@ -21,6 +21,7 @@ __all__ = ["LedgerEntry", "check_amount"]
 
 _MAX = MAX_VALUE
 _SPLITS = ("split", "stock_dividend")
+_PLAIN = frozenset(("buy", "sell", "dividend"))
 _LINKED = ("spin_off", "merger")
 _EARLIEST = dt.date(1900, 1, 1)
 
@@ -177,6 +178,55 @@ class LedgerEntry:
         if kind in ("deposit", "interest") and self.fees > self.price:
             raise ValidationError("fees", "max_value", f"fees of a {kind} cannot exceed its {price_field}.")
 
+    @classmethod
+    def plain(
+        cls,
+        symbol: str | None,
+        kind: str,
+        quantity: Decimal,
+        price: Decimal,
+        fees: Decimal,
+        date: dt.date,
+        latest: dt.date,
+        currency: str | None = None,
+    ) -> LedgerEntry | None:
+        """The entry ``LedgerEntry(...)`` makes of a buy, sell or dividend (``currency``
+        None) or a cash row (``symbol`` None, ``price`` the amount) whose amounts are
+        ``Decimal`` values, without its per-field errors: None whenever the constructor
+        would raise, so a caller builds that row with the constructor to word its error.
+        A bulk import's fast path (``latest``: the last date allowed, today + 1).
+        """
+        if not (_EARLIEST <= date <= latest):
+            return None
+        cash = kind in CASH_TYPES
+        if cash:
+            if symbol is not None or currency is None:
+                return None
+        elif kind not in _PLAIN or symbol is None or currency is not None:
+            return None
+        if not (price.is_finite() and fees.is_finite() and 0 <= price < _MAX and 0 <= fees < _MAX):
+            return None
+        p, f = quantize(price), quantize(fees)
+        if p != price or f != fees:
+            return None
+        if cash:
+            if p == 0 or (kind == "fee" and f != 0) or (kind in ("deposit", "interest") and f > p):
+                return None
+            q = Decimal(1)
+        else:
+            if not (quantity.is_finite() and 0 < quantity < _MAX):
+                return None
+            q = quantize(quantity)
+            if q != quantity or (p == 0 and kind != "dividend") or (kind != "buy" and f > q * p):
+                return None
+        self = cls.__new__(cls)
+        self.symbol = symbol.upper() if symbol is not None else None
+        self.kind, self.currency, self.date, self.lot_id = kind, currency, date, None
+        self.quantity, self.price, self.fees = q, p, f
+        self.ratio = self.cash = self.basis_allocation = None
+        self.target_symbol = None
+        return self
+
     @property
     def is_cash(self) -> bool:
         """Whether the entry moves cash only (no asset)."""
@@ -212,7 +262,9 @@ class LedgerEntry:
                 self.cash = check_amount(given["cash_in_lieu"], "cash_in_lieu", positive=True)
         elif kind == "return_of_capital":
             if price is None:
-                raise ValidationError(price_field, "required", f"A {kind} needs {price_field} (per share).")
+                raise ValidationError(
+                    price_field, "required", f"A {kind} needs {price_field} (per share)."
+                )
             self.price = check_amount(price, price_field, positive=True)
         else:
             self.target_symbol = str(need("target_symbol")).strip().upper()
@@ -236,7 +288,9 @@ class LedgerEntry:
                 if given["ratio"] is not None:
                     self.ratio = check_amount(given["ratio"], "ratio", positive=True)
                 if given["cash_per_share"] is not None:
-                    self.cash = check_amount(given["cash_per_share"], "cash_per_share", positive=True)
+                    self.cash = check_amount(
+                        given["cash_per_share"], "cash_per_share", positive=True
+                    )
                 if self.ratio is not None and self.cash is not None:
                     if price is None:
                         raise ValidationError(
