@@ -80,9 +80,3 @@ def run_strategy(prices: Any, strategy: str, /, **kwargs: Any) -> BacktestResult
     prices = price_parts(prices)
     entries, exits = strategies.generate(spec.name, close_part(prices), params)
     return run(prices, entries, exits, **options)
-
-
-# sweep.py still imports these two from the package (a cycle through this module);
-# they go once it imports price_parts and close_part from engine
-_price_parts = price_parts
-_closes = close_part

@@ -22,7 +22,14 @@ from quantcore._kernels.backtest_sweep import (
     sweep_signals_nb,
 )
 from quantcore._kernels.backtest_sweep_stops import stop_grid_nb
-from quantcore.backtest.engine import EngineOptions, PriceData, first_valid, load_prices
+from quantcore.backtest.engine import (
+    EngineOptions,
+    PriceData,
+    close_part,
+    first_valid,
+    load_prices,
+    price_parts,
+)
 from quantcore.backtest.strategies import Strategy, get_strategy
 
 __all__ = [
@@ -58,7 +65,7 @@ class Grid:
             raise ValueError(
                 f"grid must be a mapping of parameter name to values, got {type(grid).__name__}"
             )
-        strategy.check_names(grid)
+        grid = strategy.resolve(grid)
         axes: list[np.ndarray] = []
         codes: list[np.ndarray] = []
         for p in strategy.params:
@@ -458,12 +465,10 @@ def sweep(
         isinstance(chunk_size, bool) or not isinstance(chunk_size, int) or chunk_size < 1
     ):
         raise ValueError(f"chunk_size must be a positive integer, got {chunk_size!r}")
-    from quantcore.backtest import _closes, _price_parts
-
-    parts = _price_parts(prices)
+    parts = price_parts(prices)
     data = load_prices(parts, opts.fill, allow_gaps=False, intrabar=options.intrabar)
     fused = _jitted(strategy) and group == "column" and client is None
-    sets, s_labels, m_s = _signal_sets(strategy, data, _closes(parts), strategy_grid, fused)
+    sets, s_labels, m_s = _signal_sets(strategy, data, close_part(parts), strategy_grid, fused)
     m_o = len(options)
     labels = _combine(s_labels, m_s, options.labels, m_o)
     w = data.wrapper

@@ -102,3 +102,11 @@ def test_progress_and_chunks_do_not_change_results(capsys: pytest.CaptureFixture
 def test_bad_grids_and_options(grid: dict, options: dict, match: str) -> None:
     with pytest.raises(ValueError, match=match):
         sweep(np.arange(1.0, 200.0), "moving_average", grid, **options)
+
+
+def test_momentum_lookback_grid_is_a_deprecated_window() -> None:
+    close = 100.0 + 10.0 * np.sin(np.arange(300) / 9.0)
+    with pytest.warns(DeprecationWarning, match="'lookback'"):
+        old = sweep(close, "momentum", {"lookback": [5, 10], "threshold": [0.0, 0.01]})
+    new = sweep(close, "momentum", {"window": [5, 10], "threshold": [0.0, 0.01]})
+    pd.testing.assert_frame_equal(old, new)
