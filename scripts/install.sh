@@ -31,7 +31,26 @@ fi
 "$VENV/bin/python" -m pip install --quiet "pip==$PIP_VERSION"
 done_step
 
-step "packages for [$EXTRAS] at the locked versions (llama.cpp compiles from source the first time: minutes)"
+# llama-cpp-python compiles llama.cpp for this CPU (-march=native) less its AMX kernels: GCC's
+# _tile_loadconfig tells the optimizer it reads 8 of the tile configuration's 64 bytes, so the
+# rows and column widths are never stored and the first prompt on an AMX CPU (Xeon 4th gen and
+# later) dies of a general protection fault in ggml_backend_amx_mul_mat.
+if [ "$(uname -m)" = x86_64 ]; then
+  no_amx="-mno-amx-tile -mno-amx-int8 -mno-amx-bf16"
+  export CMAKE_ARGS="${CMAKE_ARGS:+$CMAKE_ARGS }-DCMAKE_C_FLAGS='$no_amx' -DCMAKE_CXX_FLAGS='$no_amx'"
+fi
+case ",$EXTRAS," in
+  *,llama,* | *,dev,*)
+    # Built on its own without pip's cache: a cached wheel is keyed by the download, not by
+    # CMAKE_ARGS, so it may hold another build's flags. Nothing is built when it is installed.
+    step "llama-cpp-python at the locked version (compiles llama.cpp when not installed: minutes)"
+    "$VENV/bin/python" -m pip install --no-cache-dir --constraint "$LOCK" llama-cpp-python \
+      | awk '!/^(Requirement already satisfied|Collecting|  Downloading)/'
+    done_step
+    ;;
+esac
+
+step "packages for [$EXTRAS] at the locked versions"
 # pip's own lines, less the per-package chatter (its progress and the long build stay).
 "$VENV/bin/python" -m pip install --constraint "$LOCK" -e ".[$EXTRAS]" \
   | awk '!/^(Requirement already satisfied|  Using cached|Collecting|  Downloading|  Obtaining)/'

