@@ -77,7 +77,8 @@ def test_llama_cpp_is_built_without_its_amx_kernels() -> None:
         "llama-cpp-python was built with AMX kernels; rebuild it as scripts/install.sh does: CMAKE_ARGS="
         "\"-DCMAKE_C_FLAGS='-mno-amx-tile -mno-amx-int8 -mno-amx-bf16' -DCMAKE_CXX_FLAGS='-mno-amx-tile "
         "-mno-amx-int8 -mno-amx-bf16'\" .venv/bin/python -m pip install --no-cache-dir --force-reinstall "
-        "--no-deps -c requirements/constraints.txt llama-cpp-python")
+        "--no-deps -c requirements/constraints.txt llama-cpp-python"
+    )
 
 
 def test_the_default_model_is_smollm2_from_the_installed_package(backend: LlamaCppBackend) -> None:
