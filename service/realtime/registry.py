@@ -101,7 +101,10 @@ class Connection:
         self._ready.set()
 
     def push(self, text: str) -> None:
-        """Queue an update; when the backlog is full the oldest update is dropped."""
+        """Queue an update; when the backlog is full the oldest update is dropped. A
+        connection being closed (:meth:`kick`) takes none: its error is its last message."""
+        if self.kick_code is not None:
+            return
         if len(self._updates) == self._updates.maxlen:
             self.dropped += 1
         self._updates.append(text)
@@ -132,6 +135,7 @@ class Connection:
         """Queue ``text`` (an ``error``) and ask the connection's handler to close with ``code``."""
         if self.kick_code is None:
             self.kick_code = code
+            self._updates.clear()  # the error is the last message the client reads
             self.reply(text)
             self.kicked.set()
 

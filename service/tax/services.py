@@ -110,6 +110,10 @@ async def get_settings(session: AsyncSession, user_id: int) -> TaxSettingsRead:
     return _settings_read(_rates(await _settings_row(session, user_id)))
 
 
+#: The largest loss limit: amounts stay below 1e20, the ledger's cap (``service.ledger.fixed``).
+_MAX_LOSS_LIMIT = Decimal("99999999999999999999.99")
+
+
 def _check_decimal(field: str, value: Decimal | None, *, high: Decimal | None) -> None:
     if value is None:
         return
@@ -141,7 +145,7 @@ async def update_settings(
         ("long_term_rate", data.long_term_rate),
     ):
         _check_decimal(field, value, high=Decimal(1))
-    _check_decimal("loss_limit", data.loss_limit, high=None)
+    _check_decimal("loss_limit", data.loss_limit, high=_MAX_LOSS_LIMIT)
     rates = TaxRates(
         ordinary_rate=Decimal(merged["ordinary_rate"]),
         long_term_rate=Decimal(merged["long_term_rate"]),

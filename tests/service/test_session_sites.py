@@ -12,7 +12,11 @@ session.
 from __future__ import annotations
 
 import ast
+import json
+import subprocess
+import sys
 from pathlib import Path
+from typing import Any
 
 SERVICE = Path(__file__).resolve().parents[2] / "service"
 NOT_CHECKED = ("imports",)
@@ -78,15 +82,29 @@ def _all_sites() -> set[tuple[str, str]]:
     return sites
 
 
+def _fresh(expr: str) -> Any:
+    """``expr`` evaluated over this module in a fresh interpreter, as JSON.
+
+    CPython 3.11's AST constructor can be left in a bad state by a ``RecursionError``
+    earlier in the same process (the deep-JSON tests of a worker), after which it
+    refuses to build any tree ("AST constructor recursion depth mismatch")."""
+    code = (
+        f"import json, runpy; m = runpy.run_path({str(Path(__file__))!r}); "
+        f"print(json.dumps(eval({expr!r}, m)))"
+    )
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    return json.loads(out.stdout)
+
+
 def test_sessions_are_opened_only_where_documented() -> None:
-    sites = _all_sites()
+    sites = {tuple(site) for site in _fresh("sorted(_all_sites())")}
     assert sites - EXPECTED.keys() == set(), "a new session opened outside the request's"
     assert EXPECTED.keys() - sites == set(), "listed here but no longer opening a session"
 
 
 def test_feature_controllers_open_no_session() -> None:
     """Controllers take the request's ``session``; none opens one."""
-    assert {m for m, _ in _all_sites() if m.endswith("controllers")} == set()
+    assert {m for m, _ in _fresh("sorted(_all_sites())") if m.endswith("controllers")} == set()
 
 
 def test_the_scan_finds_a_session(tmp_path: Path) -> None:
@@ -100,4 +118,4 @@ def test_the_scan_finds_a_session(tmp_path: Path) -> None:
         "        pass\n"
         "    data = stream.read()\n"
     )
-    assert _opening_sites(source) == ["handler", "handler"]
+    assert _fresh(f"_opening_sites(Path({str(source)!r}))") == ["handler", "handler"]
