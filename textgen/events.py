@@ -13,6 +13,8 @@ from typing import Any
 
 import msgspec
 
+from textgen.stored_items import Item, Logprob, OutputTextPart
+
 __all__ = [
     "TERMINAL_EVENTS",
     "ContentPartAdded",
@@ -108,7 +110,7 @@ class ResponseObject(msgspec.Struct, kw_only=True):
     max_output_tokens: int | None = None
     max_tool_calls: int | None = None
     model: str = ""
-    output: list[dict[str, Any]] = []
+    output: list[Item] = []
     parallel_tool_calls: bool = True
     previous_response_id: str | None = None
     prompt: dict[str, Any] | None = None
@@ -173,14 +175,14 @@ class OutputItemAdded(_Event, kw_only=True, tag="response.output_item.added"):
     """An output item opens."""
 
     output_index: int
-    item: dict[str, Any]
+    item: Item
 
 
 class OutputItemDone(_Event, kw_only=True, tag="response.output_item.done"):
     """An output item is finished."""
 
     output_index: int
-    item: dict[str, Any]
+    item: Item
 
 
 class ContentPartAdded(_Event, kw_only=True, tag="response.content_part.added"):
@@ -189,7 +191,7 @@ class ContentPartAdded(_Event, kw_only=True, tag="response.content_part.added"):
     item_id: str
     output_index: int
     content_index: int
-    part: dict[str, Any]
+    part: OutputTextPart
 
 
 class ContentPartDone(_Event, kw_only=True, tag="response.content_part.done"):
@@ -198,7 +200,7 @@ class ContentPartDone(_Event, kw_only=True, tag="response.content_part.done"):
     item_id: str
     output_index: int
     content_index: int
-    part: dict[str, Any]
+    part: OutputTextPart
 
 
 class OutputTextDelta(_Event, kw_only=True, tag="response.output_text.delta"):
@@ -208,7 +210,7 @@ class OutputTextDelta(_Event, kw_only=True, tag="response.output_text.delta"):
     output_index: int
     content_index: int
     delta: str
-    logprobs: list[dict[str, Any]] = []
+    logprobs: list[Logprob] = []
 
 
 class OutputTextDone(_Event, kw_only=True, tag="response.output_text.done"):
@@ -218,7 +220,7 @@ class OutputTextDone(_Event, kw_only=True, tag="response.output_text.done"):
     output_index: int
     content_index: int
     text: str
-    logprobs: list[dict[str, Any]] = []
+    logprobs: list[Logprob] = []
 
 
 class ReasoningTextDelta(_Event, kw_only=True, tag="response.reasoning_text.delta"):
