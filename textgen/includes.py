@@ -16,6 +16,7 @@ Reading routes (conversation items, a response's input items, a stored response)
 from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
+
 import msgspec
 
 from textgen.errors import bad_request

@@ -34,7 +34,6 @@ import dataclasses
 import logging
 import time
 from collections.abc import AsyncIterator
-from typing import Any
 
 import msgspec
 

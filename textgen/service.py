@@ -13,6 +13,7 @@ from typing import Any
 import msgspec
 
 from textgen.backends.base import Registry
+from textgen.context import output_entries
 from textgen.conversations import ConversationService
 from textgen.errors import not_found
 from textgen.events import ResponseEvent, ResponseObject
@@ -26,7 +27,7 @@ from textgen.sealing import Sealer
 from textgen.settings import Settings
 from textgen.store import Store, StoredResponse
 from textgen.stored_items import Item
-from textgen.turns import Turn, TurnBuilder, output_entries
+from textgen.turns import Turn, TurnBuilder
 
 __all__ = ["ResponseService", "stored_response"]
 
@@ -35,8 +36,14 @@ class ResponseService:
     """Creates, streams, reads and deletes responses."""
 
     def __init__(
-        self, store: Store, files: FileService, prompts: PromptService, registry: Registry, settings: Settings,
-        conversations: ConversationService, sealer: Sealer,
+        self,
+        store: Store,
+        files: FileService,
+        prompts: PromptService,
+        registry: Registry,
+        settings: Settings,
+        conversations: ConversationService,
+        sealer: Sealer,
     ) -> None:
         self.conversations = conversations
         self.sealer = sealer
@@ -70,7 +77,9 @@ class ResponseService:
         return [*turn.entries, *output_entries(output)]
 
     # --- reading ----------------------------------------------------------------------
-    async def get(self, response_id: str, project: str, include: frozenset[str] = frozenset()) -> ResponseObject:
+    async def get(
+        self, response_id: str, project: str, include: frozenset[str] = frozenset()
+    ) -> ResponseObject:
         """A stored response of ``project``; 404 if unknown, deleted or another project's.
 
         Its output is as created (with the create request's ``include``); ``include`` on the read
@@ -90,8 +99,9 @@ class ResponseService:
             raise not_found(f"Response with id {response_id!r} not found.", param="response_id")
         return Deleted(id=response_id, object="response.deleted")
 
-    async def input_items(self, response_id: str, project: str, page: Page,
-                          include: frozenset[str] = frozenset()) -> ListPage:
+    async def input_items(
+        self, response_id: str, project: str, page: Page, include: frozenset[str] = frozenset()
+    ) -> ListPage:
         """One page of a response's input items (``order`` ``desc`` puts the latest first), shaped by ``include``."""
         stored = await self.store.get_response(response_id, project)
         if stored is None:

@@ -23,7 +23,7 @@ from textgen.stored_items import Item, load_item, load_items
 
 __all__ = ["ResponseQueries", "StoredResponse"]
 
-_EVENT: msgspec.json.Decoder[ResponseEvent] = msgspec.json.Decoder(ResponseEvent)  # type: ignore[arg-type]
+_EVENT: msgspec.json.Decoder[ResponseEvent] = msgspec.json.Decoder(ResponseEvent)
 
 
 @dataclass(frozen=True, slots=True)

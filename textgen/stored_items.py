@@ -164,7 +164,7 @@ def load_item(value: Any) -> Item:
     """A stored item's JSON value as its Struct (an item of an older release without ``type`` is a message)."""
     if isinstance(value, dict) and "type" not in value:
         value = {"type": "message", **value}
-    return msgspec.convert(value, Item)  # type: ignore[arg-type]
+    return msgspec.convert(value, Item)
 
 
 def load_items(values: Any) -> list[Item]:

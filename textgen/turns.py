@@ -11,8 +11,7 @@ request is a plain 400/404, streamed or not) and builds the context:
    with variables substituted (rule 4);
 4. this request's ``input`` items.
 
-The context is a list of entries ``{role, text[, call_id][, images]}``; a stored response keeps its
-turn's entries so that a later ``previous_response_id`` reads them back without re-rendering.
+Items become context entries in :mod:`textgen.context`.
 """
 
 from __future__ import annotations
@@ -22,8 +21,6 @@ import time
 from dataclasses import dataclass, field
 from typing import Any
 
-import msgspec
-
 from textgen.backends.base import (
     Backend,
     BackendError,
@@ -32,9 +29,10 @@ from textgen.backends.base import (
     Registry,
     RequestRejected,
 )
+from textgen.context import ContextRenderer, fit_context
 from textgen.conversations import ConversationService, conversation_id_of
 from textgen.errors import APIError, bad_request, not_found
-from textgen.files import FileService, inline_text
+from textgen.files import FileService
 from textgen.includes import INCLUDABLE, LOGPROBS, check_include
 from textgen.inputs import (
     convert_items,
@@ -50,22 +48,9 @@ from textgen.schemas import InputTokensCreate, InputTokensRead, ResponseCreate
 from textgen.sealing import Sealer
 from textgen.settings import Settings
 from textgen.store import Store, new_id
-from textgen.stored_items import (
-    FunctionCallItem,
-    FunctionCallOutputItem,
-    InputFilePart,
-    InputImagePart,
-    Item,
-    MessageItem,
-    OutputTextPart,
-    ReasoningItem,
-    ReasoningTextPart,
-    RefusalPart,
-)
+from textgen.stored_items import InputImagePart, Item, MessageItem
 
-__all__ = ["Turn", "TurnBuilder", "output_entries", "sampling_value"]
-
-_MESSAGE_OVERHEAD = 3  # tokens of role framing per context entry
+__all__ = ["Turn", "TurnBuilder", "sampling_value"]
 
 
 @dataclass(slots=True)
@@ -98,26 +83,18 @@ def sampling_value(requested: float | None, recommended: float | None) -> float:
     return 1.0 if recommended is None else recommended
 
 
-
-def output_entries(output: list[Item]) -> list[dict[str, Any]]:
-    """The context entries of a turn's output items (reasoning does not carry over to the next turn)."""
-    entries: list[dict[str, Any]] = []
-    for item in output:
-        if isinstance(item, MessageItem):
-            entries.append({"role": "assistant",
-                            "text": "".join(p.text for p in item.content if isinstance(p, OutputTextPart))})
-        elif isinstance(item, FunctionCallItem):
-            entries.append({"role": "assistant", "call_id": item.call_id,
-                            "text": f"[call {item.name} {item.arguments}]"})
-    return entries
-
-
 class TurnBuilder:
     """Checks requests and builds their turns, within a project."""
 
     def __init__(
-        self, store: Store, files: FileService, prompts: PromptService, registry: Registry, settings: Settings,
-        conversations: ConversationService, sealer: Sealer,
+        self,
+        store: Store,
+        files: FileService,
+        prompts: PromptService,
+        registry: Registry,
+        settings: Settings,
+        conversations: ConversationService,
+        sealer: Sealer,
     ) -> None:
         self.conversations = conversations
         self.sealer = sealer
@@ -126,67 +103,22 @@ class TurnBuilder:
         self.prompts = prompts
         self.registry = registry
         self.settings = settings
+        self.context = ContextRenderer(files, sealer, settings.max_file_bytes)
 
-    async def _entry(
-        self, project: str, item: Item, param: str, call_ids: set[str]
-    ) -> dict[str, Any] | None:
-        """Render one normalised input item as a context entry ``{role, text[, call_id]}``.
-
-        A reasoning item gives none: reasoning is not carried into the next turn's context.
-        """
-        if isinstance(item, ReasoningItem):
-            if item.encrypted_content is not None:
-                try:
-                    sealed = msgspec.convert(self.sealer.open(item.encrypted_content)["content"],
-                                             list[ReasoningTextPart])
-                except (ValueError, TypeError, KeyError, msgspec.ValidationError) as exc:
-                    raise bad_request(f"The encrypted_content of reasoning item {item.id!r} could not be "
-                                      f"read: {exc}.", param=f"{param}.encrypted_content",
-                                      code="invalid_encrypted_content") from exc
-                item.content = item.content or sealed
-            return None
-        if isinstance(item, FunctionCallItem):
-            call_ids.add(item.call_id)
-            return {"role": "assistant", "call_id": item.call_id, "text": f"[call {item.name} {item.arguments}]"}
-        if isinstance(item, FunctionCallOutputItem):
-            if item.call_id not in call_ids:
-                raise bad_request(f"No tool call found for function call output with call_id "
-                                  f"{item.call_id!r}.", param=f"{param}.call_id", code="invalid_value")
-            return {"role": "tool", "call_id": item.call_id, "text": item.output}
-        texts: list[str] = []
-        images: list[str] = []
-        for j, part in enumerate(item.content):
-            where = f"{param}.content[{j}]"
-            if isinstance(part, RefusalPart):
-                texts.append(part.refusal)
-            elif isinstance(part, InputImagePart):
-                texts.append("[image]")
-                if part.image_url:
-                    images.append(part.image_url)
-                else:  # an uploaded image must exist in this project
-                    await self.files.get(project, part.file_id or "", f"{where}.file_id")
-            elif isinstance(part, InputFilePart) and isinstance(part.file_data, str):
-                data, part.file_data = part.file_data, msgspec.UNSET  # read once, not stored
-                name, text = inline_text(data, part.filename, where, self.settings.max_file_bytes)
-                texts.append(f"[file {name}]\n{text}")
-            elif isinstance(part, InputFilePart):
-                name, text = await self.files.text(project, part.file_id or "", f"{where}.file_id")
-                part.filename = name
-                texts.append(f"[file {name}]\n{text}")
-            else:
-                texts.append(part.text)
-        entry = {"role": item.role, "text": "\n".join(texts)}
-        return {**entry, "images": images} if images else entry
-
-    async def _check_variable_files(self, project: str, variables: dict[str, str | dict[str, Any]]) -> None:
+    async def _check_variable_files(
+        self, project: str, variables: dict[str, str | dict[str, Any]]
+    ) -> None:
         """A file a prompt variable names must exist in ``project``: else a 404 naming the variable."""
         for name, value in variables.items():
             if not isinstance(value, dict) or not isinstance(value.get("file_id"), str):
                 continue
             param = f"prompt.variables.{name}.file_id"
             if await self.files.store.get_file(value["file_id"], project) is None:
-                raise not_found(f"Prompt variable {name!r} names file {value['file_id']!r}, which does not exist.",
-                                param=param, code="file_not_found")
+                raise not_found(
+                    f"Prompt variable {name!r} names file {value['file_id']!r}, which does not exist.",
+                    param=param,
+                    code="file_not_found",
+                )
 
     async def count_input_tokens(self, body: InputTokensCreate, project: str) -> InputTokensRead:
         """The input tokens a response with these fields would use (its context, no generation)."""
@@ -194,9 +126,15 @@ class TurnBuilder:
         fields = {f: getattr(body, f) for f in body.__struct_fields__ if f != "model"}
         if fields["input"] is None:
             fields["input"] = []
-        turn = await self.prepare(ResponseCreate(model=model, store=False, **fields), project, counting=True)
-        exact = getattr(turn.backend, "prompt_tokens", None)  # a local backend counts its rendered prompt
-        tokens = turn.input_tokens if exact is None else await asyncio.to_thread(exact, turn.request)
+        turn = await self.prepare(
+            ResponseCreate(model=model, store=False, **fields), project, counting=True
+        )
+        exact = getattr(
+            turn.backend, "prompt_tokens", None
+        )  # a local backend counts its rendered prompt
+        tokens = (
+            turn.input_tokens if exact is None else await asyncio.to_thread(exact, turn.request)
+        )
         return InputTokensRead(input_tokens=tokens)
 
     async def prepare(self, body: ResponseCreate, project: str, *, counting: bool = False) -> Turn:
@@ -207,15 +145,25 @@ class TurnBuilder:
         """
         backend = self.registry.get(body.model)
         if backend is None:
-            raise not_found(f"The model {body.model!r} does not exist; see GET /v1/models.",
-                            param="model", code="model_not_found")
+            raise not_found(
+                f"The model {body.model!r} does not exist; see GET /v1/models.",
+                param="model",
+                code="model_not_found",
+            )
         if body.input is None and body.prompt is None:
-            raise bad_request("Missing required parameter: 'input' (or 'prompt').", param="input",
-                              code="missing_required_parameter")
+            raise bad_request(
+                "Missing required parameter: 'input' (or 'prompt').",
+                param="input",
+                code="missing_required_parameter",
+            )
         info = backend.info
         if body.max_output_tokens is not None and body.max_output_tokens > info.max_output_tokens:
-            raise bad_request(f"max_output_tokens is {body.max_output_tokens}, above {info.max_output_tokens}, "
-                              f"the limit of model {info.id!r}.", param="max_output_tokens", code="invalid_value")
+            raise bad_request(
+                f"max_output_tokens is {body.max_output_tokens}, above {info.max_output_tokens}, "
+                f"the limit of model {info.id!r}.",
+                param="max_output_tokens",
+                code="invalid_value",
+            )
         tools, specs = normalize_tools(body.tools)
         tool_choice, choice = normalize_tool_choice(body.tool_choice, specs)
         text_format, constraint = normalize_text_format(body.text.format if body.text else None)
@@ -224,32 +172,45 @@ class TurnBuilder:
             if value not in INCLUDABLE:
                 check_include([value], param=f"include[{i}]")
             if value == LOGPROBS and not info.logprobs:
-                raise bad_request(f"The model {info.id!r} does not report token log-probabilities.",
-                                  param=f"include[{i}]", code="unsupported_value")
+                raise bad_request(
+                    f"The model {info.id!r} does not report token log-probabilities.",
+                    param=f"include[{i}]",
+                    code="unsupported_value",
+                )
         if body.top_logprobs and not info.logprobs:  # never silently ignored
-            raise bad_request(f"The model {info.id!r} does not report token log-probabilities.",
-                              param="top_logprobs", code="unsupported_value")
+            raise bad_request(
+                f"The model {info.id!r} does not report token log-probabilities.",
+                param="top_logprobs",
+                code="unsupported_value",
+            )
         if body.background and not body.store:
-            raise bad_request("Background mode requires 'store': true.", param="background",
-                              code="invalid_value")
+            raise bad_request(
+                "Background mode requires 'store': true.", param="background", code="invalid_value"
+            )
         history: list[dict[str, Any]] = []
         conversation_id = conversation_id_of(body.conversation)
         if conversation_id is not None and body.previous_response_id is not None:
             # OpenAI's reference on previous_response_id: "Cannot be used in conjunction with conversation."
-            raise bad_request("'previous_response_id' cannot be used together with 'conversation'.",
-                              param="conversation", code="invalid_value")
+            raise bad_request(
+                "'previous_response_id' cannot be used together with 'conversation'.",
+                param="conversation",
+                code="invalid_value",
+            )
         if conversation_id is not None:
             stored_items = await self.conversations.all_items(conversation_id, project)
             seen: set[str] = set()
             for i, item in enumerate(stored_items):
-                entry = await self._entry(project, item, f"conversation.items[{i}]", seen)
+                entry = await self.context.entry(project, item, f"conversation.items[{i}]", seen)
                 if entry is not None:
                     history.append(entry)
         if body.previous_response_id is not None:
             found = await self.store.history(body.previous_response_id, project)
             if found is None:
-                raise not_found(f"Previous response with id {body.previous_response_id!r} not found.",
-                                param="previous_response_id", code="previous_response_not_found")
+                raise not_found(
+                    f"Previous response with id {body.previous_response_id!r} not found.",
+                    param="previous_response_id",
+                    code="previous_response_not_found",
+                )
             history = found
         call_ids = {e["call_id"] for e in history if e.get("call_id") and e["role"] == "assistant"}
 
@@ -259,11 +220,23 @@ class TurnBuilder:
         if body.prompt is not None:
             record, messages = await self.prompts.resolve(project, body.prompt)
             await self._check_variable_files(project, body.prompt.variables or {})
-            items += await resolve_references(self.store, normalize_input(
-                convert_items(messages, "prompt.messages"), prefix="prompt.messages"), "prompt.messages", project)
+            items += await resolve_references(
+                self.store,
+                normalize_input(
+                    convert_items(messages, "prompt.messages"), prefix="prompt.messages"
+                ),
+                "prompt.messages",
+                project,
+            )
             instructions = instructions if instructions is not None else record.instructions
-            variables = {k: ({"detail": "auto", **v} if isinstance(v, dict) and v.get("type") == "input_image"
-                             else v) for k, v in (body.prompt.variables or {}).items()}
+            variables = {
+                k: (
+                    {"detail": "auto", **v}
+                    if isinstance(v, dict) and v.get("type") == "input_image"
+                    else v
+                )
+                for k, v in (body.prompt.variables or {}).items()
+            }
             prompt_echo = {"id": record.id, "version": str(record.version), "variables": variables}
         params = [f"prompt.messages[{i}]" for i in range(len(items))]
         own = await resolve_references(self.store, normalize_input(body.input), "input", project)
@@ -273,24 +246,38 @@ class TurnBuilder:
             for item, param in zip(items, params, strict=True):
                 for j, part in enumerate(item.content if isinstance(item, MessageItem) else ()):
                     if isinstance(part, InputImagePart):
-                        raise bad_request(f"The model {info.id!r} is text-only and cannot read images; "
-                                          "remove the input_image part.", param=f"{param}.content[{j}]",
-                                          code="invalid_value")
-        rendered = [await self._entry(project, item, param, call_ids) for item, param in zip(items, params, strict=True)]
+                        raise bad_request(
+                            f"The model {info.id!r} is text-only and cannot read images; "
+                            "remove the input_image part.",
+                            param=f"{param}.content[{j}]",
+                            code="invalid_value",
+                        )
+        rendered = [
+            await self.context.entry(project, item, param, call_ids)
+            for item, param in zip(items, params, strict=True)
+        ]
         entries = [e for e in rendered if e is not None]
 
-        max_output = body.max_output_tokens or min(self.settings.default_max_output_tokens,
-                                                   info.max_output_tokens)
+        max_output = body.max_output_tokens or min(
+            self.settings.default_max_output_tokens, info.max_output_tokens
+        )
         lead = [{"role": "system", "text": instructions}] if instructions else []
-        history, input_tokens = self._fit(backend, lead, history, entries, 0 if counting else max_output,
-                                          body.truncation)
-        context = [ChatMessage(e["role"], e["text"], tuple(e.get("images", ())))
-                   for e in (*lead, *history, *entries)]
+        history, input_tokens = fit_context(
+            backend, lead, history, entries, 0 if counting else max_output, body.truncation
+        )
+        context = [
+            ChatMessage(e["role"], e["text"], tuple(e.get("images", ())))
+            for e in (*lead, *history, *entries)
+        ]
         request = GenerationRequest(
-            messages=context, max_output_tokens=max_output,
-            temperature=sampling_value(body.temperature, info.temperature), top_p=sampling_value(body.top_p, info.top_p),
+            messages=context,
+            max_output_tokens=max_output,
+            temperature=sampling_value(body.temperature, info.temperature),
+            top_p=sampling_value(body.top_p, info.top_p),
             seed=body.seed,
-            constraint=constraint, tools=specs, tool_choice=choice,
+            constraint=constraint,
+            tools=specs,
+            tool_choice=choice,
             logprobs=LOGPROBS in (body.include or ()) or bool(body.top_logprobs),
             top_logprobs=body.top_logprobs or 0,
         )
@@ -298,41 +285,40 @@ class TurnBuilder:
             backend.validate(request)
         except RequestRejected as exc:
             about_schema = exc.param is not None and exc.param.endswith(("schema", "parameters"))
-            raise bad_request(str(exc), param=exc.param,
-                              code="invalid_schema" if about_schema else "unsupported_value") from exc
+            raise bad_request(
+                str(exc),
+                param=exc.param,
+                code="invalid_schema" if about_schema else "unsupported_value",
+            ) from exc
         except BackendError as exc:  # the backend's exact context-window count, before any output
             if not counting:  # counting input tokens reserves no room for an output
-                raise APIError(exc.status, str(exc), param="input" if exc.status == 400 else None,
-                               code=exc.code) from exc
+                raise APIError(
+                    exc.status,
+                    str(exc),
+                    param="input" if exc.status == 400 else None,
+                    code=exc.code,
+                ) from exc
         echo = {
-            "instructions": instructions, "prompt": prompt_echo, "tools": tools, "tool_choice": tool_choice,
-            "text": {"format": text_format, "verbosity": body.text.verbosity if body.text and
-                     body.text.verbosity else "medium"},
+            "instructions": instructions,
+            "prompt": prompt_echo,
+            "tools": tools,
+            "tool_choice": tool_choice,
+            "text": {
+                "format": text_format,
+                "verbosity": body.text.verbosity if body.text and body.text.verbosity else "medium",
+            },
         }
-        return Turn(new_id("resp_"), int(time.time()), body, backend, echo, items, history, entries,
-                    request, input_tokens, project, conversation_id)
-
-    def _fit(
-        self, backend: Backend, lead: list[dict[str, Any]], history: list[dict[str, Any]],
-        entries: list[dict[str, Any]], max_output: int, truncation: str | None,
-    ) -> tuple[list[dict[str, Any]], int]:
-        """Check the context window; with ``truncation='auto'`` drop the oldest history first."""
-        def cost(es: list[dict[str, Any]]) -> int:
-            return sum(backend.count_tokens(e["text"]) + _MESSAGE_OVERHEAD for e in es)
-
-        window = backend.info.context_window
-        fixed = cost(lead) + cost(entries)
-        costs = [backend.count_tokens(e["text"]) + _MESSAGE_OVERHEAD for e in history]
-        total = fixed + sum(costs)
-        start = 0
-        while truncation == "auto" and total + max_output > window and start < len(history):
-            total -= costs[start]
-            start += 1
-        if total + max_output > window:
-            raise bad_request(
-                f"This model's maximum context length is {window} tokens. However, you requested "
-                f"{total + max_output} tokens ({total} in the input, {max_output} for the output). "
-                "Shorten the input or lower max_output_tokens.",
-                param="input", code="context_length_exceeded",
-            )
-        return history[start:], total
+        return Turn(
+            new_id("resp_"),
+            int(time.time()),
+            body,
+            backend,
+            echo,
+            items,
+            history,
+            entries,
+            request,
+            input_tokens,
+            project,
+            conversation_id,
+        )

@@ -88,7 +88,7 @@ def _stored_events(url: str, rid: str) -> list[dict[str, Any]]:
     async def read() -> list[dict[str, Any]]:
         store = Store(url)
         try:
-            return msgspec.to_builtins(await store.events_after(rid, -1))  # type: ignore[no-any-return]
+            return msgspec.to_builtins(await store.events_after(rid, -1))
         finally:
             await store.dispose()
 

@@ -207,7 +207,7 @@ def _check_fields(item: dict[str, Any]) -> None:
     assert set(item) == _ITEM_FIELDS[item["type"]], item
     for part in item.get("content") or () if item["type"] == "message" else ():
         assert set(part) in _PART_FIELDS[part["type"]], part
-    msgspec.convert(item, Item)  # type: ignore[arg-type]
+    msgspec.convert(item, Item)
 
 
 def test_served_items_have_their_fields_and_decode_as_item_structs(http: httpx.Client) -> None:
