@@ -335,7 +335,7 @@ class FilesController(Controller):
     ) -> ListPage:
         """Files, newest first by default (optionally of one ``purpose``), paginated by ``after``."""
         page = Page.of(after, limit, order, most=10_000)
-        records = await services.files.store.list_files(project_of(request), purpose)
+        records = await services.files.list_files(project_of(request), purpose)
         chosen, more = paginate(records, page, lambda r: r.id, "a listed file", newest_first=True)
         return page_body([_file(r) for r in chosen], has_more=more)
 

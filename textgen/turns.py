@@ -113,7 +113,7 @@ class TurnBuilder:
             if not isinstance(value, dict) or not isinstance(value.get("file_id"), str):
                 continue
             param = f"prompt.variables.{name}.file_id"
-            if await self.files.store.get_file(value["file_id"], project) is None:
+            if not await self.files.exists(project, value["file_id"]):
                 raise not_found(
                     f"Prompt variable {name!r} names file {value['file_id']!r}, which does not exist.",
                     param=param,
