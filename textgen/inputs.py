@@ -19,6 +19,14 @@ from msgspec import UNSET
 from textgen.backends.base import FunctionSpec, JsonConstraint
 from textgen.backends.constrained import SchemaError, compile_schema
 from textgen.errors import bad_request, not_found, validation_error
+from textgen.events import (
+    FunctionChoice,
+    FunctionTool,
+    JsonObjectFormat,
+    JsonSchemaFormat,
+    PlainTextFormat,
+    TextFormat,
+)
 from textgen.items import (
     ContentPart,
     FunctionCall,
@@ -166,9 +174,9 @@ def convert_items(value: list[dict[str, Any]], prefix: str) -> list[InputItem]:
         raise validation_error(exc, prefix) from exc
 
 
-def normalize_tools(tools: Sequence[dict[str, Any]] | None) -> tuple[list[dict[str, Any]], list[FunctionSpec]]:
+def normalize_tools(tools: Sequence[dict[str, Any]] | None) -> tuple[list[FunctionTool], list[FunctionSpec]]:
     """The tools to echo in the response and the function specs for the backend."""
-    echoed: list[dict[str, Any]] = []
+    echoed: list[FunctionTool] = []
     specs: list[FunctionSpec] = []
     names: set[str] = set()
     for i, tool in enumerate(tools or ()):
@@ -197,8 +205,7 @@ def normalize_tools(tools: Sequence[dict[str, Any]] | None) -> tuple[list[dict[s
                                                        "additionalProperties": False})
         if not isinstance(strict, bool):
             raise bad_request("'strict' must be a boolean.", param=f"{param}.strict", code="invalid_type")
-        echoed.append({"type": "function", "name": name, "description": description,
-                       "parameters": parameters, "strict": strict})
+        echoed.append(FunctionTool(name=name, description=description, parameters=parameters, strict=strict))
         specs.append(FunctionSpec(name, description or "", parameters or {}, strict))
     return echoed, specs
 
@@ -213,7 +220,7 @@ def _strict_compatible(schema: dict[str, Any]) -> bool:
 
 def normalize_tool_choice(
     value: str | dict[str, Any] | None, specs: Sequence[FunctionSpec]
-) -> tuple[str | dict[str, Any], str]:
+) -> tuple[str | FunctionChoice, str]:
     """The ``tool_choice`` to echo and the backend's form (mode or function name)."""
     if value is None:
         return "auto", "auto"
@@ -231,18 +238,18 @@ def normalize_tool_choice(
     if name not in {s.name for s in specs}:
         raise bad_request(f"tool_choice names function {name!r}, which is not in 'tools'.",
                           param="tool_choice.name", code="invalid_value")
-    return {"type": "function", "name": name}, name
+    return FunctionChoice(name=name), name
 
 
-def normalize_text_format(fmt: dict[str, Any] | None) -> tuple[dict[str, Any], JsonConstraint | None]:
+def normalize_text_format(fmt: dict[str, Any] | None) -> tuple[TextFormat, JsonConstraint | None]:
     """The ``text.format`` to echo and the JSON constraint it implies."""
     if fmt is None:
-        return {"type": "text"}, None
+        return PlainTextFormat(), None
     kind = fmt.get("type")
     if kind == "text":
-        return {"type": "text"}, None
+        return PlainTextFormat(), None
     if kind == "json_object":
-        return {"type": "json_object"}, JsonConstraint(
+        return JsonObjectFormat(), JsonConstraint(
             {"type": "object", "properties": {"answer": {"type": "string"}}, "required": ["answer"],
              "additionalProperties": False}, True, "json_object")
     if kind != "json_schema":
@@ -262,6 +269,6 @@ def normalize_text_format(fmt: dict[str, Any] | None) -> tuple[dict[str, Any], J
     strict = fmt.get("strict")
     if strict is not None and not isinstance(strict, bool):
         raise bad_request("text.format.strict must be a boolean.", param="text.format.strict")
-    echoed = {"type": "json_schema", "name": name, "schema": schema, "strict": bool(strict),
-              "description": fmt.get("description")}
+    echoed = JsonSchemaFormat(name=name, schema=schema, strict=bool(strict),
+                              description=_str(fmt.get("description"), "text.format.description", optional=True))
     return echoed, JsonConstraint(schema, bool(strict), name)

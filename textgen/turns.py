@@ -32,6 +32,7 @@ from textgen.backends.base import (
 from textgen.context import ContextRenderer, fit_context
 from textgen.conversations import ConversationService, conversation_id_of
 from textgen.errors import APIError, bad_request, not_found
+from textgen.events import FunctionChoice, FunctionTool, PromptEcho, TextConfig
 from textgen.files import FileService
 from textgen.includes import INCLUDABLE, LOGPROBS, check_include
 from textgen.inputs import (
@@ -50,7 +51,18 @@ from textgen.settings import Settings
 from textgen.store import Store, new_id
 from textgen.stored_items import InputImagePart, Item, MessageItem
 
-__all__ = ["Turn", "TurnBuilder", "sampling_value"]
+__all__ = ["Echo", "Turn", "TurnBuilder", "sampling_value"]
+
+
+@dataclass(frozen=True, slots=True)
+class Echo:
+    """What the response object repeats of the request, as checked."""
+
+    instructions: str | None
+    prompt: PromptEcho | None
+    tools: list[FunctionTool]
+    tool_choice: str | FunctionChoice
+    text: TextConfig
 
 
 @dataclass(slots=True)
@@ -61,7 +73,7 @@ class Turn:
     created_at: int
     body: ResponseCreate
     backend: Backend
-    echo: dict[str, Any]
+    echo: Echo
     input_items: list[Item]
     history: list[dict[str, Any]]
     entries: list[dict[str, Any]]
@@ -215,7 +227,7 @@ class TurnBuilder:
         call_ids = {e["call_id"] for e in history if e.get("call_id") and e["role"] == "assistant"}
 
         instructions = body.instructions
-        prompt_echo = None
+        prompt_echo: PromptEcho | None = None
         items: list[Item] = []
         if body.prompt is not None:
             record, messages = await self.prompts.resolve(project, body.prompt)
@@ -237,7 +249,7 @@ class TurnBuilder:
                 )
                 for k, v in (body.prompt.variables or {}).items()
             }
-            prompt_echo = {"id": record.id, "version": str(record.version), "variables": variables}
+            prompt_echo = PromptEcho(id=record.id, version=str(record.version), variables=variables)
         params = [f"prompt.messages[{i}]" for i in range(len(items))]
         own = await resolve_references(self.store, normalize_input(body.input), "input", project)
         items += own
@@ -298,16 +310,14 @@ class TurnBuilder:
                     param="input" if exc.status == 400 else None,
                     code=exc.code,
                 ) from exc
-        echo = {
-            "instructions": instructions,
-            "prompt": prompt_echo,
-            "tools": tools,
-            "tool_choice": tool_choice,
-            "text": {
-                "format": text_format,
-                "verbosity": body.text.verbosity if body.text and body.text.verbosity else "medium",
-            },
-        }
+        verbosity = body.text.verbosity if body.text and body.text.verbosity else "medium"
+        echo = Echo(
+            instructions,
+            prompt_echo,
+            tools,
+            tool_choice,
+            TextConfig(format=text_format, verbosity=verbosity),
+        )
         return Turn(
             new_id("resp_"),
             int(time.time()),

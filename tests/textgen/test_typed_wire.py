@@ -16,7 +16,14 @@ from hypothesis import strategies as st
 from textgen.chat_schemas import ChatCompletionChunk
 from textgen.decoding import convert_body, decode_body
 from textgen.errors import APIError, validation_error
-from textgen.events import TERMINAL_EVENTS, ResponseEvent, ResponseObject
+from textgen.events import (
+    TERMINAL_EVENTS,
+    FunctionChoice,
+    FunctionTool,
+    JsonSchemaFormat,
+    ResponseEvent,
+    ResponseObject,
+)
 from textgen.inputs import normalize_input
 from textgen.items import FunctionCall, InputItem, Message
 from textgen.schemas import ChatCompletionCreate, ResponseCreate
@@ -247,3 +254,24 @@ def test_an_item_stored_without_type_loads_as_a_message() -> None:
     item = load_item({"id": "msg_1", "role": "user", "status": "completed",
                       "content": [{"type": "input_text", "text": "hi"}]})
     assert isinstance(item, MessageItem) and item.content == [InputTextPart(text="hi")]
+
+
+def test_the_echoed_request_fields_are_typed(http: httpx.Client) -> None:
+    """``tools``, ``tool_choice``, ``text`` and ``prompt`` of a response decode into their Structs."""
+    prompt = http.post("/prompts", json={"template": "Say {{x}}"}).json()
+    schema = {"type": "object", "properties": {"a": {"type": "string"}}, "required": ["a"],
+              "additionalProperties": False}
+    reply = http.post("/responses", json={
+        "model": MODEL, "prompt": {"id": prompt["id"], "variables": {"x": "hi"}}, "max_output_tokens": 40,
+        "tools": [TOOL], "tool_choice": {"type": "function", "name": "get_weather"}, "seed": 1})
+    body = msgspec.json.decode(reply.content, type=ResponseObject)
+    assert isinstance(body.tool_choice, FunctionChoice) and body.tool_choice.name == "get_weather"
+    assert isinstance(body.tools[0], FunctionTool) and body.prompt is not None and body.prompt.variables == {"x": "hi"}
+    formatted = http.post("/responses", json={"model": MODEL, "input": "x", "max_output_tokens": 60, "text": {
+        "format": {"type": "json_schema", "name": "n", "schema": schema, "strict": True}}})
+    text = msgspec.json.decode(formatted.content, type=ResponseObject).text
+    assert isinstance(text.format, JsonSchemaFormat) and text.format.schema == schema
+    refused = http.post("/responses", json={"model": MODEL, "input": "x", "text": {
+        "format": {"type": "json_schema", "name": "n", "schema": schema, "description": 5}}})
+    error = refused.json()["error"]
+    assert (refused.status_code, error["param"], error["code"]) == (400, "text.format.description", "invalid_type")
