@@ -45,6 +45,7 @@ from textgen.schemas import (
 )
 from textgen.service import ResponseService
 from textgen.store import FileRecord
+from textgen.stored_items import Item
 
 __all__ = ["ConversationsController", "FilesController", "ModelsController", "PromptsController", "ResponsesController", "Services"]
 
@@ -226,7 +227,7 @@ class ConversationsController(Controller):
     @get("/{conversation_id:str}/items/{item_id:str}")
     async def retrieve_item(self, conversation_id: FromPath[str], item_id: FromPath[str],
                             request: Request[Any, Any, Any], services: NamedDependency[Services],
-                            include: Include = None, include_brackets: IncludeBrackets = None) -> dict[str, Any]:
+                            include: Include = None, include_brackets: IncludeBrackets = None) -> Item:
         """One item (its stored form, shaped by ``include``)."""
         return await services.conversations.get_item(conversation_id, item_id, project_of(request),
                                                               check_include(include, include_brackets))
@@ -334,7 +335,7 @@ class FilesController(Controller):
     ) -> ListPage:
         """Files, newest first by default (optionally of one ``purpose``), paginated by ``after``."""
         page = Page.of(after, limit, order, most=10_000)
-        records = await services.files.store.list_files(project_of(request), purpose)
+        records = await services.files.list_files(project_of(request), purpose)
         chosen, more = paginate(records, page, lambda r: r.id, "a listed file", newest_first=True)
         return page_body([_file(r) for r in chosen], has_more=more)
 

@@ -67,12 +67,14 @@ from textgen.chat_schemas import (
 from textgen.chat_schemas import ChatMessage as ChatMessageParam
 from textgen.decoding import decode_body
 from textgen.errors import APIError, bad_request, error_body, not_found
+from textgen.generation import logprob_object
 from textgen.inputs import normalize_text_format, normalize_tool_choice, normalize_tools
 from textgen.openapi import body_operation
 from textgen.schemas import ChatCompletionCreate
-from textgen.service import logprob_object, sampling_value
 from textgen.settings import Settings
 from textgen.store import new_id
+from textgen.stored_items import Logprob
+from textgen.turns import sampling_value
 
 __all__ = ["ChatCompletionsController", "ChatService", "ChatTurn", "StopScanner"]
 
@@ -282,7 +284,7 @@ class ChatService:
 
     # --- generating -------------------------------------------------------------------
     def _chunk(self, turn: ChatTurn, delta: Delta, finish: str | None = None,
-               logprobs: list[dict[str, Any]] | None = None) -> ChatCompletionChunk:
+               logprobs: list[Logprob] | None = None) -> ChatCompletionChunk:
         choice = ChunkChoice(delta=delta, finish_reason=finish,
                              logprobs=ChatLogprobs(content=logprobs) if logprobs is not None else None)
         return ChatCompletionChunk(id=turn.id, created=turn.created, model=turn.backend.info.id, choices=[choice],
@@ -344,7 +346,7 @@ class ChatService:
     async def complete(self, turn: ChatTurn) -> ChatCompletion:
         """The whole completion (built from the same chunks as the stream, so both agree)."""
         text: list[str] = []
-        logprobs: list[dict[str, Any]] = []
+        logprobs: list[Logprob] = []
         reason: str = "stop"
         usage: ChatUsage | None = None
         finish = Finish("stop", 0)

@@ -14,6 +14,8 @@ from typing import Any, Literal
 import msgspec
 from msgspec import UNSET, UnsetType
 
+from textgen.stored_items import Logprob
+
 __all__ = [
     "AssistantMessage",
     "ChatCompletion",
@@ -138,7 +140,7 @@ ChatMessage = SystemMessage | DeveloperMessage | UserMessage | AssistantMessage 
 class ChatLogprobs(msgspec.Struct, kw_only=True):
     """``choices[0].logprobs``: one logprob object per token."""
 
-    content: list[dict[str, Any]] | None
+    content: list[Logprob] | None
     refusal: None = None
 
 

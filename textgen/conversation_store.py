@@ -15,6 +15,9 @@ import msgspec
 import sqlalchemy as sa
 from sqlalchemy.ext.asyncio import AsyncConnection, AsyncEngine
 
+from textgen.schemas import ConversationRead
+from textgen.stored_items import Item, load_item
+
 __all__ = ["ConversationStore", "conversation_items", "conversations", "define_tables"]
 
 conversations: sa.Table
@@ -45,9 +48,9 @@ def define_tables(metadata: sa.MetaData) -> tuple[sa.Table, sa.Table]:
     return conversations, conversation_items
 
 
-def _read(row: Any) -> dict[str, Any]:
-    return {"id": row.id, "object": "conversation", "created_at": row.created_at,
-            "metadata": msgspec.json.decode(row.metadata)}
+def _read(row: Any) -> ConversationRead:
+    return ConversationRead(id=row.id, created_at=row.created_at,
+                            metadata=msgspec.json.decode(row.metadata, type=dict[str, str]))
 
 
 def _dumps(value: Any) -> str:
@@ -55,7 +58,8 @@ def _dumps(value: Any) -> str:
 
 
 class ConversationStore:
-    """Queries on conversations and their items (the wire shapes: ``{"id", "object", ...}``)."""
+    """Queries on conversations and their items, answering with their wire types (the items are
+    converted at load)."""
 
     def __init__(self, engine: AsyncEngine) -> None:
         self.engine = engine
@@ -67,17 +71,17 @@ class ConversationStore:
         return (await conn.execute(query.with_for_update() if lock else query)).first()
 
     @staticmethod
-    async def _append(conn: AsyncConnection, row: Any, items: Sequence[dict[str, Any]]) -> None:
+    async def _append(conn: AsyncConnection, row: Any, items: Sequence[Item]) -> None:
         if not items:
             return
         await conn.execute(conversation_items.insert(), [
-            {"conversation_id": row.id, "position": row.next_position + i, "item_id": item["id"],
+            {"conversation_id": row.id, "position": row.next_position + i, "item_id": item.id,
              "item": _dumps(item)} for i, item in enumerate(items)])
         await conn.execute(conversations.update().where(conversations.c.id == row.id)
                            .values(next_position=row.next_position + len(items)))
 
     async def create(self, conversation_id: str, project: str, metadata: dict[str, str],
-                     items: Sequence[dict[str, Any]]) -> dict[str, Any]:
+                     items: Sequence[Item]) -> ConversationRead:
         """Insert a conversation with its first items; returns it."""
         async with self.engine.begin() as conn:
             await conn.execute(conversations.insert().values(
@@ -87,13 +91,13 @@ class ConversationStore:
             await self._append(conn, row, items)
             return _read(row)
 
-    async def get(self, conversation_id: str, project: str) -> dict[str, Any] | None:
+    async def get(self, conversation_id: str, project: str) -> ConversationRead | None:
         """A conversation, or ``None``."""
         async with self.engine.connect() as conn:
             row = await self._row(conn, conversation_id, project)
         return None if row is None else _read(row)
 
-    async def update(self, conversation_id: str, project: str, metadata: dict[str, str]) -> dict[str, Any] | None:
+    async def update(self, conversation_id: str, project: str, metadata: dict[str, str]) -> ConversationRead | None:
         """Replace the metadata; returns the conversation, or ``None``."""
         async with self.engine.begin() as conn:
             result = await conn.execute(conversations.update().where(
@@ -113,7 +117,7 @@ class ConversationStore:
             await conn.execute(conversations.delete().where(conversations.c.id == conversation_id))
         return True
 
-    async def append(self, conversation_id: str, project: str, items: Sequence[dict[str, Any]]) -> bool:
+    async def append(self, conversation_id: str, project: str, items: Sequence[Item]) -> bool:
         """Append items in order (the row is locked while positions are taken); ``False`` if unknown."""
         async with self.engine.begin() as conn:
             row = await self._row(conn, conversation_id, project, lock=True)
@@ -122,7 +126,7 @@ class ConversationStore:
             await self._append(conn, row, items)
         return True
 
-    async def all_items(self, conversation_id: str, project: str) -> list[dict[str, Any]] | None:
+    async def all_items(self, conversation_id: str, project: str) -> list[Item] | None:
         """Every item, oldest first; ``None`` if unknown."""
         async with self.engine.connect() as conn:
             if await self._row(conn, conversation_id, project) is None:
@@ -130,10 +134,10 @@ class ConversationStore:
             rows = (await conn.execute(sa.select(conversation_items.c.item).where(
                 conversation_items.c.conversation_id == conversation_id)
                 .order_by(conversation_items.c.position))).all()
-        return [msgspec.json.decode(r.item) for r in rows]
+        return [load_item(msgspec.json.decode(r.item)) for r in rows]
 
     async def page(self, conversation_id: str, project: str, *, after: str | None, limit: int,
-                   order: str) -> tuple[list[dict[str, Any]], bool] | None:
+                   order: str) -> tuple[list[Item], bool] | None:
         """Up to ``limit`` items after the item ``after`` in ``order``, and whether more follow;
         ``None`` if the conversation is unknown.
 
@@ -154,9 +158,9 @@ class ConversationStore:
                 query = query.where(column > cursor if order == "asc" else column < cursor)
             query = query.order_by(column.asc() if order == "asc" else column.desc()).limit(limit + 1)
             rows = (await conn.execute(query)).all()
-        return [msgspec.json.decode(r.item) for r in rows[:limit]], len(rows) > limit
+        return [load_item(msgspec.json.decode(r.item)) for r in rows[:limit]], len(rows) > limit
 
-    async def item(self, conversation_id: str, item_id: str, project: str) -> dict[str, Any] | None:
+    async def item(self, conversation_id: str, item_id: str, project: str) -> Item | None:
         """The latest item with this id in the project's conversation, or ``None``."""
         async with self.engine.connect() as conn:
             if await self._row(conn, conversation_id, project) is None:
@@ -164,9 +168,9 @@ class ConversationStore:
             row = (await conn.execute(sa.select(conversation_items.c.item).where(
                 conversation_items.c.conversation_id == conversation_id,
                 conversation_items.c.item_id == item_id).order_by(conversation_items.c.position.desc()))).first()
-        return None if row is None else dict(msgspec.json.decode(row.item))
+        return None if row is None else load_item(msgspec.json.decode(row.item))
 
-    async def delete_item(self, conversation_id: str, item_id: str, project: str) -> tuple[dict[str, Any] | None, bool]:
+    async def delete_item(self, conversation_id: str, item_id: str, project: str) -> tuple[ConversationRead | None, bool]:
         """Delete one item: the conversation (``None`` if unknown) and whether the item existed."""
         async with self.engine.begin() as conn:
             row = await self._row(conn, conversation_id, project)

@@ -11,11 +11,9 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
-import msgspec
-
 from textgen.errors import APIError, bad_request, not_found
 from textgen.includes import shape_item
-from textgen.inputs import normalize_input
+from textgen.inputs import normalize_input, resolve_references
 from textgen.items import InputItem
 from textgen.pagination import Page, page_body
 from textgen.schemas import (
@@ -28,6 +26,7 @@ from textgen.schemas import (
 )
 from textgen.sealing import Sealer
 from textgen.store import Store, new_id
+from textgen.stored_items import Item
 
 __all__ = ["ConversationService", "conversation_id_of"]
 
@@ -43,10 +42,6 @@ def conversation_id_of(value: str | dict[str, Any] | None) -> str | None:
         raise bad_request("'conversation' must be an id or {'id': <id>}.", param="conversation",
                           code="invalid_value")
     return conversation_id
-
-
-def _read(row: dict[str, Any]) -> ConversationRead:
-    return msgspec.convert(row, ConversationRead)
 
 
 def _missing(conversation_id: str, param: str = "conversation_id") -> APIError:
@@ -69,28 +64,27 @@ class ConversationService:
         self.store = store
         self.sealer = sealer
 
-    def _shaped(self, items: Sequence[dict[str, Any]], include: frozenset[str]) -> list[dict[str, Any]]:
+    def _shaped(self, items: Sequence[Item], include: frozenset[str]) -> list[Item]:
         return [shape_item(item, include, self.sealer) for item in items]
 
     async def create(self, project: str, body: ConversationCreate) -> ConversationRead:
         """A new conversation, with its first items."""
         items = await self._items(body.items or [], "items", project)
-        return _read(await self.store.conversations.create(new_id("conv_"), project, dict(body.metadata or {}),
-                                                           items))
+        return await self.store.conversations.create(new_id("conv_"), project, dict(body.metadata or {}), items)
 
     async def get(self, conversation_id: str, project: str) -> ConversationRead:
         """A conversation; 404 if unknown or another project's."""
         found = await self.store.conversations.get(conversation_id, project)
         if found is None:
             raise _missing(conversation_id)
-        return _read(found)
+        return found
 
     async def update(self, conversation_id: str, project: str, body: ConversationUpdate) -> ConversationRead:
         """Replace a conversation's metadata."""
         found = await self.store.conversations.update(conversation_id, project, dict(body.metadata))
         if found is None:
             raise _missing(conversation_id)
-        return _read(found)
+        return found
 
     async def delete(self, conversation_id: str, project: str) -> Deleted:
         """Delete a conversation and its items."""
@@ -98,20 +92,12 @@ class ConversationService:
             raise _missing(conversation_id)
         return Deleted(id=conversation_id, object="conversation.deleted")
 
-    async def _items(self, values: Sequence[InputItem], param: str, project: str) -> list[dict[str, Any]]:
+    async def _items(self, values: Sequence[InputItem], param: str, project: str) -> list[Item]:
         """Normalised new items; an ``item_reference`` is replaced by the stored item it names."""
         if len(values) > _MAX_NEW_ITEMS:
             raise bad_request(f"At most {_MAX_NEW_ITEMS} items can be added at a time.", param=param,
                               code="invalid_value")
-        items = normalize_input(values, prefix=param)
-        for i, item in enumerate(items):
-            if item["type"] == "item_reference":  # any stored item of this project, by id
-                referenced = await self.store.find_item(item["id"], project)
-                if referenced is None:
-                    raise not_found(f"Item with id {item['id']!r} not found.", param=f"{param}[{i}].id",
-                                    code="item_not_found")
-                items[i] = referenced
-        return items
+        return await resolve_references(self.store, normalize_input(values, prefix=param), param, project)
 
     async def add_items(self, conversation_id: str, project: str, body: ConversationItemsCreate,
                         include: frozenset[str] = frozenset()) -> ListPage:
@@ -121,12 +107,12 @@ class ConversationService:
             raise _missing(conversation_id)
         return page_body(self._shaped(items, include), has_more=False, empty_id="")
 
-    async def append(self, conversation_id: str, project: str, items: Sequence[dict[str, Any]]) -> None:
+    async def append(self, conversation_id: str, project: str, items: Sequence[Item]) -> None:
         """Append a finished turn's input and output items (called when a response ends)."""
         if not await self.store.conversations.append(conversation_id, project, items):
             raise _missing(conversation_id, "conversation")
 
-    async def all_items(self, conversation_id: str, project: str) -> list[dict[str, Any]]:
+    async def all_items(self, conversation_id: str, project: str) -> list[Item]:
         """Every item, oldest first; 404 (on ``conversation``) if unknown."""
         items = await self.store.conversations.all_items(conversation_id, project)
         if items is None:
@@ -148,7 +134,7 @@ class ConversationService:
         return page_body(self._shaped(items, include), has_more=more, empty_id="")
 
     async def get_item(self, conversation_id: str, item_id: str, project: str,
-                       include: frozenset[str] = frozenset()) -> dict[str, Any]:
+                       include: frozenset[str] = frozenset()) -> Item:
         """One item by id; 404 if unknown."""
         if await self.store.conversations.get(conversation_id, project) is None:
             raise _missing(conversation_id)
@@ -164,4 +150,4 @@ class ConversationService:
             raise _missing(conversation_id)
         if not existed:
             raise _no_item(item_id)
-        return _read(conversation)
+        return conversation

@@ -13,6 +13,8 @@ from typing import Any
 
 import msgspec
 
+from textgen.stored_items import Item, Logprob, OutputTextPart
+
 __all__ = [
     "TERMINAL_EVENTS",
     "ContentPartAdded",
@@ -21,13 +23,19 @@ __all__ = [
     "ErrorEvent",
     "FunctionCallArgumentsDelta",
     "FunctionCallArgumentsDone",
+    "FunctionChoice",
+    "FunctionTool",
     "IncompleteDetails",
     "InputTokensDetails",
+    "JsonObjectFormat",
+    "JsonSchemaFormat",
     "OutputItemAdded",
     "OutputItemDone",
     "OutputTextDelta",
     "OutputTextDone",
     "OutputTokensDetails",
+    "PlainTextFormat",
+    "PromptEcho",
     "ReasoningEcho",
     "ReasoningTextDelta",
     "ReasoningTextDone",
@@ -40,6 +48,8 @@ __all__ = [
     "ResponseIncomplete",
     "ResponseObject",
     "ResponseQueued",
+    "TextConfig",
+    "TextFormat",
     "Usage",
 ]
 
@@ -93,6 +103,56 @@ class ConversationRef(msgspec.Struct, kw_only=True):
     id: str
 
 
+class FunctionTool(msgspec.Struct, kw_only=True, tag_field="type", tag="function"):
+    """A function tool as ``response.tools`` echoes it."""
+
+    name: str
+    description: str | None = None
+    parameters: dict[str, Any] | None = None
+    strict: bool = True
+
+
+class FunctionChoice(msgspec.Struct, kw_only=True, tag_field="type", tag="function"):
+    """``response.tool_choice`` naming one function (the other choices are strings)."""
+
+    name: str
+
+
+class PlainTextFormat(msgspec.Struct, kw_only=True, tag_field="type", tag="text"):
+    """``text.format``: plain text."""
+
+
+class JsonObjectFormat(msgspec.Struct, kw_only=True, tag_field="type", tag="json_object"):
+    """``text.format``: any JSON object."""
+
+
+class JsonSchemaFormat(msgspec.Struct, kw_only=True, tag_field="type", tag="json_schema"):
+    """``text.format``: JSON that matches ``schema``."""
+
+    name: str
+    schema: dict[str, Any]
+    strict: bool = False
+    description: str | None = None
+
+
+TextFormat = PlainTextFormat | JsonObjectFormat | JsonSchemaFormat
+
+
+class TextConfig(msgspec.Struct, kw_only=True):
+    """``response.text``."""
+
+    format: TextFormat = msgspec.field(default_factory=PlainTextFormat)
+    verbosity: str = "medium"
+
+
+class PromptEcho(msgspec.Struct, kw_only=True):
+    """``response.prompt``: the prompt, its version and the variables used."""
+
+    id: str
+    version: str
+    variables: dict[str, Any] = {}
+
+
 class ResponseObject(msgspec.Struct, kw_only=True):
     """A response object, as created, streamed, stored and read."""
 
@@ -108,21 +168,19 @@ class ResponseObject(msgspec.Struct, kw_only=True):
     max_output_tokens: int | None = None
     max_tool_calls: int | None = None
     model: str = ""
-    output: list[dict[str, Any]] = []
+    output: list[Item] = []
     parallel_tool_calls: bool = True
     previous_response_id: str | None = None
-    prompt: dict[str, Any] | None = None
+    prompt: PromptEcho | None = None
     prompt_cache_key: str | None = None
     reasoning: ReasoningEcho = msgspec.field(default_factory=ReasoningEcho)
     safety_identifier: str | None = None
     service_tier: str = "default"
     store: bool = True
     temperature: float = 1.0
-    text: dict[str, Any] = msgspec.field(
-        default_factory=lambda: {"format": {"type": "text"}, "verbosity": "medium"}
-    )
-    tool_choice: str | dict[str, Any] = "auto"
-    tools: list[dict[str, Any]] = []
+    text: TextConfig = msgspec.field(default_factory=TextConfig)
+    tool_choice: str | FunctionChoice = "auto"
+    tools: list[FunctionTool] = []
     top_logprobs: int = 0
     top_p: float = 1.0
     truncation: str = "disabled"
@@ -173,14 +231,14 @@ class OutputItemAdded(_Event, kw_only=True, tag="response.output_item.added"):
     """An output item opens."""
 
     output_index: int
-    item: dict[str, Any]
+    item: Item
 
 
 class OutputItemDone(_Event, kw_only=True, tag="response.output_item.done"):
     """An output item is finished."""
 
     output_index: int
-    item: dict[str, Any]
+    item: Item
 
 
 class ContentPartAdded(_Event, kw_only=True, tag="response.content_part.added"):
@@ -189,7 +247,7 @@ class ContentPartAdded(_Event, kw_only=True, tag="response.content_part.added"):
     item_id: str
     output_index: int
     content_index: int
-    part: dict[str, Any]
+    part: OutputTextPart
 
 
 class ContentPartDone(_Event, kw_only=True, tag="response.content_part.done"):
@@ -198,7 +256,7 @@ class ContentPartDone(_Event, kw_only=True, tag="response.content_part.done"):
     item_id: str
     output_index: int
     content_index: int
-    part: dict[str, Any]
+    part: OutputTextPart
 
 
 class OutputTextDelta(_Event, kw_only=True, tag="response.output_text.delta"):
@@ -208,7 +266,7 @@ class OutputTextDelta(_Event, kw_only=True, tag="response.output_text.delta"):
     output_index: int
     content_index: int
     delta: str
-    logprobs: list[dict[str, Any]] = []
+    logprobs: list[Logprob] = []
 
 
 class OutputTextDone(_Event, kw_only=True, tag="response.output_text.done"):
@@ -218,7 +276,7 @@ class OutputTextDone(_Event, kw_only=True, tag="response.output_text.done"):
     output_index: int
     content_index: int
     text: str
-    logprobs: list[dict[str, Any]] = []
+    logprobs: list[Logprob] = []
 
 
 class ReasoningTextDelta(_Event, kw_only=True, tag="response.reasoning_text.delta"):

@@ -113,6 +113,14 @@ class FileService:
             raise not_found(f"No such file: {file_id!r}.", param=param, code="file_not_found")
         return record
 
+    async def list_files(self, project: str, purpose: str | None = None) -> list[FileRecord]:
+        """A project's files (optionally of one ``purpose``), newest first."""
+        return await self.store.list_files(project, purpose)
+
+    async def exists(self, project: str, file_id: str) -> bool:
+        """Whether ``project`` has this file."""
+        return await self.store.get_file(file_id, project) is not None
+
     async def content(self, project: str, file_id: str, param: str = "file_id") -> tuple[FileRecord, bytes]:
         """Metadata and bytes of a project's file; 404 if unknown."""
         record = await self.get(project, file_id, param)

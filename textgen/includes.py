@@ -16,10 +16,12 @@ Reading routes (conversation items, a response's input items, a stored response)
 from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
-from typing import Any
+
+import msgspec
 
 from textgen.errors import bad_request
 from textgen.sealing import Sealer
+from textgen.stored_items import Item, MessageItem, OutputTextPart, ReasoningItem
 
 __all__ = ["ENCRYPTED_REASONING", "INCLUDABLE", "LOGPROBS", "check_include", "shape_item"]
 
@@ -38,18 +40,18 @@ def check_include(*lists: Sequence[str] | None, param: str = "include") -> froze
     return frozenset(values)
 
 
-def shape_item(item: dict[str, Any], include: Iterable[str], sealer: Sealer) -> dict[str, Any]:
+def shape_item(item: Item, include: Iterable[str], sealer: Sealer) -> Item:
     """A stored item as a read shows it: its optional fields present only when included."""
     include = frozenset(include)
-    if item.get("type") == "reasoning":
-        blob = item.get("encrypted_content")
+    if isinstance(item, ReasoningItem):
+        blob = item.encrypted_content
         if ENCRYPTED_REASONING not in include:
             blob = None
-        elif blob is None or item.get("content"):
-            blob = sealer.seal({"content": item.get("content") or []})
-        return {**item, "encrypted_content": blob}
-    if item.get("type") in (None, "message") and item.get("role") == "assistant" and LOGPROBS not in include:
-        parts = [{**p, "logprobs": []} if p.get("type") == "output_text" and p.get("logprobs") else p
-                 for p in item.get("content") or ()]
-        return {**item, "content": parts}
+        elif blob is None or item.content:
+            blob = sealer.seal({"content": item.content})
+        return msgspec.structs.replace(item, encrypted_content=blob)
+    if isinstance(item, MessageItem) and item.role == "assistant" and LOGPROBS not in include:
+        parts = [msgspec.structs.replace(p, logprobs=[]) if isinstance(p, OutputTextPart) and p.logprobs else p
+                 for p in item.content]
+        return msgspec.structs.replace(item, content=parts)
     return item

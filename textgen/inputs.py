@@ -14,10 +14,19 @@ from collections.abc import Sequence
 from typing import Any
 
 import msgspec
+from msgspec import UNSET
 
 from textgen.backends.base import FunctionSpec, JsonConstraint
 from textgen.backends.constrained import SchemaError, compile_schema
-from textgen.errors import bad_request, validation_error
+from textgen.errors import bad_request, not_found, validation_error
+from textgen.events import (
+    FunctionChoice,
+    FunctionTool,
+    JsonObjectFormat,
+    JsonSchemaFormat,
+    PlainTextFormat,
+    TextFormat,
+)
 from textgen.items import (
     ContentPart,
     FunctionCall,
@@ -26,13 +35,29 @@ from textgen.items import (
     InputImage,
     InputItem,
     InputText,
+    ItemReference,
     Message,
     OutputText,
     Reasoning,
     Refusal,
     with_message_types,
 )
-from textgen.store import new_id
+from textgen.store import Store, new_id
+from textgen.stored_items import (
+    FunctionCallItem,
+    FunctionCallOutputItem,
+    InputFilePart,
+    InputImagePart,
+    InputTextPart,
+    Item,
+    MessageItem,
+    MessagePart,
+    OutputTextPart,
+    ReasoningItem,
+    ReasoningTextPart,
+    RefusalPart,
+    SummaryTextPart,
+)
 
 __all__ = [
     "convert_items",
@@ -40,6 +65,7 @@ __all__ = [
     "normalize_text_format",
     "normalize_tool_choice",
     "normalize_tools",
+    "resolve_references",
 ]
 
 _NAME = re.compile(r"^[A-Za-z0-9_-]{1,64}$")
@@ -57,7 +83,7 @@ _PARTS_OF = {  # the content part types each role's messages take
 }
 
 
-def _part(part: str | ContentPart, role: str, param: str) -> dict[str, Any]:
+def _part(part: str | ContentPart, role: str, param: str) -> MessagePart:
     """A content part in the form this server stores and returns."""
     if isinstance(part, str):
         part = InputText(text=part)
@@ -67,50 +93,46 @@ def _part(part: str | ContentPart, role: str, param: str) -> dict[str, Any]:
         raise bad_request(f"Invalid content type {kind!r} for a {role} message; expected {expected}.",
                           param=f"{param}.type", code="invalid_value")
     if isinstance(part, Refusal):
-        return {"type": "refusal", "refusal": part.refusal}
+        return RefusalPart(refusal=part.refusal)
     if isinstance(part, (OutputText, InputText)):
         if role == "assistant":
-            return {"type": "output_text", "text": part.text, "annotations": []}
-        return {"type": "input_text", "text": part.text}
+            return OutputTextPart(text=part.text)
+        return InputTextPart(text=part.text)
     if isinstance(part, InputImage):
         if (part.image_url is None) == (part.file_id is None):
             raise bad_request("An input_image needs exactly one of 'image_url' and 'file_id'.", param=param)
-        return {"type": "input_image", "detail": part.detail, "image_url": part.image_url, "file_id": part.file_id}
+        return InputImagePart(detail=part.detail, image_url=part.image_url, file_id=part.file_id)
     if part.file_url is not None:
         raise bad_request("'file_url' is not supported (the server fetches nothing); upload the file "
                           "and pass 'file_id'.", param=f"{param}.file_url", code="unsupported_parameter")
     if (part.file_id is None) == (part.file_data is None):
         raise bad_request("An input_file needs exactly one of 'file_id' and 'file_data'.", param=param)
-    out: dict[str, Any] = {"type": "input_file", "file_id": part.file_id, "filename": part.filename}
-    if part.file_data is not None:
-        out["file_data"] = part.file_data
-    return out
+    return InputFilePart(file_id=part.file_id, filename=part.filename,
+                         file_data=UNSET if part.file_data is None else part.file_data)
 
 
-def _item(item: InputItem, param: str) -> dict[str, Any]:
-    """An input item in the form this server stores and returns (with an id)."""
+def _item(item: InputItem, param: str) -> Item | ItemReference:
+    """An input item in the form this server stores and returns (with an id); a reference as it came."""
     if isinstance(item, Message):
         content = [item.content] if isinstance(item.content, str) else item.content
         parts = [_part(p, item.role, f"{param}.content[{i}]") for i, p in enumerate(content)]
-        return {"id": item.id or new_id("msg_"), "type": "message", "role": item.role,
-                "status": "completed", "content": parts}
+        return MessageItem(id=item.id or new_id("msg_"), role=item.role, status="completed", content=parts)
     if isinstance(item, FunctionCallOutput):
         output = item.output if isinstance(item.output, str) else "".join(
             str(p.get("text", "")) for p in item.output)
-        return {"id": item.id or new_id("fco_"), "type": "function_call_output", "call_id": item.call_id,
-                "output": output, "status": "completed"}
+        return FunctionCallOutputItem(id=item.id or new_id("fco_"), call_id=item.call_id, output=output,
+                                      status="completed")
     if isinstance(item, FunctionCall):
-        return {"id": item.id or new_id("fc_"), "type": "function_call", "status": "completed",
-                "call_id": item.call_id, "name": item.name, "arguments": item.arguments}
+        return FunctionCallItem(id=item.id or new_id("fc_"), status="completed", call_id=item.call_id,
+                                name=item.name, arguments=item.arguments)
     if isinstance(item, Reasoning):
-        return {"id": item.id, "type": "reasoning",
-                "summary": [{"type": "summary_text", "text": p.text} for p in item.summary],
-                "content": [{"type": "reasoning_text", "text": p.text} for p in item.content or ()],
-                "encrypted_content": item.encrypted_content, "status": "completed"}
-    return {"type": "item_reference", "id": item.id}
+        return ReasoningItem(id=item.id, summary=[SummaryTextPart(text=p.text or "") for p in item.summary],
+                             content=[ReasoningTextPart(text=p.text or "") for p in item.content or ()],
+                             encrypted_content=item.encrypted_content, status="completed")
+    return item
 
 
-def normalize_input(value: str | Sequence[InputItem] | None, prefix: str = "input") -> list[dict[str, Any]]:
+def normalize_input(value: str | Sequence[InputItem] | None, prefix: str = "input") -> list[Item | ItemReference]:
     """Input items (decoded by msgspec) in the form this server stores and returns, with ids.
 
     Args:
@@ -118,13 +140,29 @@ def normalize_input(value: str | Sequence[InputItem] | None, prefix: str = "inpu
         prefix: Parameter name used in error messages.
 
     Returns:
-        Normalised items.
+        Normalised items; an ``item_reference`` is left for the caller to resolve.
     """
     if value is None:
         return []
     if isinstance(value, str):
         return [_item(Message(role="user", content=value), prefix)]
     return [_item(item, f"{prefix}[{i}]") for i, item in enumerate(value)]
+
+
+async def resolve_references(store: Store, items: list[Item | ItemReference], prefix: str,
+                             project: str) -> list[Item]:
+    """``items`` with each ``item_reference`` replaced by the stored item of ``project`` it names (else a
+    404 naming ``prefix[i].id``)."""
+    out: list[Item] = []
+    for i, item in enumerate(items):
+        if isinstance(item, ItemReference):
+            referenced = await store.find_item(item.id, project)
+            if referenced is None:
+                raise not_found(f"Item with id {item.id!r} not found.", param=f"{prefix}[{i}].id",
+                                code="item_not_found")
+            item = referenced
+        out.append(item)
+    return out
 
 
 def convert_items(value: list[dict[str, Any]], prefix: str) -> list[InputItem]:
@@ -136,9 +174,9 @@ def convert_items(value: list[dict[str, Any]], prefix: str) -> list[InputItem]:
         raise validation_error(exc, prefix) from exc
 
 
-def normalize_tools(tools: Sequence[dict[str, Any]] | None) -> tuple[list[dict[str, Any]], list[FunctionSpec]]:
+def normalize_tools(tools: Sequence[dict[str, Any]] | None) -> tuple[list[FunctionTool], list[FunctionSpec]]:
     """The tools to echo in the response and the function specs for the backend."""
-    echoed: list[dict[str, Any]] = []
+    echoed: list[FunctionTool] = []
     specs: list[FunctionSpec] = []
     names: set[str] = set()
     for i, tool in enumerate(tools or ()):
@@ -167,8 +205,7 @@ def normalize_tools(tools: Sequence[dict[str, Any]] | None) -> tuple[list[dict[s
                                                        "additionalProperties": False})
         if not isinstance(strict, bool):
             raise bad_request("'strict' must be a boolean.", param=f"{param}.strict", code="invalid_type")
-        echoed.append({"type": "function", "name": name, "description": description,
-                       "parameters": parameters, "strict": strict})
+        echoed.append(FunctionTool(name=name, description=description, parameters=parameters, strict=strict))
         specs.append(FunctionSpec(name, description or "", parameters or {}, strict))
     return echoed, specs
 
@@ -183,7 +220,7 @@ def _strict_compatible(schema: dict[str, Any]) -> bool:
 
 def normalize_tool_choice(
     value: str | dict[str, Any] | None, specs: Sequence[FunctionSpec]
-) -> tuple[str | dict[str, Any], str]:
+) -> tuple[str | FunctionChoice, str]:
     """The ``tool_choice`` to echo and the backend's form (mode or function name)."""
     if value is None:
         return "auto", "auto"
@@ -201,18 +238,18 @@ def normalize_tool_choice(
     if name not in {s.name for s in specs}:
         raise bad_request(f"tool_choice names function {name!r}, which is not in 'tools'.",
                           param="tool_choice.name", code="invalid_value")
-    return {"type": "function", "name": name}, name
+    return FunctionChoice(name=name), name
 
 
-def normalize_text_format(fmt: dict[str, Any] | None) -> tuple[dict[str, Any], JsonConstraint | None]:
+def normalize_text_format(fmt: dict[str, Any] | None) -> tuple[TextFormat, JsonConstraint | None]:
     """The ``text.format`` to echo and the JSON constraint it implies."""
     if fmt is None:
-        return {"type": "text"}, None
+        return PlainTextFormat(), None
     kind = fmt.get("type")
     if kind == "text":
-        return {"type": "text"}, None
+        return PlainTextFormat(), None
     if kind == "json_object":
-        return {"type": "json_object"}, JsonConstraint(
+        return JsonObjectFormat(), JsonConstraint(
             {"type": "object", "properties": {"answer": {"type": "string"}}, "required": ["answer"],
              "additionalProperties": False}, True, "json_object")
     if kind != "json_schema":
@@ -232,6 +269,6 @@ def normalize_text_format(fmt: dict[str, Any] | None) -> tuple[dict[str, Any], J
     strict = fmt.get("strict")
     if strict is not None and not isinstance(strict, bool):
         raise bad_request("text.format.strict must be a boolean.", param="text.format.strict")
-    echoed = {"type": "json_schema", "name": name, "schema": schema, "strict": bool(strict),
-              "description": fmt.get("description")}
+    echoed = JsonSchemaFormat(name=name, schema=schema, strict=bool(strict),
+                              description=_str(fmt.get("description"), "text.format.description", optional=True))
     return echoed, JsonConstraint(schema, bool(strict), name)

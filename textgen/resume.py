@@ -11,12 +11,25 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass, field
-from typing import Any
+
+import msgspec
+
+from textgen.events import (
+    TERMINAL_EVENTS,
+    ContentPartAdded,
+    FunctionCallArgumentsDelta,
+    OutputItemAdded,
+    OutputItemDone,
+    OutputTextDelta,
+    ReasoningTextDelta,
+    ResponseCreated,
+    ResponseEvent,
+    ResponseInProgress,
+    ResponseQueued,
+)
+from textgen.stored_items import Item, Logprob, MessageItem
 
 __all__ = ["CannotResume", "ResumePoint", "resume_point"]
-
-_OPENING = ("response.created", "response.queued", "response.in_progress")
-
 
 class CannotResume(ValueError):
     """The stored output ends where generation cannot continue it (the message says why)."""
@@ -38,14 +51,14 @@ class ResumePoint:
 
     next_sequence: int = 0
     opened: set[str] = field(default_factory=set)
-    output: list[dict[str, Any]] = field(default_factory=list)
-    open: dict[str, Any] | None = None
+    output: list[Item] = field(default_factory=list)
+    open: MessageItem | None = None
     part_added: bool = False
     text: str = ""
-    logprobs: list[dict[str, Any]] = field(default_factory=list)
+    logprobs: list[Logprob] = field(default_factory=list)
 
 
-def resume_point(events: Sequence[dict[str, Any]]) -> ResumePoint:
+def resume_point(events: Sequence[ResponseEvent]) -> ResumePoint:
     """Replay stored events (in sequence order) into a :class:`ResumePoint`.
 
     Raises:
@@ -53,26 +66,28 @@ def resume_point(events: Sequence[dict[str, Any]]) -> ResumePoint:
             continued under a grammar or a reasoning section), or the response already ended.
     """
     point = ResumePoint()
+    open_item: Item | None = None
     for event in events:
-        kind = event["type"]
-        point.next_sequence = int(event["sequence_number"]) + 1
-        if kind in _OPENING:
-            point.opened.add(kind)
-        elif kind == "response.output_item.added":
-            point.open = dict(event["item"])
-            point.output.append(point.open)
+        point.next_sequence = event.sequence_number + 1
+        if isinstance(event, (ResponseCreated, ResponseQueued, ResponseInProgress)):
+            point.opened.add(event.type)
+        elif isinstance(event, OutputItemAdded):
+            open_item = msgspec.structs.replace(event.item)
+            point.output.append(open_item)
             point.part_added, point.text, point.logprobs = False, "", []
-        elif kind == "response.content_part.added":
+        elif isinstance(event, ContentPartAdded):
             point.part_added = True
-        elif kind in ("response.output_text.delta", "response.function_call_arguments.delta",
-                      "response.reasoning_text.delta"):
-            point.text += event["delta"]
-            point.logprobs += event.get("logprobs") or []
-        elif kind == "response.output_item.done":
-            point.output[event["output_index"]] = dict(event["item"])
-            point.open, point.part_added, point.text, point.logprobs = None, False, "", []
-        elif kind in ("response.completed", "response.incomplete", "response.failed"):
+        elif isinstance(event, OutputTextDelta):
+            point.text += event.delta
+            point.logprobs += event.logprobs
+        elif isinstance(event, (FunctionCallArgumentsDelta, ReasoningTextDelta)):
+            point.text += event.delta
+        elif isinstance(event, OutputItemDone):
+            point.output[event.output_index] = msgspec.structs.replace(event.item)
+            open_item, point.part_added, point.text, point.logprobs = None, False, "", []
+        elif isinstance(event, TERMINAL_EVENTS):
             raise CannotResume("the response already ended")
-    if point.open is not None and point.open["type"] != "message":
-        raise CannotResume(f"generation stopped inside a {point.open['type']} item, which cannot be continued")
+    if open_item is not None and not isinstance(open_item, MessageItem):
+        raise CannotResume(f"generation stopped inside a {open_item.type} item, which cannot be continued")
+    point.open = open_item
     return point

@@ -34,7 +34,6 @@ import dataclasses
 import logging
 import time
 from collections.abc import AsyncIterator
-from typing import Any
 
 import msgspec
 
@@ -66,15 +65,6 @@ _SETTLE_WAIT_SECONDS = 3.0  # a cancel waits this long for the generation to rec
 
 
 TerminalEvent = ResponseCompleted | ResponseIncomplete | ResponseFailed
-
-
-def _row(response: ResponseObject) -> dict[str, Any]:
-    """A response as the store keeps it (JSON)."""
-    return msgspec.to_builtins(response)
-
-
-def _rows(events: list[ResponseEvent]) -> list[dict[str, Any]]:
-    return msgspec.to_builtins(events)
 
 
 class Run:
@@ -142,7 +132,7 @@ class Runner:
             raise APIError(503, "The server is shutting down; retry on another instance.", code="server_shutting_down")
         if turn.body.store:
             job = {"body": msgspec.to_builtins(turn.body)} if turn.body.background else None
-            await self.store.create_response(turn.project, _row(self.service.initial(turn)), turn.input_items,
+            await self.store.create_response(turn.project, self.service.initial(turn), turn.input_items,
                                              turn.body.previous_response_id, job=job, lease=self._lease())
         return self._launch(turn)
 
@@ -178,13 +168,13 @@ class Runner:
             if stored and turn.body.background and pending:  # only background streams can be replayed
                 batch = pending[:]
                 pending.clear()
-                await self.store.add_events(turn.id, _rows(batch), self._owner(turn))
+                await self.store.add_events(turn.id, batch, self._owner(turn))
             flushed = time.monotonic()
 
         try:
             if stored and turn.body.background:
                 started = msgspec.structs.replace(self.service.initial(turn), status="in_progress")
-                await self.store.settle_response(_row(started), only_from=("queued",), owner=self.owner)
+                await self.store.settle_response(started, only_from=("queued",), owner=self.owner)
             async for event in self.service.events(turn):
                 if isinstance(event, TERMINAL_EVENTS) and (stored or turn.conversation_id):
                     event = await self._settle(run, event, pending)
@@ -200,7 +190,7 @@ class Runner:
                     await self.store.release_lease(turn.id, self.owner)
             elif turn.cancelled and stored:
                 await flush()
-                await self.store.settle_response(_row(self.service.cancelled(turn)),
+                await self.store.settle_response(self.service.cancelled(turn),
                                                  only_from=("queued", "in_progress", "cancelled"), owner=self.owner)
         except LeaseLost:  # taken over after this instance failed to renew in time: the other one goes on
             log.warning("response %s: lease lost; another instance continues it", turn.id)
@@ -223,9 +213,9 @@ class Runner:
                                                         [*turn.input_items, *final.output])
             if turn.body.store:
                 if turn.body.background:
-                    await self.store.add_events(turn.id, _rows(pending), self.owner)
+                    await self.store.add_events(turn.id, pending, self.owner)
                 pending.clear()
-                await self.store.settle_response(_row(final), entries, owner=self.owner)
+                await self.store.settle_response(final, entries, owner=self.owner)
             return event
         except LeaseLost:
             raise
@@ -271,7 +261,7 @@ class Runner:
         stored = await self.store.get_response(response_id, project)
         if stored is None:
             raise not_found(f"Response with id {response_id!r} not found.", param="response_id")
-        if not stored.body.get("background"):
+        if not stored.body.background:
             raise bad_request("Only responses created with 'background': true can be streamed again.",
                               param="stream", code="invalid_value")
         return self._replay(response_id, after)
@@ -279,7 +269,7 @@ class Runner:
     async def _replay(self, response_id: str, after: int) -> AsyncIterator[ResponseEvent]:
         while True:
             status = await self.store.response_status(response_id)
-            events = msgspec.convert(await self.store.events_after(response_id, after), list[ResponseEvent])
+            events = await self.store.events_after(response_id, after)
             for event in events:
                 yield event
                 after = event.sequence_number
@@ -294,7 +284,7 @@ class Runner:
         stored = await self.store.get_response(response_id, project)
         if stored is None:
             raise not_found(f"Response with id {response_id!r} not found.", param="response_id")
-        if not stored.body.get("background"):
+        if not stored.body.background:
             raise bad_request("Only responses created with 'background': true can be cancelled.",
                               param="response_id", code="invalid_value")
         stored = await self.store.cancel_response(response_id, project) or stored
@@ -302,7 +292,7 @@ class Runner:
         if run is not None and stored.status == "cancelled":
             run.turn.cancelled = True
         deadline = time.monotonic() + _SETTLE_WAIT_SECONDS
-        while stored.body["status"] not in FINAL_STATUSES and time.monotonic() < deadline:
+        while stored.body.status not in FINAL_STATUSES and time.monotonic() < deadline:
             await asyncio.sleep(_POLL_SECONDS)  # the generating instance writes the output so far
             stored = await self.store.get_response(response_id, project) or stored
         return stored_response(stored)
@@ -364,7 +354,7 @@ class Runner:
             await self._fail(orphan, f"The response could not be resumed after a restart: {exc}")
             return
         stored = await self.store.get_response(orphan.id, orphan.project)
-        turn.id, turn.created_at, turn.resume = orphan.id, int(orphan.body["created_at"]), point
+        turn.id, turn.created_at, turn.resume = orphan.id, orphan.body.created_at, point
         if stored is not None:
             turn.input_items = stored.input_items
         if point.text:
@@ -375,14 +365,14 @@ class Runner:
         self._launch(turn)
 
     async def _fail(self, orphan: Orphan, message: str) -> None:
-        failed = msgspec.structs.replace(msgspec.convert(orphan.body, ResponseObject), status="failed",
+        failed = msgspec.structs.replace(orphan.body, status="failed",
                                          error=ResponseError(code="server_error", message=message), usage=None,
                                          completed_at=None)
         if orphan.job is not None:
             events = await self.store.events_after(orphan.id, -1)
-            following = events[-1]["sequence_number"] + 1 if events else 0
+            following = events[-1].sequence_number + 1 if events else 0
             with contextlib.suppress(Exception):  # a follower then ends; the row is what matters
-                await self.store.add_events(orphan.id, _rows([ResponseFailed(sequence_number=following,
-                                                                             response=failed)]), self.owner)
-        await self.store.settle_response(_row(failed), [], owner=self.owner)
+                await self.store.add_events(orphan.id, [ResponseFailed(sequence_number=following, response=failed)],
+                                            self.owner)
+        await self.store.settle_response(failed, [], owner=self.owner)
         log.warning("response %s failed: %s", orphan.id, message)

@@ -14,7 +14,8 @@ from typing import Any
 import sqlalchemy as sa
 from sqlalchemy.ext.asyncio import AsyncEngine
 
-from textgen.store_tables import loads, responses
+from textgen.events import ResponseObject
+from textgen.store_tables import load_response, loads, responses
 
 __all__ = ["UNSETTLED", "Lease", "LeaseLost", "LeaseQueries", "Orphan", "fence"]
 
@@ -35,7 +36,7 @@ class Orphan:
 
     id: str
     project: str
-    body: dict[str, Any]
+    body: ResponseObject
     job: dict[str, Any] | None
 
 
@@ -112,6 +113,9 @@ class LeaseQueries:
                     await conn.execute(sa.select(responses).where(responses.c.id == response_id))
                 ).one()
             return Orphan(
-                row.id, row.project, loads(row.body), None if row.job is None else loads(row.job)
+                row.id,
+                row.project,
+                load_response(row),
+                None if row.job is None else loads(row.job),
             )
         return None

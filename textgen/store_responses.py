@@ -12,21 +12,26 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
+import msgspec
 import sqlalchemy as sa
 from sqlalchemy.ext.asyncio import AsyncEngine
 
+from textgen.events import ResponseEvent, ResponseObject
 from textgen.store_leases import UNSETTLED, Lease, fence
-from textgen.store_tables import dumps, items, loads, response_events, responses
+from textgen.store_tables import dumps, items, load_response, loads, response_events, responses
+from textgen.stored_items import Item, load_item, load_items
 
 __all__ = ["ResponseQueries", "StoredResponse"]
+
+_EVENT: msgspec.json.Decoder[ResponseEvent] = msgspec.json.Decoder(ResponseEvent)
 
 
 @dataclass(frozen=True, slots=True)
 class StoredResponse:
     """A stored response: the wire object, this turn's input items and context entries."""
 
-    body: dict[str, Any]
-    input_items: list[dict[str, Any]]
+    body: ResponseObject
+    input_items: list[Item]
     entries: list[dict[str, Any]]
     status: str
     previous_id: str | None
@@ -39,7 +44,7 @@ async def _add_items(
     conn: Any,
     response_id: str,
     project: str,
-    values: Sequence[dict[str, Any]],
+    values: Sequence[Item],
     start: int,
     *,
     is_output: bool,
@@ -48,7 +53,7 @@ async def _add_items(
         {
             "response_id": response_id,
             "position": start + i,
-            "item_id": item.get("id") or "",
+            "item_id": item.id,
             "project": project,
             "is_output": is_output,
             "item": dumps(item),
@@ -67,8 +72,8 @@ class ResponseQueries:
     async def create_response(
         self,
         project: str,
-        body: dict[str, Any],
-        input_items: Sequence[dict[str, Any]],
+        body: ResponseObject,
+        input_items: Sequence[Item],
         previous_id: str | None,
         *,
         job: dict[str, Any] | None = None,
@@ -81,11 +86,11 @@ class ResponseQueries:
         async with self.engine.begin() as conn:
             await conn.execute(
                 responses.insert().values(
-                    id=body["id"],
+                    id=body.id,
                     project=project,
-                    created_at=int(body["created_at"]),
+                    created_at=body.created_at,
                     body=dumps(body),
-                    status=body["status"],
+                    status=body.status,
                     previous_id=previous_id,
                     entries="[]",
                     input_items="[]",
@@ -94,23 +99,23 @@ class ResponseQueries:
                     lease_expires=None if lease is None else lease.expires,
                 )
             )
-            await _add_items(conn, body["id"], project, input_items, 0, is_output=False)
+            await _add_items(conn, body.id, project, input_items, 0, is_output=False)
 
     async def settle_response(
         self,
-        body: dict[str, Any],
+        body: ResponseObject,
         entries: Sequence[dict[str, Any]] | None = None,
         *,
         only_from: Sequence[str] = ("queued", "in_progress"),
         owner: str | None = None,
     ) -> bool:
-        """Move a response to ``body["status"]`` unless it already left ``only_from`` (or, with ``owner``,
+        """Move a response to ``body.status`` unless it already left ``only_from`` (or, with ``owner``,
         unless another instance holds its lease).
 
         Returns:
             Whether the row changed (``False`` if, e.g., it was cancelled meanwhile).
         """
-        values: dict[str, Any] = {"body": dumps(body), "status": body["status"]}
+        values: dict[str, Any] = {"body": dumps(body), "status": body.status}
         if entries is not None:
             values["entries"] = dumps(list(entries))
         async with self.engine.begin() as conn:
@@ -118,15 +123,15 @@ class ResponseQueries:
             result = await conn.execute(
                 responses.update()
                 .where(
-                    responses.c.id == body["id"], responses.c.status.in_(list(only_from)), *fenced
+                    responses.c.id == body.id, responses.c.status.in_(list(only_from)), *fenced
                 )
                 .values(**values)
                 .returning(responses.c.project)
             )
             project = result.scalar()
-            if project is not None and body.get("output") and body["status"] != "in_progress":
+            if project is not None and body.output and body.status != "in_progress":
                 await _add_items(
-                    conn, body["id"], project, body["output"], _OUTPUT_POSITION, is_output=True
+                    conn, body.id, project, body.output, _OUTPUT_POSITION, is_output=True
                 )
         return project is not None
 
@@ -145,14 +150,13 @@ class ResponseQueries:
             if row is None:
                 return None
             # rows of an older release kept their input items in the response row itself
-            input_items = [loads(r.item) for r in (await conn.execute(inputs)).all()] or loads(
-                row.input_items
-            )
+            input_items = [load_item(loads(r.item)) for r in (await conn.execute(inputs)).all()]
+            input_items = input_items or load_items(loads(row.input_items))
         return StoredResponse(
-            loads(row.body), input_items, loads(row.entries), row.status, row.previous_id
+            load_response(row), input_items, loads(row.entries), row.status, row.previous_id
         )
 
-    async def find_item(self, item_id: str, project: str) -> dict[str, Any] | None:
+    async def find_item(self, item_id: str, project: str) -> Item | None:
         """The latest stored input or output item of ``project`` with this id (for ``item_reference``)."""
         query = (
             sa.select(items.c.item)
@@ -163,7 +167,7 @@ class ResponseQueries:
         )
         async with self.engine.connect() as conn:
             row = (await conn.execute(query)).first()
-        return None if row is None else dict(loads(row.item))
+        return None if row is None else load_item(loads(row.item))
 
     async def response_status(self, response_id: str) -> str | None:
         """The status column alone (polled by a running generation to notice a cancel)."""
@@ -238,7 +242,7 @@ class ResponseQueries:
         return await self.get_response(response_id, project)
 
     async def add_events(
-        self, response_id: str, events: Sequence[dict[str, Any]], owner: str | None = None
+        self, response_id: str, events: Sequence[ResponseEvent], owner: str | None = None
     ) -> None:
         """Append streaming events (each carries its ``sequence_number``).
 
@@ -255,14 +259,14 @@ class ResponseQueries:
                 [
                     {
                         "response_id": response_id,
-                        "sequence_number": e["sequence_number"],
+                        "sequence_number": e.sequence_number,
                         "event": dumps(e),
                     }
                     for e in events
                 ],
             )
 
-    async def events_after(self, response_id: str, after: int) -> list[dict[str, Any]]:
+    async def events_after(self, response_id: str, after: int) -> list[ResponseEvent]:
         """Stored events with ``sequence_number > after``, in order."""
         query = (
             sa.select(response_events.c.event)
@@ -273,4 +277,5 @@ class ResponseQueries:
             .order_by(response_events.c.sequence_number)
         )
         async with self.engine.connect() as conn:
-            return [loads(r.event) for r in (await conn.execute(query)).all()]
+            rows = (await conn.execute(query)).all()
+        return [_EVENT.decode(r.event) for r in rows]

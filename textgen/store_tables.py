@@ -12,6 +12,7 @@ import msgspec
 import sqlalchemy as sa
 
 from textgen.conversation_store import define_tables
+from textgen.events import ResponseObject
 
 __all__ = [
     "DEFAULT_PROJECT",
@@ -22,6 +23,7 @@ __all__ = [
     "dumps",
     "files",
     "items",
+    "load_response",
     "loads",
     "metadata",
     "prompt_versions",
@@ -137,3 +139,16 @@ def dumps(value: Any) -> str:
 def loads(text: str) -> Any:
     """A JSON column's value."""
     return msgspec.json.decode(text)
+
+
+_RESPONSE = msgspec.json.Decoder(ResponseObject)
+
+
+def load_response(row: Any) -> ResponseObject:
+    """A response row's body as the response object; a body of an older release that lacks a field the
+    row's columns hold (``id``, ``created_at``, ``status``) takes it from them."""
+    try:
+        return _RESPONSE.decode(row.body)
+    except msgspec.ValidationError:
+        body = {"id": row.id, "created_at": row.created_at, "status": row.status, **loads(row.body)}
+        return msgspec.convert(body, ResponseObject)

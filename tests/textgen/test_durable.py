@@ -26,9 +26,11 @@ from pathlib import Path
 from typing import Any
 
 import httpx
+import msgspec
 import pytest
 
 from tests.conftest import free_port, launch_process, wait_until_ready
+from textgen.events import ResponseEvent, ResponseObject
 from textgen.store import Lease, Store
 
 HERE = Path(__file__).parent
@@ -86,7 +88,7 @@ def _stored_events(url: str, rid: str) -> list[dict[str, Any]]:
     async def read() -> list[dict[str, Any]]:
         store = Store(url)
         try:
-            return await store.events_after(rid, -1)
+            return msgspec.to_builtins(await store.events_after(rid, -1))
         finally:
             await store.dispose()
 
@@ -222,17 +224,19 @@ def test_what_cannot_be_resumed_ends_failed(start: Start, tmp_path: Path) -> Non
         now = int(time.time())
         lost = {"id": "resp_lost", "object": "response", "created_at": now, "status": "in_progress",
                 "background": False, "output": []}  # a foreground response whose server died
-        await store.create_response("default", lost, [], None, lease=Lease("inst_dead", time.time() - 1))
+        await store.create_response("default", msgspec.convert(lost, ResponseObject), [], None,
+                                    lease=Lease("inst_dead", time.time() - 1))
         partial = {**lost, "id": "resp_partial", "status": "in_progress", "background": True}
         job = {"body": {"model": "textgen-ngram", "input": "hi", "background": True, "store": True}}
-        await store.create_response("default", partial, [], None, job=job, lease=Lease("inst_dead", 0.0))
+        await store.create_response("default", msgspec.convert(partial, ResponseObject), [], None, job=job,
+                                    lease=Lease("inst_dead", 0.0))
         message = {"id": "msg_1", "type": "message", "role": "assistant", "status": "in_progress", "content": []}
-        await store.add_events("resp_partial", [
+        await store.add_events("resp_partial", msgspec.convert([
             {"type": "response.created", "sequence_number": 0, "response": partial},
             {"type": "response.output_item.added", "sequence_number": 1, "output_index": 0, "item": message},
             {"type": "response.output_text.delta", "sequence_number": 2, "item_id": "msg_1", "output_index": 0,
              "content_index": 0, "delta": "Half an", "logprobs": []},
-        ])
+        ], list[ResponseEvent]))
         await store.dispose()
         return "resp_lost", "resp_partial"
 

@@ -5,7 +5,9 @@ from __future__ import annotations
 import asyncio
 from collections.abc import Awaitable, Callable, Iterator
 from pathlib import Path
+from typing import Any
 
+import msgspec
 import pytest
 import sqlalchemy as sa
 from litestar.testing import TestClient
@@ -13,8 +15,10 @@ from sqlalchemy.exc import IntegrityError
 
 from textgen.app import create_app
 from textgen.backends.builtin import NgramBackend
+from textgen.events import OutputTextDelta, ResponseCreated, ResponseObject, ResponseQueued
 from textgen.settings import Settings
 from textgen.store import Conflict, FileRecord, Store, hash_key, new_id
+from textgen.stored_items import InputTextPart, MessageItem, OutputTextPart
 
 KEY = "store-test-key"
 NGRAM = NgramBackend()
@@ -40,22 +44,29 @@ def run(url: str, body: Callable[[Store], Awaitable[None]]) -> None:
     asyncio.run(main())
 
 
+def _response(**fields: Any) -> ResponseObject:
+    return msgspec.convert(fields, ResponseObject)
+
+
 def test_responses_round_trip(database_url: str) -> None:
     async def body(store: Store) -> None:
         rid = new_id("resp_")
-        created = {"id": rid, "created_at": 1, "status": "in_progress", "output": [], "metadata": {"k": "é"}}
-        await store.create_response("p1", created, [{"id": "msg_1"}], None)
+        created = _response(id=rid, created_at=1, status="in_progress", output=[], metadata={"k": "é"})
+        asked = MessageItem(id="msg_1", role="user", content=[InputTextPart(text="hi")])
+        await store.create_response("p1", created, [asked], None)
         got = await store.get_response(rid, "p1")
         assert got is not None and got.status == "in_progress" and got.body == created and got.entries == []
         assert await store.get_response(rid, "p2") is None  # another project's id is unknown
-        final = {**created, "status": "completed", "output": [{"type": "message"}]}
+        answer = MessageItem(id="msg_2", role="assistant", content=[OutputTextPart(text="yo", logprobs=[])])
+        final = msgspec.structs.replace(created, status="completed", output=[answer])
         assert await store.settle_response(final, [{"role": "user", "text": "hi"}])
-        assert not await store.settle_response({**final, "status": "failed"})  # settled once only
+        assert not await store.settle_response(msgspec.structs.replace(final, status="failed"))  # settled once only
         got = await store.get_response(rid, "p1")
-        assert got is not None and got.body == final and got.input_items == [{"id": "msg_1"}]
+        assert got is not None and got.body == final and got.input_items == [asked]
         assert got.entries == [{"role": "user", "text": "hi"}] and got.status == "completed"
         assert not await store.delete_response(rid, "p2")
-        assert await store.find_item("msg_1", "p1") == {"id": "msg_1"} and await store.find_item("msg_1", "p2") is None
+        assert await store.find_item("msg_1", "p1") == asked and await store.find_item("msg_1", "p2") is None
+        assert await store.find_item("msg_2", "p1") == answer
         assert await store.delete_response(rid, "p1")
         assert await store.find_item("msg_1", "p1") is None  # deleting a response removes its text
         assert await store.get_response(rid, "p1") is None
@@ -69,8 +80,9 @@ def test_history_walks_the_chain_within_the_project(database_url: str) -> None:
         project, previous = new_id("chain-"), None
         for turn in range(50):
             rid = new_id("resp_")
-            await store.create_response(project, {"id": rid, "created_at": turn, "status": "in_progress"}, [], previous)
-            await store.settle_response({"id": rid, "created_at": turn, "status": "completed"},
+            await store.create_response(project, _response(id=rid, created_at=turn, status="in_progress"), [],
+                                        previous)
+            await store.settle_response(_response(id=rid, created_at=turn, status="completed"),
                                         [{"role": "user", "text": f"q{turn}"}, {"role": "assistant", "text": f"a{turn}"}])
             previous = rid
         assert previous is not None
@@ -89,15 +101,18 @@ def test_history_walks_the_chain_within_the_project(database_url: str) -> None:
 def test_events_and_cancel(database_url: str) -> None:
     async def body(store: Store) -> None:
         rid = new_id("resp_")
-        await store.create_response("p1", {"id": rid, "created_at": 1, "status": "queued"}, [], None)
-        await store.add_events(rid, [{"type": "a", "sequence_number": 0}, {"type": "b", "sequence_number": 1}])
-        await store.add_events(rid, [{"type": "c", "sequence_number": 2}])
-        assert [e["type"] for e in await store.events_after(rid, 0)] == ["b", "c"]
+        queued = _response(id=rid, created_at=1, status="queued")
+        await store.create_response("p1", queued, [], None)
+        await store.add_events(rid, [ResponseCreated(sequence_number=0, response=queued),
+                                     ResponseQueued(sequence_number=1, response=queued)])
+        await store.add_events(rid, [OutputTextDelta(sequence_number=2, item_id="m", output_index=0,
+                                                     content_index=0, delta="d")])
+        assert [e.type for e in await store.events_after(rid, 0)] == ["response.queued", "response.output_text.delta"]
         assert await store.cancel_response(rid, "p2") is None
         cancelled = await store.cancel_response(rid, "p1")
         assert cancelled is not None and cancelled.status == "cancelled"
         assert await store.response_status(rid) == "cancelled"
-        assert not await store.settle_response({"id": rid, "created_at": 1, "status": "completed"})
+        assert not await store.settle_response(_response(id=rid, created_at=1, status="completed"))
         assert await store.delete_response(rid, "p1") and await store.events_after(rid, -1) == []
 
     run(database_url, body)
@@ -252,14 +267,15 @@ def test_tables_of_an_older_release_are_brought_up_to_date(blank_database_url: s
                 await conn.execute(sa.text("INSERT INTO textgen_api_keys VALUES ('key_old', 'old', :h, 1)"),
                                    {"h": hash_key("old-key")})
                 await conn.execute(sa.text("INSERT INTO textgen_responses VALUES "
-                                           "('resp_old', 1, '{\"id\": \"resp_old\"}', '[{\"id\": \"msg_old\"}]', '[]')"))
+                                           "('resp_old', 1, '{\"id\": \"resp_old\"}', :items, '[]')"),
+                                   {"items": '[{"id": "msg_old", "role": "user", "content": []}]'})
             await store.create_schema()
             assert await store.key_project(hash_key("old-key")) == "default"
             old = await store.get_response("resp_old", "default")
             assert old is not None and old.status == "completed" and old.entries == []
-            assert old.input_items == [{"id": "msg_old"}]
+            assert old.input_items == [MessageItem(id="msg_old", role="user")]  # stored without a type
             rid = new_id("resp_")
-            await store.create_response("default", {"id": rid, "created_at": 2, "status": "in_progress"}, [], None)
+            await store.create_response("default", _response(id=rid, created_at=2, status="in_progress"), [], None)
             assert await store.get_response(rid, "default") is not None
         finally:
             await store.dispose()

@@ -16,10 +16,18 @@ from hypothesis import strategies as st
 from textgen.chat_schemas import ChatCompletionChunk
 from textgen.decoding import convert_body, decode_body
 from textgen.errors import APIError, validation_error
-from textgen.events import TERMINAL_EVENTS, ResponseEvent, ResponseObject
+from textgen.events import (
+    TERMINAL_EVENTS,
+    FunctionChoice,
+    FunctionTool,
+    JsonSchemaFormat,
+    ResponseEvent,
+    ResponseObject,
+)
 from textgen.inputs import normalize_input
 from textgen.items import FunctionCall, InputItem, Message
 from textgen.schemas import ChatCompletionCreate, ResponseCreate
+from textgen.stored_items import FunctionCallOutputItem, InputTextPart, Item, MessageItem, load_item
 
 MODEL = "textgen-ngram"
 TOOL = {"type": "function", "name": "get_weather", "description": "weather of a city",
@@ -80,8 +88,9 @@ def test_items_decode_into_their_structs_with_or_without_type() -> None:
     assert isinstance(body.input, list) and isinstance(body.input[0], Message)
     assert isinstance(body.input[1], FunctionCall)
     items = normalize_input(body.input)
-    assert [i["type"] for i in items] == ["message", "function_call", "function_call_output"]
-    assert items[2]["output"] == "ok" and items[0]["content"] == [{"type": "input_text", "text": "Hi"}]
+    assert [type(i).__struct_config__.tag for i in items] == ["message", "function_call", "function_call_output"]
+    assert isinstance(items[2], FunctionCallOutputItem) and items[2].output == "ok"
+    assert isinstance(items[0], MessageItem) and items[0].content == [InputTextPart(text="Hi")]
     # a stored job (the builtins of the Struct) converts back to the same request
     assert convert_body(msgspec.to_builtins(body), ResponseCreate) == body
 
@@ -183,3 +192,86 @@ def test_a_wrong_tag_or_enum_value_lists_the_right_ones(http: httpx.Client, path
     error = http.post(path, json=body).json()["error"]
     assert (error["code"], error["param"]) == ("invalid_value", param)
     assert error["message"].endswith(expected), error["message"]
+
+
+# The fields each served item and content part carries (the wire before items became Structs).
+_ITEM_FIELDS = {
+    "message": {"type", "id", "role", "status", "content"},
+    "function_call": {"type", "id", "status", "call_id", "name", "arguments"},
+    "function_call_output": {"type", "id", "call_id", "output", "status"},
+    "reasoning": {"type", "id", "summary", "content", "encrypted_content", "status"},
+}
+_PART_FIELDS = {
+    "input_text": [{"type", "text"}],
+    "output_text": [{"type", "text", "annotations", "logprobs"}, {"type", "text", "annotations"}],
+    "refusal": [{"type", "refusal"}],
+    "input_image": [{"type", "detail", "image_url", "file_id"}],
+    "input_file": [{"type", "file_id", "filename"}],
+}
+
+
+def _check_fields(item: dict[str, Any]) -> None:
+    assert set(item) == _ITEM_FIELDS[item["type"]], item
+    for part in item.get("content") or () if item["type"] == "message" else ():
+        assert set(part) in _PART_FIELDS[part["type"]], part
+    msgspec.convert(item, Item)
+
+
+def test_served_items_have_their_fields_and_decode_as_item_structs(http: httpx.Client) -> None:
+    """Output items in responses, events and reads, and stored input items, carry exactly their fields."""
+    upload = http.post("/files", files={"file": ("notes.txt", b"notes")}, data={"purpose": "user_data"}).json()
+    input_ = [{"role": "user", "content": [{"type": "input_text", "text": "weather?"},
+                                           {"type": "input_image", "image_url": "data:image/png;base64,AA=="},
+                                           {"type": "input_file", "file_id": upload["id"]}]},
+              {"role": "assistant", "content": [{"type": "output_text", "text": "sunny"},
+                                                {"type": "refusal", "refusal": "no"}]},
+              {"type": "function_call", "call_id": "c1", "name": "get_weather", "arguments": "{}"},
+              {"type": "function_call_output", "call_id": "c1", "output": "rain"},
+              {"type": "reasoning", "id": "rs_in", "summary": [{"type": "summary_text", "text": "s"}]},
+              {"role": "user", "content": "and now?"}]
+    stream = http.post("/responses", json={"model": "echo-test", "stream": True, "input": input_})
+    seen = 0
+    for _, data in _sse_events(stream.text):
+        event = json.loads(data)
+        for item in [event.get("item"), *((event.get("response") or {}).get("output") or ())]:
+            if item:
+                _check_fields(item)
+                seen += 1
+    assert seen
+    rid = json.loads(_sse_events(stream.text)[-1][1])["response"]["id"]
+    listed = http.get(f"/responses/{rid}/input_items", params={"order": "asc"}).json()["data"]
+    assert [i["type"] for i in listed] == [
+        "message", "message", "function_call", "function_call_output", "reasoning", "message"]
+    for item in [*listed, *http.get(f"/responses/{rid}").json()["output"]]:
+        _check_fields(item)
+    assert listed[1]["content"][0] == {"type": "output_text", "text": "sunny", "annotations": []}
+    conv = http.post("/conversations", json={"items": input_}).json()
+    for item in http.get(f"/conversations/{conv['id']}/items").json()["data"]:
+        _check_fields(item)
+
+
+def test_an_item_stored_without_type_loads_as_a_message() -> None:
+    item = load_item({"id": "msg_1", "role": "user", "status": "completed",
+                      "content": [{"type": "input_text", "text": "hi"}]})
+    assert isinstance(item, MessageItem) and item.content == [InputTextPart(text="hi")]
+
+
+def test_the_echoed_request_fields_are_typed(http: httpx.Client) -> None:
+    """``tools``, ``tool_choice``, ``text`` and ``prompt`` of a response decode into their Structs."""
+    prompt = http.post("/prompts", json={"template": "Say {{x}}"}).json()
+    schema = {"type": "object", "properties": {"a": {"type": "string"}}, "required": ["a"],
+              "additionalProperties": False}
+    reply = http.post("/responses", json={
+        "model": MODEL, "prompt": {"id": prompt["id"], "variables": {"x": "hi"}}, "max_output_tokens": 40,
+        "tools": [TOOL], "tool_choice": {"type": "function", "name": "get_weather"}, "seed": 1})
+    body = msgspec.json.decode(reply.content, type=ResponseObject)
+    assert isinstance(body.tool_choice, FunctionChoice) and body.tool_choice.name == "get_weather"
+    assert isinstance(body.tools[0], FunctionTool) and body.prompt is not None and body.prompt.variables == {"x": "hi"}
+    formatted = http.post("/responses", json={"model": MODEL, "input": "x", "max_output_tokens": 60, "text": {
+        "format": {"type": "json_schema", "name": "n", "schema": schema, "strict": True}}})
+    text = msgspec.json.decode(formatted.content, type=ResponseObject).text
+    assert isinstance(text.format, JsonSchemaFormat) and text.format.schema == schema
+    refused = http.post("/responses", json={"model": MODEL, "input": "x", "text": {
+        "format": {"type": "json_schema", "name": "n", "schema": schema, "description": 5}}})
+    error = refused.json()["error"]
+    assert (refused.status_code, error["param"], error["code"]) == (400, "text.format.description", "invalid_type")
