@@ -234,7 +234,12 @@ def cmd_import_transactions(args: argparse.Namespace, settings: Settings) -> int
 
     from service.db.models import Portfolio
     from service.imports import decode_mapping
-    from service.imports.services import ImportOptions, guess_format, import_statement
+    from service.imports.services import (
+        ImportOptions,
+        guess_format,
+        import_statement,
+        preview_statement,
+    )
     from service.marketdata.fx import CURRENCIES
 
     path = Path(args.file)
@@ -268,7 +273,11 @@ def cmd_import_transactions(args: argparse.Namespace, settings: Settings) -> int
                 ).scalar_one_or_none()
             if owner is None:
                 raise NotFound(f"no portfolio {args.portfolio}")
-            report = await import_statement(db, owner, args.portfolio, data, options)
+            if options.dry_run:
+                report = await preview_statement(db, owner, args.portfolio, data, options)
+            else:
+                async with db.write() as s:  # the unit of work: committed unless it raises
+                    report = await import_statement(s, owner, args.portfolio, data, options)
             return msgspec.json.format(msgspec.json.encode(report), indent=2), bool(report.errors)
         finally:
             await db.dispose()

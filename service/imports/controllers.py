@@ -10,6 +10,7 @@ from litestar.datastructures import State, UploadFile
 from litestar.di import NamedDependency
 from litestar.enums import RequestEncodingType
 from litestar.params import Body, FromPath
+from sqlalchemy.ext.asyncio import AsyncSession
 
 from service.assets.market import MarketData
 from service.auth.guards import requires_user
@@ -18,7 +19,13 @@ from service.db import Database
 from service.errors import ValidationError
 from service.imports import decode_mapping
 from service.imports.schemas import ImportRead
-from service.imports.services import MAX_FILE_BYTES, ImportOptions, guess_format, import_statement
+from service.imports.services import (
+    MAX_FILE_BYTES,
+    ImportOptions,
+    guess_format,
+    import_statement,
+    preview_statement,
+)
 
 __all__ = ["ImportController", "ImportForm"]
 
@@ -75,6 +82,7 @@ class ImportController(Controller):
         request: Req,
         portfolio_id: FromPath[int],
         data: Annotated[ImportForm, Body(media_type=RequestEncodingType.MULTI_PART)],
+        session: NamedDependency[AsyncSession],
         db: NamedDependency[Database],
         market: NamedDependency[MarketData],
     ) -> ImportRead:
@@ -100,4 +108,6 @@ class ImportController(Controller):
             create_assets=data.create_assets,
             currencies=market.currencies(),
         )
-        return await import_statement(db, request.user.id, portfolio_id, content, options)
+        if options.dry_run:  # only reads: the request's session of a POST would write
+            return await preview_statement(db, request.user.id, portfolio_id, content, options)
+        return await import_statement(session, request.user.id, portfolio_id, content, options)

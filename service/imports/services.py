@@ -1,8 +1,9 @@
 """Importing a broker statement into a portfolio's ledger: all or nothing, idempotent.
 
-One import is one database write transaction. The file is parsed first (outside the
-transaction, :func:`service.imports.parse_statement`); then, with the portfolio and
-the user's ledger locked as every ledger write locks them:
+One import is one database write transaction: the request's session, which its caller
+commits (:func:`service.state.provide_session`). The file is parsed first, before the
+transaction's first statement (:func:`service.imports.parse_statement`); then, with the
+portfolio and the user's ledger locked as every ledger write locks them:
 
 1. rows whose source id (OFX ``FITID``, or the hash of a CSV row) the portfolio
    already holds are skipped: importing the same statement twice adds nothing;
@@ -105,6 +106,7 @@ __all__ = [
     "ImportOptions",
     "guess_format",
     "import_statement",
+    "preview_statement",
 ]
 
 #: The largest statement accepted (bytes): a 50,000-row OFX file is about 25 MB.
@@ -165,10 +167,27 @@ def _source_id(raw: str) -> str:
     return "sha256:" + hashlib.sha256(raw.encode()).hexdigest()
 
 
+async def _parse(data: bytes, options: ImportOptions) -> ParseResult:
+    if len(data) > MAX_FILE_BYTES:
+        raise FileTooLarge(
+            f"The file has {len(data)} bytes; statements up to {MAX_FILE_BYTES} bytes are accepted.",
+            details={"field": "file", "code": "max_size", "max_bytes": MAX_FILE_BYTES},
+        )
+    return await asyncio.to_thread(
+        parse_statement, data, options.format, mapping=options.mapping, preset=options.preset
+    )
+
+
 async def import_statement(
-    db: Database, user_id: int, portfolio_id: int, data: bytes, options: ImportOptions
+    s: AsyncSession, user_id: int, portfolio_id: int, data: bytes, options: ImportOptions
 ) -> ImportRead:
     """Import a broker statement into one of the user's portfolios (module docstring).
+
+    ``s``: the request's session, a write transaction its caller commits; the file is
+    parsed before the session's first statement, so no lock is held while parsing. The
+    rows are written and flushed, never committed: a raised error leaves the caller
+    nothing to commit. A dry run only reads (:func:`preview_statement` gives it a read
+    session of its own).
 
     Raises:
         FileTooLarge: ``data`` above :data:`MAX_FILE_BYTES`.
@@ -176,32 +195,43 @@ async def import_statement(
         ValidationError: ``file`` ``invalid_rows`` with ``errors`` (every bad line);
             not raised by a dry run, which lists the errors in its reply.
     """
-    if len(data) > MAX_FILE_BYTES:
-        raise FileTooLarge(
-            f"The file has {len(data)} bytes; statements up to {MAX_FILE_BYTES} bytes are accepted.",
-            details={"field": "file", "code": "max_size", "max_bytes": MAX_FILE_BYTES},
-        )
-    parsed = await asyncio.to_thread(
-        parse_statement, data, options.format, mapping=options.mapping, preset=options.preset
-    )
+    parsed = await _parse(data, options)
     if options.dry_run:
-        async with db.read() as s:
-            portfolio = await _portfolio(s, user_id, portfolio_id, lock=False)
-            plan = await _plan(s, user_id, portfolio, parsed, options)
-        return _reply(portfolio_id, options, parsed, plan)
-    async with db.write() as s:
-        portfolio = await _portfolio(s, user_id, portfolio_id, lock=True)
-        await derive.lock_user_ledger(s, user_id)
-        plan = await _plan(s, user_id, portfolio, parsed, options)
-        if plan.errors:
-            plan.errors.sort(key=lambda e: (e.line, e.field))
-            raise ValidationError(
-                "file", "invalid_rows",
-                f"{len(plan.errors)} problem(s) in the file; nothing was imported.",
-                errors=[_error_dict(e) for e in plan.errors],
-            )  # fmt: skip
-        if plan.entries:
-            await _write(s, portfolio, plan)
+        return await _preview(s, user_id, portfolio_id, parsed, options)
+    portfolio = await _portfolio(s, user_id, portfolio_id, lock=True)
+    await derive.lock_user_ledger(s, user_id)
+    plan = await _plan(s, user_id, portfolio, parsed, options)
+    if plan.errors:
+        plan.errors.sort(key=lambda e: (e.line, e.field))
+        raise ValidationError(
+            "file", "invalid_rows",
+            f"{len(plan.errors)} problem(s) in the file; nothing was imported.",
+            errors=[_error_dict(e) for e in plan.errors],
+        )  # fmt: skip
+    if plan.entries:
+        await _write(s, portfolio, plan)
+    return _reply(portfolio_id, options, parsed, plan)
+
+
+async def preview_statement(
+    db: Database, user_id: int, portfolio_id: int, data: bytes, options: ImportOptions
+) -> ImportRead:
+    """A dry run (``options.dry_run``) of :func:`import_statement` in a read session of its
+    own: the request's session of a POST is a write transaction, which on SQLite would hold
+    the write lock while the file is planned."""
+    if not options.dry_run:
+        raise ValueError("a preview writes nothing: options.dry_run must be set")
+    parsed = await _parse(data, options)
+    async with db.read() as s:
+        return await _preview(s, user_id, portfolio_id, parsed, options)
+
+
+async def _preview(
+    s: AsyncSession, user_id: int, portfolio_id: int, parsed: ParseResult, options: ImportOptions
+) -> ImportRead:
+    """What the import would do, errors listed instead of raised, nothing locked or written."""
+    portfolio = await _portfolio(s, user_id, portfolio_id, lock=False)
+    plan = await _plan(s, user_id, portfolio, parsed, options)
     return _reply(portfolio_id, options, parsed, plan)
 
 

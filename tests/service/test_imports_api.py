@@ -747,12 +747,14 @@ def test_split_errors(priced: Api) -> None:
 
 
 async def _concurrently(db: Any, user_id: int, pid: int, data: bytes, n: int) -> list[Any]:
+    """``n`` imports of ``data`` at once, each in a write transaction as a request's."""
     opts = import_services.ImportOptions(format="ofx")
-    return list(
-        await asyncio.gather(
-            *(import_services.import_statement(db, user_id, pid, data, opts) for _ in range(n))
-        )
-    )
+
+    async def one() -> Any:
+        async with db.write() as s:
+            return await import_services.import_statement(s, user_id, pid, data, opts)
+
+    return list(await asyncio.gather(*(one() for _ in range(n))))
 
 
 def test_concurrent_imports_of_one_file_add_it_once(priced: Api) -> None:
