@@ -14,26 +14,32 @@ The imported statement's cash rows (deposits, with interest, service charges and
 withdrawals among them) are imported too, into a portfolio with
 ``cash_policy="strict"``, so the import also runs the overdraft check.
 
-Then the import service (``service.imports.services.import_statement``, what
+Then the import service (``service.imports.services``, what
 ``POST /api/portfolios/{id}/import/`` and ``import-transactions`` call) loads a
-valid 50,000-transaction OFX 2.x statement into an empty portfolio of a fresh
-database (SQLite in a temporary directory unless ``--database-url`` names a
-PostgreSQL server, where a scratch database is created and dropped), in a fresh
-subprocess: the parser alone (the same file, for the ratio), a dry run, the import itself (parse, duplicate check against the
-portfolio's source ids, the whole-ledger check of every symbol, the cash check of
-the strict portfolio, one multi-row insert, positions re-derived once; unknown
-tickers created as assets), and the
-same file again (every row a duplicate). Each is timed after a warm-up import of
-a few rows into another portfolio (numba's cached kernels loaded once per process);
-the child's peak RSS is read before the first import and after the last.
+valid 50,000-transaction OFX 2.x statement (:func:`statement`) into an empty
+portfolio of a fresh database (SQLite in a temporary directory unless
+``--database-url`` names a PostgreSQL server, where a scratch database is created
+and dropped), in a fresh subprocess (``benchmarks/_import_child.py``, shared with
+``imports_csv.py``): the parser alone (the same file, for the ratio), a dry run,
+the import itself (parse, duplicate check against the portfolio's source ids, the
+whole-ledger check of every symbol, the cash check of the strict portfolio, one
+multi-row insert, positions re-derived once; unknown tickers created as assets),
+and the same file again (every row a duplicate). Each is timed after a warm-up
+import of a few rows into another portfolio (numba's cached kernels loaded once per
+process); the child's peak RSS is read before the first import and after the last.
 """
 
 from __future__ import annotations
 
 import argparse
+import datetime as dt
 import json
+import os
 import subprocess
 import sys
+from pathlib import Path
+
+HERE = Path(__file__).resolve().parent
 
 CHILD = r"""
 import json, re, resource, sys, time, tracemalloc
@@ -101,132 +107,65 @@ tracemalloc.stop()
 print(json.dumps({"rows": n, "bytes": len(data), "seconds": seconds, "peak_bytes": peak, "rss_bytes": rss}))
 """
 
-IMPORT_CHILD = r"""
-import asyncio, datetime as dt, json, resource, sys, tempfile, time, uuid
+_FUND = "<SUBACCTSEC>CASH</SUBACCTSEC><SUBACCTFUND>CASH</SUBACCTFUND>"
+_START = dt.date(1990, 1, 1)
+_BANK = {0: ("INT", "2.50"), 1: ("SRVCHG", "-1.00"), 2: ("DEBIT", "-100.00")}
 
-from service.db import Database, migrate
-from service.db.models import Portfolio, User
-from service.imports import parse_statement
-from service.imports.services import ImportOptions, import_statement
 
-n, url = int(sys.argv[1]), sys.argv[2]
-
-def sec(k):
+def _sec(k: int) -> str:
     return f"<SECID><UNIQUEID>SEC{k:05d}</UNIQUEID><UNIQUEIDTYPE>CUSIP</UNIQUEIDTYPE></SECID>"
 
-FUND = "<SUBACCTSEC>CASH</SUBACCTSEC><SUBACCTFUND>CASH</SUBACCTFUND>"
-START = dt.date(1990, 1, 1)
 
-BANK = {0: ("INT", "2.50"), 1: ("SRVCHG", "-1.00"), 2: ("DEBIT", "-100.00")}
-
-def tran(i):
+def _tran(i: int) -> str:
     # rounds of four on one day: buy 10, sell 5, dividend (from the security's second
     # round on: shares held at the previous close), a cash row: a deposit of 1,000.00,
     # every fifth round interest, a service charge or a withdrawal instead (cash never
     # goes below zero: the portfolio is strict); rounds cycle over 100 securities
     r, kind = divmod(i, 4)
     k = r % 100
-    day = (START + dt.timedelta(days=r)).strftime("%Y%m%d")
+    day = (_START + dt.timedelta(days=r)).strftime("%Y%m%d")
     inv = f"<INVTRAN><FITID>T{i}</FITID><DTTRADE>{day}</DTTRADE></INVTRAN>"
     if kind == 0:
-        return (f"<BUYSTOCK><INVBUY>{inv}{sec(k)}<UNITS>10</UNITS><UNITPRICE>{50 + i % 50}.25</UNITPRICE>"
-                f"<COMMISSION>1.00</COMMISSION><TOTAL>-1</TOTAL>{FUND}</INVBUY><BUYTYPE>BUY</BUYTYPE></BUYSTOCK>")
+        return (f"<BUYSTOCK><INVBUY>{inv}{_sec(k)}<UNITS>10</UNITS><UNITPRICE>{50 + i % 50}.25</UNITPRICE>"
+                f"<COMMISSION>1.00</COMMISSION><TOTAL>-1</TOTAL>{_FUND}</INVBUY><BUYTYPE>BUY</BUYTYPE></BUYSTOCK>")  # fmt: skip
     if kind == 1:
-        return (f"<SELLSTOCK><INVSELL>{inv}{sec(k)}<UNITS>-5</UNITS><UNITPRICE>{60 + i % 40}.50</UNITPRICE>"
-                f"<COMMISSION>1.00</COMMISSION><TOTAL>1</TOTAL>{FUND}</INVSELL><SELLTYPE>SELL</SELLTYPE></SELLSTOCK>")
+        return (f"<SELLSTOCK><INVSELL>{inv}{_sec(k)}<UNITS>-5</UNITS><UNITPRICE>{60 + i % 40}.50</UNITPRICE>"
+                f"<COMMISSION>1.00</COMMISSION><TOTAL>1</TOTAL>{_FUND}</INVSELL><SELLTYPE>SELL</SELLTYPE></SELLSTOCK>")  # fmt: skip
     if kind == 2 and r >= 100:
-        return f"<INCOME>{inv}{sec(k)}<INCOMETYPE>DIV</INCOMETYPE><TOTAL>{1 + i % 9}.10</TOTAL>{FUND}</INCOME>"
-    trntype, amount = BANK[(r // 5) % 3] if r % 5 == 4 else ("CREDIT", "1000.00")
+        return f"<INCOME>{inv}{_sec(k)}<INCOMETYPE>DIV</INCOMETYPE><TOTAL>{1 + i % 9}.10</TOTAL>{_FUND}</INCOME>"
+    trntype, amount = _BANK[(r // 5) % 3] if r % 5 == 4 else ("CREDIT", "1000.00")
     return (f"<INVBANKTRAN><STMTTRN><TRNTYPE>{trntype}</TRNTYPE><DTPOSTED>{day}</DTPOSTED><TRNAMT>{amount}</TRNAMT>"
-            f"<FITID>T{i}</FITID><NAME>{trntype}</NAME></STMTTRN><SUBACCTFUND>CASH</SUBACCTFUND></INVBANKTRAN>")
+            f"<FITID>T{i}</FITID><NAME>{trntype}</NAME></STMTTRN><SUBACCTFUND>CASH</SUBACCTFUND></INVBANKTRAN>")  # fmt: skip
 
-secinfo = "".join(
-    f"<STOCKINFO><SECINFO>{sec(k)}<SECNAME>Security {k}</SECNAME><TICKER>BX{k:03d}</TICKER></SECINFO></STOCKINFO>"
-    for k in range(100)
-)
-def statement(m):
+
+def statement(m: int) -> bytes:
+    """The imported statement: ``m`` valid transactions (OFX 2.x) over 100 securities."""
+    secinfo = "".join(
+        f"<STOCKINFO><SECINFO>{_sec(k)}<SECNAME>Security {k}</SECNAME><TICKER>BX{k:03d}</TICKER></SECINFO></STOCKINFO>"
+        for k in range(100)
+    )
     return ("\n".join([
-    '<?xml version="1.0" encoding="UTF-8"?>',
-    '<?OFX OFXHEADER="200" VERSION="220" SECURITY="NONE" OLDFILEUID="NONE" NEWFILEUID="NONE"?>',
-    "<OFX><SIGNONMSGSRSV1><SONRS><STATUS><CODE>0</CODE><SEVERITY>INFO</SEVERITY></STATUS>"
-    "<DTSERVER>20250101</DTSERVER><LANGUAGE>ENG</LANGUAGE></SONRS></SIGNONMSGSRSV1>",
-    "<INVSTMTMSGSRSV1><INVSTMTTRNRS><TRNUID>1</TRNUID><STATUS><CODE>0</CODE><SEVERITY>INFO</SEVERITY></STATUS>",
-    "<INVSTMTRS><DTASOF>20250101</DTASOF><CURDEF>USD</CURDEF>"
-    "<INVACCTFROM><BROKERID>b.example</BROKERID><ACCTID>1</ACCTID></INVACCTFROM>",
-    "<INVTRANLIST><DTSTART>19900101</DTSTART><DTEND>20241231</DTEND>",
-    *(tran(i) for i in range(m)),
-    "</INVTRANLIST></INVSTMTRS></INVSTMTTRNRS></INVSTMTMSGSRSV1>",
-    f"<SECLISTMSGSRSV1><SECLIST>{secinfo}</SECLIST></SECLISTMSGSRSV1></OFX>",
-    ]) + "\n").encode()
-
-data = statement(n)
-
-
-async def admin(sql):
-    import asyncpg
-    conn = await asyncpg.connect(url.replace("postgresql+asyncpg://", "postgresql://"))
-    try:
-        await conn.execute(sql)
-    finally:
-        await conn.close()
-
-
-async def run(db_url):
-    db = Database(db_url)
-    out = {}
-    try:
-        await migrate(db)
-        async with db.write() as s:
-            user = User(username="bench", password_hash="x")
-            s.add(user)
-            await s.flush()
-            portfolio = Portfolio(user_id=user.id, name="imported", cash_policy="strict")
-            warm = Portfolio(user_id=user.id, name="warm-up")
-            s.add_all([portfolio, warm])
-            await s.flush()
-            uid, pid, warm_id = user.id, portfolio.id, warm.id
-        # warm-up (numba's cached kernels loaded, SQL compiled): the first 8 rows elsewhere
-        await import_statement(db, uid, warm_id, statement(8), ImportOptions(format="ofx", create_assets=True))
-        out["rss_before"] = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024
-        t0 = time.perf_counter()
-        parse_statement(data, "ofx")  # the parser alone, beside the imports
-        out["parse"] = time.perf_counter() - t0
-        for label, dry in (("dry_run", True), ("import", False), ("again", False)):
-            opts = ImportOptions(format="ofx", dry_run=dry, create_assets=True)
-            t0 = time.perf_counter()
-            report = await import_statement(db, uid, pid, data, opts)
-            out[label] = time.perf_counter() - t0
-            assert not report.errors, report.errors[:3]
-            out[label + "_added"] = report.added
-            out[label + "_skipped"] = report.skipped_duplicates
-            if label == "import":
-                out["counts"] = report.counts
-        out["ignored"] = len(report.ignored)
-        out["rss_after"] = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024
-    finally:
-        await db.dispose()
-    return out
-
-if url == "sqlite":
-    with tempfile.TemporaryDirectory() as tmp:
-        res = asyncio.run(run(f"sqlite+aiosqlite:///{tmp}/bench.db"))
-else:
-    name = f"qc_bench_{uuid.uuid4().hex[:10]}"
-    asyncio.run(admin(f'CREATE DATABASE "{name}"'))
-    try:
-        res = asyncio.run(run(url.rpartition("/")[0] + "/" + name))
-    finally:
-        asyncio.run(admin(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)'))
-print(json.dumps({"rows": n, "bytes": len(data), **res}))
-"""
+        '<?xml version="1.0" encoding="UTF-8"?>',
+        '<?OFX OFXHEADER="200" VERSION="220" SECURITY="NONE" OLDFILEUID="NONE" NEWFILEUID="NONE"?>',
+        "<OFX><SIGNONMSGSRSV1><SONRS><STATUS><CODE>0</CODE><SEVERITY>INFO</SEVERITY></STATUS>"
+        "<DTSERVER>20250101</DTSERVER><LANGUAGE>ENG</LANGUAGE></SONRS></SIGNONMSGSRSV1>",
+        "<INVSTMTMSGSRSV1><INVSTMTTRNRS><TRNUID>1</TRNUID><STATUS><CODE>0</CODE><SEVERITY>INFO</SEVERITY></STATUS>",
+        "<INVSTMTRS><DTASOF>20250101</DTASOF><CURDEF>USD</CURDEF>"
+        "<INVACCTFROM><BROKERID>b.example</BROKERID><ACCTID>1</ACCTID></INVACCTFROM>",
+        "<INVTRANLIST><DTSTART>19900101</DTSTART><DTEND>20241231</DTEND>",
+        *(_tran(i) for i in range(m)),
+        "</INVTRANLIST></INVSTMTRS></INVSTMTTRNRS></INVSTMTMSGSRSV1>",
+        f"<SECLISTMSGSRSV1><SECLIST>{secinfo}</SECLIST></SECLISTMSGSRSV1></OFX>",
+    ]) + "\n").encode()  # fmt: skip
 
 
 def _import_report(n: int, url: str) -> None:
     proc = subprocess.run(
-        [sys.executable, "-c", IMPORT_CHILD, str(n), url],
+        [sys.executable, str(HERE / "_import_child.py"), "ofx", str(n), url, "--parse"],
         capture_output=True,
         text=True,
         check=False,
+        env={**os.environ, "PYTHONPATH": str(HERE.parent)},  # this tree's service
     )
     if proc.returncode != 0:
         print(proc.stderr[-3000:], file=sys.stderr)
@@ -242,10 +181,10 @@ def _import_report(n: int, url: str) -> None:
     )
     print(f"  rows by type: {res['counts']}")
     print(
-        f"  {'parse only':<16} {res['parse']:6.2f} s = {res['rows'] / res['parse']:,.0f} transactions/s"
+        f"  {'parse only':<16} {res['parse'][0]:6.2f} s = {res['rows'] / res['parse'][0]:,.0f} transactions/s"
     )
     for label, text in (("dry_run", "dry run"), ("import", "import"), ("again", "same file again")):
-        secs = res[label]
+        secs = res[label][0]  # wall; [1] is CPU
         print(
             f"  {text:<16} {secs:6.2f} s = {res['rows'] / secs:,.0f} transactions/s "
             f"(added {res[label + '_added']:,}, skipped duplicates {res[label + '_skipped']:,})"

@@ -40,7 +40,7 @@ ROOT = HERE.parent
 sys.path.insert(0, str(ROOT))
 sys.path.insert(0, str(HERE))
 
-from service_load import _start, _stop  # noqa: E402
+from service_load import PASSWORD, _start, _stop  # noqa: E402
 
 __all__ = ["Latency", "main", "run"]
 
@@ -95,7 +95,7 @@ class Server:
             _csv(path, 1000 + i)
             files.append(str(path))
         run("import-prices", *files, "--sector", "Imported")
-        run("createuser", "bench", "--password-stdin", stdin=b"benchmark-password\n")
+        run("createuser", "bench", "--password-stdin", stdin=PASSWORD)
         self.token = run("token", "bench").stdout.decode().strip()
         self.proc, self.port = _start("service.app:app_from_env", env)
         self.headers = {"Authorization": f"Token {self.token}"}

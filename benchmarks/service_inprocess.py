@@ -25,6 +25,9 @@ from typing import Any
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
+sys.path.insert(0, str(ROOT / "benchmarks"))
+
+from service_load import PASSWORD  # noqa: E402
 
 
 def _cli(env: dict[str, str], *args: str, stdin: bytes | None = None) -> str:
@@ -137,7 +140,7 @@ def main(argv: list[str] | None = None) -> int:
     }
     env.pop("QC_DATABASE_URL", None)
     _cli(env, "migrate")
-    _cli(env, "createuser", "bench", "--password-stdin", stdin=b"load-test-secret-7\n")
+    _cli(env, "createuser", "bench", "--password-stdin", stdin=PASSWORD)
     env["QC_BENCH_TOKEN"] = _cli(env, "token", "bench")
     os.environ.update({k: v for k, v in env.items() if k.startswith("QC_")})
     asyncio.run(_main(args.n, args.profile))

@@ -4,6 +4,17 @@
     python benchmarks/service_load.py --connections 64   # the tail-latency goal's setting
     python benchmarks/service_load.py --quick    # CI: 0.3 s per target, 2 connections
     python benchmarks/service_load.py --database-url postgresql+asyncpg://postgres@127.0.0.1:5432/qc_bench
+    python benchmarks/service_load.py --tree /tmp/old    # before/after: another checkout's service too
+
+``--tree OLD`` (a ``git archive`` of an older commit, say) starts OLD's service beside this
+tree's (each from its own directory, its ``service`` first on ``PYTHONPATH``, on its own
+SQLite file, with the same data) and runs every target on both, back to back, the trees
+alternating (``--repeat`` rounds): one run, one load on the machine for both.
+
+Start-up: the service answers only once its lifespan has warmed the kernels, which on an
+empty numba cache (another tree's files are another cache) under load takes minutes;
+each server is given ``--start-timeout`` seconds (default 900), and one that exits
+before answering is reported with the end of its stderr.
 
 Both servers run with the same uvicorn settings (1 worker, no access log, the
 same event loop and HTTP parser). Targets:
@@ -42,7 +53,7 @@ HERE = Path(__file__).resolve().parent
 ROOT = HERE.parent
 sys.path.insert(0, str(ROOT))
 
-__all__ = ["LoadResult", "Servers", "bare_app", "load", "main"]
+__all__ = ["LoadResult", "Servers", "Service", "bare_app", "load", "main"]
 
 
 def bare_app():  # type: ignore[no-untyped-def]
@@ -62,7 +73,18 @@ def _free_port() -> int:
         return int(s.getsockname()[1])
 
 
-def _start(target: str, env: dict[str, str]) -> tuple[subprocess.Popen[bytes], int]:
+START_TIMEOUT = 900.0  # seconds: start-up warms the kernels before answering
+
+
+def _start(
+    target: str,
+    env: dict[str, str],
+    *,
+    cwd: Path = ROOT,
+    timeout: float = START_TIMEOUT,
+    log: Path | None = None,
+) -> tuple[subprocess.Popen[bytes], int]:
+    """Start ``uvicorn --factory target`` and wait until it answers; its stderr goes to ``log``."""
     port = _free_port()
     cmd = [
         sys.executable,
@@ -82,21 +104,52 @@ def _start(target: str, env: dict[str, str]) -> tuple[subprocess.Popen[bytes], i
         "--log-level",
         "warning",
     ]
-    proc = subprocess.Popen(cmd, env=env, cwd=ROOT)
+    err = log.open("wb") if log is not None else None
+    proc = subprocess.Popen(cmd, env=env, cwd=cwd, stderr=err)
+    if err is not None:
+        err.close()  # the child holds its own descriptor
     atexit.register(_stop, proc)
-    deadline = time.monotonic() + 90
+    url = (
+        f"http://127.0.0.1:{port}/health"
+        if "service" in target
+        else f"http://127.0.0.1:{port}/api/const/"
+    )
+    deadline = time.monotonic() + timeout
     while time.monotonic() < deadline:
-        try:
-            httpx.get(
-                f"http://127.0.0.1:{port}/health"
-                if "service" in target
-                else f"http://127.0.0.1:{port}/api/const/",
-                timeout=1,
+        if proc.poll() is not None:
+            raise RuntimeError(
+                f"{target} ({cwd}) exited with {proc.returncode} before answering{_tail(log)}"
             )
+        try:
+            httpx.get(url, timeout=5)
             return proc, port
         except httpx.HTTPError:
-            time.sleep(0.2)
-    raise RuntimeError(f"{target} did not start")
+            time.sleep(0.5)
+    _stop(proc)
+    raise RuntimeError(f"{target} ({cwd}) did not answer within {timeout:.0f} s{_tail(log)}")
+
+
+def _tail(log: Path | None) -> str:
+    if log is None or not log.exists():
+        return ""
+    return ":\n" + log.read_text(errors="replace")[-3000:]
+
+
+def _cli(env: dict[str, str], cwd: Path, *args: str, stdin: bytes | None = None) -> str:
+    """``python -m service ARGS`` of the tree at ``cwd``; its stderr shown when it fails."""
+    proc = subprocess.run(
+        [sys.executable, "-m", "service", *args],
+        input=stdin,
+        env=env,
+        cwd=cwd,
+        capture_output=True,
+        check=False,
+    )
+    if proc.returncode != 0:
+        raise RuntimeError(
+            f"python -m service {' '.join(args)} ({cwd}) failed: {proc.stderr.decode()[-3000:]}"
+        )
+    return proc.stdout.decode().strip()
 
 
 def _cpu_seconds(pid: int) -> float:
@@ -117,13 +170,18 @@ def _stop(proc: subprocess.Popen[bytes]) -> None:
             proc.kill()
 
 
-class Servers:
-    """The bare app and the service (SQLite under a temp dir), with the benchmark data."""
+PASSWORD = b"load-test-secret-7\n"  # must not contain the user name
 
-    def __init__(self, database_url: str = "") -> None:
+
+class Service:
+    """One tree's service on uvicorn, migrated and seeded (SQLite under a temp dir by default)."""
+
+    def __init__(self, tree: Path, database_url: str = "", start_timeout: float = START_TIMEOUT) -> None:
+        self.tree = tree
         self.tmp = tempfile.mkdtemp(prefix="qc-bench-")
         env = {
             **os.environ,
+            "PYTHONPATH": str(tree),
             "QC_DATA_DIR": self.tmp,
             "QC_RATE_LIMIT_ANONYMOUS": "1000000000/hour",
             "QC_RATE_LIMIT_AUTHENTICATED": "1000000000/hour",
@@ -131,46 +189,25 @@ class Servers:
         env.pop("QC_DATABASE_URL", None)
         if database_url:  # an empty PostgreSQL database, say; default: SQLite under tmp
             env["QC_DATABASE_URL"] = database_url
-        subprocess.run(
-            [sys.executable, "-m", "service", "migrate"],
-            env=env,
-            cwd=ROOT,
-            check=True,
-            capture_output=True,
-        )
-        self.bare, self.bare_port = _start("service_load:bare_app", env)
-        self.service, self.port = _start("service.app:app_from_env", env)
+        _cli(env, tree, "migrate")
+        self.proc, self.port = _start(
+            "service.app:app_from_env", env, cwd=tree, timeout=start_timeout,
+            log=Path(self.tmp) / "server.log",
+        )  # fmt: skip
         self.token = self._seed(env)
         self.asset_id = httpx.get(f"http://127.0.0.1:{self.port}/api/assets/?symbol=SPY").json()[
             "results"
         ][0]["id"]
 
     def _seed(self, env: dict[str, str]) -> str:
-        subprocess.run(
-            [sys.executable, "-m", "service", "createuser", "bench", "--password-stdin"],
-            input=b"load-test-secret-7\n",
-            env=env,
-            cwd=ROOT,
-            check=True,
-            capture_output=True,
-        )
-        token = (
-            subprocess.run(
-                [sys.executable, "-m", "service", "token", "bench"],
-                env=env,
-                cwd=ROOT,
-                check=True,
-                capture_output=True,
-            )
-            .stdout.decode()
-            .strip()
-        )
+        _cli(env, self.tree, "createuser", "bench", "--password-stdin", stdin=PASSWORD)
+        token = _cli(env, self.tree, "token", "bench")
         h = {"Authorization": f"Token {token}"}
         base = f"http://127.0.0.1:{self.port}"
         symbols = [
             a["symbol"] for a in httpx.get(f"{base}/api/assets/?limit=100").json()["results"]
         ][:10]
-        with httpx.Client(base_url=base, headers=h, timeout=30) as c:
+        with httpx.Client(base_url=base, headers=h, timeout=60) as c:
             for i in range(20):
                 pid = c.post("/api/portfolios/", json={"name": f"bench {i:02d}"}).json()["id"]
                 for j, sym in enumerate(symbols):
@@ -180,12 +217,44 @@ class Servers:
                         "purchase_price": "100.00",
                         "purchase_date": "2025-01-02",
                     }
-                    assert c.post(f"/api/portfolios/{pid}/positions/", json=body).status_code == 201
+                    r = c.post(f"/api/portfolios/{pid}/positions/", json=body)
+                    assert r.status_code == 201, r.text
         return token
 
     def close(self) -> None:
+        _stop(self.proc)
+
+
+class Servers:
+    """The bare app and this tree's service (``service``, ``port``, ``token``, ``asset_id``);
+    with ``trees``, those trees' services too (``services``: theirs first, this tree's last)."""
+
+    def __init__(
+        self, database_url: str = "", trees: tuple[Path, ...] = (), start_timeout: float = START_TIMEOUT
+    ) -> None:
+        if trees and database_url:
+            raise SystemExit("--tree runs each tree on its own SQLite file: no --database-url")
+        self.tmp = tempfile.mkdtemp(prefix="qc-bench-bare-")
+        self.bare, self.bare_port = _start(
+            "service_load:bare_app", dict(os.environ), timeout=start_timeout,
+            log=Path(self.tmp) / "bare.log",
+        )  # fmt: skip
+        self.services: list[Service] = []
+        try:
+            for tree in (*trees, ROOT):
+                self.services.append(Service(tree, database_url, start_timeout))
+        except BaseException:
+            self.close()
+            raise
+        this = self.services[-1]
+        self.service, self.port, self.token, self.asset_id = (
+            this.proc, this.port, this.token, this.asset_id
+        )
+
+    def close(self) -> None:
         _stop(self.bare)
-        _stop(self.service)
+        for service in self.services:
+            service.close()
 
 
 @dataclass
@@ -260,47 +329,47 @@ async def load(
     )
 
 
-def run(*, quick: bool, database_url: str = "", connections: int = 0) -> list[LoadResult]:
+def run(
+    *,
+    quick: bool,
+    database_url: str = "",
+    connections: int = 0,
+    trees: tuple[Path, ...] = (),
+    repeat: int = 1,
+    start_timeout: float = START_TIMEOUT,
+) -> list[tuple[str, LoadResult]]:
+    """Every target, ``repeat`` rounds; in a round each service target runs on every tree
+    back to back. Returns (tree label, result) pairs, the bare app labelled ``bare``."""
     seconds, conns = (0.3, 2) if quick else (5.0, 32)
     conns = connections or conns
-    servers = Servers(database_url)
+    servers = Servers(database_url, trees, start_timeout)
+    labels = [str(t) for t in trees] + ["this tree"]
+    out: list[tuple[str, LoadResult]] = []
     try:
-        auth = {"Authorization": f"Token {servers.token}"}
-        return [
-            asyncio.run(
-                load(
-                    servers.bare_port,
-                    "/api/const/",
-                    seconds=seconds,
-                    connections=conns,
-                    name="bare Litestar constant",
-                    server_pid=servers.bare.pid,
-                )
-            ),
-            asyncio.run(
-                load(
-                    servers.port,
-                    f"/api/assets/{servers.asset_id}/",
-                    seconds=seconds,
-                    connections=conns,
-                    name="GET /api/assets/{id}/",
-                    server_pid=servers.service.pid,
-                )
-            ),
-            asyncio.run(
-                load(
-                    servers.port,
-                    "/api/portfolios/",
-                    seconds=seconds,
-                    connections=conns,
-                    headers=auth,
-                    name="GET /api/portfolios/ (20x10)",
-                    server_pid=servers.service.pid,
-                )
-            ),
-        ]
+        for _ in range(repeat):
+            out.append((
+                "bare",
+                asyncio.run(load(
+                    servers.bare_port, "/api/const/", seconds=seconds, connections=conns,
+                    name="bare Litestar constant", server_pid=servers.bare.pid,
+                )),
+            ))  # fmt: skip
+            for path, auth, name in (
+                ("/api/assets/{id}/", False, "GET /api/assets/{id}/"),
+                ("/api/portfolios/", True, "GET /api/portfolios/ (20x10)"),
+            ):
+                for label, svc in zip(labels, servers.services, strict=True):
+                    headers = {"Authorization": f"Token {svc.token}"} if auth else None
+                    out.append((
+                        label,
+                        asyncio.run(load(
+                            svc.port, path.replace("{id}", str(svc.asset_id)), seconds=seconds,
+                            connections=conns, headers=headers, name=name, server_pid=svc.proc.pid,
+                        )),
+                    ))  # fmt: skip
     finally:
         servers.close()
+    return out
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -320,31 +389,51 @@ def main(argv: list[str] | None = None) -> int:
         default=0,
         help="keep-alive connections (default 32; 2 with --quick)",
     )
+    parser.add_argument(
+        "--tree",
+        action="append",
+        default=[],
+        type=Path,
+        help="another checkout whose service runs the same targets, interleaved (before/after)",
+    )
+    parser.add_argument("--repeat", type=int, default=1, help="rounds of every target")
+    parser.add_argument(
+        "--start-timeout", type=float, default=START_TIMEOUT, help="seconds a server may take to answer"
+    )
     parser.add_argument("--out", default=str(ROOT / "bench-results" / "service_load.json"))
     args = parser.parse_args(argv)
-    results = run(quick=args.quick, database_url=args.database_url, connections=args.connections)
-    base = results[0].rps
-    goals = {1: 0.50, 2: 0.25}
-    print(
-        f"{'target':<32} {'requests':>9} {'req/s':>9} {'p50 ms':>8} {'p99 ms':>8} {'errors':>7} {'CPU ms/req':>10} {'vs bare':>8}  goal"
-    )
-    for i, r in enumerate(results):
-        ratio = r.rps / base if base else float("nan")
-        goal = (
-            f">= {goals[i]:.0%} {'met' if ratio >= goals[i] else 'NOT met'}" if i in goals else ""
-        )
-        print(
-            f"{r.target:<32} {r.requests:>9} {r.rps:>9.0f} {r.p50_ms:>8.2f} {r.p99_ms:>8.2f} {r.errors:>7} {r.cpu_ms_per_request:>10.3f} {ratio:>7.0%}  {goal}"
-        )
-    bare_p99 = results[0].p99_ms
+    trees = tuple(t.resolve() for t in args.tree)
+    results = run(
+        quick=args.quick, database_url=args.database_url, connections=args.connections,
+        trees=trees, repeat=args.repeat, start_timeout=args.start_timeout,
+    )  # fmt: skip
+    goals = {"GET /api/assets/{id}/": 0.50, "GET /api/portfolios/ (20x10)": 0.25}
     judged = args.connections >= 64 and not args.quick  # the tail goal is set at 64 connections
-    for r in results[1:]:
-        tail = r.p99_ms / bare_p99 if bare_p99 else float("nan")
-        verdict = ("met" if tail <= 5 else "NOT met") if judged else "(judged at --connections 64)"
-        print(f"p99 {r.target:<28} {tail:>5.1f}x bare p99  goal <= 5x {verdict}")
+    print(
+        f"{'tree':<12} {'target':<30} {'requests':>9} {'req/s':>9} {'p50 ms':>8} {'p99 ms':>8} "
+        f"{'errors':>7} {'CPU ms/req':>10} {'vs bare':>8} {'p99/bare':>8}  goal"
+    )
+    bare = results[0][1]
+    rows = []
+    for label, r in results:
+        if label == "bare":
+            bare = r
+        ratio = r.rps / bare.rps if bare.rps else float("nan")
+        tail = r.p99_ms / bare.p99_ms if bare.p99_ms else float("nan")
+        goal = ""
+        if r.target in goals:
+            goal = f">= {goals[r.target]:.0%} {'met' if ratio >= goals[r.target] else 'NOT met'}"
+            goal += f"; p99 <= 5x {('met' if tail <= 5 else 'NOT met') if judged else '(judged at 64)'}"
+        name = label if len(label) <= 12 else "…" + label[-11:]
+        print(
+            f"{name:<12} {r.target:<30} {r.requests:>9} {r.rps:>9.0f} {r.p50_ms:>8.2f} "
+            f"{r.p99_ms:>8.2f} {r.errors:>7} {r.cpu_ms_per_request:>10.3f} {ratio:>7.0%} "
+            f"{tail:>7.1f}x  {goal}"
+        )
+        rows.append({"tree": label, **asdict(r), "vs_bare": ratio, "p99_vs_bare": tail})
     out = Path(args.out)
     out.parent.mkdir(parents=True, exist_ok=True)
-    out.write_text(json.dumps([asdict(r) | {"vs_bare": r.rps / base} for r in results], indent=2))
+    out.write_text(json.dumps(rows, indent=2))
     return 0
 
 
