@@ -11,10 +11,14 @@ tree's (each from its own directory, its ``service`` first on ``PYTHONPATH``, on
 SQLite file, with the same data) and runs every target on both, back to back, the trees
 alternating (``--repeat`` rounds): one run, one load on the machine for both.
 
-Start-up: the service answers only once its lifespan has warmed the kernels, which on an
-empty numba cache (another tree's files are another cache) under load takes minutes;
-each server is given ``--start-timeout`` seconds (default 900), and one that exits
-before answering is reported with the end of its stderr.
+Start-up: the servers run with ``QC_WARM_UP=false`` unless ``--warm-up``. The full
+warm-up compiles every kernel of every endpoint before the server answers, which on an
+empty numba cache (another tree's files are another cache) at load 9-10 took over 20
+minutes of wall time (the reason an earlier before/after run never started); the
+kernels these targets use are loaded by the portfolio book's own warm-up either way,
+before the start-up heap is frozen. Each server is given ``--start-timeout`` seconds
+(default 900), and one that exits before answering is reported with the end of its
+stderr.
 
 Both servers run with the same uvicorn settings (1 worker, no access log, the
 same event loop and HTTP parser). Targets:
@@ -171,18 +175,26 @@ def _stop(proc: subprocess.Popen[bytes]) -> None:
 
 
 PASSWORD = b"load-test-secret-7\n"  # must not contain the user name
+SEED_TIMEOUT = 600.0  # seconds per set-up request
 
 
 class Service:
     """One tree's service on uvicorn, migrated and seeded (SQLite under a temp dir by default)."""
 
-    def __init__(self, tree: Path, database_url: str = "", start_timeout: float = START_TIMEOUT) -> None:
+    def __init__(
+        self,
+        tree: Path,
+        database_url: str = "",
+        start_timeout: float = START_TIMEOUT,
+        warm_up: bool = False,
+    ) -> None:
         self.tree = tree
         self.tmp = tempfile.mkdtemp(prefix="qc-bench-")
         env = {
             **os.environ,
             "PYTHONPATH": str(tree),
             "QC_DATA_DIR": self.tmp,
+            "QC_WARM_UP": "true" if warm_up else "false",
             "QC_RATE_LIMIT_ANONYMOUS": "1000000000/hour",
             "QC_RATE_LIMIT_AUTHENTICATED": "1000000000/hour",
         }
@@ -195,19 +207,18 @@ class Service:
             log=Path(self.tmp) / "server.log",
         )  # fmt: skip
         self.token = self._seed(env)
-        self.asset_id = httpx.get(f"http://127.0.0.1:{self.port}/api/assets/?symbol=SPY").json()[
-            "results"
-        ][0]["id"]
+        with httpx.Client(timeout=SEED_TIMEOUT) as c:
+            found = c.get(f"http://127.0.0.1:{self.port}/api/assets/?symbol=SPY").json()
+        self.asset_id = found["results"][0]["id"]
 
     def _seed(self, env: dict[str, str]) -> str:
         _cli(env, self.tree, "createuser", "bench", "--password-stdin", stdin=PASSWORD)
         token = _cli(env, self.tree, "token", "bench")
         h = {"Authorization": f"Token {token}"}
         base = f"http://127.0.0.1:{self.port}"
-        symbols = [
-            a["symbol"] for a in httpx.get(f"{base}/api/assets/?limit=100").json()["results"]
-        ][:10]
-        with httpx.Client(base_url=base, headers=h, timeout=60) as c:
+        # a first request may compile kernels (no full warm-up) on a loaded machine
+        with httpx.Client(base_url=base, headers=h, timeout=SEED_TIMEOUT) as c:
+            symbols = [a["symbol"] for a in c.get("/api/assets/?limit=100").json()["results"]][:10]
             for i in range(20):
                 pid = c.post("/api/portfolios/", json={"name": f"bench {i:02d}"}).json()["id"]
                 for j, sym in enumerate(symbols):
@@ -230,7 +241,11 @@ class Servers:
     with ``trees``, those trees' services too (``services``: theirs first, this tree's last)."""
 
     def __init__(
-        self, database_url: str = "", trees: tuple[Path, ...] = (), start_timeout: float = START_TIMEOUT
+        self,
+        database_url: str = "",
+        trees: tuple[Path, ...] = (),
+        start_timeout: float = START_TIMEOUT,
+        warm_up: bool = False,
     ) -> None:
         if trees and database_url:
             raise SystemExit("--tree runs each tree on its own SQLite file: no --database-url")
@@ -242,7 +257,7 @@ class Servers:
         self.services: list[Service] = []
         try:
             for tree in (*trees, ROOT):
-                self.services.append(Service(tree, database_url, start_timeout))
+                self.services.append(Service(tree, database_url, start_timeout, warm_up))
         except BaseException:
             self.close()
             raise
@@ -337,12 +352,13 @@ def run(
     trees: tuple[Path, ...] = (),
     repeat: int = 1,
     start_timeout: float = START_TIMEOUT,
+    warm_up: bool = False,
 ) -> list[tuple[str, LoadResult]]:
     """Every target, ``repeat`` rounds; in a round each service target runs on every tree
     back to back. Returns (tree label, result) pairs, the bare app labelled ``bare``."""
     seconds, conns = (0.3, 2) if quick else (5.0, 32)
     conns = connections or conns
-    servers = Servers(database_url, trees, start_timeout)
+    servers = Servers(database_url, trees, start_timeout, warm_up)
     labels = [str(t) for t in trees] + ["this tree"]
     out: list[tuple[str, LoadResult]] = []
     try:
@@ -400,12 +416,15 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument(
         "--start-timeout", type=float, default=START_TIMEOUT, help="seconds a server may take to answer"
     )
+    parser.add_argument(
+        "--warm-up", action="store_true", help="the servers' full kernel warm-up (QC_WARM_UP)"
+    )
     parser.add_argument("--out", default=str(ROOT / "bench-results" / "service_load.json"))
     args = parser.parse_args(argv)
     trees = tuple(t.resolve() for t in args.tree)
     results = run(
         quick=args.quick, database_url=args.database_url, connections=args.connections,
-        trees=trees, repeat=args.repeat, start_timeout=args.start_timeout,
+        trees=trees, repeat=args.repeat, start_timeout=args.start_timeout, warm_up=args.warm_up,
     )  # fmt: skip
     goals = {"GET /api/assets/{id}/": 0.50, "GET /api/portfolios/ (20x10)": 0.25}
     judged = args.connections >= 64 and not args.quick  # the tail goal is set at 64 connections

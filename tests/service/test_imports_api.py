@@ -21,10 +21,12 @@ from typing import Any
 
 import pandas as pd
 import pytest
+from sqlalchemy import text
 
 from service.assets.market import MarketData
 from service.assets.services import upsert_imported_asset
 from service.cli import main
+from service.errors import ValidationError
 from service.imports import services as import_services
 from service.marketdata.importers import import_prices
 from service.marketdata.store import PriceStore
@@ -358,6 +360,49 @@ def test_every_bad_line_is_reported_and_nothing_is_written(priced: Api) -> None:
     ]
     assert "ZZQX" in body["details"]["errors"][1]["message"]
     assert _ledger(api, pid, headers) == [] and _positions(api, pid, headers) == {}
+
+
+def test_a_failure_after_the_insert_rolls_the_whole_import_back(
+    priced: Api, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The rows, the new asset and the portfolio's stamp are written in the request's
+    session; an error after them (here: the positions' sync refusing) is a 400 and the
+    session commits none of it."""
+    api = priced
+    _, headers = api.user("rollback")
+    pid = _portfolio(api, headers)
+    before = api.client.get(f"/api/portfolios/{pid}/", headers=headers).json()["updated_at"]
+    sec = "<SECID><UNIQUEID>ZZR000001</UNIQUEID><UNIQUEIDTYPE>CUSIP</UNIQUEIDTYPE></SECID>"
+    seclist = SECLIST.replace(
+        "</SECLIST>",
+        f"<STOCKINFO><SECINFO>{sec}<SECNAME>Zed Rollback</SECNAME><TICKER>ZZRB</TICKER>"
+        "</SECINFO></STOCKINFO></SECLIST>",
+    )
+    data = ofx_v2([*ACCOUNT, _buy("ZR9", "0312", sec, "2", "10.00")], seclist=seclist)
+    seen: list[int] = []
+
+    async def _count(conn: Any) -> int:
+        sql = text("SELECT count(*) FROM transactions WHERE portfolio_id = :p")
+        return int((await conn.execute(sql, {"p": pid})).scalar())
+
+    async def refuse_counting(s: Any, user_id: int, *args: Any, **kwargs: Any) -> Any:
+        seen.append(await _count(await s.connection()))  # the rows are in the transaction
+        raise ValidationError("lot_method", "invalid", "refused by the test")
+
+    monkeypatch.setattr(import_services.derive, "sync_positions", refuse_counting)
+    r = _import(api, pid, headers, data, create_assets=True)
+    monkeypatch.undo()
+    assert r.status_code == 400, r.text
+    assert (r.json()["details"]["field"], r.json()["details"]["code"]) == ("lot_method", "invalid"), r.text
+    assert seen == [len(LEDGER) + 1]
+    assert _ledger(api, pid, headers) == [] and _positions(api, pid, headers) == {}
+    assert api.client.get("/api/assets/?symbol=ZZRB").json()["results"] == []
+    after = api.client.get(f"/api/portfolios/{pid}/", headers=headers).json()["updated_at"]
+    assert after == before
+    # the same file then imports whole: nothing of the failed attempt is held
+    r = _import(api, pid, headers, data, create_assets=True)
+    assert r.status_code == 200, r.text
+    assert (r.json()["added"], r.json()["skipped_duplicates"]) == (len(LEDGER) + 1, 0)
 
 
 def test_uncovered_sale_is_checked_on_the_whole_resulting_ledger(priced: Api) -> None:
