@@ -33,6 +33,7 @@ from service.db.models import Portfolio, User
 from service.imports import parse_statement
 from service.imports import services as imports
 
+
 def _statements(fmt: str, n: int, symbols: list[str]) -> tuple[bytes, bytes]:
     """The statement of ``n`` rows and the warm-up one (its first few rows)."""
     if fmt == "csv":

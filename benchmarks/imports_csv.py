@@ -28,6 +28,7 @@ from pathlib import Path
 
 HERE = Path(__file__).resolve().parent.parent
 
+
 def _symbols() -> list[str]:
     sys.path.insert(0, str(HERE / "benchmarks"))
     import ledger_scale

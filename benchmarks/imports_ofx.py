@@ -173,7 +173,9 @@ def _import_report(n: int, url: str) -> None:
     res = json.loads(proc.stdout.strip().splitlines()[-1])
     backend = "SQLite" if url == "sqlite" else "PostgreSQL"
     ledger_rows = res["import_added"]
-    cash_rows = sum(v for k, v in res["counts"].items() if k in ("deposit", "withdrawal", "interest", "fee"))
+    cash_rows = sum(
+        v for k, v in res["counts"].items() if k in ("deposit", "withdrawal", "interest", "fee")
+    )
     print(
         f"import service, {backend}: {res['rows']:,} transactions ({res['bytes'] / 2**20:.1f} MiB, "
         f"{ledger_rows:,} ledger rows added, {cash_rows:,} of them cash rows, "

@@ -263,7 +263,10 @@ class Servers:
             raise
         this = self.services[-1]
         self.service, self.port, self.token, self.asset_id = (
-            this.proc, this.port, this.token, this.asset_id
+            this.proc,
+            this.port,
+            this.token,
+            this.asset_id,
         )
 
     def close(self) -> None:
@@ -414,7 +417,10 @@ def main(argv: list[str] | None = None) -> int:
     )
     parser.add_argument("--repeat", type=int, default=1, help="rounds of every target")
     parser.add_argument(
-        "--start-timeout", type=float, default=START_TIMEOUT, help="seconds a server may take to answer"
+        "--start-timeout",
+        type=float,
+        default=START_TIMEOUT,
+        help="seconds a server may take to answer",
     )
     parser.add_argument(
         "--warm-up", action="store_true", help="the servers' full kernel warm-up (QC_WARM_UP)"
@@ -442,7 +448,9 @@ def main(argv: list[str] | None = None) -> int:
         goal = ""
         if r.target in goals:
             goal = f">= {goals[r.target]:.0%} {'met' if ratio >= goals[r.target] else 'NOT met'}"
-            goal += f"; p99 <= 5x {('met' if tail <= 5 else 'NOT met') if judged else '(judged at 64)'}"
+            goal += (
+                f"; p99 <= 5x {('met' if tail <= 5 else 'NOT met') if judged else '(judged at 64)'}"
+            )
         name = label if len(label) <= 12 else "…" + label[-11:]
         print(
             f"{name:<12} {r.target:<30} {r.requests:>9} {r.rps:>9.0f} {r.p50_ms:>8.2f} "

@@ -71,7 +71,9 @@ def _fx(currency: str, rate: str = "1.08", tag: str = "CURRENCY") -> str:
     return f"<{tag}><CURRATE>{rate}</CURRATE><CURSYM>{currency}</CURSYM></{tag}>"
 
 
-def _buy_in(fitid: str, day: str, sec: str, units: str, price: str, fees: str, currency: str) -> str:
+def _buy_in(
+    fitid: str, day: str, sec: str, units: str, price: str, fees: str, currency: str
+) -> str:
     """A buy whose amounts are in ``currency`` (its ``CURRENCY`` follows ``TOTAL``)."""
     return (
         f"<BUYSTOCK><INVBUY>{_invtran(fitid, day)}{sec}<UNITS>{units}</UNITS>"
@@ -393,7 +395,10 @@ def test_a_failure_after_the_insert_rolls_the_whole_import_back(
     r = _import(api, pid, headers, data, create_assets=True)
     monkeypatch.undo()
     assert r.status_code == 400, r.text
-    assert (r.json()["details"]["field"], r.json()["details"]["code"]) == ("lot_method", "invalid"), r.text
+    assert (r.json()["details"]["field"], r.json()["details"]["code"]) == (
+        "lot_method",
+        "invalid",
+    ), r.text
     assert seen == [len(LEDGER) + 1]
     assert _ledger(api, pid, headers) == [] and _positions(api, pid, headers) == {}
     assert api.client.get("/api/assets/?symbol=ZZRB").json()["results"] == []
@@ -506,7 +511,10 @@ def test_form_errors_are_400(priced: Api) -> None:
     r = api.client.post(f"/api/portfolios/{pid}/import/", json={"format": "ofx"}, headers=headers)
     assert r.status_code == 400, r.text
     assert r.json()["error"] == "validation_error", r.text
-    assert (r.json()["details"]["field"], r.json()["details"]["code"]) == ("body", "invalid_multipart")
+    assert (r.json()["details"]["field"], r.json()["details"]["code"]) == (
+        "body",
+        "invalid_multipart",
+    )
 
 
 def test_owner_only(priced: Api) -> None:
