@@ -15,7 +15,7 @@ deposit that pays for it is refused too.
 from __future__ import annotations
 
 from collections.abc import Collection, Sequence
-from typing import Any
+from typing import Any, NoReturn
 
 import pandas as pd
 from sqlalchemy import Float, bindparam, cast, func, select
@@ -43,6 +43,7 @@ __all__ = [
     "overdraft",
     "overdraft_message",
     "read_cash_rows",
+    "refuse_overdraft",
 ]
 
 _T = Transaction.__table__.c
@@ -149,8 +150,12 @@ def check_strict(rows: Sequence[CashRow], base_currency: str, field: str, action
         ValidationError: ``field`` ``insufficient_cash``, naming the day and currency.
     """
     low = overdraft(rows, base_currency)
-    if low is None:
-        return
+    if low is not None:
+        refuse_overdraft(low, field, action)
+
+
+def refuse_overdraft(low: Overdraft, field: str, action: str) -> NoReturn:
+    """The 400 of a strict portfolio's overdraft: ``field`` ``insufficient_cash``."""
     raise ValidationError(
         field,
         "insufficient_cash",
