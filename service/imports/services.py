@@ -65,13 +65,11 @@ import hashlib
 import re
 from collections import Counter, defaultdict
 from dataclasses import dataclass
-from typing import Any, Literal, cast
+from typing import Any, cast
 
-import numpy as np
 from sqlalchemy import Table, select, update
 from sqlalchemy.ext.asyncio import AsyncConnection, AsyncSession
 
-from quantcore.cash import Overdraft, overdraft_of_flows, row_amounts
 from service import formatting as fmt
 from service.db import Database
 from service.db.models import Asset, Portfolio, Transaction, utcnow
@@ -94,7 +92,7 @@ from service.imports.schemas import (
     ImportRowRead,
     StatementFormat,
 )
-from service.ledger import cash, derived, read, writecheck
+from service.ledger import cash
 from service.ledger import checks as lots
 from service.ledger import positions as derive
 from service.ledger.lots import Action
@@ -194,7 +192,7 @@ async def import_statement(
     async with db.write() as s:
         portfolio = await _portfolio(s, user_id, portfolio_id, lock=True)
         await derive.lock_user_ledger(s, user_id)
-        plan = await _plan(s, user_id, portfolio, parsed, options, locked=True)
+        plan = await _plan(s, user_id, portfolio, parsed, options)
         if plan.errors:
             plan.errors.sort(key=lambda e: (e.line, e.field))
             raise ValidationError(
@@ -222,13 +220,7 @@ async def _portfolio(s: AsyncSession, user_id: int, portfolio_id: int, *, lock: 
 
 
 async def _plan(
-    s: AsyncSession,
-    user_id: int,
-    portfolio: Portfolio,
-    parsed: ParseResult,
-    options: ImportOptions,
-    *,
-    locked: bool = False,
+    s: AsyncSession, user_id: int, portfolio: Portfolio, parsed: ParseResult, options: ImportOptions
 ) -> Plan:
     plan = Plan()
     named: set[tuple[int, str]] = set()
@@ -322,7 +314,7 @@ async def _plan(
     merged = sorted([*securities, *cash_rows], key=lambda planned: planned[0])
     plan.entries = [(row, entry) for _, row, entry in merged]
     if not plan.errors and plan.entries and portfolio.cash_policy == "strict":
-        await _check_cash(s, portfolio, plan, locked=locked)
+        await _check_cash(s, portfolio, plan)
     return plan
 
 
@@ -418,23 +410,15 @@ def _target_asset(
     return False
 
 
-async def _check_cash(s: AsyncSession, portfolio: Portfolio, plan: Plan, *, locked: bool) -> None:
+async def _check_cash(s: AsyncSession, portfolio: Portfolio, plan: Plan) -> None:
     """The strict policy on the portfolio's rows and the planned ones: an error on the
-    imported line that first leaves cash below zero (module docstring, step 4).
-
-    ``locked``: in the import's write transaction (the ledger lock held, nothing written
-    yet). The portfolio's cash comes from the user's ledger columns
-    (:func:`service.ledger.writecheck.cash_flows`); with a corporate action among its
-    rows or the planned ones (their cash depends on the shares held), from its rows as
-    read here with the planned ones added."""
-    low = await _columnar_overdraft(s, portfolio, plan, locked)
-    if low is False:
-        held = await cash.read_cash_rows(await s.connection(), portfolio_ids=[portfolio.id])
-        planned = [
-            _cash_row(portfolio.id, TEMP_ID + i, e, plan.currency(e))
-            for i, (_, e) in enumerate(plan.entries)
-        ]
-        low = cash.overdraft([*held, *planned], portfolio.base_currency)
+    imported line that first leaves cash below zero (module docstring, step 4)."""
+    held = await cash.read_cash_rows(await s.connection(), portfolio_ids=[portfolio.id])
+    planned = [
+        _cash_row(portfolio.id, TEMP_ID + i, e, plan.currency(e))
+        for i, (_, e) in enumerate(plan.entries)
+    ]
+    low = cash.overdraft([*held, *planned], portfolio.base_currency)
     if low is None:
         return
     day = low.date.date()
@@ -444,34 +428,6 @@ async def _check_cash(s: AsyncSession, portfolio: Portfolio, plan: Plan, *, lock
         "amount" if entry is not None and entry.is_cash else "quantity",
         "insufficient_cash",
         cash.overdraft_message("The import", low),
-    )
-
-
-async def _columnar_overdraft(
-    s: AsyncSession, portfolio: Portfolio, plan: Plan, locked: bool
-) -> Overdraft | Literal[False] | None:
-    """The first overdraft of the portfolio's ledger columns and the planned rows (None:
-    none), or False when a corporate action is among them."""
-    if any(e.is_action for _, e in plan.entries):
-        return False
-    conn = await s.connection()
-    user_id = portfolio.user_id
-    if locked:
-        cols = await read.before_write(conn, user_id, await read.version(conn, user_id))
-    else:
-        cols = await read.columns(conn, user_id)
-    if cols.portfolios.index(portfolio.id) < 0 or derived.has_actions(cols, cols.rows_of(portfolio.id)):
-        return False
-    dates, currencies, amounts = writecheck.cash_flows(cols, portfolio.id, portfolio.base_currency)
-    entries = [e for _, e in plan.entries]
-    planned = row_amounts(
-        [e.kind for e in entries], [float(e.quantity) for e in entries],
-        [float(e.price) for e in entries], [float(e.fees) for e in entries],
-    )  # fmt: skip
-    return overdraft_of_flows(
-        np.concatenate([dates, np.array([e.date for e in entries], "datetime64[ns]")]),
-        np.concatenate([currencies, np.array([plan.currency(e) for e in entries], object)]),
-        np.concatenate([amounts, planned]),
     )
 
 
