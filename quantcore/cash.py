@@ -301,7 +301,9 @@ def overdraft_of_flows(
     for k, code in enumerate(codes.tolist()):
         mine = code_of.reshape(-1) == k
         day, at = np.unique(days[mine], return_inverse=True)
-        running = np.cumsum(np.bincount(at.reshape(-1), np.asarray(amounts, np.float64)[mine], day.size))
+        running = np.cumsum(
+            np.bincount(at.reshape(-1), np.asarray(amounts, np.float64)[mine], day.size)
+        )
         low = np.flatnonzero(running < -tolerance)
         if low.size:
             when = pd.Timestamp(day[low[0]])
