@@ -2,8 +2,9 @@
 
 Nothing about cash is stored: the balance per currency is the sum of what each ledger
 row pays or receives (:func:`quantcore.cash.cash_flows`). Reads take it from the
-ledger columns (:func:`service.ledger.read.balances`, once per ledger version); the
-writes' strict-policy check reads the portfolio's rows here (:func:`read_cash_rows`). A cash row's currency is its own (``transactions.currency``); a
+ledger columns (:func:`service.ledger.read.balances`, once per ledger version); a typed
+write checks the strict policy over those columns (:func:`service.ledger.writecheck.check_cash`),
+an import and a policy change over the portfolio's rows read here (:func:`read_cash_rows`). A cash row's currency is its own (``transactions.currency``); a
 security row's cash moves in its asset's currency.
 
 Under ``cash_policy = "strict"`` a write is refused when, with the change applied,
