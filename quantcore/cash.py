@@ -47,6 +47,7 @@ __all__ = [
     "cash_flows",
     "corporate_action_cash",
     "first_overdraft",
+    "overdraft_of_flows",
     "row_amounts",
 ]
 
@@ -272,13 +273,40 @@ def first_overdraft(
     -400.0
     """
     flows = cash_flows(transactions, default_currency=default_currency)
+    return overdraft_of_flows(
+        flows["date"].to_numpy(dtype="datetime64[ns]"),
+        flows["currency"].to_numpy(dtype=object),
+        flows["amount"].to_numpy(dtype=np.float64),
+        tolerance=tolerance,
+    )
+
+
+def overdraft_of_flows(
+    dates: np.ndarray, currencies: np.ndarray, amounts: np.ndarray, *, tolerance: float = 0.005
+) -> Overdraft | None:
+    """:func:`first_overdraft` of cash flows given as columns (any order): each flow's date,
+    currency and amount, as :func:`cash_flows` returns them.
+
+    Examples
+    --------
+    >>> d = np.array(["2024-01-03", "2024-01-02", "2024-01-03"], dtype="datetime64[D]")
+    >>> overdraft_of_flows(d, np.array(["USD"] * 3, dtype=object), np.array([-900.0, 500.0, 300.0]))
+    Overdraft(date=Timestamp('2024-01-03 00:00:00'), currency='USD', balance=-100.0)
+    """
     worst: Overdraft | None = None
-    for code, group in flows.groupby("currency", sort=True):
-        daily = group.groupby("date", sort=True)["amount"].sum()
-        running = daily.cumsum().to_numpy()
+    if len(amounts) == 0:
+        return worst
+    codes, code_of = np.unique(np.asarray(currencies, dtype=str), return_inverse=True)
+    days = np.asarray(dates).astype("datetime64[ns]")
+    for k, code in enumerate(codes.tolist()):
+        mine = code_of.reshape(-1) == k
+        day, at = np.unique(days[mine], return_inverse=True)
+        running = np.cumsum(
+            np.bincount(at.reshape(-1), np.asarray(amounts, np.float64)[mine], day.size)
+        )
         low = np.flatnonzero(running < -tolerance)
         if low.size:
-            day = pd.Timestamp(daily.index[low[0]])
-            if worst is None or day < worst.date:
-                worst = Overdraft(day, str(code), float(running[low[0]]))
+            when = pd.Timestamp(day[low[0]])
+            if worst is None or when < worst.date:
+                worst = Overdraft(when, str(code), float(running[low[0]]))
     return worst

@@ -24,7 +24,7 @@ Every problem of the file is collected with its line and field. Any problem and
 nothing is written (400 ``validation_error``, ``details.errors``); ``dry_run``
 reports the same figures and errors without writing. Otherwise the rows are inserted
 in one statement and the positions of the touched assets re-derived once
-(:func:`service.ledger.positions.sync_positions`).
+(:func:`service.ledger.writes.rederive_written`).
 
 Rows by kind:
 
@@ -97,7 +97,7 @@ from service.ledger import cash
 from service.ledger import checks as lots
 from service.ledger import positions as derive
 from service.ledger.lots import Action
-from service.ledger.writes import LedgerEntry
+from service.ledger.writes import LedgerEntry, rederive_written
 from service.marketdata.fx import CURRENCIES
 
 __all__ = [
@@ -530,39 +530,7 @@ async def _write(s: AsyncSession, portfolio: Portfolio, plan: Plan) -> None:
     portfolio.updated_at = now
     await s.flush()
     if ids:
-        ledger = await _written_ledger(s, portfolio, plan, set(ids.values()))
-        await derive.sync_positions(s, portfolio.user_id, sorted(set(ids.values())), ledger=ledger)
-
-
-async def _written_ledger(
-    s: AsyncSession, portfolio: Portfolio, plan: Plan, asset_ids: set[int]
-) -> derive.SymbolLedger | None:
-    """The user's ledger of ``asset_ids`` after the write: the rows the plan read with the
-    written ones added (their ids read back by source id), so the positions are derived
-    without reading every row again; None (read again) when a corporate action links
-    assets, whose ledgers the plan did not read whole."""
-    ledger = plan.ledger
-    if ledger is None or ledger.actions or any(e.is_action for _, e in plan.entries):
-        return None
-    if ledger.asset_ids is None or not ledger.asset_ids <= asset_ids:
-        return None
-    found = await s.execute(
-        select(Transaction.source_id, Transaction.id).where(
-            Transaction.portfolio_id == portfolio.id, Transaction.source_id.is_not(None)
-        )
-    )
-    id_of: dict[str, int] = dict(found.tuples().all())  # type: ignore[arg-type]
-    rows = list(ledger.rows)
-    for row, e in plan.entries:
-        if e.symbol is None:
-            continue
-        lot = id_of[_source_id(row.lot_source)] if row.lot_source is not None else None
-        rows.append(
-            (id_of[_source_id(row.source_id)], portfolio.id, e.symbol, e.date, e.kind,
-             e.quantity, e.price, e.fees, lot)
-        )  # fmt: skip
-    methods = {**ledger.methods, portfolio.id: portfolio.lot_method}
-    return derive.SymbolLedger(methods, frozenset(asset_ids), rows, {})
+        await rederive_written(s, portfolio.user_id, set(ids.values()))
 
 
 async def _insert_rows(conn: AsyncConnection, columns: dict[str, list[Any]], n: int) -> None:

@@ -2,8 +2,9 @@
 
 Nothing about cash is stored: the balance per currency is the sum of what each ledger
 row pays or receives (:func:`quantcore.cash.cash_flows`). Reads take it from the
-ledger columns (:func:`service.ledger.read.balances`, once per ledger version); the
-writes' strict-policy check reads the portfolio's rows here (:func:`read_cash_rows`). A cash row's currency is its own (``transactions.currency``); a
+ledger columns (:func:`service.ledger.read.balances`, once per ledger version); a typed
+write checks the strict policy over those columns (:func:`service.ledger.writecheck.check_cash`),
+an import and a policy change over the portfolio's rows read here (:func:`read_cash_rows`). A cash row's currency is its own (``transactions.currency``); a
 security row's cash moves in its asset's currency.
 
 Under ``cash_policy = "strict"`` a write is refused when, with the change applied,
@@ -15,7 +16,7 @@ deposit that pays for it is refused too.
 from __future__ import annotations
 
 from collections.abc import Collection, Sequence
-from typing import Any
+from typing import Any, NoReturn
 
 import pandas as pd
 from sqlalchemy import Float, bindparam, cast, func, select
@@ -43,6 +44,7 @@ __all__ = [
     "overdraft",
     "overdraft_message",
     "read_cash_rows",
+    "refuse_overdraft",
 ]
 
 _T = Transaction.__table__.c
@@ -149,8 +151,12 @@ def check_strict(rows: Sequence[CashRow], base_currency: str, field: str, action
         ValidationError: ``field`` ``insufficient_cash``, naming the day and currency.
     """
     low = overdraft(rows, base_currency)
-    if low is None:
-        return
+    if low is not None:
+        refuse_overdraft(low, field, action)
+
+
+def refuse_overdraft(low: Overdraft, field: str, action: str) -> NoReturn:
+    """The 400 of a strict portfolio's overdraft: ``field`` ``insufficient_cash``."""
     raise ValidationError(
         field,
         "insufficient_cash",

@@ -33,6 +33,7 @@ from collections import OrderedDict
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from decimal import Decimal
+from typing import NoReturn
 
 from sqlalchemy import select
 from sqlalchemy.ext.asyncio import AsyncSession
@@ -43,7 +44,8 @@ from service.errors import ValidationError
 
 __all__ = [
     "CASH_TYPES",
-    "CORPORATE_ACTIONS", "LotRow", "Shortfall", "check_ledger", "first_shortfall", "ledger_key", "named_lot"]
+    "CORPORATE_ACTIONS", "LotRow", "Shortfall", "check_ledger", "first_shortfall", "ledger_key", "named_lot",
+    "refuse"]
 
 #: Within a day: dividends (on the previous close's shares), corporate actions, buys, then sells.
 _DAY_RANK = {
@@ -228,10 +230,15 @@ def check_ledger(
     if add is not None:
         kept.append(add)
     short = first_shortfall(sorted(kept, key=_key))
-    if short is None:
-        return
+    if short is not None:
+        refuse(short, written=add is not None and short.row is add, action=action)
+
+
+def refuse(short: Shortfall, *, written: bool, action: str) -> NoReturn:
+    """The 400 of a shortfall: worded for the row written (``written``), else naming the
+    row the change leaves short (:func:`check_ledger`)."""
     row = short.row
-    if add is not None and row is add:
+    if written:
         held = fmt.quantity(short.held)
         if row.kind == "dividend":
             raise ValidationError(

@@ -16,7 +16,7 @@ derivations (:mod:`service.ledger.derived`) are cached beside it.
 from __future__ import annotations
 
 import dataclasses
-from collections.abc import Sequence
+from collections.abc import Collection, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -50,8 +50,11 @@ __all__ = [
     "PortfolioInfo",
     "RawRow",
     "build",
+    "linked_assets",
     "load_columns",
     "patched",
+    "rows_of_assets",
+    "subset",
 ]
 
 #: Row types by code (``LedgerColumns.kind``).
@@ -480,3 +483,41 @@ def _patched_in_place(
         lot=arrays["lot"].astype(np.int64, copy=False),
         **amounts,
     )
+
+
+def subset(cols: LedgerColumns, at: NDArray[np.intp]) -> LedgerColumns:
+    """The rows ``at`` (ascending: ledger order kept) of ``cols``, every code unchanged."""
+    return dataclasses.replace(
+        cols,
+        id=cols.id[at], portfolio=cols.portfolio[at], symbol=cols.symbol[at],
+        target=cols.target[at], date=cols.date[at], kind=cols.kind[at],
+        currency=cols.currency[at], lot=cols.lot[at],
+        **{name: getattr(cols, name).take(at) for name in _AMOUNTS},
+    )  # fmt: skip
+
+
+def linked_assets(cols: LedgerColumns, asset_ids: Collection[int]) -> frozenset[int]:
+    """``asset_ids`` and every asset a spin-off or merger of ``cols`` links to them,
+    transitively (their lots flow from one to the other)."""
+    acting = np.flatnonzero(cols.target >= 0)
+    pairs = set(
+        zip(
+            cols.asset_ids[cols.symbol[acting]].tolist(), cols.asset_ids[cols.target[acting]].tolist(),
+            strict=True,
+        )
+    )  # fmt: skip
+    closure = set(asset_ids)
+    grew = bool(pairs)
+    while grew:
+        grew = False
+        for a, b in pairs:
+            if (a in closure) != (b in closure):
+                closure.update((a, b))
+                grew = True
+    return frozenset(closure)
+
+
+def rows_of_assets(cols: LedgerColumns, asset_ids: Collection[int]) -> NDArray[np.intp]:
+    """Indices of the rows (every portfolio, ledger order) of the assets ``asset_ids``."""
+    codes = np.flatnonzero(np.isin(cols.asset_ids, np.fromiter(asset_ids, np.int64, len(asset_ids))))
+    return np.flatnonzero(np.isin(cols.symbol, codes))

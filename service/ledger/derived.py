@@ -29,7 +29,10 @@ from quantcore.cash import corporate_action_cash
 from quantcore.portfolio import corporate_action_flows
 from service.ledger.columns import KIND_CODE, KINDS, LedgerColumns
 
-__all__ = ["HistoryInput", "LedgerRow", "action_frame", "balances", "history_input"]
+__all__ = [
+    "HistoryInput", "LedgerRow", "action_frame", "balances", "has_actions", "history_input",
+    "own_cash",
+]  # fmt: skip
 
 F64 = NDArray[np.float64]
 #: ``LedgerColumns.kind`` -> the kind codes of :mod:`quantcore.valuation` (-1: a corporate action).
@@ -69,6 +72,24 @@ def action_frame(cols: LedgerColumns, at: NDArray[np.intp]) -> pd.DataFrame:
     )
 
 
+def own_cash(cols: LedgerColumns, at: NDArray[np.intp] | None = None) -> F64:
+    """The cash each row (of ``at``) moves by itself (:func:`quantcore.valuation.cash_amounts`;
+    0 for a corporate action, whose cash depends on the shares held)."""
+    q, p, f = cols.quantity, cols.price, cols.fees
+    if at is not None:
+        q, p, f = q.take(at), p.take(at), f.take(at)
+    kind = cols.kind if at is None else cols.kind[at]
+    return valuation.cash_amounts(
+        _VALUATION[kind], np.nan_to_num(q.to_float()), np.nan_to_num(p.to_float()),
+        np.nan_to_num(f.to_float()),
+    )  # fmt: skip
+
+
+def has_actions(cols: LedgerColumns, at: NDArray[np.intp]) -> bool:
+    """Whether any row of ``at`` is a corporate action."""
+    return bool(_ACTION[cols.kind[at]].any())
+
+
 def balances(cols: LedgerColumns) -> dict[int, dict[str, float]]:
     """Cash per currency of each of the user's portfolios (id -> currency -> amount,
     both sorted; a portfolio without rows maps to ``{}``).
@@ -81,12 +102,7 @@ def balances(cols: LedgerColumns) -> dict[int, dict[str, float]]:
     out: dict[int, dict[str, float]] = {pid: {} for pid in ids}
     if not len(cols):
         return out
-    amounts = valuation.cash_amounts(
-        _VALUATION[cols.kind],
-        np.nan_to_num(cols.quantity.to_float()),
-        np.nan_to_num(cols.price.to_float()),
-        np.nan_to_num(cols.fees.to_float()),
-    )
+    amounts = own_cash(cols)
     n_cur = len(cols.currencies)
     key = cols.portfolio * n_cur + cols.currency
     present = np.zeros(len(ids) * n_cur, np.bool_)

@@ -54,6 +54,7 @@ __all__ = [
     "read_ledger",
     "row_of",
     "sync_positions",
+    "write_positions",
 ]
 
 
@@ -165,14 +166,19 @@ async def sync_positions(
     """
     if ledger is None:
         ledger = await read_ledger(s, user_id, asset_ids)
-    asset_ids = ledger.asset_ids
+    if ledger.rows and matched is None:
+        matched = match_rows(ledger.rows, ledger.methods, ledger.actions)
+    return await write_positions(s, user_id, ledger.asset_ids, matched if ledger.rows else None)
+
+
+async def write_positions(
+    s: AsyncSession, user_id: int, asset_ids: Collection[int] | None, lots: LotLedger | None
+) -> dict[tuple[int, int], Position]:
+    """Rewrite the user's position rows of ``asset_ids`` (``None``: all) that differ from the
+    open lots of ``lots`` (``quantcore``'s match of exactly those assets' rows in every
+    portfolio; ``None``: no rows). Returns the positions held, by ``(portfolio_id, asset_id)``."""
     want: dict[tuple[int, str], tuple[int, int]] = {}
-    if ledger.rows:
-        lots = (
-            matched
-            if matched is not None
-            else match_rows(ledger.rows, ledger.methods, ledger.actions)
-        )
+    if lots is not None:
         for i, q, b in zip(*lots.position_totals(), strict=True):
             want[split_symbol(lots.symbols[i])] = (int(q), int(b))
     query = (

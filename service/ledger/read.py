@@ -22,7 +22,10 @@ from service.ledger import derived
 from service.ledger.cache import DerivationCache, cache_for
 from service.ledger.columns import LedgerColumns, RawRow, load_columns, patched
 
-__all__ = ["balances", "columns", "derive", "follow", "history_input", "ledger_cache", "raw_row", "version"]
+__all__ = [
+    "balances", "before_write", "columns", "derive", "follow", "history_input", "ledger_cache",
+    "patched_by", "raw_row", "version",
+]  # fmt: skip
 
 T = TypeVar("T")
 _VERSION = select(LedgerVersion.__table__.c.version).where(
@@ -56,6 +59,15 @@ async def columns(conn: AsyncConnection, user_id: int, *, cached: bool = True) -
     so it must not be kept under the version the write is about to commit.
     """
     return await _columns_at(conn, user_id, await version(conn, user_id), cached)
+
+
+async def before_write(conn: AsyncConnection, user_id: int, at: int) -> LedgerColumns:
+    """The user's ledger as a write sees it before changing anything: the write holds the
+    ledger lock and moved the version to ``at`` (:func:`service.ledger.positions.lock_user_ledger`),
+    so no other write can commit in between, and what its transaction sees is the ledger
+    committed at ``at - 1``: the columns kept for that version (read here and kept on a
+    miss). Called before the write's first change of a transaction row."""
+    return await _columns_at(conn, user_id, at - 1, True)
 
 
 async def derive(
@@ -119,6 +131,7 @@ def follow(
     drop: int | None = None,
     add: Transaction | None = None,
     assets: Sequence[Any] = (),
+    columns: LedgerColumns | None = None,
 ) -> Callable[[], None]:
     """The step that, once a write moving the user's ledger to ``version`` by one change
     (``drop`` a row id, ``add`` a row: an edit is both) has committed, moves the kept
@@ -126,10 +139,18 @@ def follow(
     ``version - 1``: the next read in this process derives from them without reading the
     ledger again. The row is taken now, in the write's transaction; the step runs after
     its commit (:func:`service.db.after_commit`). ``assets``: the rows' assets (``id``,
-    ``symbol``, ``currency`` attributes; ``None`` skipped)."""
+    ``symbol``, ``currency`` attributes; ``None`` skipped). ``columns``: the columns at
+    ``version`` when the write has them already (:func:`patched_by`)."""
+    cache = cache_for(engine)
+    if columns is not None:
+        ready = columns
+
+        def keep() -> None:
+            cache.advance(user_id, version, "columns", lambda _: ready)
+
+        return keep
     row = raw_row(add) if add is not None else None
     named = [(a.id, a.symbol, a.currency) for a in assets if a is not None]
-    cache = cache_for(engine)
 
     def advance() -> None:
         cache.advance(
@@ -137,3 +158,19 @@ def follow(
         )
 
     return advance
+
+
+def patched_by(
+    cols: LedgerColumns,
+    version: int,
+    *,
+    drop: int | None = None,
+    add: Transaction | None = None,
+    assets: Sequence[Any] = (),
+) -> LedgerColumns:
+    """``cols`` after one write (``drop`` a row id, ``add`` a row just flushed; ``assets``
+    as in :func:`follow`), tagged ``version``: what the write checks, and what
+    :func:`follow` keeps once it commits."""
+    named = [(a.id, a.symbol, a.currency) for a in assets if a is not None]
+    row = raw_row(add) if add is not None else None
+    return patched(cols, version, drop=drop, add=row, assets=named)

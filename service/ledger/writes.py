@@ -2,26 +2,31 @@
 
 A write (create, edit, delete) locks the portfolio (``SELECT ... FOR UPDATE`` on
 PostgreSQL; the SQLite write transaction is ``BEGIN IMMEDIATE``) and the user's
-ledger, checks the symbol's whole ledger with the change applied
-(:func:`service.ledger.checks.check_ledger`), writes the row and re-derives the
-positions of that symbol from the same rows, read once (:mod:`service.ledger.positions`),
-all in one transaction:
+ledger, takes the ledger as committed before it (the user's ledger columns, kept
+in the derivation cache: :func:`service.ledger.read.before_write`), writes the row
+and patches it into those columns. Then, over the columns with the change applied
+(:mod:`service.ledger.writecheck`), it checks the written symbol's ledger
+(:func:`~service.ledger.writecheck.check_shares`), re-derives the positions of
+that symbol in every portfolio from one lot match of its rows, and checks a strict
+portfolio's cash; all in one transaction:
 two concurrent writes can never both spend the same shares, and a crash leaves
-either everything or nothing.
+either everything or nothing. Once it commits, the patched columns are kept under
+the new ledger version (:func:`service.ledger.read.follow`).
 
 Positions are the open tax lots under the portfolio's lot method (FIFO by default),
 wash-sale adjustments included, whatever order the rows were entered in.
 
 Corporate actions (splits, stock dividends, returns of capital, spin-offs, mergers)
-are rows of the same ledger. Once the rows read for a write include one (or the
-write is one), the whole ledger of the assets involved (both of a spin-off or
-merger, and every asset linked to them) is checked by ``quantcore`` itself
+are rows of the same ledger. Once the rows of the assets involved (both of a spin-off
+or merger, and every asset linked to them) include one, before or after the change,
+their whole ledger is checked by ``quantcore`` itself
 (:func:`service.ledger.lots.check_rows`) with the change applied, and its error,
 mapped back to the transaction and field it names, is the 400.
 """
 
 from __future__ import annotations
 
+from collections.abc import Collection, Sequence
 from typing import Any
 
 from sqlalchemy import select
@@ -30,16 +35,18 @@ from sqlalchemy.ext.asyncio import AsyncSession
 from service.db import after_commit
 from service.db.models import Asset, Portfolio, Position, Transaction, utcnow
 from service.errors import ApiError, NotFoundError, ValidationError
-from service.ledger import cash, read
 from service.ledger import checks as lots
+from service.ledger import columns, derived, read, writecheck
 from service.ledger import positions as derive
+from service.ledger.columns import LedgerColumns, load_columns
 from service.ledger.entry import LedgerEntry, check_amount
-from service.ledger.lots import LedgerCheckError, check_rows
+from service.ledger.lots import LedgerCheckError, check_rows, columns_rows
 
 __all__ = [
     "LedgerEntry",
     "check_amount",
     "record",
+    "rederive_written",
     "remove",
     "update",
 ]
@@ -144,49 +151,68 @@ def _set_fields(txn: Transaction, entry: LedgerEntry, target: Asset | None) -> N
     txn.target_asset_id = target.id if target is not None else None
 
 
-def _lot_rows(ledger: derive.SymbolLedger, portfolio_id: int, symbol: str) -> list[lots.LotRow]:
-    """The rows of one (portfolio, asset) of ``ledger``, as the check reads them."""
-    return [
-        lots.LotRow(tid, kind, qty, day, lot, price, fees)
-        for tid, pid, sym, day, kind, qty, price, fees, lot in ledger.rows
-        if pid == portfolio_id and sym == symbol
-    ]
-
-
-def _row(entry: LedgerEntry, row_id: int | None) -> lots.LotRow:
-    return lots.LotRow(
-        row_id, entry.kind, entry.quantity, entry.date, entry.lot_id, entry.price, entry.fees
-    )
-
-
 def _cash_field(entry: LedgerEntry) -> str:
     """The request field a strict portfolio's cash refusal names."""
     return "price" if entry.is_cash else "quantity"
 
 
-async def _check_cash(s: AsyncSession, portfolio: Portfolio, field: str, action: str) -> None:
-    """Under the strict policy, refuse the (flushed) change when cash would go negative."""
-    if portfolio.cash_policy != "strict":
-        return
-    rows = await cash.read_cash_rows(await s.connection(), portfolio_ids=[portfolio.id])
-    cash.check_strict(rows, portfolio.base_currency, field, action)
+def _check_cash(after: LedgerColumns, portfolio: Portfolio, field: str, action: str) -> None:
+    """Under the strict policy, refuse the change when cash would go negative."""
+    if portfolio.cash_policy == "strict":
+        writecheck.check_cash(after, portfolio.id, portfolio.base_currency, field, action)
 
 
-async def _record_cash(
-    s: AsyncSession, portfolio: Portfolio, entry: LedgerEntry
-) -> Transaction:
-    """Write a cash row (no asset, no positions to derive) and check the strict policy."""
-    now = utcnow()
-    txn = Transaction(
-        portfolio_id=portfolio.id, asset_id=None, created_at=now,
-        currency=entry.currency or portfolio.base_currency,
-    )  # fmt: skip
-    _set_fields(txn, entry, None)
-    s.add(txn)
-    portfolio.updated_at = now
-    await s.flush()
-    await _check_cash(s, portfolio, "price", f"Recording this {entry.kind} on {entry.date}")
-    return txn
+async def _after(
+    s: AsyncSession, user_id: int, before: LedgerColumns, at: int, portfolio_ids: Collection[int], **change: Any
+) -> LedgerColumns:
+    """The ledger with the (flushed) change: ``before`` patched (:func:`read.patched_by`),
+    or read again in this transaction when ``before`` lacks a portfolio of the change."""
+    if all(before.portfolios.index(pid) >= 0 for pid in portfolio_ids):
+        return read.patched_by(before, at, **change)
+    return await load_columns(await s.connection(), user_id, at)
+
+
+async def _rederive(
+    s: AsyncSession,
+    user_id: int,
+    before: LedgerColumns,
+    after: LedgerColumns,
+    asset_ids: Collection[int],
+    *,
+    shares: Sequence[tuple[int, int]],
+    written: int | None,
+    kind: str | None,
+    action: str,
+) -> dict[tuple[int, int], Position]:
+    """Check the change over the rows of ``asset_ids`` and of the assets linked to them,
+    before or after it (in every portfolio), and rewrite their positions.
+
+    ``shares``: the ``(portfolio_id, asset_id)`` ledgers whose shares are checked when no
+    corporate action is among the rows (else ``quantcore`` checks them all).
+    """
+    touched = columns.linked_assets(before, asset_ids) | columns.linked_assets(after, asset_ids)
+    rows = columns.rows_of_assets(after, touched)
+    acting = derived.has_actions(after, rows) or derived.has_actions(
+        before, columns.rows_of_assets(before, touched)
+    )
+    mine = columns.subset(after, rows)
+    if acting:
+        methods = dict(zip(after.portfolios.ids, after.portfolios.lot_method, strict=True))
+        ledger = derive.SymbolLedger(methods, frozenset(touched), *columns_rows(mine))
+        matched = _checked(ledger, written, kind, action)
+        _dividends_covered(ledger, action)
+    else:
+        symbol_of = dict(zip(after.asset_ids.tolist(), after.symbols, strict=True))
+        for pid, aid in shares:
+            if aid in symbol_of:
+                writecheck.check_shares(after, pid, symbol_of[aid], written=written, action=action)
+        try:
+            matched = writecheck.match(mine)
+        except LedgerCheckError as exc:  # the checks prevent it: the last guard
+            raise ValidationError(
+                "lot_method", "invalid", f"The ledger cannot be matched: {exc}"
+            ) from None
+    return await derive.write_positions(s, user_id, touched, matched)
 
 
 async def record(
@@ -216,45 +242,45 @@ async def record(
     """
     portfolio = await _locked_portfolio(s, user_id, portfolio_id, missing_portfolio)
     await derive.lock_user_ledger(s, user_id)
-    at = await read.version(await s.connection(), user_id)
+    conn = await s.connection()
+    at = await read.version(conn, user_id)
+    before = await read.before_write(conn, user_id, at)
     target: Asset | None = None
+    asset: Asset | None = None
     position: Position | None = None
-    if entry.symbol is None:
-        txn = await _record_cash(s, portfolio, entry)
-        asset = None
-    else:
+    action = f"Recording this {entry.kind} on {entry.date}"
+    if entry.symbol is not None:
         asset = await _asset(s, entry.symbol)
         target = await _target(s, entry)
         if entry.lot_id is not None:
             await lots.named_lot(s, user_id, portfolio.id, asset.id, entry.lot_id, entry.date)
-        touched = [asset.id] if target is None else [asset.id, target.id]
-        ledger = await derive.read_ledger(s, user_id, touched)
-        action = f"Recording this {entry.kind} on {entry.date}"
-        with_actions = ledger.has_actions or entry.is_action
-        if not with_actions and entry.kind != "buy":  # an added buy leaves no row short
-            lots.check_ledger(_lot_rows(ledger, portfolio.id, asset.symbol), add=_row(entry, None), action=action)
-        now = utcnow()
-        txn = Transaction(portfolio_id=portfolio.id, asset_id=asset.id, created_at=now)
-        _set_fields(txn, entry, target)
-        s.add(txn)
-        portfolio.updated_at = now
-        await s.flush()
-        changed = ledger.changed(add=derive.row_of(txn, asset.symbol), action=entry.action())
-        matched = None
-        if with_actions:
-            matched = _checked(changed, txn.id, entry.kind, action)
-            _dividends_covered(changed, action)
-        held = await derive.sync_positions(s, user_id, touched, ledger=changed, matched=matched)
-        await _check_cash(s, portfolio, "quantity", action)
+    now = utcnow()
+    txn = Transaction(
+        portfolio_id=portfolio.id, asset_id=asset.id if asset is not None else None, created_at=now,
+        currency=(entry.currency or portfolio.base_currency) if asset is None else None,
+    )  # fmt: skip
+    _set_fields(txn, entry, target)
+    s.add(txn)
+    portfolio.updated_at = now
+    await s.flush()
+    after = await _after(s, user_id, before, at, [portfolio.id], add=txn, assets=(asset, target))
+    if asset is not None:
+        held = await _rederive(
+            s, user_id, before, after, [asset.id] if target is None else [asset.id, target.id],
+            shares=[] if entry.kind == "buy" else [(portfolio.id, asset.id)],  # a buy leaves no row short
+            written=txn.id, kind=entry.kind, action=action,
+        )  # fmt: skip
         position = held.get((portfolio.id, asset.id))
-    await _follow(s, user_id, at, add=txn, assets=(asset, target))
+    _check_cash(after, portfolio, _cash_field(entry), action)
+    await _follow(s, user_id, at, after)
     return txn, asset, position
 
 
-async def _follow(s: AsyncSession, user_id: int, version: int, **change: Any) -> None:
-    """Once the write commits, move the kept ledger columns along (:func:`service.ledger.read.follow`)."""
+async def _follow(s: AsyncSession, user_id: int, version: int, after: LedgerColumns) -> None:
+    """Once the write commits, keep ``after`` as the user's ledger columns at ``version``
+    (:func:`service.ledger.read.follow`)."""
     engine = (await s.connection()).sync_engine
-    after_commit(s, read.follow(engine, user_id, version, **change))
+    after_commit(s, read.follow(engine, user_id, version, columns=after))
 
 
 async def _owned_txn(s: AsyncSession, user_id: int, txn_id: int) -> Transaction:
@@ -302,7 +328,9 @@ async def update(
         else await _locked_portfolio(s, user_id, portfolio_id, None)
     )
     await derive.lock_user_ledger(s, user_id)
-    at = await read.version(await s.connection(), user_id)
+    conn = await s.connection()
+    at = await read.version(conn, user_id)
+    before = await read.before_write(conn, user_id, at)
     # read again under the lock: a concurrent writer may have changed it meanwhile (an
     # ORM flush writes only what differs from the state it loaded, so a stale copy
     # could leave a value unwritten that the positions were derived with)
@@ -325,13 +353,7 @@ async def update(
             transaction_ids=users,
         )  # fmt: skip
     action = f"Changing transaction {txn.id}"
-    touched = {a for a in (txn.asset_id, new_asset_id) if a is not None}
-    if target is not None:
-        touched.add(target.id)
-    ledger = await derive.read_ledger(s, user_id, touched) if touched else None
-    with_actions = ledger is not None and (ledger.has_actions or entry.is_action)
-    if ledger is not None and not with_actions:
-        _check_moved_rows(ledger, txn, portfolio.id, asset, entry, action)
+    old_portfolio_id, old_asset_id = txn.portfolio_id, txn.asset_id
     now = utcnow()
     txn.portfolio_id = portfolio.id
     txn.asset_id = new_asset_id
@@ -339,44 +361,26 @@ async def update(
     _set_fields(txn, entry, target)
     old_portfolio.updated_at = portfolio.updated_at = now
     await s.flush()
-    if ledger is not None:
-        add = derive.row_of(txn, asset.symbol) if asset is not None else None
-        changed = ledger.changed(drop=txn.id, add=add, action=entry.action())
-        matched = None
-        if with_actions:
-            matched = _checked(changed, txn.id, entry.kind, action)
-            _dividends_covered(changed, action)
-        await derive.sync_positions(s, user_id, touched, ledger=changed, matched=matched)
-    await _check_cash(s, portfolio, _cash_field(entry), action)
+    after = await _after(
+        s, user_id, before, at, [old_portfolio.id, portfolio.id], drop=txn.id, add=txn, assets=(asset, target)
+    )
+    touched = {a for a in (old_asset_id, new_asset_id) if a is not None}
+    if target is not None:
+        touched.add(target.id)
+    if touched:
+        # the row leaves its old (portfolio, asset) ledger and joins the new one
+        shares = [(old_portfolio_id, old_asset_id)] if old_asset_id is not None else []
+        if new_asset_id is not None and (portfolio.id, new_asset_id) not in shares:
+            shares.append((portfolio.id, new_asset_id))
+        await _rederive(
+            s, user_id, before, after, touched, shares=shares, written=txn.id, kind=entry.kind,
+            action=action,
+        )  # fmt: skip
+    _check_cash(after, portfolio, _cash_field(entry), action)
     if old_portfolio.id != portfolio.id:
-        await _check_cash(s, old_portfolio, "portfolio", action)
-    await _follow(s, user_id, at, drop=txn.id, add=txn, assets=(asset, target))
+        _check_cash(after, old_portfolio, "portfolio", action)
+    await _follow(s, user_id, at, after)
     return txn, asset
-
-
-def _check_moved_rows(
-    ledger: derive.SymbolLedger,
-    txn: Transaction,
-    portfolio_id: int,
-    asset: Asset | None,
-    entry: LedgerEntry,
-    action: str,
-) -> None:
-    """The lot checks of an edit without corporate actions: the row leaves its old
-    (portfolio, asset) ledger and joins the new one (either may be none: a cash row)."""
-    new_row = _row(entry, txn.id)
-    old_symbol = next((r[2] for r in ledger.rows if r[0] == txn.id), None)
-    if asset is not None and (portfolio_id, asset.id) == (txn.portfolio_id, txn.asset_id):
-        lots.check_ledger(
-            _lot_rows(ledger, portfolio_id, asset.symbol), add=new_row, drop=txn.id, action=action
-        )
-        return
-    if old_symbol is not None:
-        lots.check_ledger(
-            _lot_rows(ledger, txn.portfolio_id, old_symbol), drop=txn.id, action=action
-        )
-    if asset is not None:
-        lots.check_ledger(_lot_rows(ledger, portfolio_id, asset.symbol), add=new_row, action=action)
 
 
 async def remove(s: AsyncSession, user_id: int, txn_id: int) -> None:
@@ -390,7 +394,9 @@ async def remove(s: AsyncSession, user_id: int, txn_id: int) -> None:
     txn = await _owned_txn(s, user_id, txn_id)
     portfolio = await _locked_portfolio(s, user_id, txn.portfolio_id, None)
     await derive.lock_user_ledger(s, user_id)
-    at = await read.version(await s.connection(), user_id)
+    conn = await s.connection()
+    at = await read.version(conn, user_id)
+    before = await read.before_write(conn, user_id, at)
     txn = await _owned_txn(s, user_id, txn_id)  # as committed once the lock is held
     if txn.portfolio_id != portfolio.id:
         portfolio = await _locked_portfolio(s, user_id, txn.portfolio_id, None)
@@ -401,26 +407,37 @@ async def remove(s: AsyncSession, user_id: int, txn_id: int) -> None:
             transaction_ids=users,
         )  # fmt: skip
     action = f"Deleting transaction {txn.id}"
-    if txn.asset_id is None:  # a cash row: no positions to derive
-        await s.delete(txn)
-        portfolio.updated_at = utcnow()
-        await s.flush()
-        await _check_cash(s, portfolio, "cash_balance", action)
-    else:
-        asset_id = txn.asset_id
-        touched = [asset_id] if txn.target_asset_id is None else [asset_id, txn.target_asset_id]
-        ledger = await derive.read_ledger(s, user_id, touched)
-        symbol = next(r[2] for r in ledger.rows if r[0] == txn.id)
-        changed = ledger.changed(drop=txn.id)
-        matched = None
-        if ledger.has_actions:
-            matched = _checked(changed, None, None, action)
-            _dividends_covered(changed, action)
-        else:
-            lots.check_ledger(_lot_rows(ledger, txn.portfolio_id, symbol), drop=txn.id, action=action)
-        await s.delete(txn)
-        portfolio.updated_at = utcnow()
-        await s.flush()
-        await derive.sync_positions(s, user_id, touched, ledger=changed, matched=matched)
-        await _check_cash(s, portfolio, "cash_balance", action)
-    await _follow(s, user_id, at, drop=txn.id)
+    asset_id, target_id = txn.asset_id, txn.target_asset_id
+    await s.delete(txn)
+    portfolio.updated_at = utcnow()
+    await s.flush()
+    after = await _after(s, user_id, before, at, [portfolio.id], drop=txn_id)
+    if asset_id is not None:
+        await _rederive(
+            s, user_id, before, after, [asset_id] if target_id is None else [asset_id, target_id],
+            shares=[(portfolio.id, asset_id)], written=None, kind=None, action=action,
+        )  # fmt: skip
+    _check_cash(after, portfolio, "cash_balance", action)
+    await _follow(s, user_id, at, after)
+
+
+async def rederive_written(s: AsyncSession, user_id: int, asset_ids: Collection[int]) -> None:
+    """After a bulk write of rows of ``asset_ids`` (flushed, the ledger lock held): read the
+    user's ledger as columns once in this transaction, re-derive the positions of those
+    assets (and the ones linked to them) from one lot match of their rows, and keep the
+    columns under the new version once the write commits.
+
+    Raises:
+        ValidationError: ``lot_method`` ``invalid`` when the rows cannot be matched (the
+            write's checks prevent it: the last guard).
+    """
+    conn = await s.connection()
+    at = await read.version(conn, user_id)
+    after = await load_columns(conn, user_id, at)
+    touched = columns.linked_assets(after, asset_ids)
+    try:
+        matched = writecheck.match(columns.subset(after, columns.rows_of_assets(after, touched)))
+    except LedgerCheckError as exc:
+        raise ValidationError("lot_method", "invalid", f"The ledger cannot be matched: {exc}") from None
+    await derive.write_positions(s, user_id, touched, matched)
+    await _follow(s, user_id, at, after)
