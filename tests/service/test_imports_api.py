@@ -368,7 +368,7 @@ def test_a_failure_after_the_insert_rolls_the_whole_import_back(
     priced: Api, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     """The rows, the new asset and the portfolio's stamp are written in the request's
-    session; an error after them (here: the positions' sync refusing) is a 400 and the
+    session; an error after them (here: re-deriving the positions refusing) is a 400 and the
     session commits none of it."""
     api = priced
     _, headers = api.user("rollback")
@@ -391,7 +391,7 @@ def test_a_failure_after_the_insert_rolls_the_whole_import_back(
         seen.append(await _count(await s.connection()))  # the rows are in the transaction
         raise ValidationError("lot_method", "invalid", "refused by the test")
 
-    monkeypatch.setattr(import_services.derive, "sync_positions", refuse_counting)
+    monkeypatch.setattr(import_services, "rederive_written", refuse_counting)
     r = _import(api, pid, headers, data, create_assets=True)
     monkeypatch.undo()
     assert r.status_code == 400, r.text
