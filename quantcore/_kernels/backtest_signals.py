@@ -123,8 +123,8 @@ def _ma_block(
     if ema:
         for t in range(t0, t1):
             i = t - first
-            a_fast, fast = ma_update_nb(x, t, i, w_fast, cst[0], cst[2], True, a_fast)
-            a_slow, slow = ma_update_nb(x, t, i, w_slow, cst[1], cst[3], True, a_slow)
+            a_fast, fast = ma_update_nb(x, t, i, w_fast, cst[0], cst[2], ema, a_fast)
+            a_slow, slow = ma_update_nb(x, t, i, w_slow, cst[1], cst[3], ema, a_slow)
             ent[t - t0] = (pf < ps) & (fast > slow)
             ext[t - t0] = (pf > ps) & (fast < slow)
             pf = fast
