@@ -22,42 +22,32 @@ __all__: list[str] = []  # helpers of quantcore._kernels.risk and .metrics only
 _C1 = types.Array(types.float64, 1, "C")
 
 
+@njit(types.void(_C1, types.int64, types.int64, types.int64), cache=True)
+def _sift(a: Float64Array1D, lo: int, root: int, end: int) -> None:
+    """Sift ``a[lo + root]`` down the max-heap ``a[lo:lo + end]``."""
+    v = a[lo + root]
+    while True:
+        child = 2 * root + 1
+        if child >= end:
+            break
+        if child + 1 < end and a[lo + child + 1] > a[lo + child]:
+            child += 1
+        if a[lo + child] <= v:
+            break
+        a[lo + root] = a[lo + child]
+        root = child
+    a[lo + root] = v
+
+
 @njit(types.void(_C1, types.int64, types.int64), cache=True)
 def _heapsort(a: Float64Array1D, lo: int, hi: int) -> None:
-    """Sort ``a[lo:hi]`` in place, O(n log n) worst case (cheaper to compile than ``np.sort``).
-
-    The sift-down is written out in both phases (one kernel less to compile).
-    """
+    """Sort ``a[lo:hi]`` in place, O(n log n) worst case (cheaper to compile than ``np.sort``)."""
     size = hi - lo
-    for start in range(size // 2 - 1, -1, -1):  # build the max-heap
-        root = start
-        v = a[lo + root]
-        while True:
-            child = 2 * root + 1
-            if child >= size:
-                break
-            if child + 1 < size and a[lo + child + 1] > a[lo + child]:
-                child += 1
-            if a[lo + child] <= v:
-                break
-            a[lo + root] = a[lo + child]
-            root = child
-        a[lo + root] = v
-    for end in range(size - 1, 0, -1):  # move the maximum to the end, sift the new root
-        v = a[lo + end]
-        a[lo + end] = a[lo]
-        root = 0
-        while True:
-            child = 2 * root + 1
-            if child >= end:
-                break
-            if child + 1 < end and a[lo + child + 1] > a[lo + child]:
-                child += 1
-            if a[lo + child] <= v:
-                break
-            a[lo + root] = a[lo + child]
-            root = child
-        a[lo + root] = v
+    for root in range(size // 2 - 1, -1, -1):
+        _sift(a, lo, root, size)
+    for end in range(size - 1, 0, -1):
+        a[lo], a[lo + end] = a[lo + end], a[lo]
+        _sift(a, lo, 0, end)
 
 
 @njit(types.void(_C1, types.int64, types.int64), cache=True)
