@@ -7,7 +7,7 @@
 
 ``--quickstart`` times the README's library quick start (``metrics.summary``,
 ``value_at_risk``, ``macd``, ``run_strategy``, a 100 x 100 moving-average sweep on
-``arch.data.sp500``) in one fresh process on an empty cache, step by step.
+its 2,520-day price series) in one fresh process on an empty cache, step by step.
 ``--kernels N`` lists the N kernels that took longest to compile during it
 (exclusive CPU time of the compiling thread: a kernel's own type inference and
 LLVM compile, without the kernels it calls, from numba's ``numba:compile``
@@ -85,7 +85,7 @@ def _first_call(expr: str, cache_dir: str) -> float:
     return float(json.loads(done.stdout.strip().splitlines()[-1]))
 
 
-#: The README's library quick start, step by step (``close``: sp500 adjusted closes).
+#: The README's library quick start, step by step (``close``: its 2,520-day price series).
 QUICKSTART: dict[str, str] = {
     "import quantcore": (
         "import quantcore as qc; import quantcore.backtest, quantcore.indicators, quantcore.metrics,"
@@ -108,9 +108,12 @@ _QUICKSTART_PROBE = """
 import json, sys, time
 from collections import defaultdict
 import numba.core.event as ev
-from arch.data import sp500
+import numpy as np
+import pandas as pd
 
-close = sp500.load()["Adj Close"]
+rng = np.random.default_rng(7)  # the README's series
+days = pd.bdate_range("2015-01-02", periods=2520)
+close = pd.Series(100 * np.exp(np.cumsum(rng.normal(3e-4, 0.012, days.size))), days, name="ACME")
 steps = json.loads(sys.argv[1])
 stack, own, count, first_step = [], defaultdict(float), defaultdict(int), {}
 step = ""

@@ -27,6 +27,8 @@ from quantcore._kernels.metrics import (
     sharpe_ratio_nb,
     sortino_ratio_nb,
     stability_nb,
+    summary_bench_nb,
+    summary_column_nb,
     summary_nb,
     tail_ratio_nb,
 )
@@ -70,6 +72,25 @@ def _omega_threshold(required_return: Any, periods_per_year: float) -> float:
     if req <= -1.0:
         raise ValueError(f"required_return must be > -1, got {required_return!r}")
     return float((1.0 + req) ** (1.0 / periods_per_year) - 1.0)
+
+
+def _summary_series(
+    x: Float64Array, b: Float64Array, rf: float, req: float, threshold: float, ppy: float,
+    q: float, cutoff: float, zt: float, want: np.ndarray,
+) -> Float64Array:  # fmt: skip
+    """``summary_nb`` of one column, its per-column kernels called from here: a first
+    call on one series compiles only them (not the panel loop, nor the benchmark rows
+    when there is no benchmark)."""
+    col = np.array(x[:, 0], dtype=np.float64, order="C")  # writable: one type per argument
+    n = col.shape[0]
+    out = np.full((len(want), 1), np.nan)
+    buf = np.empty(n)
+    cand = np.empty(n)
+    summary_column_nb(col, buf, cand, rf, req, threshold, ppy, q, cutoff, zt, want, out, 0)
+    if b.shape[1] > 0 and want[len(SUMMARY_ROWS) :].any():
+        bcol = np.array(b[:, 0], dtype=np.float64, order="C")
+        summary_bench_nb(col, bcol, buf, cand, rf, ppy, out, 0)
+    return out
 
 
 @overload
@@ -520,7 +541,10 @@ def summary(
     _, q, cutoff, zt = level_tail(level)
     threshold = _omega_threshold(req, ppy)
     want = np.array([name in chosen for name in names], dtype=np.bool_)
-    out = run(summary_nb, x, b, rf, req, threshold, ppy, q, cutoff, zt, want)
+    if x.shape[1] == 1:
+        out = _summary_series(x, b, rf, req, threshold, ppy, q, cutoff, zt, want)
+    else:
+        out = run(summary_nb, x, b, rf, req, threshold, ppy, q, cutoff, zt, want)
     rows = [names.index(name) for name in chosen]
     table = out[rows]
     if w.is_1d:

@@ -169,7 +169,8 @@ def equity_stats_nb(
     sum_r2 = 0.0
     sum_down2 = 0.0
     prev = init_cash
-    n_exposed = 0
+    # int(np.int64(0)), not 0: numba would compile finalize_stats_nb once more for the literal
+    n_exposed = int(np.int64(0))
     for t in range(equity.shape[0]):
         peak, trough, max_dd, sum_r, sum_r2, sum_down2 = stats_step_nb(
             equity[t], prev, peak, trough, max_dd, sum_r, sum_r2, sum_down2
@@ -177,8 +178,8 @@ def equity_stats_nb(
         prev = equity[t]
         if exposed[t]:
             n_exposed += 1
-    n_closed = 0
-    n_wins = 0
+    n_closed = int(np.int64(0))
+    n_wins = int(np.int64(0))
     gross_profit = 0.0
     gross_loss = 0.0
     for i in range(trade_pnl.shape[0]):
@@ -305,7 +306,10 @@ def simulate_nb(
     mark = np.full(k, np.nan)
     stopped = np.zeros(k, dtype=np.bool_)
     cash = init_cash
-    n_trades = 0
+    # typed ints, not literals: numba compiles a callee once more for each literal argument
+    n_trades = int(np.int64(0))
+    flat = int(np.int64(0))
+    closed = int(np.int64(1))
     for t in range(n):
         for j in range(k):
             cash = borrow_step_nb(pos[j], cash, t, mark[j], borrow_bar)
@@ -320,7 +324,7 @@ def simulate_nb(
             )  # fmt: skip
             if why != EXIT_NONE:
                 cash, pnl, xf, xfee = _exit(pos[j], cash, price, why, fees, slippage)
-                _write_trade(trades, n_trades, j, pos[j], 1, t, xf, xfee, pnl, why)
+                _write_trade(trades, n_trades, j, pos[j], closed, t, xf, xfee, pnl, why)
                 n_trades += 1
                 pos[j, POS_SIZE] = 0.0
                 stopped[j] = why != EXIT_SIGNAL
@@ -331,7 +335,7 @@ def simulate_nb(
             p = fill[t, j]
             if not (np.isfinite(p) and p > 0.0):
                 continue
-            _, new_side = signal_action_nb(0, entries[t, j], exits[t, j], direction)
+            _, new_side = signal_action_nb(flat, entries[t, j], exits[t, j], direction)
             if new_side == 0:
                 continue
             eq = cash
@@ -362,8 +366,9 @@ def simulate_nb(
             s = pos[j, POS_SIZE]
             pnl = pos[j, POS_SIDE] * (s * m - s * pos[j, POS_ENTRY_FILL]) - pos[j, POS_ENTRY_FEE]
             _write_trade(
-                trades, n_trades, j, pos[j], 0, -1, m, 0.0, pnl - pos[j, POS_BORROW], EXIT_NONE
-            )
+                trades, n_trades, j, pos[j], flat, int(np.int64(-1)), m, 0.0,
+                pnl - pos[j, POS_BORROW], int(np.int64(EXIT_NONE)),
+            )  # fmt: skip
             n_trades += 1
     return equity, cash_out, positions, n_trades
 
@@ -428,7 +433,7 @@ def asset_bar_nb(
             pos[POS_SIZE] = 0.0
             stopped = why != EXIT_SIGNAL
     if pos[POS_SIZE] == 0.0 and not stopped and e != x and p == p and p > 0.0:
-        _, new_side = signal_action_nb(0, e, x, direction)
+        _, new_side = signal_action_nb(int(np.int64(0)), e, x, direction)
         if new_side != 0:
             cash = _enter(
                 pos, cash, cash, t, p, new_side, size_type, size, leverage, fees, slippage,

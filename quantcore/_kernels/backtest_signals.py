@@ -10,10 +10,10 @@ recursions are the indicator kernels' own steps
 are those of :mod:`quantcore.indicators` to the last bit (numba inlines the
 steps into the caller, whose fast-math flags apply: these kernels compile with the
 indicators' ``fastmath=CONTRACT``, fused multiply-adds only).
-:func:`signals_1d` runs the very same recursion over a whole series (one kernel
-per strategy, ``<strategy>_1d_nb``, so that a first run compiles only its own);
-the public strategies use it, which makes a sweep row identical to a single run
-with the same parameters.
+:func:`signals_1d` runs the very same recursion over a whole series (in Python,
+calling that strategy's block kernel only, so that a first run compiles only its
+own); the public strategies use it, which makes a sweep row identical to a single
+run with the same parameters.
 """
 
 from __future__ import annotations
@@ -40,13 +40,8 @@ __all__ = [
     "STRATEGY_MOMENTUM",
     "STRATEGY_MOVING_AVERAGE",
     "STRATEGY_RSI",
-    "buy_hold_1d_nb",
     "constants_nb",
     "ma_update_nb",
-    "mean_reversion_1d_nb",
-    "momentum_1d_nb",
-    "moving_average_1d_nb",
-    "rsi_1d_nb",
     "signal_block_nb",
     "signals_1d",
 ]
@@ -123,8 +118,8 @@ def _ma_block(
     if ema:
         for t in range(t0, t1):
             i = t - first
-            a_fast, fast = ma_update_nb(x, t, i, w_fast, cst[0], cst[2], True, a_fast)
-            a_slow, slow = ma_update_nb(x, t, i, w_slow, cst[1], cst[3], True, a_slow)
+            a_fast, fast = ma_update_nb(x, t, i, w_fast, cst[0], cst[2], ema, a_fast)
+            a_slow, slow = ma_update_nb(x, t, i, w_slow, cst[1], cst[3], ema, a_slow)
             ent[t - t0] = (pf < ps) & (fast > slow)
             ext[t - t0] = (pf > ps) & (fast < slow)
             pf = fast
@@ -270,94 +265,37 @@ def signal_block_nb(
             ext[t - t0] = False
 
 
-@njit(cache=True, fastmath=CONTRACT)
-def _series_buffers(
-    strategy: int, n: int, p0: float, p1: float
-) -> tuple[BoolArray1D, BoolArray1D, Float64Array1D, Float64Array1D]:
-    """Entries, exits (all False), the state and the constants of one whole-series run."""
-    return (
-        np.zeros(n, dtype=np.bool_), np.zeros(n, dtype=np.bool_), np.zeros(N_STATE),
-        constants_nb(strategy, p0, p1),
-    )  # fmt: skip
-
-
-@njit(cache=True, fastmath=CONTRACT)
-def buy_hold_1d_nb(
-    x: Float64Array1D, first: int, p0: float, p1: float, p2: float
-) -> tuple[BoolArray1D, BoolArray1D]:
-    """buy_hold over a whole series: entry at ``first``."""
-    n = x.shape[0]
-    ent, ext, _, _ = _series_buffers(STRATEGY_BUY_HOLD, n, p0, p1)
-    if first < n:
-        ent[first] = True
-    return ent, ext
-
-
-@njit(cache=True, fastmath=CONTRACT)
-def moving_average_1d_nb(
-    x: Float64Array1D, first: int, p0: float, p1: float, p2: float
-) -> tuple[BoolArray1D, BoolArray1D]:
-    """moving_average over a whole series: the block recursion of :func:`signal_block_nb`."""
-    n = x.shape[0]
-    ent, ext, st, cst = _series_buffers(STRATEGY_MOVING_AVERAGE, n, p0, p1)
-    if first < n:
-        _ma_block(x, first, first, n, p0, p1, p2, cst, st, ent[first:], ext[first:])
-    return ent, ext
-
-
-@njit(cache=True, fastmath=CONTRACT)
-def momentum_1d_nb(
-    x: Float64Array1D, first: int, p0: float, p1: float, p2: float
-) -> tuple[BoolArray1D, BoolArray1D]:
-    """momentum over a whole series: the block recursion of :func:`signal_block_nb`."""
-    n = x.shape[0]
-    ent, ext, _, _ = _series_buffers(STRATEGY_MOMENTUM, n, p0, p1)
-    if first < n:
-        _momentum_block(x, first, first, n, p0, p1, ent[first:], ext[first:])
-    return ent, ext
-
-
-@njit(cache=True, fastmath=CONTRACT)
-def mean_reversion_1d_nb(
-    x: Float64Array1D, first: int, p0: float, p1: float, p2: float
-) -> tuple[BoolArray1D, BoolArray1D]:
-    """mean_reversion over a whole series: the block recursion of :func:`signal_block_nb`."""
-    n = x.shape[0]
-    ent, ext, st, _ = _series_buffers(STRATEGY_MEAN_REVERSION, n, p0, p1)
-    if first < n:
-        _mean_reversion_block(x, first, first, n, p0, p1, st, ent[first:], ext[first:])
-    return ent, ext
-
-
-@njit(cache=True, fastmath=CONTRACT)
-def rsi_1d_nb(
-    x: Float64Array1D, first: int, p0: float, p1: float, p2: float
-) -> tuple[BoolArray1D, BoolArray1D]:
-    """rsi over a whole series: the block recursion of :func:`signal_block_nb`."""
-    n = x.shape[0]
-    ent, ext, st, cst = _series_buffers(STRATEGY_RSI, n, p0, p1)
-    if first < n:
-        _rsi_block(x, first, first, n, p0, p1, p2, cst, st, ent[first:], ext[first:])
-    return ent, ext
-
-
-_SERIES_KERNELS = {
-    STRATEGY_BUY_HOLD: buy_hold_1d_nb,
-    STRATEGY_MOVING_AVERAGE: moving_average_1d_nb,
-    STRATEGY_MOMENTUM: momentum_1d_nb,
-    STRATEGY_MEAN_REVERSION: mean_reversion_1d_nb,
-    STRATEGY_RSI: rsi_1d_nb,
-}
-
-
 def signals_1d(
     strategy: int, x: Float64Array1D, first: int, p0: float, p1: float, p2: float
 ) -> tuple[BoolArray1D, BoolArray1D]:
     """Entries and exits of one strategy over a whole series (bars before ``first`` are False).
 
-    Plain Python: it calls the strategy's own kernel (``<strategy>_1d_nb``), so a
-    first run compiles that strategy's recursion only, not all five.
+    The recursion of :func:`signal_block_nb` over all bars as one block. Plain
+    Python: it calls the strategy's own block kernel, so a first run compiles that
+    strategy's recursion only, not all five, and no kernel around it. ``x`` should
+    be contiguous, writable float64 (what the sweeps pass: one compiled type).
     """
-    kernel = _SERIES_KERNELS[strategy]
-    entries, exits = kernel(x, first, p0, p1, p2)
-    return entries, exits
+    n = x.shape[0]
+    ent = np.zeros(n, dtype=np.bool_)
+    ext = np.zeros(n, dtype=np.bool_)
+    if first >= n:
+        return ent, ext
+    if strategy == STRATEGY_BUY_HOLD:
+        ent[first] = True
+        return ent, ext
+    st = np.zeros(N_STATE)
+    e = ent[first:]
+    q = ext[first:]
+    if strategy == STRATEGY_MOVING_AVERAGE:
+        cst = constants_nb(strategy, p0, p1)
+        _ma_block(x, first, first, n, p0, p1, p2, cst, st, e, q)
+    elif strategy == STRATEGY_MOMENTUM:
+        _momentum_block(x, first, first, n, p0, p1, e, q)
+    elif strategy == STRATEGY_MEAN_REVERSION:
+        _mean_reversion_block(x, first, first, n, p0, p1, st, e, q)
+    elif strategy == STRATEGY_RSI:
+        cst = constants_nb(strategy, p0, p1)
+        _rsi_block(x, first, first, n, p0, p1, p2, cst, st, e, q)
+    else:
+        raise ValueError(f"unknown strategy code {strategy}")
+    return ent, ext

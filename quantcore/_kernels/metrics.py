@@ -35,6 +35,8 @@ __all__ = [
     "sharpe_ratio_nb",
     "sortino_ratio_nb",
     "stability_nb",
+    "summary_bench_nb",
+    "summary_column_nb",
     "summary_nb",
     "tail_ratio_nb",
 ]
@@ -262,29 +264,24 @@ def summary_nb(
         cols = np.empty((_GATHER_COLS, n))
         c, _ = load_columns(x, j0, cols, False)  # the columns, read in x's memory order
         for j in range(c):
-            _summary_column(
-                cols[j],
-                bench,
-                (j0 + j) * bstep,
-                risk_free,
-                required_return,
-                threshold,
-                periods_per_year,
-                q,
-                cutoff,
-                zt,
-                want,
-                out,
-                j0 + j,
-            )
+            col = cols[j]
+            buf = np.empty(n)
+            cand = np.empty(n)
+            summary_column_nb(
+                col, buf, cand, risk_free, required_return, threshold, periods_per_year, q,
+                cutoff, zt, want, out, j0 + j,
+            )  # fmt: skip
+            if bench.shape[1] > 0 and (want[12] or want[13] or want[14] or want[15] or want[16]):
+                bcol = bench[:, (j0 + j) * bstep]
+                summary_bench_nb(col, bcol, buf, cand, risk_free, periods_per_year, out, j0 + j)
     return out
 
 
 @njit(cache=True)
-def _summary_column(
+def summary_column_nb(
     col: Float64Array1D,
-    bench: Float64Array2D,
-    bj: int,
+    buf: Float64Array1D,
+    cand: Float64Array1D,
     risk_free: float,
     required_return: float,
     threshold: float,
@@ -296,16 +293,19 @@ def _summary_column(
     out: Float64Array2D,
     j: int,
 ) -> None:
-    """One column of ``summary_nb`` into ``out[:, j]`` (kept out of the parallel loop
-    so that the parfor pass stays small and compiles fast)."""
+    """The rows of ``SUMMARY_ROWS`` of one column into ``out[:, j]`` (``buf``, ``cand``:
+    scratch arrays of the column's length).
+
+    Kept out of the parallel loop so that the parfor pass stays small and compiles
+    fast; :func:`quantcore.metrics.summary` calls it from Python for one series, so a
+    first call on one series compiles neither ``summary_nb`` nor the benchmark rows.
+    """
     scale = math.sqrt(periods_per_year)
     n = col.shape[0]
-    buf = np.empty(n)
-    cand = np.empty(n)
     # the one read: compact + growth + drawdown + extrema + shifted moments. The wealth
     # product is a serial chain; the other sums are independent chains that run beside
     # it, all branch-free (the sign of a return is a coin flip for the branch predictor).
-    m = 0
+    m = int(np.int64(0))  # not 0: numba would compile every callee of m once more for the literal
     wealth = 1.0
     peak = 1.0
     worst = 0.0
@@ -369,12 +369,10 @@ def _summary_column(
         out[9, j] = _tail_ratio(buf, m, mean, sd, cand)
     if want[8]:
         out[8, j] = _stability(buf, m)  # overwrites buf: keep last
-    if bench.shape[1] > 0 and (want[12] or want[13] or want[14] or want[15] or want[16]):
-        _summary_bench(col, bench[:, bj], buf, cand, risk_free, periods_per_year, out, j)
 
 
 @njit(cache=True)
-def _summary_bench(
+def summary_bench_nb(
     col: Float64Array1D,
     bcol: Float64Array1D,
     a: Float64Array1D,

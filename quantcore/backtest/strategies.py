@@ -241,7 +241,7 @@ def generate(name: str, prices: Any, params: Mapping[str, Any]) -> tuple[Any, An
     entries = np.zeros((n, k), dtype=np.bool_)
     exits = np.zeros((n, k), dtype=np.bool_)
     for j in range(k):
-        col = np.ascontiguousarray(close[:, j])
+        col = np.array(close[:, j], dtype=np.float64)  # writable: the type the sweeps pass
         entries[:, j], exits[:, j] = signals_1d(strategy.code, col, int(first[j]), p0, p1, p2)
     w = data.wrapper
     if w.kind == "ndarray1":

@@ -517,7 +517,7 @@ def _per_signal_set(
         entries = np.zeros((n, k), dtype=np.bool_)
         exits = np.zeros((n, k), dtype=np.bool_)
         for j in range(k):
-            col = np.ascontiguousarray(close[:, j])
+            col = np.array(close[:, j], dtype=np.float64)  # writable: one type per argument
             entries[:, j], exits[:, j] = signals_1d(code, col, int(first[j]), p0, p1, p2)
         parts.append(run_signals(data, entries, exits, table, opts))
     return np.vstack(parts)
