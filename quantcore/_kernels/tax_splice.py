@@ -11,8 +11,15 @@ __all__ = ["splice_records_nb"]
 
 @njit(cache=True, error_model="numpy")
 def splice_records_nb(
-    x: np.ndarray, y: np.ndarray, replaced: np.ndarray, code: np.ndarray, old_to_new: np.ndarray,
-    part_rows: np.ndarray, sym_col: int, by_col: int, row_cols: np.ndarray,
+    x: np.ndarray,
+    y: np.ndarray,
+    replaced: np.ndarray,
+    code: np.ndarray,
+    old_to_new: np.ndarray,
+    part_rows: np.ndarray,
+    sym_col: int,
+    by_col: int,
+    row_cols: np.ndarray,
 ) -> np.ndarray:
     """The rows of ``x`` (old records, int64 columns) whose symbol is not ``replaced``, and
     all rows of ``y`` (the re-matched symbols' records), merged in order of column

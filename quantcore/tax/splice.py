@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import dataclasses
 from collections.abc import Collection
+from typing import Any
 
 import numpy as np
 
@@ -32,7 +33,9 @@ def _partition(labels: np.ndarray) -> np.ndarray:
 def _block(records: np.ndarray) -> np.ndarray:
     """Records of int64 fields as an (n, fields) int64 array (a view when contiguous)."""
     width = len(records.dtype.names or ())
-    if records.dtype.itemsize != 8 * width or any(records.dtype[k] != np.int64 for k in range(width)):
+    if records.dtype.itemsize != 8 * width or any(
+        records.dtype[k] != np.int64 for k in range(width)
+    ):
         raise ValueError("records of int64 fields expected")
     return np.ascontiguousarray(records).view(np.int64).reshape(records.size, width)
 
@@ -40,12 +43,18 @@ def _block(records: np.ndarray) -> np.ndarray:
 def _whole_source(ledger: LotLedger) -> _Source:
     src = ledger.source
     if src is None or src.kept is not None or src.encoded.rows is not None:
-        raise ValueError("a spliced ledger must come from match_lots of a date-sorted table, not cut")
+        raise ValueError(
+            "a spliced ledger must come from match_lots of a date-sorted table, not cut"
+        )
     return src
 
 
 def splice_ledger(
-    old: LotLedger, part: LotLedger, replaced: Collection[str], old_to_new: np.ndarray, part_rows: np.ndarray
+    old: LotLedger,
+    part: LotLedger,
+    replaced: Collection[str],
+    old_to_new: np.ndarray,
+    part_rows: np.ndarray,
 ) -> LotLedger:
     """``old`` with the results of the symbols ``replaced`` taken from ``part``.
 
@@ -130,7 +139,14 @@ def splice_ledger(
         """Old records of the kept symbols and the part's, renumbered, in ``by`` order."""
         col = {name: k for k, name in enumerate(a.dtype.names or ())}
         out = splice_records_nb(
-            _block(a), _block(b), inside, code, old_to_new, part_rows, col["symbol"], col[by],
+            _block(a),
+            _block(b),
+            inside,
+            code,
+            old_to_new,
+            part_rows,
+            col["symbol"],
+            col[by],
             np.array([col[f] for f in fields], np.int64),
         )
         return out.view(a.dtype)[:, 0]
@@ -139,14 +155,21 @@ def splice_ledger(
     open_lots = merged(old.open_lots, part.open_lots, ("lot",), "symbol")
     dividends = merged(old.dividends, part.dividends, ("row",), "row")
     buys = splice_records_nb(
-        np.ascontiguousarray(old.buys), np.ascontiguousarray(part.buys), inside, code, old_to_new, part_rows,
-        0, 3, np.array([3], np.int64),
+        np.ascontiguousarray(old.buys),
+        np.ascontiguousarray(part.buys),
+        inside,
+        code,
+        old_to_new,
+        part_rows,
+        0,
+        3,
+        np.array([3], np.int64),
     )
     names = np.empty(n_new, dtype=object)
     names[old_to_new[kept]] = np.asarray(old.lot_names, dtype=object)[kept]
     names[part_rows] = np.asarray(part.lot_names, dtype=object)
     lot_names = tuple(names.tolist())
-    fields = {}
+    fields: dict[str, Any] = {}
     for f in _ROW_FIELDS:
         a, b = getattr(enc, f), getattr(penc, f)
         if f == "lot_ref":
@@ -157,9 +180,16 @@ def splice_ledger(
         out[old_to_new[kept]] = a[kept]
         out[part_rows] = b
         fields[f] = out
-    encoded: Encoded = dataclasses.replace(enc, **fields, lot_names=lot_names, table=None, rows=None)
+    encoded: Encoded = dataclasses.replace(
+        enc, **fields, lot_names=lot_names, table=None, rows=None
+    )
     source = _Source(encoded, src.wash_sales, n_new, None)
     return dataclasses.replace(
-        old, open_lots=open_lots, realized=realized, dividends=dividends, buys=buys, lot_names=lot_names,
+        old,
+        open_lots=open_lots,
+        realized=realized,
+        dividends=dividends,
+        buys=buys,
+        lot_names=lot_names,
         source=source,
     )

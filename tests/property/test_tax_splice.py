@@ -33,10 +33,16 @@ START = dt.date(2024, 1, 2)
 
 
 @st.composite
-def rows_(draw: st.DrawFn, next_id: int, day: dt.date, held: dict[str, Decimal] | None = None) -> dict[str, Any]:
+def rows_(
+    draw: st.DrawFn, next_id: int, day: dt.date, held: dict[str, Decimal] | None = None
+) -> dict[str, Any]:
     """One transaction row (its ``id`` is ``next_id``) on ``day``; with ``held`` (shares per
     symbol, updated), one that relieves: sells and actions only of held shares."""
-    kind = draw(st.sampled_from(["buy"] * 6 + ["sell"] * 4 + ["dividend", "split", "return_of_capital", "spin_off"]))
+    kind = draw(
+        st.sampled_from(
+            ["buy"] * 6 + ["sell"] * 4 + ["dividend", "split", "return_of_capital", "spin_off"]
+        )
+    )
     sym = "1:B" if kind == "spin_off" else draw(st.sampled_from(SYMBOLS))
     h = held.get(sym, Decimal(0)) if held is not None else Decimal(1)
     if kind != "buy" and h <= 0:
@@ -45,14 +51,21 @@ def rows_(draw: st.DrawFn, next_id: int, day: dt.date, held: dict[str, Decimal] 
     price = Decimal(draw(st.integers(100, 9_000))).scaleb(-2)
     if kind == "buy":
         q = Decimal(draw(st.integers(5, 40)))
-        row.update(quantity=q, price=price, fees=Decimal(draw(st.sampled_from([0, 1]))), lot_id=str(next_id))
+        row.update(
+            quantity=q,
+            price=price,
+            fees=Decimal(draw(st.sampled_from([0, 1]))),
+            lot_id=str(next_id),
+        )
         h += q
     elif kind == "sell":
         q = min(Decimal(draw(st.integers(1, 30))), h)
         row.update(quantity=q, price=price, fees=Decimal(0))
         h -= q
     elif kind == "dividend":
-        row.update(quantity=Decimal(draw(st.integers(1, 10))), price=Decimal("0.25"), fees=Decimal(0))
+        row.update(
+            quantity=Decimal(draw(st.integers(1, 10))), price=Decimal("0.25"), fees=Decimal(0)
+        )
     elif kind == "split":
         ratio = draw(st.sampled_from([Decimal(2), Decimal(3)]))
         row.update(ratio=ratio, fees=Decimal(0))
@@ -60,7 +73,12 @@ def rows_(draw: st.DrawFn, next_id: int, day: dt.date, held: dict[str, Decimal] 
     elif kind == "return_of_capital":
         row.update(price=Decimal("0.10"), fees=Decimal(0))
     else:
-        row.update(ratio=Decimal("0.5"), target_symbol="1:C", basis_allocation=Decimal("0.2"), fees=Decimal(0))
+        row.update(
+            ratio=Decimal("0.5"),
+            target_symbol="1:C",
+            basis_allocation=Decimal("0.2"),
+            fees=Decimal(0),
+        )
         if held is not None:
             held["1:C"] = held.get("1:C", Decimal(0)) + h / 2
     if held is not None:
@@ -69,7 +87,9 @@ def rows_(draw: st.DrawFn, next_id: int, day: dt.date, held: dict[str, Decimal] 
 
 
 @st.composite
-def cases(draw: st.DrawFn) -> tuple[list[dict[str, Any]], list[dict[str, Any]], dict[str, str], set[int]]:
+def cases(
+    draw: st.DrawFn,
+) -> tuple[list[dict[str, Any]], list[dict[str, Any]], dict[str, str], set[int]]:
     """A ledger that relieves, the ledger after one change (any row, any day: it may not
     relieve), each symbol's method, the ids changed."""
     n = draw(st.integers(3, 40))
@@ -78,7 +98,9 @@ def cases(draw: st.DrawFn) -> tuple[list[dict[str, Any]], list[dict[str, Any]], 
     for i in range(n):
         day += dt.timedelta(days=draw(st.integers(0, 6)))
         rows.append(draw(rows_(i, day, held)))
-    methods = {s: draw(st.sampled_from(["fifo", "lifo", "hifo", "specific", "average"])) for s in SYMBOLS}
+    methods = {
+        s: draw(st.sampled_from(["fifo", "lifo", "hifo", "specific", "average"])) for s in SYMBOLS
+    }
     what = draw(st.sampled_from(["create", "delete", "edit"]))
     at = draw(st.integers(0, n - 1))
     any_day = START + dt.timedelta(days=draw(st.integers(0, 6 * n)))
@@ -92,7 +114,15 @@ def cases(draw: st.DrawFn) -> tuple[list[dict[str, Any]], list[dict[str, Any]], 
         edited = draw(rows_(rows[at]["id"], any_day))
         if draw(st.booleans()):  # often the same type and symbol, another date or amount
             edited.update(type=rows[at]["type"], symbol=rows[at]["symbol"])
-            for k in ("quantity", "price", "ratio", "target_symbol", "basis_allocation", "lot_id", "fees"):
+            for k in (
+                "quantity",
+                "price",
+                "ratio",
+                "target_symbol",
+                "basis_allocation",
+                "lot_id",
+                "fees",
+            ):
                 edited.setdefault(k, rows[at].get(k))
         new = [*rows[:at], edited, *rows[at + 1 :]]
         changed = {rows[at]["id"]}
@@ -100,7 +130,9 @@ def cases(draw: st.DrawFn) -> tuple[list[dict[str, Any]], list[dict[str, Any]], 
 
 
 def _sorted(rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
-    return sorted(rows, key=lambda r: (r["date"], r["id"]))  # the ledger's order: by date, then fixed
+    return sorted(
+        rows, key=lambda r: (r["date"], r["id"])
+    )  # the ledger's order: by date, then fixed
 
 
 def _table(rows: list[dict[str, Any]]) -> pd.DataFrame:
@@ -123,7 +155,11 @@ def _same(a: Any, b: Any) -> None:
     assert ea.lot_names == eb.lot_names and a.source.n_rows == b.source.n_rows
 
 
-@settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow, HealthCheck.filter_too_much])
+@settings(
+    max_examples=150,
+    deadline=None,
+    suppress_health_check=[HealthCheck.too_slow, HealthCheck.filter_too_much],
+)
 @given(cases())
 def test_splice_equals_a_full_match_after_any_change(case: Any) -> None:
     rows, new, methods, changed = case
@@ -134,7 +170,13 @@ def test_splice_equals_a_full_match_after_any_change(case: Any) -> None:
     except (LedgerError, ValueError):
         assume(False)  # the change sells more than held: no ledger to splice
         return
-    touched = {r[k] for r in (*rows, *new) if r["id"] in changed for k in ("symbol", "target_symbol") if r.get(k)}
+    touched = {
+        r[k]
+        for r in (*rows, *new)
+        if r["id"] in changed
+        for k in ("symbol", "target_symbol")
+        if r.get(k)
+    }
     links = old.source.encoded.links
     index = {s: k for k, s in enumerate(old.symbols)}
     codes = [index[s] for s in touched if s in index]
@@ -142,7 +184,9 @@ def test_splice_equals_a_full_match_after_any_change(case: Any) -> None:
     replaced |= touched - index.keys()
     part_at = [i for i, r in enumerate(new) if r["symbol"] in replaced]
     new_at = {r["id"]: i for i, r in enumerate(new)}
-    old_to_new = np.array([-1 if r["symbol"] in replaced else new_at[r["id"]] for r in rows], np.int64)
+    old_to_new = np.array(
+        [-1 if r["symbol"] in replaced else new_at[r["id"]] for r in rows], np.int64
+    )
     part = _match([new[i] for i in part_at], methods)
     linking = any(r["type"] == "spin_off" for r in (*rows, *new) if r["id"] in changed)
     try:
@@ -154,7 +198,9 @@ def test_splice_equals_a_full_match_after_any_change(case: Any) -> None:
         return
     event("spliced")
     _same(spliced, full)
-    day = START + dt.timedelta(days=75)  # and the ledger up to a date, relieved again from the splice
+    day = START + dt.timedelta(
+        days=75
+    )  # and the ledger up to a date, relieved again from the splice
     _same(spliced.as_of(day), full.as_of(day))
 
 

@@ -19,7 +19,14 @@ from hypothesis import strategies as st
 from service.errors import ValidationError
 from service.ledger.columns import build, patched
 from service.ledger.lots import _match_columns, spliced
-from tests.service.test_ledger_lot_table import ASSETS, PORTFOLIOS, START, _assert_same, _text, relievable
+from tests.service.test_ledger_lot_table import (
+    ASSETS,
+    PORTFOLIOS,
+    START,
+    _assert_same,
+    _text,
+    relievable,
+)
 
 
 @st.composite
@@ -30,7 +37,22 @@ def new_row(draw: st.DrawFn, tid: int) -> tuple[Any, ...]:
     day = START + dt.timedelta(days=draw(st.integers(0, 400)))
     pid = draw(st.sampled_from([1, 2]))
     if kind == "deposit":
-        return (tid, pid, None, None, day.isoformat(), kind, "1", "500", "0", None, None, None, None, "USD")
+        return (
+            tid,
+            pid,
+            None,
+            None,
+            day.isoformat(),
+            kind,
+            "1",
+            "500",
+            "0",
+            None,
+            None,
+            None,
+            None,
+            "USD",
+        )
     asset = draw(st.sampled_from([a for a, _, _ in ASSETS]))
     q = _text(draw(st.integers(1, 30)) * Decimal(1))
     p = _text(Decimal(draw(st.integers(100, 20000))) / 100)
@@ -43,7 +65,9 @@ def new_row(draw: st.DrawFn, tid: int) -> tuple[Any, ...]:
 
 @settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(relievable(), st.data())
-def test_the_spliced_lot_ledger_equals_a_whole_match(rows: list[tuple[Any, ...]], data: st.DataObject) -> None:
+def test_the_spliced_lot_ledger_equals_a_whole_match(
+    rows: list[tuple[Any, ...]], data: st.DataObject
+) -> None:
     old_cols = build(1, PORTFOLIOS, ASSETS, rows)
     old = _match_columns(old_cols)
     what = data.draw(st.sampled_from(["create", "delete", "edit"]))
@@ -69,8 +93,22 @@ def test_the_spliced_lot_ledger_equals_a_whole_match(rows: list[tuple[Any, ...]]
         return
     event("spliced")
     _assert_same(want, got)
-    for name in ("sym", "day", "kind", "qty", "price", "fee", "lot_ref", "ratio", "cash", "alloc", "target"):
-        assert np.array_equal(getattr(want.source.encoded, name), getattr(got.source.encoded, name)), name
+    for name in (
+        "sym",
+        "day",
+        "kind",
+        "qty",
+        "price",
+        "fee",
+        "lot_ref",
+        "ratio",
+        "cash",
+        "alloc",
+        "target",
+    ):
+        assert np.array_equal(
+            getattr(want.source.encoded, name), getattr(got.source.encoded, name)
+        ), name
     day = START + dt.timedelta(days=150)  # the ledger up to a date, relieved again from the splice
     _assert_same(want.as_of(day), got.as_of(day))
 
@@ -92,5 +130,20 @@ def test_a_buy_in_a_held_symbol_is_spliced() -> None:
     assert got is not None
     _assert_same(_match_columns(cols), got)
     assert got.realized["disallowed"].sum() > 0  # the wash sale across portfolios is re-matched
-    cash = (6, 1, None, None, "2024-02-02", "deposit", "1", "100", "0", None, None, None, None, "USD")
+    cash = (
+        6,
+        1,
+        None,
+        None,
+        "2024-02-02",
+        "deposit",
+        "1",
+        "100",
+        "0",
+        None,
+        None,
+        None,
+        None,
+        "USD",
+    )
     assert spliced(cols, got, patched(cols, 3, add=cash, assets=ASSETS), (None, 6)) is got
