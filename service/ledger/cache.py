@@ -31,12 +31,14 @@ T = TypeVar("T")
 
 
 class _Entry:
-    __slots__ = ("flights", "values", "version")
+    __slots__ = ("flights", "hints", "values", "version")
 
     def __init__(self, version: int) -> None:
         self.version = version
         self.values: dict[str, Any] = {}
         self.flights: dict[str, asyncio.Future[Any]] = {}
+        # name -> a cheaper way to the same value (or None: derive), left by a write
+        self.hints: dict[str, Callable[[], Any]] = {}
 
 
 class DerivationCache:
@@ -51,6 +53,7 @@ class DerivationCache:
         self._users: OrderedDict[int, _Entry] = OrderedDict()
         self.derivations = 0  # runs started, for tests and benchmarks
         self.advances = 0  # values moved along by a write (advance)
+        self.hinted = 0  # values a write's hint gave instead of a derivation
 
     def _entry(self, user_id: int, version: int) -> _Entry | None:
         """The user's entry at ``version`` (a new one replaces an older version's);
@@ -85,8 +88,13 @@ class DerivationCache:
         flight = asyncio.get_running_loop().create_future()
         entry.flights[name] = flight
         self.derivations += 1
+        hint = entry.hints.pop(name, None)
         try:
-            value = await derive()
+            value = hint() if hint is not None else None
+            if value is None:
+                value = await derive()
+            else:
+                self.hinted += 1
         except BaseException as exc:
             entry.flights.pop(name, None)
             if isinstance(exc, Exception):
@@ -102,19 +110,31 @@ class DerivationCache:
         return value
 
     def advance(
-        self, user_id: int, version: int, name: str, fn: Callable[[Any], Any]
+        self,
+        user_id: int,
+        version: int,
+        name: str,
+        fn: Callable[[Any], Any],
+        hints: Callable[[dict[str, Any], Any], dict[str, Callable[[], Any]]] | None = None,
     ) -> bool:
         """Keep ``fn(value)`` under ``version`` when ``value`` is kept under ``version - 1``
         (a write of this process just moved the ledger by one known change: the value at
         the new version follows from the old without a read). Nothing happens when the
         user's entry is at another version (a write elsewhere came between, or nothing was
-        kept); the next read derives afresh then. Returns whether it advanced."""
+        kept); the next read derives afresh then. Returns whether it advanced.
+
+        ``hints(old values, new value)``: for other names, a cheaper way to their value at
+        ``version`` from the old version's (returning ``None`` when it cannot), run by the
+        first :meth:`get` of that name in place of its derivation, and equal to it (the
+        caller proves it by a test)."""
         entry = self._users.get(user_id)
         if entry is None or entry.version != version - 1 or name not in entry.values:
             return False
         value = fn(entry.values[name])
         fresh = self._users[user_id] = _Entry(version)
         fresh.values[name] = value
+        if hints is not None:
+            fresh.hints = hints(entry.values, value)
         self._users.move_to_end(user_id)
         self.advances += 1
         return True

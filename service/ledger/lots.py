@@ -29,7 +29,7 @@ from __future__ import annotations
 
 import dataclasses
 import re
-from collections.abc import Collection, Iterable, Mapping
+from collections.abc import Callable, Collection, Iterable, Mapping
 from typing import TYPE_CHECKING, Any, cast
 
 import numpy as np
@@ -42,6 +42,7 @@ from sqlalchemy.orm import aliased
 
 from quantcore.tax import LotLedger, LotMethod, match_lots
 from quantcore.tax.lots import LedgerError
+from quantcore.tax.splice import splice_ledger
 from service.db.models import Asset, Portfolio, Transaction
 from service.errors import ValidationError
 from service.ledger import read
@@ -63,6 +64,7 @@ __all__ = [
     "ledger_rows",
     "linked_ledger_rows",
     "load_ledger",
+    "lot_hints",
     "lot_table",
     "match_rows",
     "split_symbol",
@@ -345,7 +347,9 @@ def columns_rows(cols: LedgerColumns) -> tuple[list[LedgerRow], dict[int, Action
     return rows, actions
 
 
-def lot_table(cols: LedgerColumns) -> tuple[pd.DataFrame, dict[str, str], dict[str, LotMethod]]:
+def lot_table(
+    cols: LedgerColumns, rows: NDArray[np.bool_] | None = None
+) -> tuple[pd.DataFrame, dict[str, str], dict[str, LotMethod]]:
     """The user's security rows as :func:`quantcore.tax.match_lots`' transaction table, built
     from the columns as columns: the table :func:`check_rows` builds from rows, with the
     same values in the same (ledger) order, without a Python object per row.
@@ -353,8 +357,9 @@ def lot_table(cols: LedgerColumns) -> tuple[pd.DataFrame, dict[str, str], dict[s
     Symbols are ``"<portfolio id>:<symbol>"`` (categorical), amounts exact Arrow decimals
     (:meth:`~service.ledger.fixed.Fixed.to_arrow`), a buy's ``lot_id`` its own id and a
     sell's the buy it names. Returns the table, the bare symbol of each name (the
-    ``substantially_identical`` map) and each name's lot method."""
-    at = np.flatnonzero(cols.symbol >= 0)
+    ``substantially_identical`` map) and each name's lot method. ``rows``: only those
+    rows (a mask of the columns' rows)."""
+    at = np.flatnonzero(cols.symbol >= 0 if rows is None else (cols.symbol >= 0) & rows)
     n_sym = max(len(cols.symbols), 1)
     owner = cols.portfolio[at]
     kind = cols.kind[at]
@@ -454,3 +459,76 @@ async def _user_ledger(
     rows, actions = await in_usd(session, market, rows, actions)
     methods = dict(zip(cols.portfolios.ids, cols.portfolios.lot_method, strict=True))
     return _portfolio_view(match_rows(rows, methods, actions), portfolio_id)
+
+
+_LINKING = (KIND_CODE["spin_off"], KIND_CODE["merger"])
+
+
+def lot_hints(
+    drop: int | None, add: int | None
+) -> Callable[[dict[str, Any], LedgerColumns], dict[str, Callable[[], LotLedger | None]]]:
+    """For a typed write that dropped row ``drop`` and/or added row ``add`` (an edit: both):
+    the user's lot ledger at the new version spliced from the old version's
+    (:func:`spliced`), the derivation cache's hint for ``"lots"``."""
+
+    def hints(old: dict[str, Any], cols: LedgerColumns) -> dict[str, Callable[[], LotLedger | None]]:
+        old_cols, old_lots = old.get("columns"), old.get("lots")
+        if old_cols is None or old_lots is None:
+            return {}
+        return {"lots": lambda: spliced(old_cols, old_lots, cols, (drop, add))}
+
+    return hints
+
+
+def _pair_mask(cols: LedgerColumns, names: set[str]) -> NDArray[np.bool_]:
+    """Which rows of ``cols`` are of a ``"<portfolio id>:<symbol>"`` in ``names``."""
+    pick = np.zeros((len(cols.portfolios.ids), len(cols.symbols) + 1), np.bool_)
+    for name in names:
+        pid, sym = split_symbol(name)
+        pick[cols.portfolios.index(pid), cols.symbols.index(sym)] = True
+    return pick[cols.portfolio, cols.symbol]  # a cash row's -1 reads the last (False) column
+
+
+def spliced(
+    old_cols: LedgerColumns, old: LotLedger, cols: LedgerColumns, changed: tuple[int | None, int | None]
+) -> LotLedger | None:
+    """The lot ledger of ``cols`` from ``old`` (that of ``old_cols``) when ``cols`` differ
+    from ``old_cols`` by the rows ``changed`` ids (dropped from ``old_cols``, added to
+    ``cols``): only the processing groups of the changed rows' symbols (the substantially
+    identical ones in every portfolio, and what spin-offs and mergers join to them) are
+    matched again (:func:`quantcore.tax.splice.splice_ledger`). ``None`` when that cannot
+    apply (a spin-off or merger written, a symbol appearing or vanishing, a ledger that
+    does not match): the caller derives it whole then."""
+    if old_cols.symbols != cols.symbols or old_cols.portfolios != cols.portfolios or old.source is None:
+        return None
+    pids = cols.portfolios.ids
+    names: set[str] = set()
+    for c in (old_cols, cols):
+        for i in np.flatnonzero(np.isin(c.id, [t for t in changed if t is not None])).tolist():
+            if int(c.kind[i]) in _LINKING or c.target[i] >= 0:
+                return None
+            if c.symbol[i] >= 0:
+                names.add(f"{pids[c.portfolio[i]]}:{c.symbols[c.symbol[i]]}")
+    index = {s: k for k, s in enumerate(old.symbols)}
+    if not names <= index.keys():
+        return None  # a new symbol: every code moves
+    links = old.source.encoded.links
+    group = np.isin(links, links[[index[n] for n in names]]) if names else np.zeros(len(links), np.bool_)
+    replaced = {old.symbols[k] for k in np.flatnonzero(group).tolist()}
+    new_rows = _pair_mask(cols, replaced)
+    old_at = np.flatnonzero(old_cols.symbol >= 0)
+    new_at = np.flatnonzero(cols.symbol >= 0)
+    new_ids = cols.id[new_at]
+    order = np.argsort(new_ids, kind="stable")
+    pos = np.minimum(np.searchsorted(new_ids[order], old_cols.id[old_at]), max(new_ids.size - 1, 0))
+    found = new_ids[order][pos] == old_cols.id[old_at] if new_ids.size else np.zeros(old_at.size, np.bool_)
+    old_to_new = np.where(found & ~_pair_mask(old_cols, replaced)[old_at], order[pos], -1)
+    if not replaced:  # a cash row: the security rows are the same
+        same = old_at.size == new_at.size and (old_to_new == np.arange(old_at.size)).all()
+        return old if same else None
+    try:
+        table, bare, by_symbol = lot_table(cols, new_rows)
+        part = match_lots(table, method=by_symbol, substantially_identical=bare)
+        return _frozen(splice_ledger(old, part, replaced, old_to_new, np.flatnonzero(new_rows[new_at])))
+    except (LedgerError, ValueError):
+        return None

@@ -132,6 +132,7 @@ def follow(
     add: Transaction | None = None,
     assets: Sequence[Any] = (),
     columns: LedgerColumns | None = None,
+    hints: Callable[[dict[str, Any], LedgerColumns], dict[str, Callable[[], Any]]] | None = None,
 ) -> Callable[[], None]:
     """The step that, once a write moving the user's ledger to ``version`` by one change
     (``drop`` a row id, ``add`` a row: an edit is both) has committed, moves the kept
@@ -140,13 +141,15 @@ def follow(
     ledger again. The row is taken now, in the write's transaction; the step runs after
     its commit (:func:`service.db.after_commit`). ``assets``: the rows' assets (``id``,
     ``symbol``, ``currency`` attributes; ``None`` skipped). ``columns``: the columns at
-    ``version`` when the write has them already (:func:`patched_by`)."""
+    ``version`` when the write has them already (:func:`patched_by`). ``hints``: cheaper
+    ways to other derivations at ``version`` from the old version's values and the new
+    columns (:meth:`~service.ledger.cache.DerivationCache.advance`)."""
     cache = cache_for(engine)
     if columns is not None:
         ready = columns
 
         def keep() -> None:
-            cache.advance(user_id, version, "columns", lambda _: ready)
+            cache.advance(user_id, version, "columns", lambda _: ready, hints)
 
         return keep
     row = raw_row(add) if add is not None else None
@@ -154,7 +157,8 @@ def follow(
 
     def advance() -> None:
         cache.advance(
-            user_id, version, "columns", lambda cols: patched(cols, version, drop=drop, add=row, assets=named)
+            user_id, version, "columns", lambda cols: patched(cols, version, drop=drop, add=row, assets=named),
+            hints,
         )
 
     return advance

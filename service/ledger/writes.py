@@ -40,7 +40,7 @@ from service.ledger import columns, derived, read, writecheck
 from service.ledger import positions as derive
 from service.ledger.columns import LedgerColumns, load_columns
 from service.ledger.entry import LedgerEntry, check_amount
-from service.ledger.lots import LedgerCheckError, check_rows, columns_rows
+from service.ledger.lots import LedgerCheckError, check_rows, columns_rows, lot_hints
 
 __all__ = [
     "LedgerEntry",
@@ -272,15 +272,21 @@ async def record(
         )  # fmt: skip
         position = held.get((portfolio.id, asset.id))
     _check_cash(after, portfolio, _cash_field(entry), action)
-    await _follow(s, user_id, at, after)
+    await _follow(s, user_id, at, after, (None, txn.id))
     return txn, asset, position
 
 
-async def _follow(s: AsyncSession, user_id: int, version: int, after: LedgerColumns) -> None:
+async def _follow(
+    s: AsyncSession, user_id: int, version: int, after: LedgerColumns,
+    changed: tuple[int | None, int | None] | None = None,
+) -> None:
     """Once the write commits, keep ``after`` as the user's ledger columns at ``version``
-    (:func:`service.ledger.read.follow`)."""
+    (:func:`service.ledger.read.follow`); a write of ``changed`` (dropped id, added id)
+    leaves the lot ledger's splice as the next read's way to it
+    (:func:`service.ledger.lots.lot_hints`)."""
     engine = (await s.connection()).sync_engine
-    after_commit(s, read.follow(engine, user_id, version, columns=after))
+    hints = None if changed is None else lot_hints(*changed)
+    after_commit(s, read.follow(engine, user_id, version, columns=after, hints=hints))
 
 
 async def _owned_txn(s: AsyncSession, user_id: int, txn_id: int) -> Transaction:
@@ -379,7 +385,7 @@ async def update(
     _check_cash(after, portfolio, _cash_field(entry), action)
     if old_portfolio.id != portfolio.id:
         _check_cash(after, old_portfolio, "portfolio", action)
-    await _follow(s, user_id, at, after)
+    await _follow(s, user_id, at, after, (txn.id, txn.id))
     return txn, asset
 
 
@@ -418,7 +424,7 @@ async def remove(s: AsyncSession, user_id: int, txn_id: int) -> None:
             shares=[(portfolio.id, asset_id)], written=None, kind=None, action=action,
         )  # fmt: skip
     _check_cash(after, portfolio, "cash_balance", action)
-    await _follow(s, user_id, at, after)
+    await _follow(s, user_id, at, after, (txn_id, None))
 
 
 async def rederive_written(s: AsyncSession, user_id: int, asset_ids: Collection[int]) -> None:

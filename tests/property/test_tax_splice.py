@@ -1,0 +1,224 @@
+"""``quantcore.tax.splice.splice_ledger`` equals a fresh ``match_lots`` of the changed table.
+
+Random ledgers of two accounts (``"1:A"`` and ``"2:A"`` are substantially identical, so
+wash sales cross accounts), every lot method, named lots, dividends, splits, returns of
+capital and a spin-off; then one change (a row created, deleted or edited: any symbol,
+date, type or amount). The splice re-matches only the processing groups the change
+touches and must give the full match record for record: every realized piece (so every
+8949 row and wash-sale adjustment), open lot, dividend, buy, lot name, and the encoded
+rows that ``LotLedger.as_of`` relieves again.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+from decimal import Decimal
+from typing import Any
+
+import numpy as np
+import pandas as pd
+import pytest
+from hypothesis import HealthCheck, assume, event, given, settings
+from hypothesis import strategies as st
+
+from quantcore.tax import match_lots
+from quantcore.tax.lots import LedgerError
+from quantcore.tax.splice import splice_ledger
+
+SYMBOLS = ["1:A", "2:A", "1:B", "2:B", "1:C"]
+BARE = {s: s.split(":")[1] for s in SYMBOLS}
+COLUMNS = ["symbol", "date", "type", "quantity", "price", "fees", "lot_id", "ratio", "target_symbol",
+           "basis_allocation", "cash"]  # fmt: skip
+START = dt.date(2024, 1, 2)
+
+
+@st.composite
+def rows_(
+    draw: st.DrawFn, next_id: int, day: dt.date, held: dict[str, Decimal] | None = None
+) -> dict[str, Any]:
+    """One transaction row (its ``id`` is ``next_id``) on ``day``; with ``held`` (shares per
+    symbol, updated), one that relieves: sells and actions only of held shares."""
+    kind = draw(
+        st.sampled_from(
+            ["buy"] * 6 + ["sell"] * 4 + ["dividend", "split", "return_of_capital", "spin_off"]
+        )
+    )
+    sym = "1:B" if kind == "spin_off" else draw(st.sampled_from(SYMBOLS))
+    h = held.get(sym, Decimal(0)) if held is not None else Decimal(1)
+    if kind != "buy" and h <= 0:
+        kind = "buy"
+    row: dict[str, Any] = {"id": next_id, "symbol": sym, "type": kind, "date": day}
+    price = Decimal(draw(st.integers(100, 9_000))).scaleb(-2)
+    if kind == "buy":
+        q = Decimal(draw(st.integers(5, 40)))
+        row.update(
+            quantity=q,
+            price=price,
+            fees=Decimal(draw(st.sampled_from([0, 1]))),
+            lot_id=str(next_id),
+        )
+        h += q
+    elif kind == "sell":
+        q = min(Decimal(draw(st.integers(1, 30))), h)
+        row.update(quantity=q, price=price, fees=Decimal(0))
+        h -= q
+    elif kind == "dividend":
+        row.update(
+            quantity=Decimal(draw(st.integers(1, 10))), price=Decimal("0.25"), fees=Decimal(0)
+        )
+    elif kind == "split":
+        ratio = draw(st.sampled_from([Decimal(2), Decimal(3)]))
+        row.update(ratio=ratio, fees=Decimal(0))
+        h *= ratio
+    elif kind == "return_of_capital":
+        row.update(price=Decimal("0.10"), fees=Decimal(0))
+    else:
+        row.update(
+            ratio=Decimal("0.5"),
+            target_symbol="1:C",
+            basis_allocation=Decimal("0.2"),
+            fees=Decimal(0),
+        )
+        if held is not None:
+            held["1:C"] = held.get("1:C", Decimal(0)) + h / 2
+    if held is not None:
+        held[sym] = h
+    return row
+
+
+@st.composite
+def cases(
+    draw: st.DrawFn,
+) -> tuple[list[dict[str, Any]], list[dict[str, Any]], dict[str, str], set[int]]:
+    """A ledger that relieves, the ledger after one change (any row, any day: it may not
+    relieve), each symbol's method, the ids changed."""
+    n = draw(st.integers(3, 40))
+    held: dict[str, Decimal] = {}
+    rows, day = [], START
+    for i in range(n):
+        day += dt.timedelta(days=draw(st.integers(0, 6)))
+        rows.append(draw(rows_(i, day, held)))
+    methods = {
+        s: draw(st.sampled_from(["fifo", "lifo", "hifo", "specific", "average"])) for s in SYMBOLS
+    }
+    what = draw(st.sampled_from(["create", "delete", "edit"]))
+    at = draw(st.integers(0, n - 1))
+    any_day = START + dt.timedelta(days=draw(st.integers(0, 6 * n)))
+    if what == "create":
+        new = [*rows, draw(rows_(n, any_day))]
+        changed = {n}
+    elif what == "delete":
+        new = rows[:at] + rows[at + 1 :]
+        changed = {rows[at]["id"]}
+    else:
+        edited = draw(rows_(rows[at]["id"], any_day))
+        if draw(st.booleans()):  # often the same type and symbol, another date or amount
+            edited.update(type=rows[at]["type"], symbol=rows[at]["symbol"])
+            for k in (
+                "quantity",
+                "price",
+                "ratio",
+                "target_symbol",
+                "basis_allocation",
+                "lot_id",
+                "fees",
+            ):
+                edited.setdefault(k, rows[at].get(k))
+        new = [*rows[:at], edited, *rows[at + 1 :]]
+        changed = {rows[at]["id"]}
+    return rows, new, methods, changed
+
+
+def _sorted(rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    return sorted(
+        rows, key=lambda r: (r["date"], r["id"])
+    )  # the ledger's order: by date, then fixed
+
+
+def _table(rows: list[dict[str, Any]]) -> pd.DataFrame:
+    return pd.DataFrame([{c: r.get(c) for c in COLUMNS} for r in rows], columns=COLUMNS)
+
+
+def _match(rows: list[dict[str, Any]], methods: dict[str, str]) -> Any:
+    return match_lots(_table(rows), method=methods, substantially_identical=BARE)  # type: ignore[arg-type]
+
+
+def _same(a: Any, b: Any) -> None:
+    for f in ("symbols", "method", "lot_names", "symbol_methods"):
+        assert getattr(a, f) == getattr(b, f), f
+    for f in ("open_lots", "realized", "dividends", "buys", "groups"):
+        assert np.array_equal(getattr(a, f), getattr(b, f)), f
+    ea, eb = a.source.encoded, b.source.encoded
+    for f in ("sym", "day", "kind", "qty", "price", "fee", "ex_day", "lot_ref", "ratio", "cash", "alloc",
+              "target", "links", "groups"):  # fmt: skip
+        assert np.array_equal(getattr(ea, f), getattr(eb, f)), f
+    assert ea.lot_names == eb.lot_names and a.source.n_rows == b.source.n_rows
+
+
+@settings(
+    max_examples=150,
+    deadline=None,
+    suppress_health_check=[HealthCheck.too_slow, HealthCheck.filter_too_much],
+)
+@given(cases())
+def test_splice_equals_a_full_match_after_any_change(case: Any) -> None:
+    rows, new, methods, changed = case
+    rows, new = _sorted(rows), _sorted(new)
+    old = _match(rows, methods)
+    try:
+        full = _match(new, methods)
+    except (LedgerError, ValueError):
+        assume(False)  # the change sells more than held: no ledger to splice
+        return
+    touched = {
+        r[k]
+        for r in (*rows, *new)
+        if r["id"] in changed
+        for k in ("symbol", "target_symbol")
+        if r.get(k)
+    }
+    links = old.source.encoded.links
+    index = {s: k for k, s in enumerate(old.symbols)}
+    codes = [index[s] for s in touched if s in index]
+    replaced = {old.symbols[k] for k in np.flatnonzero(np.isin(links, links[codes])).tolist()}
+    replaced |= touched - index.keys()
+    part_at = [i for i, r in enumerate(new) if r["symbol"] in replaced]
+    new_at = {r["id"]: i for i, r in enumerate(new)}
+    old_to_new = np.array(
+        [-1 if r["symbol"] in replaced else new_at[r["id"]] for r in rows], np.int64
+    )
+    part = _match([new[i] for i in part_at], methods)
+    linking = any(r["type"] == "spin_off" for r in (*rows, *new) if r["id"] in changed)
+    try:
+        spliced = splice_ledger(old, part, replaced, old_to_new, np.array(part_at, np.int64))
+    except ValueError:
+        # only when a symbol appears or vanishes, or a spin-off (the groups' links) changed
+        assert linking or old.symbols != full.symbols
+        event("refused")
+        return
+    event("spliced")
+    _same(spliced, full)
+    day = START + dt.timedelta(
+        days=75
+    )  # and the ledger up to a date, relieved again from the splice
+    _same(spliced.as_of(day), full.as_of(day))
+
+
+def test_splice_refuses_what_it_cannot_describe() -> None:
+    rows = _sorted([
+        {"id": 0, "symbol": "1:A", "type": "buy", "date": START, "quantity": Decimal(10), "price": Decimal(5)},
+        {"id": 1, "symbol": "1:B", "type": "buy", "date": START, "quantity": Decimal(10), "price": Decimal(5)},
+        {"id": 2, "symbol": "1:A", "type": "sell", "date": START + dt.timedelta(days=3), "quantity": Decimal(2),
+         "price": Decimal(4)},
+    ])  # fmt: skip
+    methods = dict.fromkeys(SYMBOLS, "fifo")
+    old = _match(rows, methods)
+    part = _match([rows[0], rows[2]], methods)
+    with pytest.raises(ValueError, match="replaced"):  # the part's symbols are not those replaced
+        splice_ledger(old, part, {"1:A", "1:B"}, np.array([-1, -1, -1]), np.array([0, 2]))
+    with pytest.raises(ValueError, match="dropped"):  # a kept row mapped away
+        splice_ledger(old, part, {"1:A"}, np.array([-1, -1, -1]), np.array([0, 2]))
+    with pytest.raises(ValueError, match="one new table"):  # two rows on one place
+        splice_ledger(old, part, {"1:A"}, np.array([-1, 0, -1]), np.array([0, 2]))
+    spliced = splice_ledger(old, part, {"1:A"}, np.array([-1, 1, -1]), np.array([0, 2]))
+    _same(spliced, old)
