@@ -214,6 +214,29 @@ def _tax(x: dict[str, Any]) -> None:
     tax.form_1099_div(lots, 2020)
     tax.wash_sale_adjustments(lots)
     tax.harvest_opportunities(lots, pd.Series({"A": 70.0, "B": 40.0}), "2020-12-31")
+    _tax_splice(ledger)
+
+
+def _tax_splice(ledger: pd.DataFrame) -> None:
+    """A buy of ``A`` added at the end, spliced into the old ledger: writable, and read-only
+    as the service's cached ledger is."""
+    import quantcore.tax as tax
+    from quantcore.tax.splice import splice_ledger
+
+    added = pd.DataFrame(
+        [("A", pd.Timestamp("2021-07-01"), "buy", 3.0, 70.0, 1.0)], columns=ledger.columns
+    )
+    new = pd.concat([ledger, added], ignore_index=True)
+    is_a = (new["symbol"] == "A").to_numpy()
+    old_to_new = np.where(is_a[: len(ledger)], -1, np.arange(len(ledger)))
+    for frozen in (False, True):
+        old = tax.match_lots(ledger)
+        if frozen:
+            for value in vars(old).values():
+                if isinstance(value, np.ndarray):
+                    value.flags.writeable = False
+        part = tax.match_lots(new[is_a].reset_index(drop=True))
+        splice_ledger(old, part, {"A"}, old_to_new, np.flatnonzero(is_a))
 
 
 def _portfolio(x: dict[str, Any]) -> None:
