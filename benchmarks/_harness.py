@@ -8,9 +8,14 @@ reports the ratio against the issue's goal. Nothing here asserts a time.
 from __future__ import annotations
 
 import gc
+import json
+import os
+import subprocess
+import sys
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any
 
 
@@ -53,7 +58,9 @@ class Result:
         return self.speedup >= self.case.goal
 
 
-def best_time(fn: Callable[[], Any], *, budget: float, min_runs: int = 3, max_runs: int = 50) -> float:
+def best_time(
+    fn: Callable[[], Any], *, budget: float, min_runs: int = 3, max_runs: int = 50
+) -> float:
     """Best wall time of ``fn`` over repeated runs within ``budget`` seconds."""
     best = float("inf")
     spent = 0.0
@@ -95,3 +102,17 @@ def fmt_seconds(s: float | None) -> str:
     if s >= 1e-3:
         return f"{s * 1e3:.2f} ms"
     return f"{s * 1e6:.1f} us"
+
+
+def child_json(args: list[str], tree: Path) -> dict[str, Any]:
+    """Run ``python *args`` with ``tree`` first on ``PYTHONPATH`` (the checkout whose
+    service is measured) and return the JSON object its last line of output prints;
+    a failing child exits this process with its status, after its stderr's end."""
+    env = {**os.environ, "PYTHONPATH": str(tree)}
+    proc = subprocess.run(
+        [sys.executable, *args], capture_output=True, text=True, check=False, env=env
+    )
+    if proc.returncode != 0:
+        print(proc.stderr[-3000:], file=sys.stderr)
+        raise SystemExit(proc.returncode)
+    return dict(json.loads(proc.stdout.strip().splitlines()[-1]))

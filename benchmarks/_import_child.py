@@ -26,6 +26,7 @@ import resource
 import tempfile
 import time
 import uuid
+from collections.abc import Awaitable, Callable
 from typing import Any
 
 from service.db import Database, migrate
@@ -68,20 +69,42 @@ async def _admin(url: str, sql: str) -> None:
         await conn.close()
 
 
+async def bench_user(db: Database, *portfolios: dict[str, Any]) -> tuple[int, list[int]]:
+    """Migrate ``db``, add the user ``bench`` and one portfolio per keyword set: their ids."""
+    await migrate(db)
+    async with db.write() as s:
+        user = User(username="bench", password_hash="x")
+        s.add(user)
+        await s.flush()
+        rows = [Portfolio(user_id=user.id, **kw) for kw in portfolios]
+        s.add_all(rows)
+        await s.flush()
+        return user.id, [p.id for p in rows]
+
+
+def on_scratch_database(url: str, run: Callable[[str], Awaitable[Any]]) -> Any:
+    """``run(database URL)`` on a fresh database: SQLite in a temporary directory when
+    ``url`` is ``sqlite``, else one created on that PostgreSQL server and dropped after."""
+    if url == "sqlite":
+        with tempfile.TemporaryDirectory() as tmp:
+            return asyncio.run(run(f"sqlite+aiosqlite:///{tmp}/bench.db"))
+    name = f"qc_bench_{uuid.uuid4().hex[:10]}"
+    asyncio.run(_admin(url, f'CREATE DATABASE "{name}"'))
+    try:
+        return asyncio.run(run(url.rpartition("/")[0] + "/" + name))
+    finally:
+        asyncio.run(_admin(url, f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)'))
+
+
 async def _run(db_url: str, args: argparse.Namespace, data: bytes, warm: bytes) -> dict[str, Any]:
     db = Database(db_url)
     out: dict[str, Any] = {}
     try:
-        await migrate(db)
-        async with db.write() as s:
-            user = User(username="bench", password_hash="x")
-            s.add(user)
-            await s.flush()
-            portfolio = Portfolio(user_id=user.id, name="imported", cash_policy="strict")
-            warm_up = Portfolio(user_id=user.id, name="warm-up", cash_policy="strict")
-            s.add_all([portfolio, warm_up])
-            await s.flush()
-            uid, pid, warm_id = user.id, portfolio.id, warm_up.id
+        uid, (pid, warm_id) = await bench_user(
+            db,
+            {"name": "imported", "cash_policy": "strict"},
+            {"name": "warm-up", "cash_policy": "strict"},
+        )
         options = imports.ImportOptions
         await import_once(db, uid, warm_id, warm, options(format=args.format, create_assets=True))
         out["rss_before"] = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024
@@ -126,16 +149,7 @@ def main() -> None:
     args = p.parse_args()
     symbols = args.symbols.split()
     data, warm = _statements(args.format, args.rows, symbols)
-    if args.url == "sqlite":
-        with tempfile.TemporaryDirectory() as tmp:
-            res = asyncio.run(_run(f"sqlite+aiosqlite:///{tmp}/bench.db", args, data, warm))
-    else:
-        name = f"qc_bench_{uuid.uuid4().hex[:10]}"
-        asyncio.run(_admin(args.url, f'CREATE DATABASE "{name}"'))
-        try:
-            res = asyncio.run(_run(args.url.rpartition("/")[0] + "/" + name, args, data, warm))
-        finally:
-            asyncio.run(_admin(args.url, f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)'))
+    res = on_scratch_database(args.url, lambda db_url: _run(db_url, args, data, warm))
     print(json.dumps({"rows": args.rows, "bytes": len(data), **res}))
 
 

@@ -20,11 +20,10 @@ tree, the trees alternating. Reported, never asserted.
 from __future__ import annotations
 
 import argparse
-import json
-import os
-import subprocess
 import sys
 from pathlib import Path
+
+from _harness import child_json
 
 HERE = Path(__file__).resolve().parent.parent
 
@@ -37,16 +36,9 @@ def _symbols() -> list[str]:
 
 
 def _run(tree: Path, n: int, url: str, symbols: list[str], profile: str) -> dict[str, object]:
-    env = {**os.environ, "PYTHONPATH": str(tree)}  # that tree's service, this tree's child
-    child = [sys.executable, str(HERE / "benchmarks" / "_import_child.py"), "csv", str(n), url]
-    proc = subprocess.run(
-        [*child, "--symbols", " ".join(symbols), *(["--profile", profile] if profile else [])],
-        capture_output=True, text=True, check=False, env=env,
-    )  # fmt: skip
-    if proc.returncode != 0:
-        print(proc.stderr[-3000:], file=sys.stderr)
-        raise SystemExit(proc.returncode)
-    return dict(json.loads(proc.stdout.strip().splitlines()[-1]))
+    child = [str(HERE / "benchmarks" / "_import_child.py"), "csv", str(n), url]
+    extra = ["--symbols", " ".join(symbols), *(["--profile", profile] if profile else [])]
+    return child_json([*child, *extra], tree)  # that tree's service, this tree's child
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -19,23 +19,23 @@ the trees alternating. Never asserted.
 from __future__ import annotations
 
 import argparse
-import json
 import os
-import subprocess
 import sys
 from pathlib import Path
+
+from _harness import child_json
 
 HERE = Path(__file__).resolve().parent.parent
 
 CHILD = r"""
-import asyncio, datetime as dt, json, statistics, sys, tempfile, time, uuid
+import datetime as dt, json, statistics, sys, time
 from decimal import Decimal
 
 sys.path.insert(0, sys.argv[3])
 import ledger_scale as ls
-from service.db import Database, migrate
-from service.db.models import Portfolio, User
-from service.imports.services import ImportOptions, import_statement
+from _import_child import bench_user, import_once, on_scratch_database
+from service.db import Database
+from service.imports.services import ImportOptions
 from service.ledger import read
 from service.ledger.writes import LedgerEntry, record
 
@@ -44,28 +44,11 @@ symbols = sys.argv[5].split()
 data = ("\n".join(ls.statement(n, symbols)) + "\n").encode()
 
 
-async def admin(sql):
-    import asyncpg
-    conn = await asyncpg.connect(url.replace("postgresql+asyncpg://", "postgresql://"))
-    try:
-        await conn.execute(sql)
-    finally:
-        await conn.close()
-
-
 async def run(db_url):
     db = Database(db_url)
     try:
-        await migrate(db)
-        async with db.write() as s:
-            user = User(username="bench", password_hash="x")
-            s.add(user)
-            await s.flush()
-            portfolio = Portfolio(user_id=user.id, name="long-lived")
-            s.add(portfolio)
-            await s.flush()
-            uid, pid = user.id, portfolio.id
-        await import_statement(db, uid, pid, data, ImportOptions(format="csv", create_assets=True))
+        uid, (pid,) = await bench_user(db, {"name": "long-lived"})
+        await import_once(db, uid, pid, data, ImportOptions(format="csv", create_assets=True))
         async with db.read() as s:
             await read.columns(await s.connection(), uid)
         cpu, wall = [], []
@@ -81,30 +64,13 @@ async def run(db_url):
         await db.dispose()
     return {"cpu": statistics.median(cpu[3:]), "wall": statistics.median(wall[3:])}
 
-if url == "sqlite":
-    with tempfile.TemporaryDirectory() as tmp:
-        res = asyncio.run(run(f"sqlite+aiosqlite:///{tmp}/bench.db"))
-else:
-    name = f"qc_bench_{uuid.uuid4().hex[:10]}"
-    asyncio.run(admin(f'CREATE DATABASE "{name}"'))
-    try:
-        res = asyncio.run(run(url.rpartition("/")[0] + "/" + name))
-    finally:
-        asyncio.run(admin(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)'))
-print(json.dumps(res))
+print(json.dumps(on_scratch_database(url, run)))
 """
 
 
 def _run(tree: Path, n: int, url: str, writes: int, symbols: list[str]) -> dict[str, float]:
-    env = {**os.environ, "PYTHONPATH": str(tree)}
-    proc = subprocess.run(
-        [sys.executable, "-c", CHILD, str(n), url, str(HERE / "benchmarks"), str(writes), " ".join(symbols)],
-        capture_output=True, text=True, check=False, env=env,
-    )  # fmt: skip
-    if proc.returncode != 0:
-        print(proc.stderr[-3000:], file=sys.stderr)
-        raise SystemExit(proc.returncode)
-    return dict(json.loads(proc.stdout.strip().splitlines()[-1]))
+    args = ["-c", CHILD, str(n), url, str(HERE / "benchmarks"), str(writes), " ".join(symbols)]
+    return child_json(args, tree)
 
 
 def main(argv: list[str] | None = None) -> int:
