@@ -31,13 +31,13 @@ from service.assets.controllers import AssetController
 from service.assets.directory import AssetDirectory
 from service.assets.market import MarketData
 from service.auth.controllers import AuthController
-from service.auth.services import IdentityCache
 from service.backtesting import worker as backtest_worker
 from service.backtesting.controllers import BacktestingController
 from service.db import Database
 from service.demo import sync_assets
 from service.errors import check_request, exception_handlers
 from service.health import health, ready
+from service.identity_cache import IdentityCache
 from service.imports.controllers import ImportController
 from service.ledger.book import BookCache
 from service.ledger.book import warm_up as warm_up_books

@@ -22,8 +22,8 @@ from sqlalchemy.ext.asyncio import AsyncSession
 from service.assets.directory import AssetDirectory
 from service.assets.market import MarketData
 from service.assets.services import AssetReads
-from service.auth.services import IdentityCache
 from service.db import Database
+from service.identity_cache import IdentityCache
 from service.ledger.book import BookCache, PortfolioReads
 from service.pagination import provide_page_params, windowed
 from service.ratelimit import RateLimiter

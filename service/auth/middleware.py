@@ -15,9 +15,10 @@ from http.cookies import SimpleCookie
 
 from litestar.types import ASGIApp, Receive, Scope, Send
 
-from service.auth.services import IdentityCache, identify
+from service.auth.services import identify
 from service.db import Database
 from service.errors import AuthenticationRequired
+from service.identity_cache import IdentityCache
 from service.middleware import SESSION_COOKIE, api_path, defer_error, request_headers
 
 __all__ = ["AuthenticationMiddleware", "credentials"]

@@ -2,13 +2,10 @@
 
 from __future__ import annotations
 
-import asyncio
 import datetime as dt
 import functools
 import secrets
-import time
 import unicodedata
-from collections.abc import Awaitable, Callable
 from importlib import resources
 
 from sqlalchemy import delete, func, or_, select, update
@@ -23,14 +20,13 @@ from service.auth.identity import (
     new_secret,
     verify_password,
 )
-from service.caching import TTLCache
 from service.db import Database
 from service.db.models import ApiKey, AuthToken, User, UserSession, utcnow
 from service.errors import AuthenticationRequired, NotFoundError, ValidationError
+from service.identity_cache import IdentityCache
 
 __all__ = [
     "SCOPES",
-    "IdentityCache",
     "authenticate",
     "change_password",
     "check_password",
@@ -117,76 +113,6 @@ _NAME_IN_PASSWORD = 3
 
 def _username_matches(username: str):  # type: ignore[no-untyped-def]
     return func.lower(User.username) == _nfkc(username).strip().lower()
-
-
-class IdentityCache:
-    """Recently verified credentials (by SHA-256) -> identity, for ``ttl`` seconds.
-
-    Saves a database round trip per request. Revoking a credential clears this
-    process's cache at once; other workers notice within ``ttl`` seconds (set
-    ``QC_AUTH_CACHE_SECONDS=0`` to disable caching).
-
-    No request waits for a lookup of a credential that is still cached: past half
-    its ``ttl`` an entry is served while one background lookup renews it (a refused
-    credential is dropped), and it is never served past ``ttl``. Concurrent misses
-    of one credential share one lookup. A request that waits for a lookup under load
-    waits for every hop of it through the event loop's queue, so this keeps those
-    waits off the hot path.
-    """
-
-    def __init__(
-        self, ttl: float, max_size: int = 10_000, clock: Callable[[], float] = time.monotonic
-    ) -> None:
-        self.ttl = ttl
-        # invalidation: the TTL, clear() on a revocation in this process, and a refused
-        # renewal drops its entry (_start)
-        self._items: TTLCache[str, Identity] = TTLCache(max_size, ttl, clock)
-        self._pending: dict[str, asyncio.Future[Identity | None]] = {}
-        self._generation = 0
-
-    def get(self, key: str) -> Identity | None:
-        return self._items.get(key)
-
-    def put(self, key: str, identity: Identity) -> None:
-        self._items.put(key, identity)
-
-    async def load(
-        self, key: str, fetch: Callable[[], Awaitable[Identity | None]]
-    ) -> Identity | None:
-        """The cached identity of ``key``, else ``fetch()`` (one call for concurrent misses)."""
-        found = self._items.entry(key)
-        if found is not None:
-            identity, age = found
-            if age > self.ttl / 2 and key not in self._pending:
-                self._start(key, fetch)  # renew in the background
-            return identity
-        pending = self._pending.get(key) or self._start(key, fetch)
-        return await asyncio.shield(pending)
-
-    def _start(
-        self, key: str, fetch: Callable[[], Awaitable[Identity | None]]
-    ) -> asyncio.Future[Identity | None]:
-        pending = self._pending[key] = asyncio.ensure_future(fetch())
-        generation = self._generation
-
-        def done(f: asyncio.Future[Identity | None]) -> None:
-            self._pending.pop(key, None)
-            if f.cancelled():
-                return
-            if f.exception() is not None:
-                self._items.pop(key)  # refused now: not served from the cache either
-                return
-            identity = f.result()
-            if identity is not None and generation == self._generation:
-                self.put(key, identity)
-
-        pending.add_done_callback(done)
-        return pending
-
-    def clear(self) -> None:
-        """Forget every identity (a lookup in flight is not kept either)."""
-        self._items.clear()
-        self._generation += 1
 
 
 async def identify(

@@ -16,7 +16,7 @@ import pytest
 
 from service.assets.directory import AssetDirectory
 from service.auth.identity import AuthMethod, Identity
-from service.auth.services import IdentityCache
+from service.identity_cache import IdentityCache
 from service.errors import AuthenticationRequired
 
 ALICE = Identity(1, "alice", AuthMethod.TOKEN, 7)
