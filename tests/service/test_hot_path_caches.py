@@ -16,8 +16,8 @@ import pytest
 
 from service.assets.directory import AssetDirectory
 from service.auth.identity import AuthMethod, Identity
-from service.identity_cache import IdentityCache
 from service.errors import AuthenticationRequired
+from service.identity_cache import IdentityCache
 
 ALICE = Identity(1, "alice", AuthMethod.TOKEN, 7)
 
