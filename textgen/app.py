@@ -34,6 +34,7 @@ from textgen.sealing import Sealer, load_key
 from textgen.service import ResponseService
 from textgen.settings import Settings
 from textgen.store import Store
+from textgen.turns import TurnBuilder
 
 __all__ = ["create_app", "default_backends"]
 
@@ -73,7 +74,8 @@ def create_app(settings: Settings | None = None, *, backends: Iterable[Backend] 
     prompts = PromptService(store)
     sealer = Sealer(load_key(settings.secret_key, settings.data_dir))
     conversations = ConversationService(store, sealer)
-    responses = ResponseService(store, files, prompts, registry, settings, conversations, sealer)
+    turns = TurnBuilder(store, files, prompts, registry, settings, conversations, sealer)
+    responses = ResponseService(turns)
     runner = Runner(responses, store, settings.lease_seconds)
     services = Services(responses, runner, prompts, files, registry, conversations)
     chat = ChatService(registry, settings)

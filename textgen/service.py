@@ -12,20 +12,14 @@ from typing import Any
 
 import msgspec
 
-from textgen.backends.base import Registry
 from textgen.context import output_entries
-from textgen.conversations import ConversationService
 from textgen.errors import not_found
 from textgen.events import ResponseEvent, ResponseObject
-from textgen.files import FileService
 from textgen.generation import cancelled_response, initial_response, response_events
 from textgen.includes import ENCRYPTED_REASONING, LOGPROBS, shape_item
 from textgen.pagination import Page, page_body, paginate
-from textgen.prompts import PromptService
 from textgen.schemas import Deleted, InputTokensCreate, InputTokensRead, ListPage, ResponseCreate
-from textgen.sealing import Sealer
-from textgen.settings import Settings
-from textgen.store import Store, StoredResponse
+from textgen.store import StoredResponse
 from textgen.stored_items import Item
 from textgen.turns import Turn, TurnBuilder
 
@@ -35,21 +29,11 @@ __all__ = ["ResponseService", "stored_response"]
 class ResponseService:
     """Creates, streams, reads and deletes responses."""
 
-    def __init__(
-        self,
-        store: Store,
-        files: FileService,
-        prompts: PromptService,
-        registry: Registry,
-        settings: Settings,
-        conversations: ConversationService,
-        sealer: Sealer,
-    ) -> None:
-        self.conversations = conversations
-        self.sealer = sealer
-        self.store = store
-        self.registry = registry
-        self.turns = TurnBuilder(store, files, prompts, registry, settings, conversations, sealer)
+    def __init__(self, turns: TurnBuilder) -> None:
+        self.turns = turns
+        self.conversations = turns.conversations
+        self.sealer = turns.sealer
+        self.store = turns.store
 
     # --- creating ---------------------------------------------------------------------
     async def prepare(self, body: ResponseCreate, project: str, *, counting: bool = False) -> Turn:
