@@ -17,7 +17,9 @@ request after the start), *warm* (median of ``--repeat`` more at the same ledger
 version), and *after a write* (one typed buy through ``POST /api/transactions/``,
 itself timed, then the request once: what no response cache can hide). The typed
 write's figure is the median of those writes. Times are wall-clock milliseconds at
-the client (httpx, keep-alive, one connection); nothing is asserted.
+the client (httpx, keep-alive, one connection); nothing is asserted. The server's peak
+resident set (``VmHWM``, with its children), the larger of the import's and the reads'
+processes, closes the table.
 
 The table is printed as Markdown (``docs/service.md``, "The ledger", has the runs).
 """
@@ -147,6 +149,21 @@ class Server:
         self.stop()
         raise RuntimeError("the server did not start")
 
+    def peak_rss_mib(self) -> float:
+        """The server process's peak resident set (``VmHWM``, Linux), with any children it started."""
+        if self.proc is None:
+            return 0.0
+        pids, peak = [self.proc.pid], 0.0
+        while pids:
+            pid = pids.pop()
+            with contextlib.suppress(OSError):
+                for line in Path(f"/proc/{pid}/status").read_text().splitlines():
+                    if line.startswith("VmHWM:"):
+                        peak = max(peak, int(line.split()[1]) / 1024)
+                for task in Path(f"/proc/{pid}/task").iterdir():
+                    pids.extend(int(c) for c in (task / "children").read_text().split())
+        return peak
+
     def stop(self) -> None:
         if self.proc is not None:
             self.proc.send_signal(signal.SIGINT)
@@ -264,6 +281,7 @@ def run(tree: Path, n: int, database_url: str | None, repeat: int) -> dict[str, 
                     _import(c, pid, [lines[0], *part])
                 out["import rows/s"] = n / (time.perf_counter() - t)
         finally:
+            out["peak RSS MiB"] = server.peak_rss_mib()
             server.stop()
         server.start()  # "first": the first request after a start
         try:
@@ -279,6 +297,7 @@ def run(tree: Path, n: int, database_url: str | None, repeat: int) -> dict[str, 
                     out[name].append(_ms(call))
                 out["typed write"] = statistics.median(writes)
         finally:
+            out["peak RSS MiB"] = max(out["peak RSS MiB"], server.peak_rss_mib())
             server.stop()
     return out
 
@@ -295,6 +314,7 @@ def table(results: list[tuple[str, dict[str, Any]]]) -> str:
         rows.append(f"| {name} | " + " | ".join(" / ".join(_fmt(x) for x in r[name]) for _, r in results) + " |")
     rows.append("| typed write (median) | " + " | ".join(_fmt(r["typed write"]) for _, r in results) + " |")
     rows.append("| import (rows/s) | " + " | ".join(f"{r['import rows/s']:,.0f}" for _, r in results) + " |")
+    rows.append("| server peak RSS (MiB) | " + " | ".join(f"{r['peak RSS MiB']:,.0f}" for _, r in results) + " |")
     return "\n".join(rows)
 
 
