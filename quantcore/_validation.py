@@ -27,6 +27,7 @@ __all__ = [
     "check_positive",
     "check_same_shape",
     "level_tail",
+    "read_only",
     "with_benchmark",
 ]
 
@@ -64,6 +65,18 @@ class Wrapper:
         if self.kind == "ndarray2":
             return out
         return pd.Series(out, index=self.columns, name=name)
+
+
+def read_only(a: np.ndarray) -> np.ndarray:
+    """A read-only view of ``a`` (no copy).
+
+    numba compiles a kernel once per array type, and whether an array is writable is part
+    of its type: a kernel fed the service's shared (frozen) arrays on one path and fresh
+    ones on another compiles twice. Inputs passed through this compile once.
+    """
+    view = a.view()
+    view.flags.writeable = False
+    return view
 
 
 def _to_array(x: Any, name: str) -> tuple[np.ndarray, Wrapper]:

@@ -218,8 +218,8 @@ def _tax(x: dict[str, Any]) -> None:
 
 
 def _tax_splice(ledger: pd.DataFrame) -> None:
-    """A buy of ``A`` added at the end, spliced into the old ledger: writable, and read-only
-    as the service's cached ledger is."""
+    """A buy of ``A`` added at the end, spliced into the old ledger, read-only as the
+    service's cached ledger is (the splice's kernels take read-only views of either)."""
     import quantcore.tax as tax
     from quantcore.tax.splice import splice_ledger
 
@@ -229,14 +229,12 @@ def _tax_splice(ledger: pd.DataFrame) -> None:
     new = pd.concat([ledger, added], ignore_index=True)
     is_a = (new["symbol"] == "A").to_numpy()
     old_to_new = np.where(is_a[: len(ledger)], -1, np.arange(len(ledger)))
-    for frozen in (False, True):
-        old = tax.match_lots(ledger)
-        if frozen:
-            for value in vars(old).values():
-                if isinstance(value, np.ndarray):
-                    value.flags.writeable = False
-        part = tax.match_lots(new[is_a].reset_index(drop=True))
-        splice_ledger(old, part, {"A"}, old_to_new, np.flatnonzero(is_a))
+    old = tax.match_lots(ledger)
+    for value in vars(old).values():
+        if isinstance(value, np.ndarray):
+            value.flags.writeable = False
+    part = tax.match_lots(new[is_a].reset_index(drop=True))
+    splice_ledger(old, part, {"A"}, old_to_new, np.flatnonzero(is_a))
 
 
 def _portfolio(x: dict[str, Any]) -> None:

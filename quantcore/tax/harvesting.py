@@ -13,6 +13,7 @@ import pandas as pd
 
 from quantcore._kernels.tax import muldiv_nb
 from quantcore._kernels.tax_reports import harvest_lots_nb
+from quantcore._validation import read_only
 from quantcore.tax.lots import SCALE, LotLedger, as_ledger
 from quantcore.tax.money import from_fixed, to_cents
 from quantcore.tax.rates import TaxRates
@@ -219,10 +220,9 @@ def harvest_opportunities(
             price[code] = _fixed(price_map[sym], f"prices[{sym!r}]")
     o = held.open_lots
     lot_sym = np.ascontiguousarray(o["symbol"])
-    loss, totals = harvest_lots_nb(
-        lot_sym, np.ascontiguousarray(o["acquired"]), np.ascontiguousarray(o["quantity"]),
-        np.ascontiguousarray(o["basis"]), price, today,
-    )
+    # read-only for a cached ledger's lots and fresh ones alike: one compiled kernel
+    lots = (read_only(np.ascontiguousarray(o[f])) for f in ("symbol", "acquired", "quantity", "basis"))
+    loss, totals = harvest_lots_nb(*lots, price, today)
     window = WASH_SALE_WINDOW_DAYS
     b = ledger.buys
     found: list[dict[str, Any]] = []

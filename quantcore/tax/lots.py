@@ -16,6 +16,7 @@ import pandas as pd
 
 from quantcore._kernels import tax as _k
 from quantcore._records import dividend_dt, lot_dt, realized_dt
+from quantcore._validation import read_only
 from quantcore.tax.encode import (
     CORPORATE_ACTIONS,
     FIRST_CA,
@@ -453,12 +454,13 @@ def kernel_args(enc: Encoded, wash_sales: bool = True) -> tuple[Any, ...]:
     group_start = np.searchsorted(links[order], np.arange(n_groups + 1)).astype(np.int64)
     actions = bool((enc.kind >= FIRST_CA).any())
     empty = np.empty(0, dtype=np.int64)  # no corporate action: fields never read, not gathered
-    return (
+    arrays = (
         enc.sym, enc.day, enc.kind, enc.qty, enc.price, enc.fee, enc.lot_ref,
         *((enc.ratio, enc.cash, enc.alloc, enc.target) if actions else (empty,) * 4),
         links, group_start, order.astype(np.int64), _method_codes(enc.methods), enc.groups,
-        bool(wash_sales), WASH_SALE_WINDOW_DAYS,
     )
+    # read-only whatever the caller's flags: one compiled kernel for fresh and shared tables
+    return (*(read_only(a) for a in arrays), bool(wash_sales), WASH_SALE_WINDOW_DAYS)
 
 
 def _method_codes(methods: tuple[str, ...]) -> np.ndarray:

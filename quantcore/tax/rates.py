@@ -10,6 +10,7 @@ from typing import Any
 import pandas as pd
 
 from quantcore._kernels.tax_reports import yearly_gains_nb
+from quantcore._validation import read_only
 from quantcore.tax.dividends import dividend_income, year_bounds
 from quantcore.tax.lots import LotLedger, LotMethod, as_ledger
 
@@ -161,8 +162,10 @@ def yearly_gains(ledger: LotLedger) -> dict[int, tuple[Decimal, Decimal]]:
     r = ledger.realized
     if r.size == 0:
         return {}
-    # the record's fields as strided views: one pass over the records, no copies
-    years, st, lt, count = yearly_gains_nb(r["sold"], r["proceeds"], r["basis"], r["disallowed"], r["long_term"])
+    # the record's fields as strided read-only views: one pass over the records, no copies,
+    # one compiled kernel for a cached ledger and a fresh one
+    fields = (read_only(r[f]) for f in ("sold", "proceeds", "basis", "disallowed", "long_term"))
+    years, st, lt, count = yearly_gains_nb(*fields)
     at = count > 0
     return {
         int(y): (Decimal(int(a)).scaleb(-2), Decimal(int(b)).scaleb(-2))

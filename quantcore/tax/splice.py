@@ -18,6 +18,7 @@ from typing import Any
 import numpy as np
 
 from quantcore._kernels.tax_splice import splice_records_nb
+from quantcore._validation import read_only
 from quantcore.tax.encode import Encoded
 from quantcore.tax.lots import _ROW_FIELDS, LotLedger, _Source
 
@@ -31,13 +32,14 @@ def _partition(labels: np.ndarray) -> np.ndarray:
 
 
 def _block(records: np.ndarray) -> np.ndarray:
-    """Records of int64 fields as an (n, fields) int64 array (a view when contiguous)."""
+    """Records of int64 fields as a read-only (n, fields) int64 array (a view when contiguous):
+    read-only whether the records are a cached ledger's or fresh, so the kernel compiles once."""
     width = len(records.dtype.names or ())
     if records.dtype.itemsize != 8 * width or any(
         records.dtype[k] != np.int64 for k in range(width)
     ):
         raise ValueError("records of int64 fields expected")
-    return np.ascontiguousarray(records).view(np.int64).reshape(records.size, width)
+    return read_only(np.ascontiguousarray(records).view(np.int64).reshape(records.size, width))
 
 
 def _whole_source(ledger: LotLedger) -> _Source:
@@ -155,8 +157,8 @@ def splice_ledger(
     open_lots = merged(old.open_lots, part.open_lots, ("lot",), "symbol")
     dividends = merged(old.dividends, part.dividends, ("row",), "row")
     buys = splice_records_nb(
-        np.ascontiguousarray(old.buys),
-        np.ascontiguousarray(part.buys),
+        read_only(np.ascontiguousarray(old.buys)),
+        read_only(np.ascontiguousarray(part.buys)),
         inside,
         code,
         old_to_new,
