@@ -111,23 +111,26 @@ def as_float64_2d(
     Fortran-contiguous panel is kept as it is, for the kernels that read a
     panel in its memory order (:mod:`quantcore._kernels.tiles`); a copy is
     made only for a non-contiguous view.
+
+    The array is a read-only view (:func:`read_only`): pandas hands out read-only
+    arrays and NumPy writable ones, and one flag for both means one compiled kernel.
     """
     values, wrapper = _to_array(x, name)
     if values.ndim == 1:
         values = values.reshape(-1, 1)
     if order == "K" and values.flags.c_contiguous:
-        return values, wrapper
-    return np.asfortranarray(values), wrapper
+        return read_only(values), wrapper
+    return read_only(np.asfortranarray(values)), wrapper
 
 
 def as_float64_1d(x: Any, name: str = "x") -> tuple[Float64Array, Wrapper]:
-    """Convert a single series to a contiguous 1-D float64 array and its wrapper."""
+    """Convert a single series to a contiguous, read-only 1-D float64 array and its wrapper."""
     values, wrapper = _to_array(x, name)
     if values.ndim == 2:
         if values.shape[1] != 1:
             raise ValueError(f"{name} must be one series, got {values.shape[1]} columns")
         values = values[:, 0]
-    return np.ascontiguousarray(values), wrapper
+    return read_only(np.ascontiguousarray(values)), wrapper
 
 
 def check_same_shape(a: np.ndarray, b: np.ndarray, names: tuple[str, str]) -> None:

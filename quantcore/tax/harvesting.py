@@ -221,8 +221,8 @@ def harvest_opportunities(
     o = held.open_lots
     lot_sym = np.ascontiguousarray(o["symbol"])
     # read-only for a cached ledger's lots and fresh ones alike: one compiled kernel
-    lots = (read_only(np.ascontiguousarray(o[f])) for f in ("symbol", "acquired", "quantity", "basis"))
-    loss, totals = harvest_lots_nb(*lots, price, today)
+    held_lots = [read_only(np.ascontiguousarray(o[f])) for f in ("symbol", "acquired", "quantity", "basis")]
+    loss, totals = harvest_lots_nb(*held_lots, price, today)
     window = WASH_SALE_WINDOW_DAYS
     b = ledger.buys
     found: list[dict[str, Any]] = []

@@ -134,8 +134,11 @@ def test_plain_loop_twin() -> None:
 def test_as_float64_2d_keeps_the_memory_order() -> None:
     c = np.zeros((4, 3))
     f = np.asfortranarray(c)
-    assert as_float64_2d(c, order="K")[0] is c
-    assert as_float64_2d(f, order="K")[0] is f
+    for panel in (c, f):  # no copy: a read-only view of the same memory, in its order
+        out = as_float64_2d(panel, order="K")[0]
+        assert out.base is panel and not out.flags.writeable
+        assert out.flags.c_contiguous == panel.flags.c_contiguous
+    assert panel.flags.writeable  # the caller's array keeps its own flag
     assert as_float64_2d(c)[0].flags.f_contiguous  # the column kernels' default
     view = as_float64_2d(np.zeros((4, 6))[:, ::2], order="K")[0]
     assert view.flags.f_contiguous
