@@ -221,8 +221,10 @@ def harvest_opportunities(
     o = held.open_lots
     lot_sym = np.ascontiguousarray(o["symbol"])
     # read-only for a cached ledger's lots and fresh ones alike: one compiled kernel
-    held_lots = [read_only(np.ascontiguousarray(o[f])) for f in ("symbol", "acquired", "quantity", "basis")]
-    loss, totals = harvest_lots_nb(*held_lots, price, today)
+    acquired, quantity, basis = (
+        read_only(np.ascontiguousarray(o[f])) for f in ("acquired", "quantity", "basis")
+    )
+    loss, totals = harvest_lots_nb(read_only(lot_sym), acquired, quantity, basis, price, today)
     window = WASH_SALE_WINDOW_DAYS
     b = ledger.buys
     found: list[dict[str, Any]] = []
