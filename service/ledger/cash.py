@@ -96,9 +96,15 @@ async def read_cash_rows(
     return [tuple(r) for r in await conn.execute(_OF_PORTFOLIOS, {"ids": list(portfolio_ids)})]
 
 
-def ledger_frame(rows: Sequence[CashRow]) -> pd.DataFrame:
-    """Rows as the table :func:`quantcore.cash.cash_flows` reads."""
-    return pd.DataFrame(list(rows), columns=list(_COLUMNS))
+def ledger_frame(
+    rows: Sequence[CashRow], more: Sequence[Sequence[Any]] | None = None
+) -> pd.DataFrame:
+    """Rows as the table :func:`quantcore.cash.cash_flows` reads; ``more``: rows after them
+    given as columns (in :data:`CashRow`'s order), as a bulk import plans them."""
+    if more is None:
+        return pd.DataFrame(list(rows), columns=list(_COLUMNS))
+    old = list(zip(*rows, strict=True)) if rows else [()] * len(_COLUMNS)
+    return pd.DataFrame({k: [*o, *m] for k, o, m in zip(_COLUMNS, old, more, strict=True)})
 
 
 def _add(out: dict[int, dict[str, float]], owner: int, currency: str, amount: float) -> None:
@@ -166,9 +172,12 @@ def refuse_overdraft(low: Overdraft, field: str, action: str) -> NoReturn:
     )
 
 
-def overdraft(rows: Sequence[CashRow], base_currency: str) -> Overdraft | None:
-    """The first day some currency's cash of ``rows`` (one portfolio's) ends below zero."""
-    return first_overdraft(ledger_frame(rows), default_currency=base_currency)
+def overdraft(
+    rows: Sequence[CashRow], base_currency: str, more: Sequence[Sequence[Any]] | None = None
+) -> Overdraft | None:
+    """The first day some currency's cash of ``rows`` (one portfolio's; ``more``: more of
+    its rows as columns, :func:`ledger_frame`) ends below zero."""
+    return first_overdraft(ledger_frame(rows, more), default_currency=base_currency)
 
 
 def overdraft_message(action: str, low: Overdraft) -> str:
