@@ -15,7 +15,8 @@ from decimal import Decimal
 from typing import Any, cast
 
 import numpy as np
-from sqlalchemy import Table, select, update
+from numpy.typing import NDArray
+from sqlalchemy import Table, func, select, update
 from sqlalchemy.ext.asyncio import AsyncConnection, AsyncSession
 
 from service.db.models import Asset, Portfolio, Transaction, utcnow
@@ -28,6 +29,7 @@ from service.ledger.writes import rederive_written
 __all__ = ["source_id", "write_entries", "write_table"]
 
 _TRANSACTIONS = cast(Table, Transaction.__table__)
+_T = _TRANSACTIONS.c
 
 
 def source_id(raw: str) -> str:
@@ -154,25 +156,13 @@ async def write_table(s: AsyncSession, portfolio: Portfolio, plan: Plan, at: int
     ready = {"quantity", "price", "fees", "transaction_date"} if direct else {"transaction_date"}
     floor = int(before.id.max()) if len(before) else 0
     await _insert_rows(conn, columns, n, ready=ready)
-    new_ids = (
-        (
-            await conn.execute(
-                select(Transaction.id)
-                .where(Transaction.portfolio_id == portfolio.id, Transaction.id > floor)
-                .order_by(Transaction.id)
-            )
-        )
-        .scalars()
-        .all()
-    )
-    if len(new_ids) != n:
-        raise RuntimeError(f"wrote {n} rows but found {len(new_ids)} new ids")
+    new_ids = await _new_ids(conn, portfolio.id, floor, n)
     none = np.full(n, -1, np.int64)
     kinds = np.array([ledger_columns.KIND_CODE[k] for k in table.kind.tolist()], np.int8)
     null = Fixed(np.zeros(n, np.int64), np.zeros(n, np.int64), np.ones(n, np.bool_))
     after = ledger_columns.appended(
         before, at,
-        {"id": np.array(new_ids, np.int64), "portfolio": np.full(n, portfolio.id, np.int64),
+        {"id": new_ids, "portfolio": np.full(n, portfolio.id, np.int64),
          "asset": asset, "target": none, "date": table.date, "kind": kinds, "lot": none,
          "own": np.where(table.cash, table.currency, "").astype(object)},
         {"quantity": table.fixed("quantity"), "price": table.fixed("price"),
@@ -182,6 +172,25 @@ async def write_table(s: AsyncSession, portfolio: Portfolio, plan: Plan, at: int
     portfolio.updated_at = now
     await s.flush()
     await rederive_written(s, user_id, {ids[sym] for sym in symbols}, after=after)
+
+
+async def _new_ids(
+    conn: AsyncConnection, portfolio_id: int, floor: int, n: int
+) -> NDArray[np.int64]:
+    """The ids of the ``n`` rows just written to the portfolio (above ``floor``, every id
+    of the ledger before), in the order written: the range between the least and the
+    greatest when they are ``n`` apart (always on SQLite, nearly always on PostgreSQL),
+    else every id read."""
+    mine = (_T.portfolio_id == portfolio_id) & (_T.id > floor)
+    count, low, high = (
+        await conn.execute(select(func.count(), func.min(_T.id), func.max(_T.id)).where(mine))
+    ).one()
+    if count != n:
+        raise RuntimeError(f"wrote {n} rows but found {count} new ids")
+    if n and high - low + 1 == n:
+        return np.arange(low, high + 1, dtype=np.int64)
+    found = await conn.execute(select(_T.id).where(mine).order_by(_T.id))
+    return np.fromiter(found.scalars(), np.int64, n)
 
 
 def _direct(conn: AsyncConnection) -> bool:

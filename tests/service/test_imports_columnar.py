@@ -243,7 +243,9 @@ def test_units_are_exact_or_none(values: list[Decimal]) -> None:
 _ASSETS = {"QCXA": "USD", "QCXB": "USD", "QCXE": "EUR"}
 
 _day = st.integers(0, 8).map(lambda d: str(dt.date(2024, 1, 1) + dt.timedelta(days=d)))
-_kind = st.sampled_from(["buy", "buy", "sell", "dividend", "deposit", "withdrawal", "interest", "fee"])
+_kind = st.sampled_from(
+    ["buy", "buy", "sell", "dividend", "deposit", "withdrawal", "interest", "fee"]
+)
 #: A line the import takes (unless a sale or dividend is short, or cash overdrawn).
 _clean_line = st.tuples(
     _day, st.sampled_from(["buy", "buy", "buy", "buy", "sell", "dividend", "deposit", "withdrawal",
