@@ -9,6 +9,7 @@ import re
 from collections import Counter
 from collections.abc import Callable
 from decimal import Decimal
+from operator import itemgetter
 from typing import Any, cast
 
 import msgspec
@@ -206,6 +207,11 @@ def _numbers(cells: list[str]) -> list[Decimal | None] | None:
         return None
 
 
+def _spaced(records: list[list[str]]) -> bool:
+    """Whether any cell of ``records`` holds whitespace (one scan of all their text)."""
+    return bool(_SPACE.search(",".join(map(",".join, records))))
+
+
 def _read_columns(
     records: list[list[str]], cols: dict[str, int], fee_cols: list[int], header_line: int, layout: Layout
 ) -> ParseResult | None:
@@ -220,21 +226,28 @@ def _read_columns(
     ):  # fmt: skip
         return None
     width = max([*cols.values(), *fee_cols]) + 1
-    lines: list[int] = []
-    kept: list[list[str]] = []
-    for k, record in enumerate(records):
-        if len(record) < width:
-            if any(c.strip() for c in record):
-                return None  # short rows: the row-by-row reader pads them
-            continue  # a blank line
-        lines.append(header_line + 1 + k)
-        kept.append(record)
+    lines: list[int] | range = range(header_line + 1, header_line + 1 + len(records))
+    kept = records
+    if not records or min(map(len, records)) < width:
+        lines, kept = [], []
+        for k, record in enumerate(records):
+            if len(record) < width:
+                if any(c.strip() for c in record):
+                    return None  # short rows: the row-by-row reader pads them
+                continue  # a blank line
+            lines.append(header_line + 1 + k)
+            kept.append(record)
     if not kept:
         return None
+    # cells hold no whitespace to strip when no record does (the common export)
+    spaced = _spaced(kept)
 
     def column(name: str) -> list[str]:
         i = cols.get(name)
-        return [r[i].strip() for r in kept] if i is not None else [""] * len(kept)
+        if i is None:
+            return [""] * len(kept)
+        cells = list(map(itemgetter(i), kept))
+        return [c.strip() for c in cells] if spaced else cells
 
     day_cells = column("date")
     if _SPACE.search(",".join(day_cells)):
