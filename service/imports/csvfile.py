@@ -326,8 +326,8 @@ def _amounts(
     ps: list[Any] = list(price)
     fs = list(fees)
     groups: dict[str, list[int]] = {}
-    for k, kind in enumerate(kinds):
-        groups.setdefault(kind, []).append(k)
+    for k, name in enumerate(kinds):
+        groups.setdefault(name, []).append(k)
     for kind, members in groups.items():
         if kind in _TRADE:
             for k in members:

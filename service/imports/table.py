@@ -267,7 +267,7 @@ def entry_table(
     quantity = np.where(cash, ONE, q)
     table = EntryTable(
         line=np.array([r.line for r in rows], np.int64), source=screened.source, kind=kind,
-        symbol=np.where(cash, None, symbol), currency=currency, cash=cash, date=date,
+        symbol=np.where(cash, np.array(None), symbol), currency=currency, cash=cash, date=date,
         quantity=quantity.astype(np.int64), price=p, fees=f,
     )  # fmt: skip
     return table, new_assets, currency_of

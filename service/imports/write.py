@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import datetime as dt
 import hashlib
+from collections.abc import Collection
 from decimal import Decimal
 from typing import Any, cast
 
@@ -132,7 +133,7 @@ async def write_table(s: AsyncSession, portfolio: Portfolio, plan: Plan, at: int
     ids = await _asset_ids(s, plan, symbols, now)
     n = len(table)
     asset = np.array([ids[x] if x is not None else -1 for x in table.symbol.tolist()], np.int64)
-    currency = np.where(table.cash, table.currency, None)
+    currency = np.where(table.cash, table.currency, np.array(None))
     direct = _direct(conn)
     amounts = {
         name: table.text(name) if direct else list(map(Decimal, table.text(name)))
@@ -200,7 +201,7 @@ def _direct(conn: AsyncConnection) -> bool:
 
 
 async def _insert_rows(
-    conn: AsyncConnection, columns: dict[str, list[Any]], n: int, *, ready: set[str] = frozenset()
+    conn: AsyncConnection, columns: dict[str, list[Any]], n: int, *, ready: Collection[str] = ()
 ) -> None:
     """Insert ``n`` transactions given as columns (a one-item column: the same value in every
     row) in one ``executemany`` of tuples on the request's connection.

@@ -15,6 +15,7 @@ import asyncio
 import dataclasses
 import datetime as dt
 import uuid
+from collections.abc import Sequence
 from decimal import Decimal
 from typing import Any
 
@@ -266,7 +267,7 @@ _lines = st.tuples(st.lists(_clean_line, max_size=10), _bad).flatmap(
 )
 
 
-def _statement(lines: list[tuple[str, ...]], first: int) -> bytes:
+def _statement(lines: Sequence[tuple[str, ...]], first: int) -> bytes:
     body = ["date,type,symbol,quantity,price,fees,amount,id,currency"]
     for k, (day, kind, sym, q, p, f, a, ccy) in enumerate(lines):
         cash = kind in ("deposit", "withdrawal", "interest", "fee")
@@ -317,7 +318,7 @@ async def _import(
     except ValidationError as exc:
         return "error", exc.details
     finally:
-        services._plan_table = real  # type: ignore[method-assign]
+        services._plan_table = real
     out = msgspec.to_builtins(reply)
     out.pop("portfolio")
     return "ok", out
@@ -424,5 +425,5 @@ def test_columnar_plan_answers_a_plain_statement(database_url: str) -> None:
     try:
         asyncio.run(_compare(database_url, "strict", _statement(lines[:1], 50), data))
     finally:
-        services._plan_table = real  # type: ignore[method-assign]
+        services._plan_table = real
     assert answered and all(answered)
