@@ -302,13 +302,20 @@ async def _never(*args: object) -> bool:
 
 
 async def _import(
-    db: Database, uid: int, pid: int, data: bytes, *, columnar: bool, dry_run: bool = False
+    db: Database,
+    uid: int,
+    pid: int,
+    data: bytes,
+    *,
+    columnar: bool,
+    dry_run: bool = False,
+    create_assets: bool = False,
 ) -> tuple[str, object]:
     """The import's answer (its reply without the portfolio, or its error's details)."""
     real = services._plan_table
     if not columnar:
         services._plan_table = _never  # type: ignore[assignment]
-    options = services.ImportOptions(format="csv", dry_run=dry_run)
+    options = services.ImportOptions(format="csv", dry_run=dry_run, create_assets=create_assets)
     try:
         if dry_run:
             reply = await services.preview_statement(db, uid, pid, data, options)
@@ -427,3 +434,56 @@ def test_columnar_plan_answers_a_plain_statement(database_url: str) -> None:
     finally:
         services._plan_table = real
     assert answered and all(answered)
+
+
+async def _new_assets(url: str) -> None:
+    db = Database(url)
+    try:
+        uid, pid = await _db_user(db, "strict")
+        fresh = [f"QN{uuid.uuid4().hex[:6].upper()}" for _ in range(2)]
+        lines = [
+            ("2024-01-01", "deposit", "", "", "", "0", "1000.00", "", ""),
+            ("2024-01-01", "deposit", "", "", "", "0", "1000.00", "", "EUR"),
+            ("2024-01-02", "buy", fresh[1], "2", "10", "0", "", "", ""),
+            ("2024-01-02", "buy", fresh[0], "3", "10", "0", "", "", "EUR"),
+            ("2024-01-03", "sell", fresh[0], "1", "12", "0", "", "", ""),
+            ("2024-01-04", "buy", "QCXA", "1", "10", "0", "", "", ""),
+        ]
+        data = _statement([(d, k, y, q, p, f, a, c) for d, k, y, q, p, f, a, _, c in lines], 0)
+        kind, reply = await _import(db, uid, pid, data, columnar=True, create_assets=True)
+        assert kind == "ok", reply
+        assert isinstance(reply, dict) and reply["created_assets"] == sorted(fresh)
+        async with db.read() as s:
+            found = dict(
+                (
+                    await s.execute(
+                        select(Asset.symbol, Asset.currency).where(Asset.symbol.in_(fresh))
+                    )
+                )
+                .tuples()
+                .all()
+            )
+            assert found == {fresh[0]: "EUR", fresh[1]: "USD"}
+            conn = await s.connection()
+            at = await read.version(conn, uid)
+            _same_columns(await read.columns(conn, uid), await load_columns(conn, uid, at))
+    finally:
+        await db.dispose()
+
+
+def test_columnar_import_creates_assets(database_url: str) -> None:
+    """New assets (the first row's currency, else the base) are created and named in the
+    reply; the columns kept after the write know them."""
+    answered: list[bool] = []
+    real = services._plan_table
+
+    async def spy(*args: Any) -> bool:
+        answered.append(await real(*args))
+        return answered[-1]
+
+    services._plan_table = spy  # type: ignore[assignment]
+    try:
+        asyncio.run(_new_assets(database_url))
+    finally:
+        services._plan_table = real
+    assert answered == [True]
