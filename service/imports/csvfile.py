@@ -9,6 +9,7 @@ import re
 from collections import Counter
 from collections.abc import Callable
 from decimal import Decimal
+from operator import itemgetter
 from typing import Any, cast
 
 import msgspec
@@ -206,6 +207,11 @@ def _numbers(cells: list[str]) -> list[Decimal | None] | None:
         return None
 
 
+def _spaced(records: list[list[str]]) -> bool:
+    """Whether any cell of ``records`` holds whitespace (one scan of all their text)."""
+    return bool(_SPACE.search(",".join(map(",".join, records))))
+
+
 def _read_columns(
     records: list[list[str]], cols: dict[str, int], fee_cols: list[int], header_line: int, layout: Layout
 ) -> ParseResult | None:
@@ -220,21 +226,28 @@ def _read_columns(
     ):  # fmt: skip
         return None
     width = max([*cols.values(), *fee_cols]) + 1
-    lines: list[int] = []
-    kept: list[list[str]] = []
-    for k, record in enumerate(records):
-        if len(record) < width:
-            if any(c.strip() for c in record):
-                return None  # short rows: the row-by-row reader pads them
-            continue  # a blank line
-        lines.append(header_line + 1 + k)
-        kept.append(record)
+    lines: list[int] | range = range(header_line + 1, header_line + 1 + len(records))
+    kept = records
+    if not records or min(map(len, records)) < width:
+        lines, kept = [], []
+        for k, record in enumerate(records):
+            if len(record) < width:
+                if any(c.strip() for c in record):
+                    return None  # short rows: the row-by-row reader pads them
+                continue  # a blank line
+            lines.append(header_line + 1 + k)
+            kept.append(record)
     if not kept:
         return None
+    # cells hold no whitespace to strip when no record does (the common export)
+    spaced = _spaced(kept)
 
     def column(name: str) -> list[str]:
         i = cols.get(name)
-        return [r[i].strip() for r in kept] if i is not None else [""] * len(kept)
+        if i is None:
+            return [""] * len(kept)
+        cells = list(map(itemgetter(i), kept))
+        return [c.strip() for c in cells] if spaced else cells
 
     day_cells = column("date")
     if _SPACE.search(",".join(day_cells)):
@@ -256,60 +269,97 @@ def _read_columns(
     symbols = column("symbol")
     ids = column("id")
     currencies = column("currency")
+    kinds = [kinds_of[t] for t in type_cells]
+    upper = {c: c.upper() or None for c in set(symbols)}
+    syms = [upper[c] for c in symbols]
+    fees = [_ZERO + abs(v or _ZERO) for v in fee_values] if fee_values is not None else [_ZERO] * len(kinds)
+    amounts = _amounts(kinds, syms, quantity, price, amount, fees)
+    if amounts is None:
+        return None
+    qs, ps, fs = amounts
+    norm = {c: (v.strip().upper() if (v := c or layout.currency) else None) for c in set(currencies)}
     prefix = f"csv:{layout.name}"
-    seen_cells: Counter[str] = Counter()
-    seen_ids: set[str] = set()
-    rows: list[ImportRow] = []
+    keep: list[int] | range = range(len(lines))
     duplicates: list[int] = []
-    for k, line in enumerate(lines):
-        kind = kinds_of[type_cells[k]]
-        symbol = symbols[k].upper() or None
-        q, p, a = quantity[k], price[k], amount[k]
-        f = _ZERO + abs(fee_values[k] or _ZERO) if fee_values is not None else _ZERO
-        if kind == "buy" or kind == "sell":
-            if symbol is None or not q or p is None or p < 0:
-                return None
-            q = abs(q)
-        elif kind == "dividend" and a is None and p is not None and q:
-            if symbol is None:
-                return None
-            q, p = abs(q), abs(p)
-        else:
-            if kind == "dividend" and symbol is None:
-                return None
+    if all(ids) and len(set(ids)) == len(ids):  # every line its own id: no duplicate, no hash
+        sources = [f"{prefix}:{i}" for i in ids]
+    else:
+        seen_cells: Counter[str] = Counter()
+        seen_ids: set[str] = set()
+        keep, sources = [], []
+        for k, given_id in enumerate(ids):
+            if given_id:
+                if given_id in seen_ids:
+                    duplicates.append(lines[k])
+                    continue
+                seen_ids.add(given_id)
+                sources.append(f"{prefix}:{given_id}")
+            else:
+                sources.append(content_key(prefix, kept[k], seen_cells))
+            keep.append(k)
+    rows = [
+        ImportRow(
+            line=lines[k], source_id=source, date=days[k], type=kinds[k],
+            symbol=None if kinds[k] in CASH_TYPES else syms[k], quantity=qs[k], price=ps[k],
+            fees=fs[k], currency=norm[currencies[k]],
+        )
+        for k, source in zip(keep, sources, strict=True)
+    ]  # fmt: skip
+    return ParseResult(format="csv", rows=rows, errors=[], duplicates=duplicates)
+
+
+_TRADE = frozenset({"buy", "sell"})
+
+
+def _amounts(
+    kinds: list[RowType],
+    syms: list[str | None],
+    quantity: list[Decimal | None],
+    price: list[Decimal | None],
+    amount: list[Decimal | None],
+    fees: list[Decimal],
+) -> tuple[list[Decimal], list[Decimal], list[Decimal]] | None:
+    """Each plain row's ``(quantity, price, fees)`` in the ledger's conventions (as
+    :func:`_fields` sets them), group by group; None when a row has a problem (the
+    row-by-row reader words it)."""
+    qs: list[Any] = list(quantity)
+    ps: list[Any] = list(price)
+    fs = list(fees)
+    groups: dict[str, list[int]] = {}
+    for k, name in enumerate(kinds):
+        groups.setdefault(name, []).append(k)
+    for kind, members in groups.items():
+        if kind in _TRADE:
+            for k in members:
+                q, p = quantity[k], price[k]
+                if syms[k] is None or not q or p is None or p < 0:
+                    return None
+                qs[k] = abs(q)
+            continue
+        for k in members:
+            q, p, a = quantity[k], price[k], amount[k]
+            if kind == "dividend":
+                if syms[k] is None:
+                    return None
+                if a is None and p is not None and q:  # the ledger's own form
+                    qs[k], ps[k] = abs(q), abs(p)
+                    continue
             if a is not None:
                 net = abs(a)
                 if kind == "fee":
-                    p, f = net, _ZERO
+                    ps[k], fs[k] = net, _ZERO
                 elif kind == "withdrawal":
-                    if f > net:
+                    if fs[k] > net:
                         return None
-                    p = net - f
+                    ps[k] = net - fs[k]
                 else:
-                    p = net + f
+                    ps[k] = net + fs[k]
             elif p is not None:
-                p = abs(p * (q or ONE))
+                ps[k] = abs(p * (q or ONE))
             else:
                 return None
-            q = ONE
-        given_id = ids[k]
-        if given_id:
-            if given_id in seen_ids:
-                duplicates.append(line)
-                continue
-            seen_ids.add(given_id)
-            source_id = f"{prefix}:{given_id}"
-        else:
-            source_id = content_key(prefix, kept[k], seen_cells)
-        currency = currencies[k] or layout.currency
-        rows.append(
-            ImportRow(
-                line=line, source_id=source_id, date=days[k], type=kind,
-                symbol=None if kind in CASH_TYPES else symbol, quantity=q, price=p, fees=f,
-                currency=currency.strip().upper() if currency else None,
-            )
-        )  # fmt: skip
-    return ParseResult(format="csv", rows=rows, errors=[], duplicates=duplicates)
+            qs[k] = ONE
+    return qs, ps, fs
 
 
 def _fields(

@@ -15,9 +15,10 @@ from collections import defaultdict
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from decimal import Decimal
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
+from numpy.typing import NDArray
 
 from service import formatting as fmt
 from service.db.types import quantize
@@ -29,13 +30,18 @@ from service.ledger.lots import Action, LedgerCheckError, LedgerRow, check_rows
 from service.ledger.positions import SymbolLedger
 from service.ledger.writes import LedgerEntry
 
+if TYPE_CHECKING:
+    from service.imports.table import EntryTable
+
 __all__ = [
     "MAX_LEDGER_ERRORS",
+    "RANK",
     "TEMP_ID",
     "Plan",
     "Planned",
     "cash_entry",
     "check_ledgers",
+    "relieves_columns",
     "security_entry",
     "walk_holdings",
     "what",
@@ -57,7 +63,8 @@ Planned = tuple[int, ImportRow, LedgerEntry | None]
 
 @dataclass
 class Plan:
-    """What an import would do: the entries in file order and every problem."""
+    """What an import would do: the entries in file order (or their columns: ``table``)
+    and every problem."""
 
     entries: list[tuple[ImportRow, LedgerEntry]] = field(default_factory=list)
     errors: list[ImportErrorRead] = field(default_factory=list)
@@ -67,6 +74,7 @@ class Plan:
     currency_of: dict[str, str] = field(default_factory=dict)  # symbol -> its asset's currency
     ledger: SymbolLedger | None = None  # the user's rows of the existing assets involved
     latest: dt.date = field(default_factory=lambda: _latest())  # the last date a row may have
+    table: EntryTable | None = None  # the entries as columns, when planned so (then no entries)
 
     def error(self, line: int, field_name: str, code: str, message: str) -> None:
         """Record a problem; the message names the line (0: the file as a whole)."""
@@ -372,24 +380,42 @@ def _relieves(
             units = int(r.quantity.scaleb(8))
             code.append(k)
             day.append(r.date.toordinal())
-            rank.append(_RANK[r.kind])
+            rank.append(RANK[r.kind])
             signed.append(units if r.kind == "buy" else -units if r.kind == "sell" else 0)
             need.append(units if r.kind == "dividend" else 0)
     if not code:
         return True
     if sum(map(abs, signed)) >= 1 << 62:  # beyond int64 sums: the walk decides
         return False
-    order = np.lexsort((np.array(rank), np.array(day), np.array(code)))
-    groups = np.array(code)[order]
-    running = np.cumsum(np.array(signed, dtype=np.int64)[order])
+    return relieves_columns(
+        np.array(code), np.array(day), np.array(rank), np.array(signed, np.int64),
+        np.array(need, np.int64),
+    )  # fmt: skip
+
+
+def relieves_columns(
+    code: NDArray[np.int64],
+    day: NDArray[np.int64],
+    rank: NDArray[np.int64],
+    signed: NDArray[np.int64],
+    need: NDArray[np.int64],
+) -> bool:
+    """:func:`_relieves` of rows given as columns: each row's symbol ``code``, ``day``,
+    rank within the day (:data:`RANK`), ``signed`` units of 1e-8 shares (a buy's positive,
+    a sell's negative, a dividend's 0) and ``need`` (a dividend's shares, else 0); the
+    caller keeps the sums of ``|signed|`` within int64."""
+    order = np.lexsort((rank, day, code))
+    groups = code[order]
+    running = np.cumsum(signed[order])
     starts = np.flatnonzero(np.r_[True, groups[1:] != groups[:-1]])
     before = np.where(starts > 0, running[starts - 1], 0)
     held = running - np.repeat(before, np.diff(np.r_[starts, len(groups)]))
-    short = held < np.array(need, dtype=np.int64)[order]  # a dividend's need; a sell's 0
+    short = held < need[order]  # a dividend's need; a sell's 0
     return not bool(short.any())
 
 
-_RANK = {"dividend": 0, "buy": 2, "sell": 3}
+#: The rank of a trade within its day (ledger order: dividends, buys, sells).
+RANK = {"dividend": 0, "buy": 2, "sell": 3}
 
 #: ``quantcore``'s column -> the CSV column, by row type (others keep their name).
 _COLUMNS = {

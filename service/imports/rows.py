@@ -42,7 +42,7 @@ ACTION_TYPES = frozenset({"stock_dividend", "return_of_capital", "spin_off", "me
 ONE = Decimal(1)
 
 
-class ImportRow(msgspec.Struct, kw_only=True, frozen=True):
+class ImportRow(msgspec.Struct, kw_only=True, frozen=True, gc=False):
     """One ledger entry read from a statement.
 
     Conventions (the ledger's): ``quantity``, ``price`` and ``fees`` are

@@ -62,20 +62,20 @@ from __future__ import annotations
 
 import asyncio
 import datetime as dt
-import hashlib
-import re
 from collections import Counter, defaultdict
+from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from typing import Any, cast
 
-from sqlalchemy import Table, select, update
-from sqlalchemy.ext.asyncio import AsyncConnection, AsyncSession
+from sqlalchemy import Table, select
+from sqlalchemy.ext.asyncio import AsyncSession
 
 from service import formatting as fmt
 from service.db import Database
-from service.db.models import Asset, Portfolio, Transaction, utcnow
+from service.db.models import Asset, Portfolio, Transaction
 from service.errors import ApiError, NotFoundError, ValidationError
 from service.imports import CASH_TYPES, CsvMapping, ImportRow, ParseResult, parse_statement
+from service.imports import table as columnar
 from service.imports.plan import (
     TEMP_ID,
     Plan,
@@ -93,11 +93,13 @@ from service.imports.schemas import (
     ImportRowRead,
     StatementFormat,
 )
-from service.ledger import cash
+from service.imports.write import source_id, write_entries, write_table
+from service.ledger import cash, read
 from service.ledger import checks as lots
 from service.ledger import positions as derive
+from service.ledger.columns import LedgerColumns
 from service.ledger.lots import Action
-from service.ledger.writes import LedgerEntry, rederive_written
+from service.ledger.writes import LedgerEntry
 from service.marketdata.fx import CURRENCIES
 
 __all__ = [
@@ -121,7 +123,7 @@ _UNSUPPORTED = {
     "it would leave the positions wrong",
 }
 _TRANSACTIONS = cast(Table, Transaction.__table__)
-_SYMBOL = re.compile(r"\A[A-Z0-9][A-Z0-9.\-/^=_]{0,31}\Z")
+_SYMBOL = columnar.SYMBOL
 
 
 class FileTooLarge(ApiError):
@@ -160,13 +162,6 @@ def guess_format(filename: str | None, data: bytes) -> StatementFormat | None:
     return None
 
 
-def _source_id(raw: str) -> str:
-    """The stored source id: the statement's own when it fits the column, else its hash."""
-    if len(raw) <= 128:
-        return raw
-    return "sha256:" + hashlib.sha256(raw.encode()).hexdigest()
-
-
 async def _parse(data: bytes, options: ImportOptions) -> ParseResult:
     if len(data) > MAX_FILE_BYTES:
         raise FileTooLarge(
@@ -200,7 +195,11 @@ async def import_statement(
         return await _preview(s, user_id, portfolio_id, parsed, options)
     portfolio = await _portfolio(s, user_id, portfolio_id, lock=True)
     await derive.lock_user_ledger(s, user_id)
-    plan = await _plan(s, user_id, portfolio, parsed, options)
+    conn = await s.connection()
+    at = await read.version(conn, user_id)
+    plan = await _plan(
+        s, user_id, portfolio, parsed, options, lambda: read.before_write(conn, user_id, at)
+    )
     if plan.errors:
         plan.errors.sort(key=lambda e: (e.line, e.field))
         raise ValidationError(
@@ -208,8 +207,11 @@ async def import_statement(
             f"{len(plan.errors)} problem(s) in the file; nothing was imported.",
             errors=[_error_dict(e) for e in plan.errors],
         )  # fmt: skip
-    if plan.entries:
-        await _write(s, portfolio, plan)
+    if plan.table is not None:
+        if len(plan.table):
+            await write_table(s, portfolio, plan, at)
+    elif plan.entries:
+        await write_entries(s, portfolio, plan)
     return _reply(portfolio_id, options, parsed, plan)
 
 
@@ -231,7 +233,8 @@ async def _preview(
 ) -> ImportRead:
     """What the import would do, errors listed instead of raised, nothing locked or written."""
     portfolio = await _portfolio(s, user_id, portfolio_id, lock=False)
-    plan = await _plan(s, user_id, portfolio, parsed, options)
+    conn = await s.connection()
+    plan = await _plan(s, user_id, portfolio, parsed, options, lambda: read.columns(conn, user_id))
     return _reply(portfolio_id, options, parsed, plan)
 
 
@@ -249,9 +252,66 @@ async def _portfolio(s: AsyncSession, user_id: int, portfolio_id: int, *, lock: 
     return portfolio
 
 
+async def _assets(s: AsyncSession, symbols: list[str]) -> dict[str, tuple[int, str]]:
+    """``(id, currency)`` of the assets of ``symbols`` that exist, by symbol."""
+    assets: dict[str, tuple[int, str]] = {}
+    for i in range(0, len(symbols), 500):
+        chunk = symbols[i : i + 500]
+        found = await s.execute(
+            select(Asset.symbol, Asset.id, Asset.currency).where(Asset.symbol.in_(chunk))
+        )
+        assets.update((sym, (aid, ccy)) for sym, aid, ccy in found.tuples())
+    return assets
+
+
+async def _plan_table(
+    s: AsyncSession,
+    portfolio: Portfolio,
+    parsed: ParseResult,
+    options: ImportOptions,
+    plan: Plan,
+    held_ids: set[str | None],
+    ledger: Callable[[], Awaitable[LedgerColumns]],
+) -> bool:
+    """Plan the common case over columns (:mod:`service.imports.table`) into ``plan.table``;
+    False, with ``plan`` untouched, wherever the row-by-row plan must decide."""
+    stored = [source_id(r.source_id) for r in parsed.rows]
+    screened = columnar.screen(parsed.rows, stored, held_ids, options.currencies)
+    if screened is None:
+        return False
+    symbols = {r.symbol for r in screened.rows if r.type not in CASH_TYPES and r.symbol is not None}
+    assets = await _assets(s, sorted(x for x in symbols if _SYMBOL.match(x)))
+    made = columnar.entry_table(
+        screened, assets, options.create_assets, portfolio.base_currency, plan.latest
+    )
+    if made is None:
+        return False
+    table, new_assets, currency_of = made
+    if not table.cash.all():
+        cols = await ledger()
+        at = columnar.ledger_rows(cols, portfolio.id, currency_of)
+        if at is None or not columnar.shares_relieve(table, cols, at):
+            return False
+    if len(table) and portfolio.cash_policy == "strict":
+        held = await cash.read_cash_rows(await s.connection(), portfolio_ids=[portfolio.id])
+        more = columnar.cash_columns(table, portfolio.id)
+        if cash.overdraft(held, portfolio.base_currency, more) is not None:
+            return False  # the row-by-row plan names the line
+    plan.skipped, plan.ignored = screened.skipped, screened.ignored
+    plan.new_assets, plan.currency_of, plan.table = new_assets, currency_of, table
+    return True
+
+
 async def _plan(
-    s: AsyncSession, user_id: int, portfolio: Portfolio, parsed: ParseResult, options: ImportOptions
+    s: AsyncSession,
+    user_id: int,
+    portfolio: Portfolio,
+    parsed: ParseResult,
+    options: ImportOptions,
+    ledger: Callable[[], Awaitable[LedgerColumns]],
 ) -> Plan:
+    """What the import would do. ``ledger``: the user's ledger columns as the import sees
+    them (the columnar plan's existing rows)."""
     plan = Plan()
     named: set[tuple[int, str]] = set()
     for e in parsed.errors:
@@ -267,11 +327,13 @@ async def _plan(
             )
         ).scalars()
     )
+    if not plan.errors and await _plan_table(s, portfolio, parsed, options, plan, held_ids, ledger):
+        return plan
     supported = frozenset(options.currencies)
     candidates: list[tuple[int, ImportRow]] = []
     cash_rows: list[tuple[int, ImportRow, LedgerEntry]] = []
     for order, row in enumerate(parsed.rows):
-        if _source_id(row.source_id) in held_ids:
+        if source_id(row.source_id) in held_ids:
             plan.skipped += 1
         elif row.currency is not None and row.currency not in supported:
             plan.error(
@@ -305,19 +367,15 @@ async def _plan(
         {r.symbol for _, r in candidates if r.symbol is not None}
         | {r.target_symbol for _, r in candidates if r.target_symbol is not None}
     )
-    assets: dict[str, tuple[int, str]] = {}
-    for i in range(0, len(symbols), 500):
-        chunk = symbols[i : i + 500]
-        found = await s.execute(
-            select(Asset.symbol, Asset.id, Asset.currency).where(Asset.symbol.in_(chunk))
-        )
-        assets.update((sym, (aid, ccy)) for sym, aid, ccy in found.tuples())
-    ledger = plan.ledger = await derive.read_ledger(s, user_id, [aid for aid, _ in assets.values()])
+    assets = await _assets(s, symbols)
+    ledger_rows = plan.ledger = await derive.read_ledger(
+        s, user_id, [aid for aid, _ in assets.values()]
+    )
     existing: dict[str, list[lots.LotRow]] = defaultdict(list)
     actions: dict[int, Action] = {}  # the portfolio's corporate actions among them, by id
-    for tid, pid, sym, day, kind, qty, price, fees, lot in ledger.rows:
+    for tid, pid, sym, day, kind, qty, price, fees, lot in ledger_rows.rows:
         if pid == portfolio.id:
-            action = ledger.actions.get(tid)  # a split's multiplier counts in the check
+            action = ledger_rows.actions.get(tid)  # a split's multiplier counts in the check
             ratio = action.ratio if action is not None else None
             existing[sym].append(lots.LotRow(tid, kind, qty, day, lot, price, fees, ratio))
             if action is not None:
@@ -358,35 +416,12 @@ def _check_lot_sources(plan: Plan, rows: list[ImportRow], held_ids: set[str | No
             continue
         if ref in buys and buys[ref] == row.symbol:
             continue
-        if ref not in buys and _source_id(ref) in held_ids:
+        if ref not in buys and source_id(ref) in held_ids:
             continue
         plan.error(
             row.line, "lot_id", "not_found",
             f"lot_id names no buy of {row.symbol} in the file (the id column of its line)",
         )  # fmt: skip
-
-
-async def _link_lots(s: AsyncSession, portfolio: Portfolio, plan: Plan) -> None:
-    """Point each imported sale that names its lot at the written buy's transaction id."""
-    named = [(row.source_id, row.lot_source) for row, _ in plan.entries if row.lot_source]
-    if not named:
-        return
-    wanted = sorted({_source_id(ref) for _, ref in named})
-    result = await s.execute(
-        select(Transaction.source_id, Transaction.id).where(
-            Transaction.portfolio_id == portfolio.id, Transaction.source_id.in_(wanted)
-        )
-    )
-    found = {str(source): int(tid) for source, tid in result.all()}
-    for sell, ref in named:
-        await s.execute(
-            update(Transaction)
-            .where(
-                Transaction.portfolio_id == portfolio.id,
-                Transaction.source_id == _source_id(sell),
-            )
-            .values(lot_id=found[_source_id(ref)])
-        )
 
 
 def _asset_currency(
@@ -487,80 +522,24 @@ def _overdrawing(
     return plan.entries[(min(same_day) if same_day else max(paying))[2]]
 
 
-async def _write(s: AsyncSession, portfolio: Portfolio, plan: Plan) -> None:
-    now = utcnow()
-    ids: dict[str, int] = {}
-    for sym, currency in sorted(plan.new_assets.items()):
-        asset = Asset(
-            symbol=sym, name=sym, asset_type="stock", sector="", data_source="statement",
-            currency=currency, created_at=now, updated_at=now,
-        )  # fmt: skip
-        s.add(asset)
-        await s.flush()
-        ids[sym] = asset.id
-    symbols = {e.symbol for _, e in plan.entries if e.symbol is not None}
-    symbols |= {e.target_symbol for _, e in plan.entries if e.target_symbol is not None}
-    symbols -= set(ids)
-    if symbols:
-        found = await s.execute(select(Asset.symbol, Asset.id).where(Asset.symbol.in_(symbols)))
-        ids.update(found.tuples().all())
-    source = [_source_id(row.source_id) for row, _ in plan.entries]
-    entries = [e for _, e in plan.entries]
-    columns: dict[str, list[Any]] = {
-        "portfolio_id": [portfolio.id],
-        "asset_id": [ids[e.symbol] if e.symbol is not None else None for e in entries],
-        "currency": [e.currency if e.is_cash else None for e in entries],
-        "transaction_type": [e.kind for e in entries],
-        "quantity": [e.quantity for e in entries],
-        "price": [e.price for e in entries],
-        "fees": [e.fees for e in entries],
-        "transaction_date": [e.date for e in entries],
-        "created_at": [now],
-        "lot_id": [None],
-        "ratio": [e.ratio for e in entries],
-        "cash": [e.cash for e in entries],
-        "basis_allocation": [e.basis_allocation for e in entries],
-        "target_asset_id": [
-            ids[e.target_symbol] if e.target_symbol is not None else None for e in entries
-        ],
-        "source_id": source,
-    }
-    await _insert_rows(await s.connection(), columns, len(entries))
-    await _link_lots(s, portfolio, plan)
-    portfolio.updated_at = now
-    await s.flush()
-    if ids:
-        await rederive_written(s, portfolio.user_id, set(ids.values()))
-
-
-async def _insert_rows(conn: AsyncConnection, columns: dict[str, list[Any]], n: int) -> None:
-    """Insert ``n`` transactions given as columns (a one-item column: the same value in every
-    row) in one ``executemany`` of tuples on the request's connection.
-
-    Each column's values pass through its type's bind processor, as a Core insert would
-    pass them (exact decimals as canonical text on SQLite, dates, UTC datetimes), but once
-    per column instead of through a parameter dict per row.
-    """
-    dialect = conn.dialect
-    cells: list[list[Any]] = []
-    for name, values in columns.items():
-        process = _TRANSACTIONS.c[name].type.dialect_impl(dialect).bind_processor(dialect)
-        if process is not None:
-            values = [None if v is None else process(v) for v in values]
-        cells.append(values * n if len(values) == 1 else values)
-    style = dialect.paramstyle
-    marks = [
-        "?" if style == "qmark" else f"${k}" if style == "numeric_dollar" else f":{k}"
-        if style == "numeric" else "%s"
-        for k in range(1, len(columns) + 1)
-    ]  # fmt: skip
-    sql = f"INSERT INTO {_TRANSACTIONS.name} ({', '.join(columns)}) VALUES ({', '.join(marks)})"
-    await conn.exec_driver_sql(sql, list(zip(*cells, strict=True)))
-
-
 def _reply(
     portfolio_id: int, options: ImportOptions, parsed: ParseResult, plan: Plan
 ) -> ImportRead:
+    if plan.table is not None:  # planned over columns: no errors
+        table = plan.table
+        return ImportRead(
+            portfolio=portfolio_id,
+            format=options.format,
+            dry_run=options.dry_run,
+            added=len(table),
+            counts=table.counts(),
+            skipped_duplicates=plan.skipped,
+            duplicate_lines=list(parsed.duplicates),
+            ignored=plan.ignored,
+            created_assets=sorted(plan.new_assets) if len(table) else [],
+            rows=table.preview(PREVIEW_ROWS),
+            errors=[],
+        )
     entries = [] if plan.errors and not options.dry_run else plan.entries
     counts = Counter(e.kind for _, e in entries)
     return ImportRead(
@@ -576,7 +555,7 @@ def _reply(
         rows=[
             ImportRowRead(
                 line=row.line,
-                source_id=_source_id(row.source_id),
+                source_id=source_id(row.source_id),
                 transaction_type=e.kind,
                 asset_symbol=e.symbol,
                 currency=plan.currency(e),

@@ -15,9 +15,10 @@ deposit that pays for it is refused too.
 
 from __future__ import annotations
 
-from collections.abc import Collection, Sequence
+from collections.abc import Collection, Mapping, Sequence
 from typing import Any, NoReturn
 
+import numpy as np
 import pandas as pd
 from sqlalchemy import Float, bindparam, cast, func, select
 from sqlalchemy.ext.asyncio import AsyncConnection
@@ -96,9 +97,18 @@ async def read_cash_rows(
     return [tuple(r) for r in await conn.execute(_OF_PORTFOLIOS, {"ids": list(portfolio_ids)})]
 
 
-def ledger_frame(rows: Sequence[CashRow]) -> pd.DataFrame:
-    """Rows as the table :func:`quantcore.cash.cash_flows` reads."""
-    return pd.DataFrame(list(rows), columns=list(_COLUMNS))
+def ledger_frame(rows: Sequence[CashRow], more: Mapping[str, Any] | None = None) -> pd.DataFrame:
+    """Rows as the table :func:`quantcore.cash.cash_flows` reads; ``more``: rows after them
+    given as arrays by column name (as a bulk import plans them: no tuple per row)."""
+    if more is None:
+        return pd.DataFrame(list(rows), columns=list(_COLUMNS))
+    old = list(zip(*rows, strict=True)) if rows else [()] * len(_COLUMNS)
+    return pd.DataFrame(
+        {
+            name: np.concatenate([np.asarray(column, dtype=more[name].dtype), more[name]])
+            for name, column in zip(_COLUMNS, old, strict=True)
+        }
+    )
 
 
 def _add(out: dict[int, dict[str, float]], owner: int, currency: str, amount: float) -> None:
@@ -166,9 +176,12 @@ def refuse_overdraft(low: Overdraft, field: str, action: str) -> NoReturn:
     )
 
 
-def overdraft(rows: Sequence[CashRow], base_currency: str) -> Overdraft | None:
-    """The first day some currency's cash of ``rows`` (one portfolio's) ends below zero."""
-    return first_overdraft(ledger_frame(rows), default_currency=base_currency)
+def overdraft(
+    rows: Sequence[CashRow], base_currency: str, more: Mapping[str, Any] | None = None
+) -> Overdraft | None:
+    """The first day some currency's cash of ``rows`` (one portfolio's; ``more``: more of
+    its rows as columns, :func:`ledger_frame`) ends below zero."""
+    return first_overdraft(ledger_frame(rows, more), default_currency=base_currency)
 
 
 def overdraft_message(action: str, low: Overdraft) -> str:

@@ -49,6 +49,7 @@ __all__ = [
     "LedgerColumns",
     "PortfolioInfo",
     "RawRow",
+    "appended",
     "build",
     "linked_assets",
     "load_columns",
@@ -362,20 +363,7 @@ def patched(
     if fast is not None:
         return fast
     keep = np.ones(len(cols), np.bool_) if drop is None else cols.id != drop
-    at = np.flatnonzero(keep)
-    ids = np.array(cols.portfolios.ids, np.int64)
-    known = np.append(cols.asset_ids, -1)
-    raw: dict[str, list[Any]] = {
-        "id": [cols.id[at]],
-        "portfolio": [ids[cols.portfolio[at]] if ids.size else np.zeros(at.size, np.int64)],
-        "asset": [known[cols.symbol[at]]],
-        "target": [known[cols.target[at]]],
-        "date": [cols.date[at]],
-        "kind": [cols.kind[at]],
-        "lot": [cols.lot[at]],
-        "own": [np.array([*cols.currencies, ""], dtype=object)[cols.currency[at]]],
-    }
-    amounts = {name: [getattr(cols, name).take(at)] for name in _AMOUNTS}
+    raw, amounts = _parts(cols, np.flatnonzero(keep))
     if add is not None:
         tid, pid, asset, target, day, kind, qty, price, fees, lot, ratio, share, cash, own = add
         none = -1
@@ -389,6 +377,39 @@ def patched(
             raw[key].append(np.array([value], dtype=dtype))
         for name, text in zip(_AMOUNTS, (qty, price, fees, ratio, share, cash), strict=True):
             amounts[name].append(parse([text]))
+    return _reassembled(cols, version, raw, amounts, assets)
+
+
+def _parts(
+    cols: LedgerColumns, at: NDArray[np.intp]
+) -> tuple[dict[str, list[Any]], dict[str, list[Fixed]]]:
+    """The rows ``at`` of ``cols`` as :func:`_assemble` takes them (ids, not codes), each
+    column a list of parts that more rows can be appended to."""
+    ids = np.array(cols.portfolios.ids, np.int64)
+    known = np.append(cols.asset_ids, -1)
+    raw: dict[str, list[Any]] = {
+        "id": [cols.id[at]],
+        "portfolio": [ids[cols.portfolio[at]] if ids.size else np.zeros(at.size, np.int64)],
+        "asset": [known[cols.symbol[at]]],
+        "target": [known[cols.target[at]]],
+        "date": [cols.date[at]],
+        "kind": [cols.kind[at]],
+        "lot": [cols.lot[at]],
+        "own": [np.array([*cols.currencies, ""], dtype=object)[cols.currency[at]]],
+    }
+    amounts = {name: [getattr(cols, name).take(at)] for name in _AMOUNTS}
+    return raw, amounts
+
+
+def _reassembled(
+    cols: LedgerColumns,
+    version: int,
+    raw: dict[str, list[Any]],
+    amounts: dict[str, list[Fixed]],
+    assets: Sequence[Any],
+) -> LedgerColumns:
+    """:func:`_assemble` of the parts (:func:`_parts`), with ``cols``' portfolios and its
+    assets and ``assets`` (``(id, symbol, currency)``)."""
     known_assets = {
         int(a): (int(a), s, c)
         for a, s, c in zip(cols.asset_ids.tolist(), cols.symbols, cols.symbol_currency, strict=True)
@@ -410,6 +431,28 @@ def patched(
         np.concatenate(raw["own"]).astype(object),
         {name: _concat(parts) for name, parts in amounts.items()},
     )
+
+
+def appended(
+    cols: LedgerColumns,
+    version: int,
+    rows: dict[str, Any],
+    amounts: dict[str, Fixed],
+    assets: Sequence[Any] = (),
+) -> LedgerColumns:
+    """``cols`` with many rows added (a bulk insert), tagged ``version``: the ledger after
+    the write, without reading it again. ``rows``: the columns ``id``, ``portfolio``,
+    ``asset`` and ``target`` (ids, ``-1``: none), ``date`` (``datetime64[D]``), ``kind``
+    (codes of :data:`KINDS`), ``lot`` (``-1``: none) and ``own`` (a cash row's currency,
+    else ``""``); ``amounts``: each amount of the rows (null where none). ``assets``:
+    ``(id, symbol, currency)`` of the assets the rows name. Equal to
+    :func:`load_columns` after the insert (``tests/service/test_imports_columnar.py``)."""
+    raw, parts = _parts(cols, np.arange(len(cols)))
+    for key, values in rows.items():
+        raw[key].append(np.asarray(values))
+    for name in _AMOUNTS:
+        parts[name].append(amounts[name])
+    return _reassembled(cols, version, raw, parts, assets)
 
 
 def _patched_in_place(

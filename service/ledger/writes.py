@@ -427,19 +427,23 @@ async def remove(s: AsyncSession, user_id: int, txn_id: int) -> None:
     await _follow(s, user_id, at, after, (txn_id, None))
 
 
-async def rederive_written(s: AsyncSession, user_id: int, asset_ids: Collection[int]) -> None:
+async def rederive_written(
+    s: AsyncSession, user_id: int, asset_ids: Collection[int], *, after: LedgerColumns | None = None
+) -> None:
     """After a bulk write of rows of ``asset_ids`` (flushed, the ledger lock held): read the
-    user's ledger as columns once in this transaction, re-derive the positions of those
-    assets (and the ones linked to them) from one lot match of their rows, and keep the
-    columns under the new version once the write commits.
+    user's ledger as columns once in this transaction (or take ``after``, the columns the
+    writer built at the new version: :func:`service.ledger.columns.appended`), re-derive
+    the positions of those assets (and the ones linked to them) from one lot match of
+    their rows, and keep the columns under the new version once the write commits.
 
     Raises:
         ValidationError: ``lot_method`` ``invalid`` when the rows cannot be matched (the
             write's checks prevent it: the last guard).
     """
     conn = await s.connection()
-    at = await read.version(conn, user_id)
-    after = await load_columns(conn, user_id, at)
+    if after is None:
+        after = await load_columns(conn, user_id, await read.version(conn, user_id))
+    at = after.version
     touched = columns.linked_assets(after, asset_ids)
     try:
         matched = writecheck.match(columns.subset(after, columns.rows_of_assets(after, touched)))

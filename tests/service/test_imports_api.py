@@ -28,6 +28,7 @@ from service.assets.services import upsert_imported_asset
 from service.cli import main
 from service.errors import ValidationError
 from service.imports import services as import_services
+from service.imports import write as import_write
 from service.marketdata.importers import import_prices
 from service.marketdata.store import PriceStore
 from tests.service.conftest import MARKET_NOW, Api
@@ -391,7 +392,7 @@ def test_a_failure_after_the_insert_rolls_the_whole_import_back(
         seen.append(await _count(await s.connection()))  # the rows are in the transaction
         raise ValidationError("lot_method", "invalid", "refused by the test")
 
-    monkeypatch.setattr(import_services, "rederive_written", refuse_counting)
+    monkeypatch.setattr(import_write, "rederive_written", refuse_counting)
     r = _import(api, pid, headers, data, create_assets=True)
     monkeypatch.undo()
     assert r.status_code == 400, r.text

@@ -3,22 +3,39 @@
 * the CSV reader (:func:`service.imports.csvfile._read_columns`) against the row-by-row
   reader, on valid files and on a file with every kind of bad line;
 * :meth:`LedgerEntry.plain` against the ``LedgerEntry`` constructor;
-* the share check over columns (``plan._relieves``) against ``first_shortfall``.
+* the share check over columns (``plan._relieves``) against ``first_shortfall``;
+* the columnar plan and write (:mod:`service.imports.table`) against the row-by-row ones,
+  on SQLite and PostgreSQL: replies, errors, rows, positions, and the ledger columns kept
+  after the write against the ledger read afresh.
 """
 
 from __future__ import annotations
 
+import asyncio
+import dataclasses
 import datetime as dt
+import uuid
+from collections.abc import Sequence
 from decimal import Decimal
+from typing import Any
 
-from hypothesis import given, settings
+import msgspec
+import numpy as np
+from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
+from sqlalchemy import select
 
+from service.db import Database
+from service.db.models import Asset, Portfolio, Position, Transaction, User
+from service.db.types import quantize
 from service.errors import ValidationError
-from service.imports import csvfile, parse_csv
+from service.imports import csvfile, parse_csv, services, table
 from service.imports.plan import _relieves
+from service.ledger import read
 from service.ledger.checks import LotRow, first_shortfall, ledger_key
+from service.ledger.columns import LedgerColumns, load_columns
 from service.ledger.entry import LedgerEntry
+from service.ledger.fixed import Fixed
 
 HEADER = "date,type,symbol,quantity,price,fees,amount,id,currency"
 
@@ -199,3 +216,274 @@ def test_share_check_over_columns_equals_the_walk(
         for sym, mine in by_symbol.items()
     )
     assert _relieves(by_symbol, existing) == walk
+
+
+# --- the columnar plan and write (service.imports.table) against the row-by-row ones ---
+
+_AMOUNT = st.one_of(
+    st.decimals(min_value=-(10**12), max_value=10**12, places=10, allow_nan=False),
+    st.sampled_from([Decimal("NaN"), Decimal("Infinity"), Decimal("-0"), Decimal("1e30")]),
+)
+
+
+@settings(max_examples=300, deadline=None)
+@given(values=st.lists(_AMOUNT, max_size=6))
+def test_units_are_exact_or_none(values: list[Decimal]) -> None:
+    def exact(v: Decimal) -> bool:
+        return v.is_finite() and abs(v) < Decimal(2**63) / 10**8 and v == quantize(v)
+
+    out = table.units(values)
+    if not all(map(exact, values)):
+        assert out is None
+        return
+    assert out is not None
+    assert [Decimal(int(u)).scaleb(-8) for u in out] == values
+
+
+#: Assets the database tests trade (created once per database): two in USD, one in EUR.
+_ASSETS = {"QCXA": "USD", "QCXB": "USD", "QCXE": "EUR"}
+
+_day = st.integers(0, 8).map(lambda d: str(dt.date(2024, 1, 1) + dt.timedelta(days=d)))
+_kind = st.sampled_from(
+    ["buy", "buy", "sell", "dividend", "deposit", "withdrawal", "interest", "fee"]
+)
+#: A line the import takes (unless a sale or dividend is short, or cash overdrawn).
+_clean_line = st.tuples(
+    _day, st.sampled_from(["buy", "buy", "buy", "buy", "sell", "dividend", "deposit", "withdrawal",
+                           "interest", "fee"]), st.sampled_from(["QCXA", "QCXB"]), st.sampled_from(["1", "2", "5", "3"]),
+    st.sampled_from(["10", "20.50"]), st.sampled_from(["0", "1.00"]),
+    st.sampled_from(["100.00", "25.00"]), st.sampled_from(["", "USD"]),
+)  # fmt: skip
+#: Any line: bad symbols, currencies, decimals, amounts.
+_any_line = st.tuples(
+    _day, _kind, st.sampled_from(["QCXA", "QCXB", "QCXE", "QCXN", "bad sym"]),
+    st.sampled_from(["1", "2", "5", "0.5", "3"]), st.sampled_from(["10", "20.50", "0", "7.123456789"]),
+    st.sampled_from(["0", "1.00", "500"]), st.sampled_from(["", "100.00", "25.00", "0", "5000.00"]),
+    st.sampled_from(["", "", "USD", "EUR", "XXX"]),
+)  # fmt: skip
+_bad = st.one_of(st.just([]), st.just([]), st.just([]), st.lists(_any_line, max_size=2))
+_lines = st.tuples(st.lists(_clean_line, max_size=10), _bad).flatmap(
+    lambda parts: st.permutations(parts[0] + parts[1])
+)
+
+
+def _statement(lines: Sequence[tuple[str, ...]], first: int) -> bytes:
+    body = ["date,type,symbol,quantity,price,fees,amount,id,currency"]
+    for k, (day, kind, sym, q, p, f, a, ccy) in enumerate(lines):
+        cash = kind in ("deposit", "withdrawal", "interest", "fee")
+        amount = a if cash or kind == "dividend" else ""
+        body.append(
+            ",".join([day, kind, "" if cash else sym, "" if cash else q, "" if cash else p,
+                      f, amount, f"r{first + k}", ccy])
+        )  # fmt: skip
+    return ("\n".join(body) + "\n").encode()
+
+
+async def _db_user(db: Database, policy: str) -> tuple[int, int]:
+    async with db.write() as s:
+        have = set(
+            (await s.execute(select(Asset.symbol).where(Asset.symbol.in_(_ASSETS)))).scalars()
+        )
+        for sym, ccy in _ASSETS.items():
+            if sym not in have:
+                s.add(Asset(symbol=sym, name=sym, asset_type="stock", currency=ccy))
+    async with db.write() as s:
+        user = User(username=f"col_{uuid.uuid4().hex[:10]}", password_hash="x")
+        s.add(user)
+        await s.flush()
+        portfolio = Portfolio(user_id=user.id, name="p", cash_policy=policy)
+        s.add(portfolio)
+        await s.flush()
+        return user.id, portfolio.id
+
+
+async def _never(*args: object) -> bool:
+    return False
+
+
+async def _import(
+    db: Database,
+    uid: int,
+    pid: int,
+    data: bytes,
+    *,
+    columnar: bool,
+    dry_run: bool = False,
+    create_assets: bool = False,
+) -> tuple[str, object]:
+    """The import's answer (its reply without the portfolio, or its error's details)."""
+    real = services._plan_table
+    if not columnar:
+        services._plan_table = _never  # type: ignore[assignment]
+    options = services.ImportOptions(format="csv", dry_run=dry_run, create_assets=create_assets)
+    try:
+        if dry_run:
+            reply = await services.preview_statement(db, uid, pid, data, options)
+        else:
+            async with db.write() as s:
+                reply = await services.import_statement(s, uid, pid, data, options)
+    except ValidationError as exc:
+        return "error", exc.details
+    finally:
+        services._plan_table = real
+    out = msgspec.to_builtins(reply)
+    out.pop("portfolio")
+    return "ok", out
+
+
+async def _state(
+    db: Database, uid: int, pid: int
+) -> tuple[list[tuple[object, ...]], list[tuple[object, ...]]]:
+    t = Transaction.__table__.c
+    async with db.read() as s:
+        rows = (
+            await s.execute(
+                select(t.transaction_type, t.asset_id, t.currency, t.quantity, t.price, t.fees,
+                       t.transaction_date, t.source_id, t.lot_id, t.ratio)
+                .where(t.portfolio_id == pid).order_by(t.id)
+            )
+        ).all()  # fmt: skip
+        held = (
+            await s.execute(
+                select(Position.asset_id, Position.quantity, Position.cost_basis)
+                .where(Position.portfolio_id == pid).order_by(Position.asset_id)
+            )
+        ).all()  # fmt: skip
+    return [tuple(r) for r in rows], [tuple(r) for r in held]
+
+
+def _same_columns(kept: LedgerColumns, fresh: LedgerColumns) -> None:
+    for f in dataclasses.fields(LedgerColumns):
+        a, b = getattr(kept, f.name), getattr(fresh, f.name)
+        if isinstance(a, Fixed):
+            assert a.to_decimal() == b.to_decimal(), f.name
+        elif isinstance(a, np.ndarray):
+            assert np.array_equal(a, b), f.name
+        else:
+            assert a == b, f.name
+
+
+async def _compare(url: str, policy: str, old: bytes, new: bytes) -> None:
+    db = Database(url)
+    try:
+        users = [await _db_user(db, policy), await _db_user(db, policy)]
+        for uid, pid in users:  # the same ledger before, written row by row
+            await _import(db, uid, pid, old, columnar=False)
+        (ua, pa), (ub, pb) = users
+        for dry in (True, False):
+            fast = await _import(db, ua, pa, new, columnar=True, dry_run=dry)
+            slow = await _import(db, ub, pb, new, columnar=False, dry_run=dry)
+            assert fast == slow
+        (rows_a, held_a), (rows_b, held_b) = await _state(db, ua, pa), await _state(db, ub, pb)
+        assert rows_a == rows_b and held_a == held_b
+        async with db.read() as s:  # the columns kept after the write are the ledger's
+            conn = await s.connection()
+            at = await read.version(conn, ua)
+            kept = await read.columns(conn, ua)
+            _same_columns(kept, await load_columns(conn, ua, at))
+    finally:
+        await db.dispose()
+
+
+@settings(
+    max_examples=25, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture]
+)
+@given(
+    old=_lines,
+    new=_lines.filter(bool),
+    policy=st.sampled_from(["strict", "track"]),
+    again=st.booleans(),
+)
+def test_columnar_import_equals_row_by_row(
+    database_url: str,
+    old: list[tuple[str, ...]],
+    new: list[tuple[str, ...]],
+    policy: str,
+    again: bool,
+) -> None:
+    """Random statements (bad symbols, currencies, decimals, shortfalls, overdrafts) into a
+    random ledger: the same reply or errors, rows, positions; the kept columns are the
+    ledger's. ``again``: the new file repeats the old one's lines (skipped)."""
+    deposit = [("2024-01-01", "deposit", "", "", "", "0", "100000.00", "")]
+    old_data = _statement(deposit + old, 0)
+    new_data = _statement(deposit + old + new, 0) if again else _statement(new, 100)
+    asyncio.run(_compare(database_url, policy, old_data, new_data))
+
+
+def test_columnar_plan_answers_a_plain_statement(database_url: str) -> None:
+    """The benchmark's kind of file is planned over columns (not left to the row path)."""
+    lines = [
+        ("2024-01-01", "deposit", "", "", "", "0", "100000.00", ""),
+        ("2024-01-02", "buy", "QCXA", "10", "20.50", "1.00", "", ""),
+        ("2024-01-03", "sell", "QCXA", "4", "21", "1.00", "", ""),
+        ("2024-01-04", "dividend", "QCXA", "6", "0", "0", "3.00", ""),
+        ("2024-01-05", "withdrawal", "", "", "", "1.00", "50.00", ""),
+        ("2024-01-05", "fee", "", "", "", "0", "0", ""),
+    ]
+    data = _statement(lines, 0)
+    answered: list[bool] = []
+    real = services._plan_table
+
+    async def spy(*args: Any) -> bool:
+        answered.append(await real(*args))
+        return answered[-1]
+
+    services._plan_table = spy  # type: ignore[assignment]
+    try:
+        asyncio.run(_compare(database_url, "strict", _statement(lines[:1], 50), data))
+    finally:
+        services._plan_table = real
+    assert answered and all(answered)
+
+
+async def _new_assets(url: str) -> None:
+    db = Database(url)
+    try:
+        uid, pid = await _db_user(db, "strict")
+        fresh = [f"QN{uuid.uuid4().hex[:6].upper()}" for _ in range(2)]
+        lines = [
+            ("2024-01-01", "deposit", "", "", "", "0", "1000.00", "", ""),
+            ("2024-01-01", "deposit", "", "", "", "0", "1000.00", "", "EUR"),
+            ("2024-01-02", "buy", fresh[1], "2", "10", "0", "", "", ""),
+            ("2024-01-02", "buy", fresh[0], "3", "10", "0", "", "", "EUR"),
+            ("2024-01-03", "sell", fresh[0], "1", "12", "0", "", "", ""),
+            ("2024-01-04", "buy", "QCXA", "1", "10", "0", "", "", ""),
+        ]
+        data = _statement([(d, k, y, q, p, f, a, c) for d, k, y, q, p, f, a, _, c in lines], 0)
+        kind, reply = await _import(db, uid, pid, data, columnar=True, create_assets=True)
+        assert kind == "ok", reply
+        assert isinstance(reply, dict) and reply["created_assets"] == sorted(fresh)
+        async with db.read() as s:
+            found = dict(
+                (
+                    await s.execute(
+                        select(Asset.symbol, Asset.currency).where(Asset.symbol.in_(fresh))
+                    )
+                )
+                .tuples()
+                .all()
+            )
+            assert found == {fresh[0]: "EUR", fresh[1]: "USD"}
+            conn = await s.connection()
+            at = await read.version(conn, uid)
+            _same_columns(await read.columns(conn, uid), await load_columns(conn, uid, at))
+    finally:
+        await db.dispose()
+
+
+def test_columnar_import_creates_assets(database_url: str) -> None:
+    """New assets (the first row's currency, else the base) are created and named in the
+    reply; the columns kept after the write know them."""
+    answered: list[bool] = []
+    real = services._plan_table
+
+    async def spy(*args: Any) -> bool:
+        answered.append(await real(*args))
+        return answered[-1]
+
+    services._plan_table = spy  # type: ignore[assignment]
+    try:
+        asyncio.run(_new_assets(database_url))
+    finally:
+        services._plan_table = real
+    assert answered == [True]

@@ -1,0 +1,228 @@
+"""Writing a planned import: the rows inserted in one statement, the positions re-derived.
+
+The rows go in as one ``executemany`` of tuples on the request's connection; then the
+positions of the touched assets are re-derived once
+(:func:`service.ledger.writes.rederive_written`). A plan over columns
+(:mod:`service.imports.table`) is written from its columns, and its rows are appended to
+the user's ledger columns (:func:`service.ledger.columns.appended`) instead of read back.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import hashlib
+from collections.abc import Collection
+from decimal import Decimal
+from typing import Any, cast
+
+import numpy as np
+from numpy.typing import NDArray
+from sqlalchemy import Table, func, select, update
+from sqlalchemy.ext.asyncio import AsyncConnection, AsyncSession
+
+from service.db.models import Asset, Portfolio, Transaction, utcnow
+from service.imports.plan import Plan
+from service.ledger import columns as ledger_columns
+from service.ledger import read
+from service.ledger.fixed import Fixed
+from service.ledger.writes import rederive_written
+
+__all__ = ["source_id", "write_entries", "write_table"]
+
+_TRANSACTIONS = cast(Table, Transaction.__table__)
+_T = _TRANSACTIONS.c
+
+
+def source_id(raw: str) -> str:
+    """The stored source id: the statement's own when it fits the column, else its hash."""
+    if len(raw) <= 128:
+        return raw
+    return "sha256:" + hashlib.sha256(raw.encode()).hexdigest()
+
+
+async def _link_lots(s: AsyncSession, portfolio: Portfolio, plan: Plan) -> None:
+    """Point each imported sale that names its lot at the written buy's transaction id."""
+    named = [(row.source_id, row.lot_source) for row, _ in plan.entries if row.lot_source]
+    if not named:
+        return
+    wanted = sorted({source_id(ref) for _, ref in named})
+    result = await s.execute(
+        select(Transaction.source_id, Transaction.id).where(
+            Transaction.portfolio_id == portfolio.id, Transaction.source_id.in_(wanted)
+        )
+    )
+    found = {str(source): int(tid) for source, tid in result.all()}
+    for sell, ref in named:
+        await s.execute(
+            update(Transaction)
+            .where(
+                Transaction.portfolio_id == portfolio.id,
+                Transaction.source_id == source_id(sell),
+            )
+            .values(lot_id=found[source_id(ref)])
+        )
+
+
+async def _asset_ids(
+    s: AsyncSession, plan: Plan, symbols: set[str], now: dt.datetime
+) -> dict[str, int]:
+    """The asset id of each of ``symbols``: the plan's new assets created, the rest read."""
+    ids: dict[str, int] = {}
+    for sym, currency in sorted(plan.new_assets.items()):
+        asset = Asset(
+            symbol=sym, name=sym, asset_type="stock", sector="", data_source="statement",
+            currency=currency, created_at=now, updated_at=now,
+        )  # fmt: skip
+        s.add(asset)
+        await s.flush()
+        ids[sym] = asset.id
+    symbols = symbols - set(ids)
+    if symbols:
+        found = await s.execute(select(Asset.symbol, Asset.id).where(Asset.symbol.in_(symbols)))
+        ids.update(found.tuples().all())
+    return ids
+
+
+async def write_entries(s: AsyncSession, portfolio: Portfolio, plan: Plan) -> None:
+    """Write the plan's entries (``plan.entries``), sells naming their lots linked."""
+    now = utcnow()
+    symbols = {e.symbol for _, e in plan.entries if e.symbol is not None}
+    symbols |= {e.target_symbol for _, e in plan.entries if e.target_symbol is not None}
+    ids = await _asset_ids(s, plan, symbols, now)
+    source = [source_id(row.source_id) for row, _ in plan.entries]
+    entries = [e for _, e in plan.entries]
+    columns: dict[str, list[Any]] = {
+        "portfolio_id": [portfolio.id],
+        "asset_id": [ids[e.symbol] if e.symbol is not None else None for e in entries],
+        "currency": [e.currency if e.is_cash else None for e in entries],
+        "transaction_type": [e.kind for e in entries],
+        "quantity": [e.quantity for e in entries],
+        "price": [e.price for e in entries],
+        "fees": [e.fees for e in entries],
+        "transaction_date": [e.date for e in entries],
+        "created_at": [now],
+        "lot_id": [None],
+        "ratio": [e.ratio for e in entries],
+        "cash": [e.cash for e in entries],
+        "basis_allocation": [e.basis_allocation for e in entries],
+        "target_asset_id": [
+            ids[e.target_symbol] if e.target_symbol is not None else None for e in entries
+        ],
+        "source_id": source,
+    }
+    await _insert_rows(await s.connection(), columns, len(entries))
+    await _link_lots(s, portfolio, plan)
+    portfolio.updated_at = now
+    await s.flush()
+    if ids:
+        await rederive_written(s, portfolio.user_id, set(ids.values()))
+
+
+async def write_table(s: AsyncSession, portfolio: Portfolio, plan: Plan, at: int) -> None:
+    """Write the plan's entries given as columns (``plan.table``): one insert of tuples
+    zipped from the columns in the driver's own form, the new rows' ids read once, the
+    user's ledger columns (before the import) with those rows appended (never read back),
+    the positions of the touched assets re-derived from them."""
+    table = plan.table
+    assert table is not None
+    user_id = portfolio.user_id
+    conn = await s.connection()
+    before = await read.before_write(conn, user_id, at)
+    now = utcnow()
+    symbols = set(plan.currency_of)
+    ids = await _asset_ids(s, plan, symbols, now)
+    n = len(table)
+    asset = np.array([ids[x] if x is not None else -1 for x in table.symbol.tolist()], np.int64)
+    currency = np.where(table.cash, table.currency, np.array(None))
+    direct = _direct(conn)
+    amounts = {
+        name: table.text(name) if direct else list(map(Decimal, table.text(name)))
+        for name in ("quantity", "price", "fees")
+    }
+    dates = (
+        np.datetime_as_string(table.date).tolist()
+        if conn.dialect.name == "sqlite"
+        else table.date.astype(object).tolist()
+    )
+    columns: dict[str, list[Any]] = {
+        "portfolio_id": [portfolio.id],
+        "asset_id": [None if a < 0 else a for a in asset.tolist()],
+        "currency": currency.tolist(),
+        "transaction_type": table.kind.tolist(),
+        **amounts,
+        "transaction_date": dates,
+        "created_at": [now],
+        "source_id": table.source,
+    }
+    ready = {"quantity", "price", "fees", "transaction_date"} if direct else {"transaction_date"}
+    floor = int(before.id.max()) if len(before) else 0
+    await _insert_rows(conn, columns, n, ready=ready)
+    new_ids = await _new_ids(conn, portfolio.id, floor, n)
+    none = np.full(n, -1, np.int64)
+    kinds = np.array([ledger_columns.KIND_CODE[k] for k in table.kind.tolist()], np.int8)
+    null = Fixed(np.zeros(n, np.int64), np.zeros(n, np.int64), np.ones(n, np.bool_))
+    after = ledger_columns.appended(
+        before, at,
+        {"id": new_ids, "portfolio": np.full(n, portfolio.id, np.int64),
+         "asset": asset, "target": none, "date": table.date, "kind": kinds, "lot": none,
+         "own": np.where(table.cash, table.currency, "").astype(object)},
+        {"quantity": table.fixed("quantity"), "price": table.fixed("price"),
+         "fees": table.fixed("fees"), "ratio": null, "basis_allocation": null, "cash": null},
+        [(ids[sym], sym, plan.currency_of[sym]) for sym in sorted(symbols)],
+    )  # fmt: skip
+    portfolio.updated_at = now
+    await s.flush()
+    await rederive_written(s, user_id, {ids[sym] for sym in symbols}, after=after)
+
+
+async def _new_ids(
+    conn: AsyncConnection, portfolio_id: int, floor: int, n: int
+) -> NDArray[np.int64]:
+    """The ids of the ``n`` rows just written to the portfolio (above ``floor``, every id
+    of the ledger before), in the order written: the range between the least and the
+    greatest when they are ``n`` apart (always on SQLite, nearly always on PostgreSQL),
+    else every id read."""
+    mine = (_T.portfolio_id == portfolio_id) & (_T.id > floor)
+    count, low, high = (
+        await conn.execute(select(func.count(), func.min(_T.id), func.max(_T.id)).where(mine))
+    ).one()
+    if count != n:
+        raise RuntimeError(f"wrote {n} rows but found {count} new ids")
+    if n and high - low + 1 == n:
+        return np.arange(low, high + 1, dtype=np.int64)
+    found = await conn.execute(select(_T.id).where(mine).order_by(_T.id))
+    return np.fromiter(found.scalars(), np.int64, n)
+
+
+def _direct(conn: AsyncConnection) -> bool:
+    """Whether the driver takes an exact amount as its canonical text: SQLite's column is
+    that text (``ExactDecimal``), asyncpg encodes text for a ``NUMERIC`` parameter."""
+    return conn.dialect.name == "sqlite" or conn.dialect.driver == "asyncpg"
+
+
+async def _insert_rows(
+    conn: AsyncConnection, columns: dict[str, list[Any]], n: int, *, ready: Collection[str] = ()
+) -> None:
+    """Insert ``n`` transactions given as columns (a one-item column: the same value in every
+    row) in one ``executemany`` of tuples on the request's connection.
+
+    Each column's values pass through its type's bind processor, as a Core insert would
+    pass them (exact decimals as canonical text on SQLite, dates, UTC datetimes), but once
+    per column instead of through a parameter dict per row; the columns named in
+    ``ready`` are in the driver's form already.
+    """
+    dialect = conn.dialect
+    cells: list[list[Any]] = []
+    for name, values in columns.items():
+        process = _TRANSACTIONS.c[name].type.dialect_impl(dialect).bind_processor(dialect)
+        if process is not None and name not in ready:
+            values = [None if v is None else process(v) for v in values]
+        cells.append(values * n if len(values) == 1 else values)
+    style = dialect.paramstyle
+    marks = [
+        "?" if style == "qmark" else f"${k}" if style == "numeric_dollar" else f":{k}"
+        if style == "numeric" else "%s"
+        for k in range(1, len(columns) + 1)
+    ]  # fmt: skip
+    sql = f"INSERT INTO {_TRANSACTIONS.name} ({', '.join(columns)}) VALUES ({', '.join(marks)})"
+    await conn.exec_driver_sql(sql, list(zip(*cells, strict=True)))
