@@ -115,7 +115,10 @@ class DerivationCache:
         version: int,
         name: str,
         fn: Callable[[Any], Any],
-        hints: Callable[[dict[str, Any], Any], dict[str, Callable[[], Any]]] | None = None,
+        hints: Callable[
+            [dict[str, Any], dict[str, Callable[[], Any]], Any], dict[str, Callable[[], Any]]
+        ]
+        | None = None,
     ) -> bool:
         """Keep ``fn(value)`` under ``version`` when ``value`` is kept under ``version - 1``
         (a write of this process just moved the ledger by one known change: the value at
@@ -123,8 +126,9 @@ class DerivationCache:
         user's entry is at another version (a write elsewhere came between, or nothing was
         kept); the next read derives afresh then. Returns whether it advanced.
 
-        ``hints(old values, new value)``: for other names, a cheaper way to their value at
-        ``version`` from the old version's (returning ``None`` when it cannot), run by the
+        ``hints(old values, old hints, new value)``: for other names, a cheaper way to their
+        value at ``version`` from the old version's values, or from its hints not yet run (a
+        chain of writes nobody read between), returning ``None`` when it cannot; run by the
         first :meth:`get` of that name in place of its derivation, and equal to it (the
         caller proves it by a test)."""
         entry = self._users.get(user_id)
@@ -134,7 +138,7 @@ class DerivationCache:
         fresh = self._users[user_id] = _Entry(version)
         fresh.values[name] = value
         if hints is not None:
-            fresh.hints = hints(entry.values, value)
+            fresh.hints = hints(entry.values, entry.hints, value)
         self._users.move_to_end(user_id)
         self.advances += 1
         return True

@@ -56,9 +56,11 @@ if TYPE_CHECKING:
     from service.assets.market import MarketData
 
 __all__ = [
+    "CHAIN_DEPTH",
     "Action",
     "LedgerCheckError",
     "LedgerRow",
+    "LotSplice",
     "columns_rows",
     "display",
     "ledger_rows",
@@ -67,7 +69,10 @@ __all__ = [
     "lot_hints",
     "lot_table",
     "match_rows",
+    "spliced",
+    "spliced_names",
     "split_symbol",
+    "touched",
 ]
 
 
@@ -463,21 +468,73 @@ async def _user_ledger(
 
 _LINKING = (KIND_CODE["spin_off"], KIND_CODE["merger"])
 
+#: Writes a lot ledger is carried across, unread, before the next read derives it whole:
+#: past that the union of their symbols is no longer a small part of the ledger.
+CHAIN_DEPTH = 32
+
+
+@dataclasses.dataclass(frozen=True)
+class LotSplice:
+    """The way to the lot ledger of ``cols`` from the last one derived (``lots``, that of
+    ``base``): ``cols`` differ from ``base`` only in rows of the ``names`` (``"<portfolio
+    id>:<symbol>"``) that the ``writes`` since touched. Called by the derivation cache in
+    place of the derivation (:func:`spliced_names`)."""
+
+    base: LedgerColumns
+    lots: LotLedger
+    cols: LedgerColumns
+    names: frozenset[str]
+    writes: int
+
+    def __call__(self) -> LotLedger | None:
+        return spliced_names(self.base, self.lots, self.cols, self.names)
+
 
 def lot_hints(
     drop: int | None, add: int | None
-) -> Callable[[dict[str, Any], LedgerColumns], dict[str, Callable[[], LotLedger | None]]]:
+) -> Callable[
+    [dict[str, Any], dict[str, Callable[[], Any]], LedgerColumns], dict[str, Callable[[], Any]]
+]:
     """For a typed write that dropped row ``drop`` and/or added row ``add`` (an edit: both):
-    the user's lot ledger at the new version spliced from the old version's
-    (:func:`spliced`), the derivation cache's hint for ``"lots"``."""
+    the derivation cache's hint for ``"lots"`` at the new version, a :class:`LotSplice` from
+    the old version's lot ledger, or, when nobody read it, carried on from the old version's
+    own hint (up to :data:`CHAIN_DEPTH` writes)."""
 
-    def hints(old: dict[str, Any], cols: LedgerColumns) -> dict[str, Callable[[], LotLedger | None]]:
-        old_cols, old_lots = old.get("columns"), old.get("lots")
-        if old_cols is None or old_lots is None:
+    def hints(
+        old: dict[str, Any], old_hints: dict[str, Callable[[], Any]], cols: LedgerColumns
+    ) -> dict[str, Callable[[], Any]]:
+        old_cols = old.get("columns")
+        names = None if old_cols is None else touched(old_cols, cols, (drop, add))
+        if old_cols is None or names is None:
             return {}
-        return {"lots": lambda: spliced(old_cols, old_lots, cols, (drop, add))}
+        old_lots = old.get("lots")
+        if old_lots is not None:
+            return {"lots": LotSplice(old_cols, old_lots, cols, names, 1)}
+        prev = old_hints.get("lots")
+        if isinstance(prev, LotSplice) and prev.writes < CHAIN_DEPTH:
+            return {"lots": LotSplice(prev.base, prev.lots, cols, prev.names | names, prev.writes + 1)}
+        return {}
 
     return hints
+
+
+def touched(
+    before: LedgerColumns, after: LedgerColumns, changed: tuple[int | None, int | None]
+) -> frozenset[str] | None:
+    """The ``"<portfolio id>:<symbol>"`` of the rows ``changed`` ids (dropped from ``before``,
+    added to ``after``; a cash row has none); ``None`` when one of them is a spin-off or
+    merger (it links groups: the splice does not apply)."""
+    ids = [t for t in changed if t is not None]
+    names: set[str] = set()
+    for c in (before, after):
+        pids = c.portfolios.ids
+        for t in ids:
+            for i in np.flatnonzero(c.id == t).tolist():
+                if int(c.kind[i]) in _LINKING or c.target[i] >= 0:
+                    return None
+                if c.symbol[i] >= 0:
+                    names.add(f"{pids[c.portfolio[i]]}:{c.symbols[c.symbol[i]]}")
+    return frozenset(names)
 
 
 def _pair_mask(cols: LedgerColumns, names: set[str]) -> NDArray[np.bool_]:
@@ -494,26 +551,30 @@ def spliced(
 ) -> LotLedger | None:
     """The lot ledger of ``cols`` from ``old`` (that of ``old_cols``) when ``cols`` differ
     from ``old_cols`` by the rows ``changed`` ids (dropped from ``old_cols``, added to
-    ``cols``): only the processing groups of the changed rows' symbols (the substantially
-    identical ones in every portfolio, and what spin-offs and mergers join to them) are
-    matched again (:func:`quantcore.tax.splice.splice_ledger`). ``None`` when that cannot
-    apply (a spin-off or merger written, a symbol appearing or vanishing, a ledger that
-    does not match): the caller derives it whole then."""
+    ``cols``): :func:`spliced_names` of the rows' symbols (:func:`touched`). ``None`` when
+    the splice cannot apply: the caller derives it whole then."""
+    names = touched(old_cols, cols, changed)
+    return None if names is None else spliced_names(old_cols, old, cols, names)
+
+
+def spliced_names(
+    old_cols: LedgerColumns, old: LotLedger, cols: LedgerColumns, names: Collection[str]
+) -> LotLedger | None:
+    """The lot ledger of ``cols`` from ``old`` (that of ``old_cols``) when ``cols`` differ
+    from ``old_cols`` only in rows of the ``names`` (``"<portfolio id>:<symbol>"``): only
+    the processing groups of those symbols (the substantially identical ones in every
+    portfolio, and what spin-offs and mergers join to them) are matched again
+    (:func:`quantcore.tax.splice.splice_ledger`). ``None`` when that cannot apply (a
+    symbol appearing or vanishing, a ledger that does not match): the caller derives it
+    whole then."""
     if old_cols.symbols != cols.symbols or old_cols.portfolios != cols.portfolios or old.source is None:
         return None
-    pids = cols.portfolios.ids
-    names: set[str] = set()
-    for c in (old_cols, cols):
-        for i in np.flatnonzero(np.isin(c.id, [t for t in changed if t is not None])).tolist():
-            if int(c.kind[i]) in _LINKING or c.target[i] >= 0:
-                return None
-            if c.symbol[i] >= 0:
-                names.add(f"{pids[c.portfolio[i]]}:{c.symbols[c.symbol[i]]}")
+    wanted = set(names)
     index = {s: k for k, s in enumerate(old.symbols)}
-    if not names <= index.keys():
+    if not wanted <= index.keys():
         return None  # a new symbol: every code moves
     links = old.source.encoded.links
-    group = np.isin(links, links[[index[n] for n in names]]) if names else np.zeros(len(links), np.bool_)
+    group = np.isin(links, links[[index[n] for n in wanted]]) if wanted else np.zeros(len(links), np.bool_)
     replaced = {old.symbols[k] for k in np.flatnonzero(group).tolist()}
     new_rows = _pair_mask(cols, replaced)
     old_at = np.flatnonzero(old_cols.symbol >= 0)

@@ -132,7 +132,8 @@ def follow(
     add: Transaction | None = None,
     assets: Sequence[Any] = (),
     columns: LedgerColumns | None = None,
-    hints: Callable[[dict[str, Any], LedgerColumns], dict[str, Callable[[], Any]]] | None = None,
+    hints: Callable[[dict[str, Any], dict[str, Callable[[], Any]], LedgerColumns], dict[str, Callable[[], Any]]]
+    | None = None,
 ) -> Callable[[], None]:
     """The step that, once a write moving the user's ledger to ``version`` by one change
     (``drop`` a row id, ``add`` a row: an edit is both) has committed, moves the kept
@@ -142,8 +143,8 @@ def follow(
     its commit (:func:`service.db.after_commit`). ``assets``: the rows' assets (``id``,
     ``symbol``, ``currency`` attributes; ``None`` skipped). ``columns``: the columns at
     ``version`` when the write has them already (:func:`patched_by`). ``hints``: cheaper
-    ways to other derivations at ``version`` from the old version's values and the new
-    columns (:meth:`~service.ledger.cache.DerivationCache.advance`)."""
+    ways to other derivations at ``version`` from the old version's values (or its hints
+    not yet run) and the new columns (:meth:`~service.ledger.cache.DerivationCache.advance`)."""
     cache = cache_for(engine)
     if columns is not None:
         ready = columns

@@ -4,10 +4,15 @@ the whole ledger matched afresh from the new columns, array for array: every rea
 piece (8949 row, wash-sale adjustment), open lot, dividend and lot name. Generated
 relievable ledgers of two portfolios (wash sales across them) with every row type and
 corporate action, then one create, edit or delete of any row, on any symbol and date.
-When the splice cannot apply it says so (``None``) and the derivation runs whole."""
+When the splice cannot apply it says so (``None``) and the derivation runs whole.
+
+Through the derivation cache, a random sequence of such writes with or without a read
+of the lot ledger between them (the splice then carried from the last ledger derived,
+over the union of the written symbols) gives the ledger matched afresh at every read."""
 
 from __future__ import annotations
 
+import asyncio
 import datetime as dt
 from decimal import Decimal
 from typing import Any
@@ -17,8 +22,9 @@ from hypothesis import HealthCheck, event, given, settings
 from hypothesis import strategies as st
 
 from service.errors import ValidationError
-from service.ledger.columns import build, patched
-from service.ledger.lots import _match_columns, spliced
+from service.ledger.cache import DerivationCache
+from service.ledger.columns import LedgerColumns, build, patched
+from service.ledger.lots import CHAIN_DEPTH, LotSplice, _match_columns, lot_hints, spliced
 from tests.service.test_ledger_lot_table import (
     ASSETS,
     PORTFOLIOS,
@@ -147,3 +153,91 @@ def test_a_buy_in_a_held_symbol_is_spliced() -> None:
         "USD",
     )
     assert spliced(cols, got, patched(cols, 3, add=cash, assets=ASSETS), (None, 6)) is got
+
+
+def _write(
+    cols: LedgerColumns, version: int, data: st.DataObject
+) -> tuple[LedgerColumns, tuple[int | None, int | None]]:
+    """One create, delete or edit of a row of ``cols`` (a create's id is new)."""
+    what = data.draw(st.sampled_from(["create", "create", "delete", "edit"]))
+    if what == "create":
+        row = data.draw(new_row(10_000 + version))
+        return patched(cols, version, add=row, assets=ASSETS), (None, row[0])
+    tid = data.draw(st.sampled_from(cols.id.tolist()))
+    if what == "delete":
+        return patched(cols, version, drop=tid), (tid, None)
+    row = data.draw(new_row(tid))
+    return patched(cols, version, drop=tid, add=row, assets=ASSETS), (tid, tid)
+
+
+def _read_lots(cache: DerivationCache, cols: LedgerColumns) -> Any:
+    async def derive() -> Any:
+        return _match_columns(cols)
+
+    return asyncio.run(cache.get(1, cols.version, "lots", derive))
+
+
+@settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(relievable(), st.data())
+def test_lot_ledgers_carried_across_unread_writes_equal_a_whole_match(
+    rows: list[tuple[Any, ...]], data: st.DataObject
+) -> None:
+    """Writes move the cache's columns along (``advance`` with :func:`lot_hints`), some
+    followed by a read of the lot ledger, most not; every read equals a whole match."""
+    cache = DerivationCache()
+    cols = build(1, PORTFOLIOS, ASSETS, rows)
+    cache._entry(1, 1).values["columns"] = cols  # kept as a read keeps them
+    _read_lots(cache, cols)
+    for _ in range(data.draw(st.integers(1, 8))):
+        after, changed = _write(cols, cols.version + 1, data)
+        try:
+            _match_columns(after)
+        except ValidationError:
+            continue  # the write is refused: the ledger stays
+        assert cache.advance(1, after.version, "columns", lambda _, c=after: c, lot_hints(*changed))
+        cols = after
+        if data.draw(st.booleans()):
+            hint = cache._users[1].hints.get("lots")
+            before = cache.hinted
+            got = _read_lots(cache, cols)
+            _assert_same(_match_columns(cols), got)
+            if cache.hinted > before:
+                event(f"spliced across {hint.writes if isinstance(hint, LotSplice) else 0} writes")
+    hint = cache._users[1].hints.get("lots")
+    got = _read_lots(cache, cols)
+    want = _match_columns(cols)
+    _assert_same(want, got)
+    if isinstance(hint, LotSplice):
+        event(f"last read: spliced across {min(hint.writes, 3)}+ writes")
+    day = START + dt.timedelta(days=150)
+    _assert_same(want.as_of(day), got.as_of(day))
+
+
+def test_the_carried_splice_stops_at_its_depth_and_at_a_spin_off() -> None:
+    """Past :data:`CHAIN_DEPTH` unread writes, or after a spin-off is written, no hint is
+    left: the next read derives the ledger whole."""
+    rows = [
+        (1, 1, 11, None, "2024-01-02", "buy", "10", "5", "0", None, None, None, None, None),
+        (2, 1, 12, None, "2024-01-03", "buy", "7", "9", "0", None, None, None, None, None),
+    ]
+    cache = DerivationCache()
+    cols = build(1, PORTFOLIOS, ASSETS, rows)
+    cache._entry(1, 1).values["columns"] = cols
+    _read_lots(cache, cols)
+    for version in range(2, CHAIN_DEPTH + 3):
+        tid = 100 + version
+        row = (tid, 1, 11, None, "2024-02-01", "buy", "1", "5", "0", None, None, None, None, None)
+        cols = patched(cols, version, add=row, assets=ASSETS)
+        cache.advance(1, version, "columns", lambda _, c=cols: c, lot_hints(None, tid))
+        hint = cache._users[1].hints.get("lots")
+        assert (hint is not None) == (version - 1 <= CHAIN_DEPTH)
+    assert cache.hinted == 0
+    _assert_same(_match_columns(cols), _read_lots(cache, cols))  # derived whole, now kept
+    spin = (999, 1, 11, 13, "2024-03-01", "spin_off", "0", "0", "0", None, "0.5", "0.2", None, None)
+    after = patched(cols, cols.version + 1, add=spin, assets=ASSETS)
+    cache.advance(1, after.version, "columns", lambda _: after, lot_hints(None, 999))
+    assert "lots" not in cache._users[1].hints
+    row = (1000, 1, 12, None, "2024-03-02", "buy", "1", "5", "0", None, None, None, None, None)
+    last = patched(after, after.version + 1, add=row, assets=ASSETS)
+    cache.advance(1, last.version, "columns", lambda _: last, lot_hints(None, 1000))
+    assert "lots" not in cache._users[1].hints  # nothing to carry: the spin-off's was never made
