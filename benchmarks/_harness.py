@@ -107,10 +107,11 @@ def fmt_seconds(s: float | None) -> str:
 def child_json(args: list[str], tree: Path) -> dict[str, Any]:
     """Run ``python *args`` with ``tree`` first on ``PYTHONPATH`` (the checkout whose
     service is measured) and return the JSON object its last line of output prints;
-    a failing child exits this process with its status, after its stderr's end."""
+    a failing child exits this process with its status, after its stderr's end. The child
+    runs in ``tree``: ``python -c`` puts its working directory first on ``sys.path``."""
     env = {**os.environ, "PYTHONPATH": str(tree)}
     proc = subprocess.run(
-        [sys.executable, *args], capture_output=True, text=True, check=False, env=env
+        [sys.executable, *args], capture_output=True, text=True, check=False, env=env, cwd=tree
     )
     if proc.returncode != 0:
         print(proc.stderr[-3000:], file=sys.stderr)
