@@ -195,11 +195,13 @@ class LotLedger:
 
     def _keep(self, codes: np.ndarray) -> LotLedger:
         src = self.source
+        wanted = np.zeros(len(self.symbols), np.bool_)
+        wanted[codes] = True
         return dataclasses.replace(
             self,
-            open_lots=self.open_lots[np.isin(self.open_lots["symbol"], codes)],
-            realized=self.realized[np.isin(self.realized["symbol"], codes)],
-            dividends=self.dividends[np.isin(self.dividends["symbol"], codes)],
+            open_lots=_of_symbols(self.open_lots, wanted),
+            realized=_of_symbols(self.realized, wanted),
+            dividends=_of_symbols(self.dividends, wanted),
             source=None if src is None else dataclasses.replace(
                 src, kept=codes if src.kept is None else np.intersect1d(src.kept, codes)
             ),
@@ -299,6 +301,13 @@ class LotLedger:
                 "ordinary": (d["amount"] - d["qualified"]) / SCALE,
             }
         )
+
+
+def _of_symbols(records: np.ndarray, wanted: np.ndarray) -> np.ndarray:
+    """The records of the ``wanted`` symbol codes: ``records`` itself when that is all of
+    them (one account's ledger out of a few: nothing copied)."""
+    mask = wanted[records["symbol"]]
+    return records if mask.all() else records[mask]
 
 
 def match_lots(
