@@ -66,7 +66,7 @@ async def run(db_url):
         }
 
         async def timed(name, label=""):
-            prof = cProfile.Profile() if profile and label else None
+            prof = cProfile.Profile(time.process_time) if profile and label else None
             c = time.process_time()
             if prof:
                 prof.enable()

@@ -531,7 +531,7 @@ async def generate_report(
     content = {"portfolio_id": portfolio_id, **_figures(ledger, year, report_type, rates)}
     row = TaxReport(
         user_id=user_id, tax_year=year, report_type=report_type, content=content,
-        size_bytes=len(json.dumps(content, separators=(",", ":")).encode()), created_at=utcnow(),
+        size_bytes=len(msgspec.json.encode(content)), created_at=utcnow(),  # compact JSON, UTF-8
     )  # fmt: skip
     s.add(row)
     await s.flush()

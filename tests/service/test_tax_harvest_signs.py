@@ -5,10 +5,13 @@
 from __future__ import annotations
 
 import datetime as dt
+import json
 from decimal import Decimal
 
 import pytest
 
+from service.db import Database
+from service.db.models import TaxReport
 from tests.service.conftest import Api
 
 
@@ -105,4 +108,12 @@ def test_summary_and_schedule_d_share_signs_and_names(api: Api) -> None:
     for name in ("short_term_gain_loss", "short_term_carryover", "capital_loss_deduction", "short_term_carryforward"):
         assert d[name] == doc["summary"][name] == (s["capital_gains"] | s)[name]
     assert doc["summary"]["net_capital_gain_loss"] == "2000.00"
-    assert rep["size_bytes"] > 0 and dt.date.fromisoformat(doc["form_8949"]["part_i"]["rows"][0]["date_sold"])
+    assert dt.date.fromisoformat(doc["form_8949"]["part_i"]["rows"][0]["date_sold"])
+    content = api.call(_stored_content, api.db, rep["id"])
+    compact = json.dumps(content, separators=(",", ":"), ensure_ascii=False)
+    assert rep["size_bytes"] == len(compact.encode()) > 0  # the size of what is stored, compact
+
+
+async def _stored_content(db: Database, report_id: int) -> dict:
+    async with db.read() as s:
+        return (await s.get(TaxReport, report_id)).content
