@@ -209,7 +209,9 @@ def test_lot_ledgers_carried_across_unread_writes_equal_a_whole_match(
     want = _match_columns(cols)
     _assert_same(want, got)
     if isinstance(hint, LotSplice) and cache.hinted > before:
-        event(f"last read spliced across {min(hint.writes, 3)}{'+' if hint.writes >= 3 else ''} writes")
+        event(
+            f"last read spliced across {min(hint.writes, 3)}{'+' if hint.writes >= 3 else ''} writes"
+        )
     day = START + dt.timedelta(days=150)
     _assert_same(want.as_of(day), got.as_of(day))
 
