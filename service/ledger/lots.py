@@ -473,7 +473,7 @@ _LINKING = (KIND_CODE["spin_off"], KIND_CODE["merger"])
 CHAIN_DEPTH = 32
 
 
-@dataclasses.dataclass(frozen=True)
+@dataclasses.dataclass(frozen=True, eq=False)
 class LotSplice:
     """The way to the lot ledger of ``cols`` from the last one derived (``lots``, that of
     ``base``): ``cols`` differ from ``base`` only in rows of the ``names`` (``"<portfolio

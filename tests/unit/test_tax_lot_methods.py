@@ -329,3 +329,11 @@ def test_only_keeps_one_accounts_records_with_the_whole_ledgers_wash_sales() -> 
     assert np.array_equal(cut.buys, joint.buys) and cut.symbols == joint.symbols
     assert set(joint.only({"2:X", "2:Y"}).open_lots_frame()["symbol"]) == {"2:X", "2:Y"}
     assert joint.only({"nope"}).realized.size == 0
+    every = joint.only(set(joint.symbols))  # all of them: the records themselves, not a copy
+    assert every.realized is joint.realized and every.open_lots is joint.open_lots
+    for wanted in ({"1:X"}, {"2:X", "2:Y"}, {"2:Y"}, set()):
+        codes = [k for k, s in enumerate(joint.symbols) if s in wanted]
+        cut = joint.only(wanted)
+        for name in ("open_lots", "realized", "dividends"):
+            records = getattr(joint, name)
+            assert np.array_equal(getattr(cut, name), records[np.isin(records["symbol"], codes)])
