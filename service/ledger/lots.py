@@ -546,6 +546,23 @@ def _pair_mask(cols: LedgerColumns, names: set[str]) -> NDArray[np.bool_]:
     return pick[cols.portfolio, cols.symbol]  # a cash row's -1 reads the last (False) column
 
 
+def _find(ids: NDArray[np.int64], wanted: NDArray[np.int64]) -> NDArray[np.int64]:
+    """The index in ``ids`` (distinct) of each of ``wanted``, -1 where absent: by a table
+    over the ids' span when that is a few times their number (one user's rows, usually),
+    else by sorting."""
+    if ids.size == 0 or wanted.size == 0:
+        return np.full(wanted.size, -1, np.int64)
+    lo = min(int(ids.min()), int(wanted.min()))
+    span = max(int(ids.max()), int(wanted.max())) - lo + 1
+    if span <= 8 * (ids.size + wanted.size):
+        where = np.full(span, -1, np.int64)
+        where[ids - lo] = np.arange(ids.size)
+        return where[wanted - lo]
+    order = np.argsort(ids, kind="stable")
+    pos = np.minimum(np.searchsorted(ids[order], wanted), ids.size - 1)
+    return np.where(ids[order][pos] == wanted, order[pos], -1)
+
+
 def spliced(
     old_cols: LedgerColumns, old: LotLedger, cols: LedgerColumns, changed: tuple[int | None, int | None]
 ) -> LotLedger | None:
@@ -579,11 +596,7 @@ def spliced_names(
     new_rows = _pair_mask(cols, replaced)
     old_at = np.flatnonzero(old_cols.symbol >= 0)
     new_at = np.flatnonzero(cols.symbol >= 0)
-    new_ids = cols.id[new_at]
-    order = np.argsort(new_ids, kind="stable")
-    pos = np.minimum(np.searchsorted(new_ids[order], old_cols.id[old_at]), max(new_ids.size - 1, 0))
-    found = new_ids[order][pos] == old_cols.id[old_at] if new_ids.size else np.zeros(old_at.size, np.bool_)
-    old_to_new = np.where(found & ~_pair_mask(old_cols, replaced)[old_at], order[pos], -1)
+    old_to_new = np.where(_pair_mask(old_cols, replaced)[old_at], -1, _find(cols.id[new_at], old_cols.id[old_at]))
     if not replaced:  # a cash row: the security rows are the same
         same = old_at.size == new_at.size and (old_to_new == np.arange(old_at.size)).all()
         return old if same else None
