@@ -512,7 +512,8 @@ def lot_hints(
             return {"lots": LotSplice(old_cols, old_lots, cols, names, 1)}
         prev = old_hints.get("lots")
         if isinstance(prev, LotSplice) and prev.writes < CHAIN_DEPTH:
-            return {"lots": LotSplice(prev.base, prev.lots, cols, prev.names | names, prev.writes + 1)}
+            carried = LotSplice(prev.base, prev.lots, cols, prev.names | names, prev.writes + 1)
+            return {"lots": carried}
         return {}
 
     return hints
@@ -591,12 +592,13 @@ def spliced_names(
     if not wanted <= index.keys():
         return None  # a new symbol: every code moves
     links = old.source.encoded.links
-    group = np.isin(links, links[[index[n] for n in wanted]]) if wanted else np.zeros(len(links), np.bool_)
+    group = np.isin(links, links[[index[n] for n in wanted]])
     replaced = {old.symbols[k] for k in np.flatnonzero(group).tolist()}
     new_rows = _pair_mask(cols, replaced)
     old_at = np.flatnonzero(old_cols.symbol >= 0)
     new_at = np.flatnonzero(cols.symbol >= 0)
-    old_to_new = np.where(_pair_mask(old_cols, replaced)[old_at], -1, _find(cols.id[new_at], old_cols.id[old_at]))
+    found = _find(cols.id[new_at], old_cols.id[old_at])
+    old_to_new = np.where(_pair_mask(old_cols, replaced)[old_at], -1, found)
     if not replaced:  # a cash row: the security rows are the same
         same = old_at.size == new_at.size and (old_to_new == np.arange(old_at.size)).all()
         return old if same else None

@@ -132,7 +132,9 @@ def follow(
     add: Transaction | None = None,
     assets: Sequence[Any] = (),
     columns: LedgerColumns | None = None,
-    hints: Callable[[dict[str, Any], dict[str, Callable[[], Any]], LedgerColumns], dict[str, Callable[[], Any]]]
+    hints: Callable[
+        [dict[str, Any], dict[str, Callable[[], Any]], LedgerColumns], dict[str, Callable[[], Any]]
+    ]
     | None = None,
 ) -> Callable[[], None]:
     """The step that, once a write moving the user's ledger to ``version`` by one change
