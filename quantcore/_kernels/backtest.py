@@ -221,7 +221,7 @@ def _write_trade(
     rec["exit_reason"] = reason
 
 
-@njit(cache=True)
+@njit(cache=True, inline="always")
 def _exit(
     pos: np.ndarray, cash: float, price: float, why: int, fees: float, slippage: float
 ) -> tuple[float, float, float, float]:
@@ -234,7 +234,7 @@ def _exit(
     return cash, pnl - pos[POS_BORROW], fill, fee
 
 
-@njit(cache=True)
+@njit(cache=True, inline="always")
 def _enter(
     pos: np.ndarray, cash: float, equity: float, t: int, p: float, side: int, size_type: int,
     size: float, leverage: float, fees: float, slippage: float, integer_shares: bool,
@@ -301,10 +301,16 @@ def simulate_nb(
     n, k = close.shape
     equity = np.empty(n)
     cash_out = np.empty(n)
-    positions = np.zeros((n, k))
-    pos = np.zeros((k, N_POS))
-    mark = np.full(k, np.nan)
-    stopped = np.zeros(k, dtype=np.bool_)
+    # np.empty, then a fill: numba compiles each array-constructor spelling (np.zeros,
+    # np.full, a dtype) once per process; most kernels share np.empty's float64 one
+    positions = np.empty((n, k))
+    positions[:] = 0.0
+    pos = np.empty((k, N_POS))
+    pos[:] = 0.0
+    mark = np.empty(k)
+    mark[:] = np.nan
+    stopped = np.empty(k, dtype=np.bool_)
+    stopped[:] = False
     cash = init_cash
     # typed ints, not literals: numba compiles a callee once more for each literal argument
     n_trades = int(np.int64(0))

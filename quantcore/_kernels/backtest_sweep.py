@@ -243,7 +243,8 @@ def ma_table_nb(x: np.ndarray, first: int, keys: np.ndarray) -> np.ndarray:
     Serial: a table is a few distinct windows times n, small beside the crossing scans.
     """
     n = x.shape[0]
-    table = np.full((keys.shape[0], n), np.nan)
+    table = np.empty((keys.shape[0], n))  # and a fill: np.empty's code is shared
+    table[:] = np.nan
     for i in range(keys.shape[0]):
         w = keys[i] // 2
         ema = keys[i] % 2 == 1
@@ -289,6 +290,7 @@ def ma_cross_rows_nb(
     x: np.ndarray, first: int, table: np.ndarray, fi: np.ndarray, si: np.ndarray,
     pre: np.ndarray, ext: np.ndarray, idx: np.ndarray, mr: np.ndarray, init_cash: float,
     opts: np.ndarray, slippage: float, periods_per_year: float, out: np.ndarray, j: int, k: int,
+    flags: np.ndarray, words: np.ndarray, acc: np.ndarray,
 ) -> None:  # fmt: skip
     """Rows ``c * k + j`` of :func:`ma_fast_clean` for one clean asset ``x``, parallel over combinations.
 
@@ -296,23 +298,29 @@ def ma_cross_rows_nb(
     ``fi[c]`` and ``si[c]``; ``pre``, ``ext`` and ``idx, mr`` are
     :func:`~quantcore._kernels.backtest_sweep_fast.return_prefix_nb`,
     :func:`~quantcore._kernels.backtest_sweep_fast.extrema_table_nb` and
-    :func:`~quantcore._kernels.backtest_sweep_fast.price_tree_nb` of ``x``.
+    :func:`~quantcore._kernels.backtest_sweep_fast.price_tree_nb` of ``x``. Row ``lane``
+    of ``flags`` (uint8), ``words`` (its uint64 view) and ``acc`` is a lane's scratch
+    (:func:`~quantcore._kernels.backtest_sweep_fast.ma_cross_row_nb`), allocated by
+    the caller: no allocation in the loop, and no array constructor or view to compile.
     """
-    # lanes take every 64th block of 16 consecutive combinations: balanced (short
+    # lanes take every lanes-th block of 16 consecutive combinations: balanced (short
     # windows trade more) and cache-friendly (neighbours share their fast average)
     m = fi.shape[0]
+    lanes = words.shape[0]
     blocks = -(-m // 16)
-    lanes = min(blocks, 64)
-    width = 8 * (-(-x.shape[0] // 8))
     for lane in prange(lanes):
-        flags = np.empty(width, dtype=np.uint8)  # scratch, once per lane
-        acc = np.empty(8)
+        lane_flags = flags[lane]
+        lane_words = words[lane]
+        lane_acc = acc[lane]
         for b in range(lane, blocks, lanes):
-            for c in range(16 * b, min(16 * b + 16, m)):
+            stop = 16 * b + 16  # not min(): one builtin less to compile, twice (parfor)
+            if stop > m:
+                stop = m
+            for c in range(16 * b, stop):
                 ma_cross_row_nb(
                     x, first, table, fi[c], si[c], pre, ext, idx, mr, init_cash,
                     opts[c, OPT_FEES], slippage, opts[c, OPT_SIZE], periods_per_year, out,
-                    c * k + j, flags, acc,
+                    c * k + j, lane_flags, lane_words, lane_acc,
                 )  # fmt: skip
 
 
@@ -357,6 +365,12 @@ def ma_fast_clean(
     fi = np.ascontiguousarray(rows[:m], dtype=np.int64)
     si = np.ascontiguousarray(rows[m:], dtype=np.int64)
     table_opts = np.array(opts, dtype=np.float64, order="C")
+    # per-lane scratch of the scans: crossing flags read as 64-bit words, and the
+    # accumulators (a row of 16: lanes do not share a cache line)
+    lanes = min(-(-m // 16), 64)
+    words = np.empty((lanes, -(-close.shape[0] // 8)), dtype=np.uint64)
+    flags = words.view(np.uint8)
+    acc = np.empty((lanes, 16))
     for j in range(k):
         x = np.array(close[:, j], dtype=np.float64, order="C")  # a writable copy: one type
         f = int(first[j])
@@ -366,7 +380,7 @@ def ma_fast_clean(
         idx, mr = price_tree_nb(x, f)
         ma_cross_rows_nb(
             x, f, table, fi, si, pre, ext, idx, mr, float(init_cash), table_opts,
-            float(slippage), float(periods_per_year), out, j, k,
+            float(slippage), float(periods_per_year), out, j, k, flags, words, acc,
         )  # fmt: skip
     return out
 

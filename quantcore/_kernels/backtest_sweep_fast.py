@@ -95,7 +95,10 @@ def return_prefix_nb(x: np.ndarray, first: int) -> np.ndarray:
     array([0. , 1. , 0.5])
     """
     n = x.shape[0]
-    pre = np.zeros((6, n))
+    # np.empty, then a fill: numba compiles each array-constructor spelling (np.zeros,
+    # np.full, a dtype) once per process; most kernels share np.empty's float64 one
+    pre = np.empty((6, n))
+    pre[:] = 0.0
     h1 = l1 = h2 = l2 = h3 = l3 = 0.0
     for t in range(first + 1, n):
         r = x[t] / x[t - 1] - 1.0
@@ -175,8 +178,10 @@ def price_tree_nb(x: np.ndarray, first: int) -> tuple[np.ndarray, np.ndarray]:
     size = 1
     while size < max(n, 1):
         size *= 2
-    idx = np.full((4, 2 * size), -1, dtype=np.int64)
-    mr = np.ones(2 * size)
+    idx = np.empty((4, 2 * size), dtype=np.int64)  # and fills: see return_prefix_nb
+    idx[:] = -1
+    mr = np.empty(2 * size)
+    mr[:] = 1.0
     for t in range(first, n):
         v = size + t
         idx[0, v] = t
@@ -270,7 +275,8 @@ def extrema_table_nb(x: np.ndarray) -> np.ndarray:
     levels = 1
     while (1 << levels) <= n:
         levels += 1
-    ext = np.zeros((3, levels, n + 1), dtype=np.int32)
+    ext = np.empty((3, levels, n + 1), dtype=np.int32)  # and a fill: see return_prefix_nb
+    ext[:] = 0
     for t in range(n):
         ext[0, 0, t] = t
         ext[1, 0, t] = t
@@ -377,6 +383,7 @@ def ma_cross_row_nb(
     out: np.ndarray,
     row: int,
     flags: np.ndarray,
+    words: np.ndarray,
     acc: np.ndarray,
 ) -> None:
     """Metrics row of one long-only moving-average crossover, filled at the close.
@@ -401,9 +408,10 @@ def ma_cross_row_nb(
         Engine options; ``max_size >= 1``.
     out : ndarray
         (m, N_STATS); row ``row`` receives the metrics of :func:`finalize_stats_nb`.
-    flags, acc : ndarray
-        Scratch space reused across calls: uint8 of length ``8 * ceil(n / 8)`` and
-        float64 of length 8 (no allocation, hence no shared allocator or
+    flags, words, acc : ndarray
+        Scratch space reused across calls: uint8 of length ``8 * ceil(n / 8)``, the
+        same memory as uint64 (``words = flags.view(np.uint64)``, made by the caller),
+        and float64 of length at least 8 (no allocation, hence no shared allocator or
         reference count, per combination).
 
     Notes
@@ -422,9 +430,10 @@ def ma_cross_row_nb(
     >>> x = np.array([3.0, 1.0, 3.0, 4.0, 1.0])
     >>> out = np.empty((1, N_STATS))
     >>> idx, mr = price_tree_nb(x, 0)
+    >>> flags = np.empty(8, np.uint8)
     >>> ma_cross_row_nb(x, 0, np.stack([x, np.full(5, 2.0)]), 0, 1, return_prefix_nb(x, 0),
     ...                 extrema_table_nb(x), idx, mr, 300.0, 0.0, 0.0, 1.0, 252.0, out, 0,
-    ...                 np.empty(8, np.uint8), np.empty(8))
+    ...                 flags, flags.view(np.uint64), np.empty(8))
     >>> float(out[0, 6]), float(out[0, 9]), float(out[0, 4])  # bought at 3 (bar 2), sold at 1 (bar 4)
     (1.0, 100.0, -0.75)
     """
@@ -465,7 +474,6 @@ def ma_cross_row_nb(
         flags[u] = ((f0 < s0) & (f1 > s1)) | ((f0 > s0) & (f1 < s1))
     # pass 2: visit the flagged bars, eight at a time; a crossing up enters when
     # flat, a crossing down exits when holding, the others are ignored
-    words = flags.view(np.uint64)
     for i in range(width):
         if words[i] == 0:
             continue

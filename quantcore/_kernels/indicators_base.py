@@ -117,7 +117,7 @@ def check_output_nb(out: Float64Array2D, n: int, k: int) -> None:
         raise ValueError("kernel outputs must have contiguous columns (Fortran order)")
 
 
-@njit(cache=True, fastmath=CONTRACT)
+@njit(cache=True, fastmath=CONTRACT, inline="always")
 def column_nb(a: Float64Array2D, j: int) -> Float64Array1D:
     """Column ``j`` typed as C-contiguous: a view when it is contiguous, else a copy.
 

@@ -206,7 +206,7 @@ def stability_nb(x: Float64Array2D) -> Float64Array1D:
     return out
 
 
-@njit(cache=True)
+@njit(cache=True, inline="always")
 def _tail_ratio(buf: Float64Array1D, m: int, mean: float, sd: float, cand: Float64Array1D) -> float:
     if m < 2:
         return np.nan

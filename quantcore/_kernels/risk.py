@@ -144,7 +144,8 @@ def moments_nb(x: Float64Array2D) -> Float64Array2D:
     values or zero variance.
     """
     n, k = x.shape
-    out = np.full((4, k), np.nan)
+    out = np.empty((4, k))  # and a fill: the constructor spelling most kernels share
+    out[:] = np.nan
     for j in prange(k):
         buf = np.empty(n)
         m = _compact(x[:, j], buf)

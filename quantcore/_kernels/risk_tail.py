@@ -165,7 +165,7 @@ def _lower_tail(
     return q, es
 
 
-@njit(cache=True)
+@njit(cache=True, inline="always")
 def _var_es(
     buf: Float64Array1D,
     m: int,
@@ -188,7 +188,7 @@ def _var_es(
     return -quant, -es
 
 
-@njit(cache=True)
+@njit(cache=True, inline="always")
 def _percentile_pair(
     buf: Float64Array1D, m: int, q: float, mean: float, sd: float, zt: float, cand: Float64Array1D
 ) -> tuple[float, float]:
