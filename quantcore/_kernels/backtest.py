@@ -221,6 +221,8 @@ def _write_trade(
     rec["exit_reason"] = reason
 
 
+# _exit and _enter are inlined into their callers' IR (simulate_nb, asset_bar_nb):
+# two kernels less to compile, each around order helpers their callers compile anyway
 @njit(cache=True, inline="always")
 def _exit(
     pos: np.ndarray, cash: float, price: float, why: int, fees: float, slippage: float

@@ -124,6 +124,8 @@ def column_nb(a: Float64Array2D, j: int) -> Float64Array1D:
     Inner loops over contiguous 1-D arrays compile to plain pointer arithmetic;
     on layout ``A`` every access multiplies by a runtime stride. Outputs are
     checked contiguous first (:func:`check_output_nb`), so writes land in place.
+    Inlined into the caller's IR: a kernel takes read-only inputs and writable
+    outputs, so a kernel of its own would compile twice.
     """
     return np.ascontiguousarray(a[:, j])
 

@@ -206,6 +206,7 @@ def stability_nb(x: Float64Array2D) -> Float64Array1D:
     return out
 
 
+# inlined into its callers' IR: no kernel of its own around the tail selection
 @njit(cache=True, inline="always")
 def _tail_ratio(buf: Float64Array1D, m: int, mean: float, sd: float, cand: Float64Array1D) -> float:
     if m < 2:

@@ -18,7 +18,10 @@ __all__: list[str] = []  # helpers of quantcore._kernels.risk and .metrics only
 # The selection helpers below are called with constants (``0``, ``-1``) as well as
 # variables; numba would compile one specialization per integer literal (four of
 # ``_lower_tail``), so each has its one explicit signature (compiled, or loaded
-# from the cache, when this module is imported).
+# from the cache, when this module is imported). The thin wrappers (``_select``,
+# ``_var_es``, ``_percentile_pair``) are inlined into their callers' IR instead
+# (``inline="always"``): a kernel of their own would cost its compile, and each
+# caller would optimize and emit the selection's machine code once more.
 _C1 = types.Array(types.float64, 1, "C")
 
 
@@ -50,7 +53,7 @@ def _heapsort(a: Float64Array1D, lo: int, hi: int) -> None:
         _sift(a, lo, 0, end)
 
 
-@njit(types.void(_C1, types.int64, types.int64), cache=True)
+@njit(cache=True, inline="always")  # its one caller, _lower_tail, compiles it
 def _select(a: Float64Array1D, c: int, k: int) -> None:
     """Quickselect in place: afterwards ``a[k]`` is the k-th smallest of ``a[:c]``, ``a[:k] <= a[k]``.
 
