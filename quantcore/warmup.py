@@ -34,7 +34,9 @@ def _inputs() -> dict[str, Any]:
     days = pd.bdate_range("2020-01-01", periods=300)
     panel_returns = pd.DataFrame(rng.normal(4e-4, 0.01, (300, 3)), index=days, columns=list("ABC"))
     panel_close = 100.0 * (1.0 + panel_returns).cumprod()
-    close = panel_close["A"]
+    # a Series of its own, as users build one: contiguous and read-only under pandas'
+    # copy-on-write (a DataFrame's column is strided, and its values get copied)
+    close = pd.Series(panel_close["A"].to_numpy(copy=True), index=days, name="A")
     return {
         "days": days,
         "r": panel_returns["A"],
@@ -253,11 +255,18 @@ def _portfolio(x: dict[str, Any]) -> None:
     close = x["C"].to_numpy()
     kind = np.array([valuation.DEPOSIT, valuation.BUY, valuation.BUY, valuation.SELL])
     history = valuation.ledger_value_history(
-        np.array([0, 0, 5, 100]), np.array([-1, 0, 1, 0]), kind, np.array([1.0, 5.0, 3.0, 2.0]),
-        np.array([5000.0, 100.0, 100.0, 110.0]), np.zeros(4), close,
+        np.array([0, 0, 5, 100]),
+        np.array([-1, 0, 1, 0]),
+        kind,
+        np.array([1.0, 5.0, 3.0, 2.0]),
+        np.array([5000.0, 100.0, 100.0, 110.0]),
+        np.zeros(4),
+        close,
     )
     dates = x["days"].to_numpy().astype("datetime64[D]")
-    valuation.ledger_money_weighted_return(dates, history.inflow, history.outflow, float(history.value[-1]))
+    valuation.ledger_money_weighted_return(
+        dates, history.inflow, history.outflow, float(history.value[-1])
+    )
     valuation.interval_returns(np.cumsum(history.returns), valuation.period_ends(dates, "1m"))
     valuation.infer_periods_per_year(dates)
     weights = valuation.position_weights(np.array([10.0, 30.0, 60.0]))[1]
