@@ -144,13 +144,17 @@ def moments_nb(x: Float64Array2D) -> Float64Array2D:
     values or zero variance.
     """
     n, k = x.shape
-    out = np.empty((4, k))  # and a fill: the constructor spelling most kernels share
-    out[:] = np.nan
+    # np.empty, the constructor spelling most kernels share (not np.full, compiled
+    # apart); each column writes its NaNs in the loop (a slice fill would be one
+    # more parallel loop)
+    out = np.empty((4, k))
     for j in prange(k):
         buf = np.empty(n)
         m = _compact(x[:, j], buf)
         mean, sd = _mean_std(buf, m, 1)
         if m < 2 or not sd > 0.0:
+            for row in range(4):
+                out[row, j] = np.nan
             continue
         m2 = 0.0
         m3 = 0.0
