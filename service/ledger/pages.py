@@ -53,20 +53,31 @@ async def transaction_page(
         ValidationError: ``date_from`` ``invalid`` when it is after ``date_to``.
     """
     check_date_range(date_from, date_to)
-    query = _owned(user_id)
+    conditions: list[Any] = [Portfolio.user_id == user_id]
     if portfolio_id is not None:
-        query = query.where(Transaction.portfolio_id == portfolio_id)
+        conditions.append(Transaction.portfolio_id == portfolio_id)
     if asset_symbol:
-        query = query.where(Asset.symbol == asset_symbol.upper())
+        conditions.append(Asset.symbol == asset_symbol.upper())
     if transaction_type:
-        query = query.where(Transaction.transaction_type == transaction_type)
+        conditions.append(Transaction.transaction_type == transaction_type)
     if date_from is not None:
-        query = query.where(Transaction.transaction_date >= date_from)
+        conditions.append(Transaction.transaction_date >= date_from)
     if date_to is not None:
-        query = query.where(Transaction.transaction_date <= date_to)
-    count = (await session.execute(select(func.count()).select_from(query.subquery()))).scalar_one()
+        conditions.append(Transaction.transaction_date <= date_to)
+    # the count joins an asset only to filter by it: the outer joins of the page's
+    # columns leave the number of rows as it is and cost a lookup per row
+    counted = (
+        select(func.count())
+        .select_from(Transaction)
+        .join(Portfolio, Portfolio.id == Transaction.portfolio_id)
+    )
+    if asset_symbol:
+        counted = counted.join(Asset, Asset.id == Transaction.asset_id)
+    count = (await session.execute(counted.where(*conditions))).scalar_one()
     rows = await session.execute(
-        query.order_by(Transaction.transaction_date.desc(), Transaction.id.desc())
+        _owned(user_id)
+        .where(*conditions)
+        .order_by(Transaction.transaction_date.desc(), Transaction.id.desc())
         .limit(limit)
         .offset(offset)
     )
