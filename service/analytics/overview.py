@@ -113,7 +113,7 @@ async def overview(
     """The account overview (see the module docstring)."""
     code = check_currency(market, currency.strip().upper(), "currency")
     bench = _benchmark(market, benchmark or DEFAULT_BENCHMARK)
-    reads = (await load_book(await session.connection(), user_id)).reads(market)
+    reads = (await load_book(await session.connection(), user_id, market.today())).reads(market)
     sums = account_sums(reads, market, code)
     portfolios = (
         (

@@ -86,6 +86,10 @@ class MarketData:
         self._fx_quotes: TTLCache[tuple[str, str], _FxEntry] = TTLCache(256)
         self._attached: dict[str, Any] = {}
 
+    def today(self) -> dt.date:
+        """The market clock's day (UTC): the wall clock's unless the provider runs its own."""
+        return self._clock().date()
+
     def attached(self, name: str, factory: Callable[[], T]) -> T:
         """The object ``name`` kept with this market, made by ``factory()`` on first use.
 

@@ -130,9 +130,11 @@ def cash_policy(row: PortfolioRow) -> str:
     return str(row[8])
 
 
-def recent_since() -> dt.date:
-    """The first day whose buys a book keeps (a quote's previous close is within a week)."""
-    return dt.datetime.now(dt.UTC).date() - dt.timedelta(days=7)
+def recent_since(today: dt.date) -> dt.date:
+    """The first day whose buys a book keeps: a quote's previous close is within a week
+    of the market's ``today`` (its clock's day, which tests and replays set apart from
+    the wall clock's)."""
+    return today - dt.timedelta(days=7)
 
 
 @dataclass(slots=True)
@@ -350,8 +352,11 @@ async def read_version(conn: AsyncConnection, user_id: int) -> int:
     return -1 if version is None else int(version)
 
 
-async def load_book(conn: AsyncConnection, user_id: int, version: int | None = None) -> Book:
-    """The user's portfolios and positions, tagged with ``version`` (read first when not given).
+async def load_book(
+    conn: AsyncConnection, user_id: int, today: dt.date, version: int | None = None
+) -> Book:
+    """The user's portfolios and positions, tagged with ``version`` (read first when not given);
+    the buys of the week before the market's ``today`` (:func:`recent_since`).
 
     The version is read before the rows, so the rows are never older than it (on
     SQLite one snapshot; on PostgreSQL a write committed in between only makes the
@@ -362,7 +367,7 @@ async def load_book(conn: AsyncConnection, user_id: int, version: int | None = N
     params = {"user_id": user_id}
     portfolios = [tuple(r) for r in await conn.execute(_USER_PORTFOLIOS, params)]
     positions = (await conn.execute(_USER_POSITIONS, params)).all()
-    recent = (await conn.execute(_USER_RECENT, {**params, "since": recent_since()})).all()
+    recent = (await conn.execute(_USER_RECENT, {**params, "since": recent_since(today)})).all()
     bases = {row[0]: base_currency(row) for row in portfolios}
     held = await read.balances(conn, user_id, at=version)
     cash = {pid: held.get(pid, {}) for pid in bases}
@@ -391,7 +396,7 @@ class BookCache:
         self.max_users = max_users
         self._books: OrderedDict[int, Book] = OrderedDict()
 
-    async def current(self, db: Database, user_id: int) -> Book:
+    async def current(self, db: Database, user_id: int, today: dt.date) -> Book:
         """The user's book: the kept one while the ledger version is unchanged, else read anew.
 
         The version check is :meth:`Database.read_scalar` (the one point read outside
@@ -404,7 +409,7 @@ class BookCache:
                 self._books.move_to_end(user_id)
                 return kept
         async with db.read() as session:
-            book = await load_book(await session.connection(), user_id)
+            book = await load_book(await session.connection(), user_id, today)
         self.keep(user_id, book)
         return book
 
@@ -458,7 +463,7 @@ async def portfolio_reads(
         conn = await session.connection()
         ids = {"ids": [p.id for p in portfolios]}
         rows = (await conn.execute(_POSITIONS, ids)).all()
-        recent = (await conn.execute(_RECENT, {**ids, "since": recent_since()})).all()
+        recent = (await conn.execute(_RECENT, {**ids, "since": recent_since(market.today())})).all()
         for owner in sorted({p.user_id for p in portfolios}):
             every = await read.balances(conn, owner, cached=cached)
             held.update({p.id: every.get(p.id, {}) for p in portfolios if p.user_id == owner})
@@ -489,7 +494,8 @@ class PortfolioReads:
         self.books = books
 
     async def _reads(self, user_id: int) -> list[PortfolioRead]:
-        return (await self.books.current(self.db, user_id)).reads(self.market)
+        book = await self.books.current(self.db, user_id, self.market.today())
+        return book.reads(self.market)
 
     async def listing(
         self, user_id: int, page: PageParams, *, active_only: bool, ordering: str

@@ -12,6 +12,7 @@ positions equal the lots derived from the ledger.
 
 from __future__ import annotations
 
+import datetime as dt
 from collections.abc import Callable
 from pathlib import Path
 
@@ -34,7 +35,7 @@ async def _fresh(
 ) -> tuple[Book, dict[tuple[int, str], tuple[float, float]]]:
     """A book read afresh, and the positions derived from the ledger (quantity, basis)."""
     async with db.read() as s:
-        book = await load_book(await s.connection(), user_id)
+        book = await load_book(await s.connection(), user_id, dt.date.today())
         ledger = await derive.read_ledger(s, user_id, None)
     want: dict[tuple[int, str], tuple[float, float]] = {}
     if ledger.rows:
