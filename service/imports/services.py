@@ -208,6 +208,9 @@ async def import_statement(
             errors=[_error_dict(e) for e in plan.errors],
         )  # fmt: skip
     if plan.table is not None:
+        # the table holds what is written: the parser's objects per row go before the
+        # insert and the lot match that follow it (the reply needs only the duplicates)
+        parsed.rows = []
         if len(plan.table):
             await write_table(s, portfolio, plan, at)
     elif plan.entries:

@@ -157,6 +157,7 @@ async def write_table(s: AsyncSession, portfolio: Portfolio, plan: Plan, at: int
     ready = {"quantity", "price", "fees", "transaction_date"} if direct else {"transaction_date"}
     floor = int(before.id.max()) if len(before) else 0
     await _insert_rows(conn, columns, n, ready=ready)
+    del columns, amounts, dates, currency  # a Python object per cell: not alive in the lot match
     new_ids = await _new_ids(conn, portfolio.id, floor, n)
     none = np.full(n, -1, np.int64)
     kinds = np.array([ledger_columns.KIND_CODE[k] for k in table.kind.tolist()], np.int8)

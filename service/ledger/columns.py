@@ -229,21 +229,42 @@ async def load_columns(conn: AsyncConnection, user_id: int, version: int) -> Led
     caller read it first, in the same transaction: the rows are never older)."""
     params = {"user_id": user_id}
     portfolios = list((await conn.execute(_PORTFOLIOS, params)).all())
-    result = await conn.execute(_rows_query(conn.dialect.name), params)
-    rows = result.all()
-    cols = list(zip(*rows, strict=True)) if rows else [()] * (8 + 2 * len(_AMOUNTS))
-    tid, pid, asset, target, day, kind, lot = (_int_column(c) for c in cols[:7])
+    # streamed in parts, each turned into arrays at once: a Python object per cell of a
+    # whole ledger (about 1 kB a row) is never alive at one time
+    result = await conn.stream(_rows_query(conn.dialect.name), params)
+    try:
+        parts = [_part(rows) async for rows in result.partitions(_PART_ROWS)] or [_part([])]
+    finally:
+        await result.close()
+    ints = [np.concatenate([p[0][k] for p in parts]) for k in range(7)]
+    own = np.concatenate([p[1] for p in parts])
+    amounts = {name: _concat([p[2][name] for p in parts]) for name in _AMOUNTS}
+    del parts
+    tid, pid, asset, target, day, kind, lot = ints
     used = np.unique(np.concatenate([asset, target]))
     used = used[used >= 0].tolist()
     assets = list((await conn.execute(_ASSETS, {"ids": used})).all()) if used else []
+    return _assemble(
+        version, portfolios, assets, tid, pid, asset, target,
+        day.astype("datetime64[D]"), kind.astype(np.int8), lot, own, amounts,
+    )  # fmt: skip
+
+
+#: Rows read and converted at a time by :func:`load_columns`.
+_PART_ROWS = 50_000
+
+
+def _part(
+    rows: Sequence[Any],
+) -> tuple[list[NDArray[np.int64]], NDArray[np.object_], dict[str, Fixed]]:
+    """One part of the rows query as arrays: the integer columns, the own currency, the amounts."""
+    cols = list(zip(*rows, strict=True)) if rows else [()] * (8 + 2 * len(_AMOUNTS))
+    own = np.empty(len(cols[7]), dtype=object)
+    own[:] = cols[7]
     amounts = {
         name: from_units(cols[8 + 2 * i], cols[9 + 2 * i]) for i, name in enumerate(_AMOUNTS)
     }
-    return _assemble(
-        version, portfolios, assets, tid, pid, asset, target,
-        day.astype("datetime64[D]"), kind.astype(np.int8), lot, np.array(cols[7], dtype=object),
-        amounts,
-    )  # fmt: skip
+    return [_int_column(c) for c in cols[:7]], own, amounts
 
 
 def build(
