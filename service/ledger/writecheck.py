@@ -31,7 +31,7 @@ from quantcore.tax import LotLedger, match_lots
 from quantcore.tax.lots import LedgerError
 from service.ledger import cash, derived
 from service.ledger.checks import LotRow, Shortfall, first_shortfall, refuse
-from service.ledger.columns import KIND_CODE, KINDS, LedgerColumns
+from service.ledger.columns import KIND_CODE, KINDS, LedgerColumns, subset
 from service.ledger.fixed import LO, SCALE
 from service.ledger.lots import check_rows, columns_rows, lot_table
 
@@ -140,20 +140,24 @@ def check_cash(
         cash.refuse_overdraft(low, field, action)
 
 
-def match(cols: LedgerColumns) -> LotLedger | None:
+def match(cols: LedgerColumns, rows: NDArray[np.bool_] | None = None) -> LotLedger | None:
     """``quantcore``'s lot match of the security rows of ``cols`` (``None``: none), built
-    as columns (:func:`service.ledger.lots.lot_table`).
+    as columns (:func:`service.ledger.lots.lot_table`). ``rows``: only those rows (a mask),
+    the match of :func:`service.ledger.columns.subset` of them without copying the columns.
 
     Raises:
         LedgerCheckError: the ledger cannot be relieved; its rows are then matched once
             more row by row (:func:`service.ledger.lots.check_rows`), which words it.
     """
-    if not bool((cols.symbol >= 0).any()):
+    security = cols.symbol >= 0 if rows is None else (cols.symbol >= 0) & rows
+    if not bool(security.any()):
         return None
-    table, bare, by_symbol = lot_table(cols)
+    table, bare, by_symbol = lot_table(cols, rows)
     try:
         return match_lots(table, method=by_symbol, substantially_identical=bare)
     except (LedgerError, ValueError):
-        rows, actions = columns_rows(cols)
+        if rows is not None:
+            cols = subset(cols, np.flatnonzero(rows))
+        ledger_rows, actions = columns_rows(cols)
         methods = dict(zip(cols.portfolios.ids, cols.portfolios.lot_method, strict=True))
-        return check_rows(rows, methods, actions)
+        return check_rows(ledger_rows, methods, actions)

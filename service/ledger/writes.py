@@ -29,6 +29,7 @@ from __future__ import annotations
 from collections.abc import Collection, Sequence
 from typing import Any
 
+import numpy as np
 from sqlalchemy import select
 from sqlalchemy.ext.asyncio import AsyncSession
 
@@ -446,7 +447,9 @@ async def rederive_written(
     at = after.version
     touched = columns.linked_assets(after, asset_ids)
     try:
-        matched = writecheck.match(columns.subset(after, columns.rows_of_assets(after, touched)))
+        mine = np.zeros(len(after), np.bool_)
+        mine[columns.rows_of_assets(after, touched)] = True
+        matched = writecheck.match(after, mine)  # no copy of the (whole, for an import) columns
     except LedgerCheckError as exc:
         raise ValidationError("lot_method", "invalid", f"The ledger cannot be matched: {exc}") from None
     await derive.write_positions(s, user_id, touched, matched)

@@ -15,9 +15,10 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from service.errors import ValidationError
-from service.ledger.columns import LedgerColumns, build
+from service.ledger import writecheck
+from service.ledger.columns import LedgerColumns, build, linked_assets, rows_of_assets, subset
 from service.ledger.fixed import Fixed
-from service.ledger.lots import _match_columns, columns_rows, match_rows
+from service.ledger.lots import LedgerCheckError, _match_columns, columns_rows, match_rows
 
 ASSETS = [(11, "AAA", "USD"), (12, "BBB", "USD"), (13, "CCC", "USD")]
 PORTFOLIOS = [(1, "fifo", "USD", "track"), (2, "specific", "USD", "track")]
@@ -120,6 +121,43 @@ def test_the_columnar_lot_ledger_equals_the_row_by_row_one(rows: list[tuple]) ->
     got = _match_columns(cols)
     _assert_same(want, got)
     assert got.realized.size or got.open_lots.size  # something was matched
+
+
+@settings(max_examples=40, deadline=None)
+@given(relievable(), st.sets(st.sampled_from([11, 12, 13])))
+def test_the_match_of_masked_rows_equals_that_of_their_copy(rows: list[tuple], assets: set[int]) -> None:
+    """``writecheck.match(cols, mask)`` (no copy of the columns, as a write re-derives
+    positions) equals the match of ``subset`` of the same rows."""
+    cols = build(1, PORTFOLIOS, ASSETS, rows)
+    at = rows_of_assets(cols, linked_assets(cols, assets))
+    mask = np.zeros(len(cols), np.bool_)
+    mask[at] = True
+    want = writecheck.match(subset(cols, at))
+    got = writecheck.match(cols, mask)
+    if want is None:
+        assert got is None
+    else:
+        _assert_same(want, got)
+
+
+def test_an_unrelievable_masked_match_gets_the_same_error() -> None:
+    rows = [
+        (1, 1, 11, None, "2024-01-02", "buy", "5.00000000", "10.00000000", "0.00000000", None,
+         None, None, None, None),
+        (2, 1, 12, None, "2024-01-02", "buy", "1.00000000", "10.00000000", "0.00000000", None,
+         None, None, None, None),
+        (3, 1, 11, None, "2024-01-03", "sell", "7.00000000", "12.00000000", "0.00000000", None,
+         None, None, None, None),
+    ]  # fmt: skip
+    cols = build(1, PORTFOLIOS, ASSETS, rows)
+    at = rows_of_assets(cols, {11})
+    mask = np.zeros(len(cols), np.bool_)
+    mask[at] = True
+    with pytest.raises(LedgerCheckError) as want:
+        writecheck.match(subset(cols, at))
+    with pytest.raises(LedgerCheckError) as got:
+        writecheck.match(cols, mask)
+    assert str(got.value) == str(want.value)
 
 
 def test_an_unrelievable_ledger_gets_the_same_error_either_way() -> None:
