@@ -1,6 +1,6 @@
 """quantcore.indicators beside TA-Lib on the same inputs, in one process.
 
-Goals (issue 2): SMA, EMA, RSI, MACD and ATR on one 1,000,000-point series take at
+Goals: SMA, EMA, RSI, MACD and ATR on one 1,000,000-point series take at
 most 1.2x TA-Lib's time; on a 2,520 x 500 panel they are at least 1.5x faster
 than TA-Lib called column by column. ``--quick`` uses 20,000 points and a
 252 x 50 panel.

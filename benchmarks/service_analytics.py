@@ -1,4 +1,4 @@
-"""Analytics and backtesting latency on a real uvicorn process (issue 6).
+"""Analytics and backtesting latency on a real uvicorn process.
 
     python benchmarks/service_analytics.py            # full: 400 requests per target
     python benchmarks/service_analytics.py --quick    # CI: 30 requests per target

@@ -137,7 +137,7 @@ def test_summary_degenerate_columns() -> None:
 
 
 def test_public_surface() -> None:
-    """The names of issue 2's contract (add more, never rename)."""
+    """The names the metrics promise their users (add more, never rename)."""
     import quantcore.drawdown as qd
     import quantcore.returns as qr
     import quantcore.risk as qk
