@@ -220,8 +220,8 @@ def _tax(x: dict[str, Any]) -> None:
 
 
 def _tax_splice(ledger: pd.DataFrame) -> None:
-    """A buy of ``A`` added at the end, spliced into the old ledger, read-only as the
-    service's cached ledger is (the splice's kernels take read-only views of either)."""
+    """A buy of ``A`` added at the end, spliced into the old ledger (the splice's kernels
+    take read-only views, so a fresh ledger compiles what the service's frozen one uses)."""
     import quantcore.tax as tax
     from quantcore.tax.splice import splice_ledger
 
@@ -232,9 +232,6 @@ def _tax_splice(ledger: pd.DataFrame) -> None:
     is_a = (new["symbol"] == "A").to_numpy()
     old_to_new = np.where(is_a[: len(ledger)], -1, np.arange(len(ledger)))
     old = tax.match_lots(ledger)
-    for value in vars(old).values():
-        if isinstance(value, np.ndarray):
-            value.flags.writeable = False
     part = tax.match_lots(new[is_a].reset_index(drop=True))
     splice_ledger(old, part, {"A"}, old_to_new, np.flatnonzero(is_a))
 
