@@ -16,8 +16,9 @@ derivations (:mod:`service.ledger.derived`) are cached beside it.
 from __future__ import annotations
 
 import dataclasses
-from collections.abc import Collection, Sequence
+from collections.abc import Callable, Collection, Sequence
 from dataclasses import dataclass
+from operator import itemgetter
 from typing import Any
 
 import numpy as np
@@ -40,7 +41,7 @@ from sqlalchemy import (
 from sqlalchemy.ext.asyncio import AsyncConnection
 
 from service.db.models import Asset, Portfolio, Transaction
-from service.ledger.fixed import Fixed, from_units, parse, sort_keys
+from service.ledger.fixed import NULL_UNITS, WIDE_UNITS, Fixed, from_units, parse, sort_keys
 
 __all__ = [
     "CASH_KIND_CODES",
@@ -82,15 +83,22 @@ _SMALL = 10**9
 
 def _amount(column: Any, dialect: str) -> tuple[Any, Any]:
     """``(units, text)`` of an amount column: the integer count of 1e-8 units when the
-    value is below :data:`_SMALL` (NULL otherwise), and its text otherwise (NULL when
-    small or NULL): nearly every value crosses as one integer, none loses a digit."""
+    value is below :data:`_SMALL`, else :data:`~service.ledger.fixed.NULL_UNITS` (NULL) or
+    :data:`~service.ledger.fixed.WIDE_UNITS` (read the text); the text only for a wide
+    value. Every cell of ``units`` is an integer, so a column becomes an array in one pass."""
     if dialect == "sqlite":  # canonical text: eight decimals after the point
         raw = type_coerce(column, String)
         small = and_(func.length(raw) <= 18, func.substr(raw, -9, 1) == ".")
-        units = case((small, cast(func.replace(raw, ".", ""), BigInteger)), else_=None)
+        units = case(
+            (small, cast(func.replace(raw, ".", ""), BigInteger)),
+            (column.is_(None), NULL_UNITS),
+            else_=WIDE_UNITS,
+        )
         return type_coerce(units, BigInteger), type_coerce(case((small, None), else_=raw), String)
     small = func.abs(column) < _SMALL
-    units = case((small, cast(column * 100_000_000, BigInteger)), else_=None)
+    units = case(
+        (small, cast(column * 100_000_000, BigInteger)), (column.is_(None), NULL_UNITS), else_=WIDE_UNITS
+    )
     text = case((small, None), else_=cast(column, String))
     return type_coerce(units, BigInteger), type_coerce(text, String)
 
@@ -220,10 +228,6 @@ def _ids(values: tuple[Any, ...], missing: int = -1) -> NDArray[np.int64]:
 RawRow = tuple[Any, ...]
 
 
-def _int_column(values: Sequence[Any]) -> NDArray[np.int64]:
-    return np.fromiter(values, np.int64, len(values))
-
-
 async def load_columns(conn: AsyncConnection, user_id: int, version: int) -> LedgerColumns:
     """Read the user's ledger as :class:`LedgerColumns` tagged with ``version`` (the
     caller read it first, in the same transaction: the rows are never older)."""
@@ -257,14 +261,25 @@ _PART_ROWS = 50_000
 def _part(
     rows: Sequence[Any],
 ) -> tuple[list[NDArray[np.int64]], NDArray[np.object_], dict[str, Fixed]]:
-    """One part of the rows query as arrays: the integer columns, the own currency, the amounts."""
-    cols = list(zip(*rows, strict=True)) if rows else [()] * (8 + 2 * len(_AMOUNTS))
-    own = np.empty(len(cols[7]), dtype=object)
-    own[:] = cols[7]
+    """One part of the rows query as arrays: the integer columns, the own currency, the amounts.
+
+    Each column is taken from the rows by one C-level pass (``map(itemgetter(k), rows)``):
+    a transposition of the rows (``zip(*rows)``) built a tuple per column first, and that
+    cost as much as the conversion. A wide amount's text is looked up at its rows only."""
+    n = len(rows)
+
+    def ints(k: int) -> NDArray[np.int64]:
+        return np.fromiter(map(itemgetter(k), rows), np.int64, n)
+
+    def texts(k: int) -> Callable[[list[int]], list[str]]:
+        return lambda at: [rows[j][k] for j in at]
+
+    own = np.empty(n, dtype=object)
+    own[:] = list(map(itemgetter(7), rows))
     amounts = {
-        name: from_units(cols[8 + 2 * i], cols[9 + 2 * i]) for i, name in enumerate(_AMOUNTS)
+        name: from_units(ints(8 + 2 * i), texts(9 + 2 * i)) for i, name in enumerate(_AMOUNTS)
     }
-    return [_int_column(c) for c in cols[:7]], own, amounts
+    return [ints(k) for k in range(7)], own, amounts
 
 
 def build(

@@ -23,7 +23,7 @@ not in canonical form (none are written so) goes through ``Decimal`` alone.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from decimal import Decimal
 
@@ -31,7 +31,9 @@ import numpy as np
 import pyarrow as pa
 from numpy.typing import NDArray
 
-__all__ = ["LO", "MAX_VALUE", "SCALE", "Fixed", "from_units", "parse", "sort_keys"]
+__all__ = [
+    "LO", "MAX_VALUE", "NULL_UNITS", "SCALE", "WIDE_UNITS", "Fixed", "from_units", "parse", "sort_keys",
+]  # fmt: skip
 
 I64 = NDArray[np.int64]
 #: Fractional digits of the ledger (its unit is ``1e-8``).
@@ -42,6 +44,11 @@ LO = 10**16
 MAX_VALUE = Decimal("1e20")
 #: ``hi x 1e16 + lo`` fits an int64 when ``|hi|`` is at most this.
 _NARROW_HI = 920
+#: Markers in a column of units as the ledger's read returns it (:func:`from_units`): a
+#: null, and a value read as text. Below any count of units the read returns as such
+#: (those are under ``1e17``).
+NULL_UNITS = -(2**62)
+WIDE_UNITS = -(2**62) - 1
 _POW = 10 ** np.arange(17, -1, -1, dtype=np.int64)  # 1e17 .. 1e0
 
 
@@ -169,18 +176,17 @@ def parse(values: Sequence[str | None]) -> Fixed:
     return Fixed(hi.astype(np.int64), lo.astype(np.int64), null.astype(np.bool_))
 
 
-def from_units(units: Sequence[int | None], text: Sequence[str | None]) -> Fixed:
-    """A column read as ``(units, text)`` pairs: an integer count of 1e-8 units, or (for a
-    value too large to cross as one) its text; both ``None``: null."""
-    n = len(units)
-    u = np.fromiter((0 if v is None else v for v in units), np.int64, n)
-    hi, lo = np.divmod(u, LO)
-    null = np.fromiter((v is None for v in units), np.bool_, n)
-    wide = np.flatnonzero(null & np.fromiter((t is not None for t in text), np.bool_, n))
+def from_units(units: NDArray[np.int64], text: Callable[[list[int]], list[str]]) -> Fixed:
+    """A column read as integer counts of 1e-8 units, where :data:`NULL_UNITS` marks a null
+    and :data:`WIDE_UNITS` a value too large to cross as one: ``text(rows)`` gives the
+    text of those rows, parsed exactly."""
+    hi, lo = np.divmod(units, LO)
+    null = units == NULL_UNITS
+    wide = np.flatnonzero(units == WIDE_UNITS)
     if wide.size:
-        big = parse([text[i] for i in wide.tolist()])
+        big = parse(text(wide.tolist()))
         hi[wide], lo[wide] = big.hi, big.lo
-        null[wide] = False
+    hi[null], lo[null] = 0, 0
     return Fixed(hi.astype(np.int64), lo.astype(np.int64), null)
 
 

@@ -124,6 +124,11 @@ def test_cached_ledger_equals_a_fresh_derivation_at_every_version(api: Api) -> N
         {"portfolio": pid, "asset_symbol": "MSFT", "transaction_type": "dividend", "quantity": "2.5",
          "price": "0.75", "transaction_date": "2024-03-15"},
         {"portfolio": pid, "transaction_type": "fee", "price": "12.34", "transaction_date": "2024-03-20"},
+        # amounts of 1e9 and above cross the read as text, the rest as integer units
+        {"portfolio": pid, "transaction_type": "deposit", "price": "123456789012.12345678",
+         "transaction_date": "2024-03-21"},
+        {"portfolio": pid, "transaction_type": "withdrawal", "price": "1000000000",
+         "transaction_date": "2024-03-22"},
     ]  # fmt: skip
     seen: set[int] = set()
     for body in rows:
