@@ -153,7 +153,8 @@ def resolve(query: WindowQuery, today: dt.date, first: dt.date | None) -> Window
 
     Raises:
         ValidationError: the dates leave no day up to ``today`` (code ``empty_window``,
-            naming ``start_date``).
+            naming ``start_date``, or ``end_date`` when only it was given: an end before
+            the first transaction).
     """
     if query.start_date is None and query.end_date is None:
         name = query.period or DEFAULT_PERIOD
@@ -166,9 +167,9 @@ def resolve(query: WindowQuery, today: dt.date, first: dt.date | None) -> Window
         return Window(name, after, today)
     end = min(query.end_date or today, today)
     start = query.start_date or first or end
-    if start > end:
+    if start > end:  # named by the date the request gave (only an end: before the history)
         raise ValidationError(
-            "start_date",
+            "start_date" if query.start_date is not None else "end_date",
             "empty_window",
             f"The window from {start.isoformat()} to {end.isoformat()} holds no day "
             f"(the market's current day is {today.isoformat()}).",

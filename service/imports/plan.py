@@ -282,26 +282,32 @@ def check_ledgers(
     actions: Mapping[int, Action] | None = None,
     portfolio_id: int = 0,
     lot_method: str = "fifo",
+    held_lots: Mapping[str, int] | None = None,
 ) -> None:
     """Relieve each symbol's whole ledger with the imported rows; an error per short row.
 
     ``existing``: the portfolio's rows of the symbols involved, ``actions`` the fields of
-    the corporate actions among them (by id). A symbol a spin-off or merger delivers shares
-    to is left to the second check: when any row is a corporate action, the portfolio's
-    ledger of those symbols is matched by ``quantcore`` as a typed write's is
-    (:func:`service.ledger.lots.check_rows`), and its error is one on the line it names.
+    the corporate actions among them (by id), ``held_lots`` the buys of earlier imports
+    that sales name (their ``lot_id`` reference -> transaction id): a sale naming its lot,
+    in the file or written before, takes that lot's shares. A symbol a spin-off or merger
+    delivers shares to is left to the second check: when any row is a corporate action,
+    the portfolio's ledger of those symbols is matched by ``quantcore`` as a typed write's
+    is (:func:`service.ledger.lots.check_rows`), and its error is one on the line it names.
     """
     actions = actions or {}
     by_symbol: dict[str, list[lots.LotRow]] = defaultdict(list)
     lines: dict[int, ImportRow] = {}
-    # a sale naming its lot by the id column of a buy in the file relieves that buy
+    # a sale naming its lot by the id column of a buy in the file relieves that buy, one
+    # naming a buy of an earlier import (``held_lots``) that buy
     buys = {row.source_id: TEMP_ID + i for i, (_, row, e) in enumerate(rows) if e.kind == "buy"}
+    held_lots = held_lots or {}
     named: dict[int, int | None] = {}
     for i, (_, row, e) in enumerate(rows):
         assert e.symbol is not None
         temp = TEMP_ID + i
         lines[temp] = row
-        named[temp] = buys.get(row.lot_source) if row.lot_source is not None else None
+        ref = row.lot_source
+        named[temp] = None if ref is None else buys[ref] if ref in buys else held_lots.get(ref)
         by_symbol[e.symbol].append(
             lots.LotRow(temp, e.kind, e.quantity, e.date, named[temp], e.price, e.fees, e.ratio)
         )
@@ -334,6 +340,13 @@ def check_ledgers(
                     message = (
                         f"a dividend on {sym} on {r.date} needs shares held at the previous "
                         f"close: {held} held"
+                    )
+                elif r.lot_id is not None:
+                    bought = next((x.date for x in ledger if x.id == r.lot_id), None)
+                    lot = "its lot" if bought is None else f"its lot bought on {bought}"
+                    message = (
+                        f"cannot sell {fmt.quantity(r.quantity)} {sym} on {r.date} from {lot} "
+                        f"(lot_id): {held} left in it"
                     )
                 else:
                     message = (

@@ -213,13 +213,15 @@ def check_ledger(
     add: LotRow | None = None,
     drop: int | None = None,
     action: str = "This change",
+    symbol: str | None = None,
 ) -> None:
     """Refuse a write that would leave a (portfolio, asset) ledger unrelievable.
 
     ``rows`` are that ledger's rows as read in the write transaction (after the
     portfolio lock, before writing), in any order; ``add`` is the row written (``id``
     None for a new row; an edited row keeps its id), ``drop`` the id of a row removed
-    (an edit drops the old version and adds the new).
+    (an edit drops the old version and adds the new); ``symbol`` the asset's, for the
+    message.
 
     Raises:
         ValidationError: ``quantity`` ``insufficient_quantity``: with ``held`` (shares
@@ -231,33 +233,35 @@ def check_ledger(
         kept.append(add)
     short = first_shortfall(sorted(kept, key=_key))
     if short is not None:
-        refuse(short, written=add is not None and short.row is add, action=action)
+        refuse(short, written=add is not None and short.row is add, action=action, symbol=symbol)
 
 
-def refuse(short: Shortfall, *, written: bool, action: str) -> NoReturn:
+def refuse(short: Shortfall, *, written: bool, action: str, symbol: str | None = None) -> NoReturn:
     """The 400 of a shortfall: worded for the row written (``written``), else naming the
-    row the change leaves short (:func:`check_ledger`)."""
+    row the change leaves short (:func:`check_ledger`); the message names the symbol
+    (when given), the date and, for a sale of a named lot, its ``lot_id``."""
     row = short.row
+    of = f" {symbol}" if symbol else ""
     if written:
         held = fmt.quantity(short.held)
         if row.kind == "dividend":
             raise ValidationError(
                 "quantity", "insufficient_quantity",
-                f"A dividend on {fmt.quantity(row.quantity)} shares needs them held at the close "
-                f"before {row.date}: {held} held.",
+                f"A dividend on {fmt.quantity(row.quantity)}{of} shares needs them held at the "
+                f"close before {row.date}: {held} held.",
                 held=held,
             )  # fmt: skip
-        where = f"lot {row.lot_id}" if row.lot_id is not None else "the portfolio"
+        where = f"its lot (lot_id {row.lot_id})" if row.lot_id is not None else "the portfolio"
         extra = {"lot_id": row.lot_id} if row.lot_id is not None else {}
         raise ValidationError(
             "quantity", "insufficient_quantity",
-            f"Cannot sell {fmt.quantity(row.quantity)}: {where} held {held} on {row.date}.",
+            f"Cannot sell {fmt.quantity(row.quantity)}{of} on {row.date}: {where} held {held}.",
             held=held, **extra,
         )  # fmt: skip
-    named = f" of lot {row.lot_id}" if row.lot_id is not None else ""
+    named = f", of lot_id {row.lot_id}" if row.lot_id is not None else ""
     raise ValidationError(
         "quantity", "insufficient_quantity",
-        f"{action} would leave the {row.kind}{named} on {row.date} (transaction {row.id}) "
-        "short of shares.",
+        f"{action} would leave the {row.kind}{' of' if symbol else ''}{of} on {row.date} "
+        f"(transaction {row.id}{named}) short of shares.",
         transaction_id=row.id,
     )  # fmt: skip

@@ -104,7 +104,10 @@ def check_shares(
     at = np.flatnonzero((cols.portfolio == pindex) & (cols.symbol == code))
     short = shortfall(cols, at)
     if short is not None:
-        refuse(short, written=written is not None and short.row.id == written, action=action)
+        refuse(
+            short, written=written is not None and short.row.id == written, action=action,
+            symbol=symbol,
+        )
 
 
 def cash_flows(

@@ -136,7 +136,7 @@ def _dividends_covered(changed: derive.SymbolLedger, action: str) -> None:
         )
     for key, rows in groups.items():
         if key not in targets:
-            lots.check_ledger(rows, action=action)
+            lots.check_ledger(rows, action=action, symbol=key[1])
 
 
 def _set_fields(txn: Transaction, entry: LedgerEntry, target: Asset | None) -> None:

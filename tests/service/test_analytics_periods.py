@@ -114,3 +114,17 @@ def test_a_date_that_is_not_a_date_names_its_field(api: Api) -> None:
     pid = _portfolio(api, h, ledger=[])
     r = api.client.get(f"/api/analytics/portfolio/{pid}/metrics/?start_date=2025-13-01", headers=h)
     assert r.status_code == 400 and r.json()["details"]["field"] == "start_date"
+
+
+def test_an_end_before_the_history_names_end_date(api: Api) -> None:
+    """Only ``end_date``, before the first transaction: the window is empty, and the
+    field named is the one the request gave."""
+    _, h = api.user()
+    pid = _portfolio(api, h)
+    for path in ("metrics", "performance", "income"):
+        r = api.client.get(
+            f"/api/analytics/portfolio/{pid}/{path}/?end_date=2025-01-09", headers=h
+        )
+        assert r.status_code == 400, r.text
+        assert (r.json()["details"]["field"], r.json()["details"]["code"]) == (
+            "end_date", "empty_window"), r.text  # fmt: skip

@@ -102,7 +102,8 @@ def test_a_written_row_short_is_worded_as_the_written_one() -> None:
     with pytest.raises(ValidationError) as written:
         writecheck.check_shares(cols, 1, "AAA", written=2, action="Recording this sell")
     assert written.value.field == "quantity" and written.value.code == "insufficient_quantity"
-    assert "Cannot sell 7.00000000: the portfolio held 5.00000000" in str(written.value)
+    assert "Cannot sell 7.00000000 AAA on " in str(written.value)
+    assert "the portfolio held 5.00000000" in str(written.value)
     with pytest.raises(ValidationError) as other:
         writecheck.check_shares(cols, 1, "AAA", written=3, action="Changing transaction 3")
     assert other.value.details["transaction_id"] == 2

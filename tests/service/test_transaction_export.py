@@ -379,6 +379,53 @@ def test_an_import_names_a_lot_by_the_buys_line(api: Api) -> None:
         assert field in {e["field"] for e in r.json()["details"]["errors"]}, r.text
 
 
+def test_a_lot_an_earlier_import_wrote_is_checked_before_writing(api: Api) -> None:
+    """A sale naming a buy of an earlier import (its line skipped as imported, or not in
+    the file) takes that lot's shares: a lot used up, a buy of another symbol or a later
+    one is a 400 on the sale's line before anything is written."""
+    _, h = api.user()
+    pid = _portfolio(api, h)
+    head = "id,date,type,symbol,quantity,price,fees,lot_id\n"
+    first = head + (
+        "b1,2023-01-03,buy,AAPL,5,100,0,\n"
+        "b2,2023-06-01,buy,AAPL,5,200,0,\n"
+        "b3,2023-07-03,buy,AAPL,5,250,0,\n"
+        "m1,2023-06-01,buy,MSFT,5,300,0,\n"
+        "s1,2024-02-01,sell,AAPL,5,150,0,b2\n"
+    )
+    assert _import(api, h, pid, first).status_code == 200
+
+    def count() -> int:
+        return int(api.client.get(f"/api/transactions/?portfolio_id={pid}", headers=h).json()["count"])
+
+    for text, line, field, code in [
+        (head + "s2,2024-03-01,sell,AAPL,1,150,0,b2\n", 2, "quantity", "insufficient_quantity"),
+        (first + "s2,2024-03-01,sell,AAPL,1,150,0,b2\n", 7, "quantity", "insufficient_quantity"),
+        (head + "s2,2024-03-01,sell,AAPL,6,150,0,b1\n", 2, "quantity", "insufficient_quantity"),
+        (head + "s2,2024-03-01,sell,MSFT,1,150,0,b1\n", 2, "lot_id", "invalid"),
+        (head + "s2,2023-02-01,sell,AAPL,1,150,0,b2\n", 2, "lot_id", "invalid"),
+        (head + "s2,2024-03-01,sell,AAPL,1,150,0,s1\n", 2, "lot_id", "invalid"),
+    ]:
+        before = count()
+        for dry in ("true", "false"):
+            r = _import(api, h, pid, text, dry_run=dry)
+            errors = r.json()["errors"] if dry == "true" else r.json()["details"]["errors"]
+            assert r.status_code == (200 if dry == "true" else 400), r.text
+            assert [(e["line"], e["field"], e["code"]) for e in errors] == [(line, field, code)], r.text
+            (e,) = errors
+            sale = text.splitlines()[-1].split(",")
+            assert sale[3] in e["message"] and sale[1] in e["message"], e  # symbol, date
+            assert not re.search(r"\b\d+:[A-Z]|transaction \d|lot_method", e["message"]), e
+        assert count() == before  # nothing written
+    # the rest of a lot an earlier import wrote: the sale is linked to that buy
+    r = _import(api, h, pid, head + "s3,2024-03-01,sell,AAPL,2,150,0,b1\n")
+    assert r.status_code == 200, r.text
+    rows = api.client.get(f"/api/transactions/?portfolio_id={pid}", headers=h).json()["results"]
+    (b1,) = [x for x in rows if x["price"] == "100.00"]
+    (s3,) = [x for x in rows if x["transaction_date"] == "2024-03-01"]
+    assert s3["lot_id"] == b1["id"]
+
+
 _HEAD = ",".join(c for c in TRANSACTION_COLUMNS) + "\n"
 #: What a message must not show: a portfolio-namespaced symbol ("12:GE"), a row's id.
 _INTERNAL = re.compile(r"\b\d+:[A-Z]|\d{6,}|transaction \d")

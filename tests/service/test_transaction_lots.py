@@ -83,7 +83,12 @@ def test_sell_with_lot_id_is_recorded_and_read(api: Api) -> None:
     # the same day as the buy is allowed; the whole rest of the lot too
     _ok(_txn(api, h, pid, "sell", "6", "2025-02-03", lot_id=b2["id"]))
     r = _txn(api, h, pid, "sell", "0.00000001", "2025-12-01", lot_id=b2["id"])
-    _refused(api, r, pid, api.call(_count, api.db, pid), "quantity", "insufficient_quantity")
+    body = _refused(api, r, pid, api.call(_count, api.db, pid), "quantity", "insufficient_quantity")
+    # the lot used up: the message says the symbol, the date and the lot_id the sale gave
+    assert body["details"]["lot_id"] == b2["id"] and body["details"]["held"] == "0.00000000"
+    assert body["message"] == (
+        f"Cannot sell 0.00000001 SPY on 2025-12-01: its lot (lot_id {b2['id']}) held 0.00000000."
+    )
 
 
 def test_lot_id_errors(api: Api) -> None:
