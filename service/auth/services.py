@@ -21,7 +21,7 @@ from service.auth.identity import (
     verify_password,
 )
 from service.db import Database
-from service.db.models import ApiKey, AuthToken, User, UserSession, utcnow
+from service.db.models import ApiKey, AuthToken, User, UserSession, username_key, utcnow
 from service.errors import AuthenticationRequired, NotFoundError, ValidationError
 from service.identity_cache import IdentityCache
 
@@ -98,8 +98,8 @@ def check_password(password: str, username: str = "", field: str = "password") -
     folded = password.casefold()
     if folded in _common_passwords():
         raise ValidationError(field, "too_common", "This password is too common; choose another.")
-    name = _nfkc(username).strip().casefold()
-    plain = _nfkc(password).casefold()
+    name = username_key(username)
+    plain = username_key(password)
     if name and (plain == name or (len(name) >= _NAME_IN_PASSWORD and name in plain)):
         raise ValidationError(
             field, "similar_to_username", "Password must not contain the username."
@@ -112,7 +112,7 @@ _NAME_IN_PASSWORD = 3
 
 
 def _username_matches(username: str):  # type: ignore[no-untyped-def]
-    return func.lower(User.username) == _nfkc(username).strip().lower()
+    return User.username_key == username_key(username)
 
 
 async def identify(

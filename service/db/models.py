@@ -13,6 +13,7 @@ so that those features can add columns in their own migrations.
 from __future__ import annotations
 
 import datetime as dt
+import unicodedata
 from decimal import Decimal
 from typing import Any
 
@@ -28,7 +29,6 @@ from sqlalchemy import (
     String,
     Text,
     UniqueConstraint,
-    text,
 )
 from sqlalchemy.orm import DeclarativeBase, Mapped, mapped_column
 
@@ -50,6 +50,7 @@ __all__ = [
     "User",
     "UserSession",
     "UserTaxSettings",
+    "username_key",
     "utcnow",
 ]
 
@@ -71,13 +72,33 @@ def _user_fk() -> ForeignKey:
     return ForeignKey("users.id", ondelete="CASCADE")
 
 
+def username_key(username: str) -> str:
+    """What makes two usernames one: NFKC, trimmed, case-folded (full Unicode, not the
+    database's ``lower``, which on SQLite folds ASCII only), NFKC again.
+
+    >>> username_key(" \uff22ob ") == username_key("BOB") == username_key("bob") == "bob"
+    True
+    >>> username_key("\u00c9lise") == username_key("\u00e9lise")
+    True
+    """
+    return unicodedata.normalize("NFKC", unicodedata.normalize("NFKC", username).strip().casefold())
+
+
+def _username_key_default(context: Any) -> str:
+    return username_key(context.get_current_parameters()["username"])
+
+
 class User(Base):
-    """A user; usernames are unique case-insensitively (the ``lower(username)`` index)."""
+    """A user; usernames are unique whatever their Unicode form or case: ``username_key``
+    (:func:`username_key` of ``username``, set on insert) is unique."""
 
     __tablename__ = "users"
-    __table_args__ = (Index("uq_users_username_lower", text("lower(username)"), unique=True),)
+    __table_args__ = (Index("uq_users_username_key", "username_key", unique=True),)
     id: Mapped[int] = mapped_column(primary_key=True)
     username: Mapped[str] = mapped_column(String(150), unique=True)
+    username_key: Mapped[str] = mapped_column(
+        String(600), default=_username_key_default, server_default=""
+    )
     password_hash: Mapped[str] = mapped_column(String(255))
     is_active: Mapped[bool] = mapped_column(Boolean, default=True)
     created_at: Mapped[dt.datetime] = mapped_column(default=utcnow)

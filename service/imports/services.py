@@ -445,8 +445,8 @@ async def _held_lots(
             .outerjoin(Asset, Asset.id == Transaction.asset_id)
             .where(Transaction.portfolio_id == portfolio_id, Transaction.source_id.in_(stored))
         )  # fmt: skip
-        for sid, tid, kind, sym, day in result.tuples():
-            found[stored[str(sid)]] = (int(tid), kind, sym, day)
+        for sid, tid, kind, symbol, day in result.tuples():
+            found[stored[str(sid)]] = (tid, kind, symbol, day)
     held: dict[str, int] = {}
     for row in rows:
         ref = row.lot_source

@@ -57,7 +57,7 @@ def test_every_id_table_is_autoincrement_on_sqlite(api: Api) -> None:
         return  # PostgreSQL sequences never hand out a value twice
     schema = api.call(_schema, api.db)
     assert {t for t in TABLES if "AUTOINCREMENT" not in schema[t].upper()} == set()
-    assert "uq_users_username_lower" in api.call(_indexes, api.db)
+    assert "uq_users_username_key" in api.call(_indexes, api.db)
 
 
 async def _counts(db: Database) -> dict[str, int]:

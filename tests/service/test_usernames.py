@@ -23,14 +23,33 @@ PASSWORD = "plankton meridian 42"
     ],
 )
 def test_a_username_in_another_form_is_taken(api: Api, twin: str) -> None:
+    _twin_is_taken(api, "bob{tag}", twin)
+
+
+@pytest.mark.parametrize(
+    ("name", "twin"),
+    [
+        ("\u00c9lise{tag}", "\u00e9lise{tag}"),  # E acute: SQLite's lower() folds ASCII only
+        ("\u00e9lise{tag}", "\u00c9LISE{tag}"),
+        ("\u0411\u043e\u0440\u0438\u0441{tag}", "\u0431\u043e\u0440\u0438\u0441{tag}"),  # Cyrillic
+        ("E\u0301lise{tag}", "\u00e9lise{tag}"),  # a combining accent: NFKC composes it
+    ],
+)
+def test_a_non_ascii_username_in_another_case_is_taken(api: Api, name: str, twin: str) -> None:
+    _twin_is_taken(api, name, twin)
+
+
+def _twin_is_taken(api: Api, name: str, twin: str) -> None:
+    """``twin`` cannot register beside ``name``; both sign in as the one user, whose
+    name keeps the form it registered with."""
     tag = uuid.uuid4().hex[:8]
-    api.call(create_user, api.db, f"bob{tag}", PASSWORD)
+    first = api.call(create_user, api.db, name.format(tag=tag), PASSWORD)
     with pytest.raises(ValidationError) as err:
         api.call(create_user, api.db, twin.format(tag=tag), PASSWORD)
     assert (err.value.field, err.value.code) == ("username", "unique")
-    # and the other form signs in as the same user
-    user = api.call(authenticate, api.db, twin.format(tag=tag), PASSWORD)
-    assert user.username == f"bob{tag}"
+    for form in (name, twin):  # each form signs in as the same user
+        user = api.call(authenticate, api.db, form.format(tag=tag), PASSWORD)
+        assert user.id == first.id and user.username == first.username
 
 
 def test_full_width_names_are_stored_in_their_compatibility_form(api: Api) -> None:
@@ -57,3 +76,38 @@ def test_a_password_holding_the_username_is_refused(password: str, username: str
 
 def test_a_short_username_may_appear_inside_a_password() -> None:
     check_password("totally unrelated words", "al")  # "al" is inside "totally": allowed
+
+
+async def _upgrade_with(url: str, names: list[str]) -> list[tuple[str, str]]:
+    """Users inserted at revision 0010 (as the database held them), then the upgrade."""
+    from sqlalchemy import text
+
+    from service.db import Database, migrate
+
+    db = Database(url)
+    try:
+        await migrate(db, "0010")
+        async with db.engine.begin() as conn:
+            for name in names:
+                await conn.execute(
+                    text("INSERT INTO users (username, password_hash, is_active, created_at) "
+                         "VALUES (:n, 'x', true, CURRENT_TIMESTAMP)"), {"n": name},
+                )  # fmt: skip
+        await migrate(db)
+        async with db.engine.connect() as conn:
+            rows = await conn.execute(text("SELECT username, username_key FROM users ORDER BY id"))
+            return [(a, b) for a, b in rows.tuples()]
+    finally:
+        await db.dispose()
+
+
+def test_the_migration_keys_every_user_and_stops_at_twins(tmp_path) -> None:  # type: ignore[no-untyped-def]
+    import asyncio
+
+    url = f"sqlite+aiosqlite:///{tmp_path / 'keys.db'}"
+    assert asyncio.run(_upgrade_with(url, ["\u00c9lise", "Bob"])) == [
+        ("\u00c9lise", "\u00e9lise"), ("Bob", "bob")]  # fmt: skip
+    # SQLite's lower(username) index let both in before: the upgrade names them
+    twins = f"sqlite+aiosqlite:///{tmp_path / 'twins.db'}"
+    with pytest.raises(RuntimeError, match="\u00c9lise"):
+        asyncio.run(_upgrade_with(twins, ["\u00c9lise", "\u00e9lise"]))
