@@ -7,7 +7,10 @@ then the columns of corporate actions (``split_ratio``, ``cash_in_lieu``, ``rati
 of the buy a specific-lot sale relieves). Decimal cells are the stored values' own
 digits (no rounding). A cash row has no ``symbol`` and no ``quantity``: its ``price`` is
 the amount, in ``currency``. Rows come in the list's order (newest first), read page by
-page in one database session, so a ledger of any size streams in constant memory.
+page in one database session, so a ledger of any size streams in constant memory; the
+pages are read from one snapshot (on PostgreSQL a ``REPEATABLE READ`` transaction: under
+``READ COMMITTED`` a row written between two pages would shift the offsets, repeating or
+dropping a row of the file).
 """
 
 from __future__ import annotations
@@ -67,6 +70,8 @@ def transaction_csv(
     async def lines() -> AsyncIterator[str]:
         yield csv_line(TRANSACTION_COLUMNS)
         async with db.read() as s:
+            if not db.is_sqlite:  # one snapshot for every page (SQLite's read transaction is one)
+                await s.connection(execution_options={"isolation_level": "REPEATABLE READ"})
             offset = 0
             while True:
                 items, count = await services.list_transactions(
