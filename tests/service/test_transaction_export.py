@@ -11,7 +11,7 @@ import re
 from decimal import ROUND_HALF_UP, Decimal
 from typing import Any
 
-from hypothesis import HealthCheck, given, settings
+from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 
 from service.portfolios.export import POSITION_COLUMNS
@@ -290,6 +290,28 @@ def _copy(api: Api, exported: bytes) -> tuple[dict[str, str], int]:
     derandomize=True,
 )
 @given(ops=_OPS)
+# every corporate action in every variant, on dollar and euro assets, beside the random
+# ledgers (whose ten derandomized examples hold no spin-off and no merger into shares)
+@example(ops=[
+    ("spin_off", "AAPL", 1, 1000, 0, 5),  # 1 HON per AAPL, 20 % of the basis
+    ("sell", "HON", 40, 5000, 10, 20),  # delivered shares sold
+    ("merger", "MSFT", 3, 2000, 50, 10),  # 2 CAT per MSFT, shares only
+    ("dividend", "CAT", 1, 300, 0, 40),
+    ("spin_off", "SAP.DE", 2, 900, 1, 3),  # 0.25 SIE.DE per share, 35 % of the basis
+    ("sell", "SIE.DE", 30, 12000, 5, 30),
+    ("dividend", "SAP.DE", 7, 4000, 0, 9),
+])  # fmt: skip
+@example(ops=[
+    ("merger", "SAP.DE", 2, 5000, 99, 3),  # 0.5 SIE.DE and 1.00 a share, new shares at 50.00
+    ("sell", "SIE.DE", 40, 6000, 0, 45),
+    ("buy", "AAPL", 5, 30000, 0, 2),
+    ("merger", "AAPL", 1, 2000, 249, 40),  # cash only: 2.50 a share
+    ("stock_dividend", "MSFT", 1, 100, 0, 10),
+    ("split_cash", "MSFT", 1, 777, 0, 10),
+    ("return_of_capital", "MSFT", 2, 1500, 0, 20),
+    ("sell", "MSFT", 3, 100, 0, 5),  # a specific lot at a loss, bought back within 30 days
+    ("buy", "MSFT", 2, 20000, 0, 10),
+])  # fmt: skip
 def test_an_imported_export_reproduces_the_portfolio(api: Api, ops: list[Any]) -> None:
     _, h = api.user()
     source = _portfolio(api, h, "source")
