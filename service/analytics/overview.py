@@ -142,6 +142,7 @@ async def overview(
     )
     hist, bench_close = _combined(market, ledgers, window.after, window.end, code, bench)
     return OverviewRead(
+        period=window.label,
         currency=code,
         total_value=None if sums["total_value"] is None else fmt.money(sums["total_value"]),
         cash_balance=None if sums["cash_balance"] is None else fmt.money(sums["cash_balance"]),

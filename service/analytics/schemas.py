@@ -153,9 +153,11 @@ class OverviewRead(msgspec.Struct, kw_only=True):
     portfolio's own figures (its base currency converted at the latest rate, rounded
     to the cent); ``null`` when a portfolio's base currency has no rate into
     ``currency``. ``metrics``, ``allocation`` and ``performance`` have the shapes of
-    the portfolio endpoints, over the combined account.
+    the portfolio endpoints, over the combined account; ``period`` is the window used
+    (as in ``metrics`` and ``performance``).
     """
 
+    period: str
     currency: str
     total_value: str | None
     cash_balance: str | None

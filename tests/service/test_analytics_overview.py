@@ -73,7 +73,8 @@ def test_two_equal_portfolios_have_the_returns_of_one(api: Api) -> None:
     o = _overview(api, h, "period=2y&interval=1w")
     m = api.client.get(f"/api/analytics/portfolio/{pid}/metrics/?period=2y", headers=h).json()
     om = o["metrics"]
-    assert om["period"] == "2y" and om["observations"] == m["observations"]
+    assert o["period"] == om["period"] == o["performance"]["period"] == "2y"
+    assert om["observations"] == m["observations"]
     assert (om["start_date"], om["end_date"]) == (m["start_date"], m["end_date"])
     for field in (
         "total_return",
@@ -104,6 +105,11 @@ def test_two_equal_portfolios_have_the_returns_of_one(api: Api) -> None:
 def test_an_account_without_portfolios(api: Api) -> None:
     _, h = api.user()
     o = _overview(api, h)
+    assert set(o) == {  # the contract's fields, the window and the currency
+        "period", "currency", "total_value", "cash_balance", "daily_change",
+        "daily_change_percent", "portfolio_count", "metrics", "allocation", "performance",
+    }  # fmt: skip
+    assert o["period"] == "1y" and o["currency"] == "USD"
     assert (o["portfolio_count"], o["total_value"], o["cash_balance"]) == (0, "0.00", "0.00")
     assert o["metrics"]["total_return"] is None and o["performance"]["series"] == []
     assert o["allocation"]["allocations"] == []
