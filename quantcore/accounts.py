@@ -50,8 +50,11 @@ def combine_accounts(value: ArrayLike, inflow: ArrayLike, outflow: ArrayLike) ->
     -----
     A transfer between two portfolios recorded as a withdrawal from one and a
     deposit into the other is an outflow and an inflow of the account on the same
-    day: it moves no return. The account's return is not a weighted mean of the
-    portfolios' returns when flows happen; it is the return of the summed money.
+    day: it adds no gain, and the values are unchanged. On that day the amount is
+    capital at work twice (in one portfolio until the day's end, in the other from
+    its start), so the day's return is the gain over the capital plus the amount
+    (``tests/unit/test_accounts.py``). The account's return is not a weighted mean
+    of the portfolios' returns when flows happen; it is the return of the summed money.
 
     Examples
     --------

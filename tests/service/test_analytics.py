@@ -116,7 +116,7 @@ def close(text: str | None, expected: float, tol: float = 1.5e-6) -> bool:
     return text is not None and abs(float(text) - expected) <= tol
 
 
-@pytest.mark.parametrize("period,months", [("1y", 12), ("2y", 24), ("3m", 3)])
+@pytest.mark.parametrize("period,months", [("1m", 1), ("3m", 3), ("6m", 6), ("1y", 12), ("2y", 24)])
 def test_metrics_equal_quantcore_on_the_twin(api: Api, period: str, months: int) -> None:
     _, h = api.user()
     pid = _portfolio(api, h)
