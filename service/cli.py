@@ -11,10 +11,10 @@ import sys
 from collections.abc import Sequence
 from pathlib import Path
 
-from sqlalchemy import func, select
+from sqlalchemy import select
 
 from service.db import Database, migrate
-from service.db.models import User
+from service.db.models import User, username_key
 from service.errors import ApiError
 from service.settings import Settings
 
@@ -141,9 +141,7 @@ def cmd_token(args: argparse.Namespace, settings: Settings) -> int:
             async with db.read() as s:
                 uid = (
                     await s.execute(
-                        select(User.id).where(
-                            func.lower(User.username) == args.name.strip().lower()
-                        )
+                        select(User.id).where(User.username_key == username_key(args.name))
                     )
                 ).scalar_one_or_none()
             return None if uid is None else await create_token(db, uid, settings.token_ttl)

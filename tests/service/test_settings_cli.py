@@ -98,8 +98,9 @@ def test_cli_commands(
     monkeypatch.setattr("sys.stdin", io.StringIO("long enough password\n"))
     assert main(["createuser", "carol", "--password-stdin"]) == 1
     assert "already exists" in capsys.readouterr().err
-    assert main(["token", "carol"]) == 0
-    assert capsys.readouterr().out.strip().startswith("qct_")
+    for name in ("carol", " CAROL", "\uff43arol"):  # as sign-in compares names
+        assert main(["token", name]) == 0
+        assert capsys.readouterr().out.strip().startswith("qct_")
     assert main(["token", "nobody"]) == 1
 
     good = tmp_path / "xyz.csv"
