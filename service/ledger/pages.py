@@ -5,14 +5,16 @@ from __future__ import annotations
 import datetime as dt
 from typing import Any
 
-from sqlalchemy import Select, func, select
+from sqlalchemy import Select, and_, func, or_, select
 from sqlalchemy.ext.asyncio import AsyncSession
 from sqlalchemy.orm import aliased
 
 from service.db.models import Asset, Portfolio, Transaction
 from service.errors import ValidationError
 
-__all__ = ["PageRow", "check_date_range", "owned_transaction", "transaction_page"]
+__all__ = [
+    "PageRow", "check_date_range", "owned_transaction", "transaction_page", "transaction_rows_after",
+]
 
 _TARGET = aliased(Asset)
 #: ``(transaction, its asset or None, the target's symbol or None)``.
@@ -35,6 +37,34 @@ def check_date_range(date_from: dt.date | None, date_to: dt.date | None) -> None
         raise ValidationError("date_from", "invalid", "date_from must not be after date_to.")
 
 
+def _filters(
+    user_id: int,
+    portfolio_id: int | None,
+    asset_symbol: str | None,
+    transaction_type: str | None,
+    date_from: dt.date | None,
+    date_to: dt.date | None,
+) -> list[Any]:
+    """The conditions of the list's filters (the user's rows first)."""
+    check_date_range(date_from, date_to)
+    conditions: list[Any] = [Portfolio.user_id == user_id]
+    if portfolio_id is not None:
+        conditions.append(Transaction.portfolio_id == portfolio_id)
+    if asset_symbol:
+        conditions.append(Asset.symbol == asset_symbol.upper())
+    if transaction_type:
+        conditions.append(Transaction.transaction_type == transaction_type)
+    if date_from is not None:
+        conditions.append(Transaction.transaction_date >= date_from)
+    if date_to is not None:
+        conditions.append(Transaction.transaction_date <= date_to)
+    return conditions
+
+
+#: The list's order: newest first, then by id.
+_ORDER = (Transaction.transaction_date.desc(), Transaction.id.desc())
+
+
 async def transaction_page(
     session: AsyncSession,
     user_id: int,
@@ -52,18 +82,7 @@ async def transaction_page(
     Raises:
         ValidationError: ``date_from`` ``invalid`` when it is after ``date_to``.
     """
-    check_date_range(date_from, date_to)
-    conditions: list[Any] = [Portfolio.user_id == user_id]
-    if portfolio_id is not None:
-        conditions.append(Transaction.portfolio_id == portfolio_id)
-    if asset_symbol:
-        conditions.append(Asset.symbol == asset_symbol.upper())
-    if transaction_type:
-        conditions.append(Transaction.transaction_type == transaction_type)
-    if date_from is not None:
-        conditions.append(Transaction.transaction_date >= date_from)
-    if date_to is not None:
-        conditions.append(Transaction.transaction_date <= date_to)
+    conditions = _filters(user_id, portfolio_id, asset_symbol, transaction_type, date_from, date_to)
     # the count joins an asset only to filter by it: the outer joins of the page's
     # columns leave the number of rows as it is and cost a lookup per row
     counted = (
@@ -75,13 +94,42 @@ async def transaction_page(
         counted = counted.join(Asset, Asset.id == Transaction.asset_id)
     count = (await session.execute(counted.where(*conditions))).scalar_one()
     rows = await session.execute(
-        _owned(user_id)
-        .where(*conditions)
-        .order_by(Transaction.transaction_date.desc(), Transaction.id.desc())
-        .limit(limit)
-        .offset(offset)
+        _owned(user_id).where(*conditions).order_by(*_ORDER).limit(limit).offset(offset)
     )
     return list(rows.tuples()), int(count)
+
+
+async def transaction_rows_after(
+    session: AsyncSession,
+    user_id: int,
+    limit: int,
+    after: tuple[dt.date, int] | None,
+    *,
+    portfolio_id: int | None = None,
+    asset_symbol: str | None = None,
+    transaction_type: str | None = None,
+    date_from: dt.date | None = None,
+    date_to: dt.date | None = None,
+) -> list[PageRow]:
+    """The next ``limit`` rows of the list (its filters and order) after the row
+    ``after`` (its ``(transaction_date, id)``; ``None``: from the first). No offset to
+    scan and no count: what a streamed export reads a ledger of any size by.
+
+    Raises:
+        ValidationError: ``date_from`` ``invalid`` when it is after ``date_to``.
+    """
+    conditions = _filters(user_id, portfolio_id, asset_symbol, transaction_type, date_from, date_to)
+    if after is not None:
+        day, last = after
+        conditions += [
+            Transaction.transaction_date <= day,  # a range the (portfolio, date) index serves
+            or_(
+                Transaction.transaction_date < day,
+                and_(Transaction.transaction_date == day, Transaction.id < last),
+            ),
+        ]
+    rows = await session.execute(_owned(user_id).where(*conditions).order_by(*_ORDER).limit(limit))
+    return list(rows.tuples())
 
 
 async def owned_transaction(session: AsyncSession, user_id: int, txn_id: int) -> PageRow | None:

@@ -7,7 +7,9 @@ then the columns of corporate actions (``split_ratio``, ``cash_in_lieu``, ``rati
 of the buy a specific-lot sale relieves). Decimal cells are the stored values' own
 digits (no rounding). A cash row has no ``symbol`` and no ``quantity``: its ``price`` is
 the amount, in ``currency``. Rows come in the list's order (newest first), read page by
-page in one database session, so a ledger of any size streams in constant memory; the
+page in one database session, each page from where the last one ended (not by an
+offset, whose scan grows with the page's place), so a ledger of any size streams in
+constant memory and linear time; the
 pages are read from one snapshot (on PostgreSQL a ``REPEATABLE READ`` transaction: under
 ``READ COMMITTED`` a row written between two pages would shift the offsets, repeating or
 dropping a row of the file).
@@ -23,7 +25,6 @@ from litestar.response import Stream
 from service.csvexport import csv_line, csv_stream
 from service.db import Database
 from service.ledger import pages
-from service.pagination import PageParams
 from service.transactions import services
 from service.transactions.schemas import CASH_TYPES, TransactionRead
 
@@ -72,18 +73,18 @@ def transaction_csv(
         async with db.read() as s:
             if not db.is_sqlite:  # one snapshot for every page (SQLite's read transaction is one)
                 await s.connection(execution_options={"isolation_level": "REPEATABLE READ"})
-            offset = 0
+            last = None
             while True:
-                items, count = await services.list_transactions(
-                    s, user_id, PageParams(limit=CHUNK, offset=offset),
+                items = await services.transactions_after(
+                    s, user_id, CHUNK, last,
                     portfolio_id=portfolio_id, asset_symbol=asset_symbol,
                     transaction_type=transaction_type, date_from=date_from, date_to=date_to,
                 )  # fmt: skip
                 for cells in transaction_rows(items):
                     yield csv_line(cells)
-                offset += CHUNK
-                if offset >= count or not items:
+                if len(items) < CHUNK:
                     break
+                last = items[-1]
 
     name = f"transactions-{portfolio_id}.csv" if portfolio_id is not None else "transactions.csv"
     return csv_stream(lines(), name)

@@ -110,6 +110,28 @@ async def list_transactions(
     return [transaction_read(t, a, ts) for t, a, ts in rows], count
 
 
+async def transactions_after(
+    session: AsyncSession,
+    user_id: int,
+    limit: int,
+    after: TransactionRead | None,
+    *,
+    portfolio_id: int | None,
+    asset_symbol: str | None,
+    transaction_type: str | None,
+    date_from: dt.date | None,
+    date_to: dt.date | None,
+) -> list[TransactionRead]:
+    """The next ``limit`` rows of :func:`list_transactions`' list after the row ``after``
+    (``None``: from the first), read from where that row is, not by an offset."""
+    rows = await pages.transaction_rows_after(
+        session, user_id, limit, None if after is None else (after.transaction_date, after.id),
+        portfolio_id=portfolio_id, asset_symbol=asset_symbol,
+        transaction_type=transaction_type, date_from=date_from, date_to=date_to,
+    )  # fmt: skip
+    return [transaction_read(t, a, ts) for t, a, ts in rows]
+
+
 async def get_transaction(session: AsyncSession, user_id: int, txn_id: int) -> TransactionRead:
     """One of the user's transactions; another user's (or none) is a 404."""
     row = await pages.owned_transaction(session, user_id, txn_id)

@@ -1,5 +1,5 @@
-"""A CSV export is one snapshot: a row written while it streams neither repeats nor drops
-another row of the file (its pages read at shifting offsets), on SQLite and PostgreSQL."""
+"""A CSV export is one snapshot: a row written while it streams is not in the file and
+neither repeats nor drops another row of it, on SQLite and PostgreSQL."""
 
 from __future__ import annotations
 
@@ -28,10 +28,11 @@ async def _stream_with_a_write_between_pages(db: Database, pid: int) -> list[str
     )  # fmt: skip
     lines: Any = stream.iterator
     text = [await anext(lines) for _ in range(3)]  # the header and the first page (2 rows)
-    async with db.write() as s:  # the newest row: first in the list's order
-        s.add(Transaction(portfolio_id=pid, asset_id=asset_id, transaction_type="buy",
-                          quantity=Decimal(1), price=Decimal(1), fees=Decimal(0),
-                          transaction_date=dt.date(2030, 1, 2)))  # fmt: skip
+    async with db.write() as s:  # the newest row (first in the list's order) and the oldest
+        for day in (dt.date(2030, 1, 2), dt.date(2020, 1, 2)):
+            s.add(Transaction(portfolio_id=pid, asset_id=asset_id, transaction_type="buy",
+                              quantity=Decimal(1), price=Decimal(1), fees=Decimal(0),
+                              transaction_date=day))  # fmt: skip
     text += [line async for line in lines]
     return [row["id"] for row in csv.DictReader(io.StringIO("".join(text)))]
 
@@ -51,3 +52,21 @@ def test_a_write_during_an_export_changes_no_row_of_it(
     monkeypatch.setattr(export, "CHUNK", 2)
     ids = api.call(_stream_with_a_write_between_pages, api.db, pid)
     assert ids == made[::-1]  # newest first, each once, as committed when the export began
+
+
+def test_pages_of_one_day_follow_on_by_id(api: Api, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Each page starts after the last row of the one before (date, then id): rows of one
+    day split across pages are each in the file once, in the list's order."""
+    _, h = api.user()
+    pid = api.client.post("/api/portfolios/", json={"name": "e"}, headers=h).json()["id"]
+    for day in ("2024-01-02", "2024-01-03", "2024-01-03", "2024-01-03", "2024-01-03", "2024-01-04", "2024-01-03"):
+        r = api.client.post("/api/transactions/", json={
+            "portfolio": pid, "asset_symbol": "AAPL", "transaction_type": "buy", "quantity": "1",
+            "price": "10", "transaction_date": day}, headers=h)  # fmt: skip
+        assert r.status_code == 201, r.text
+    listed = api.client.get(f"/api/transactions/?portfolio_id={pid}", headers=h).json()["results"]
+    for chunk in (1, 2, 3, 7, 8):
+        monkeypatch.setattr(export, "CHUNK", chunk)
+        r = api.client.get(f"/api/transactions/?portfolio_id={pid}&format=csv", headers=h)
+        got = [row["id"] for row in csv.DictReader(io.StringIO(r.text))]
+        assert got == [str(t["id"]) for t in listed], chunk
