@@ -146,7 +146,7 @@ def match_group_nb(
     piece_count: np.ndarray,
     open_count: np.ndarray,
     dst: np.ndarray,
-) -> tuple[int, int, int, int]:
+) -> tuple[int, int, int, int, np.ndarray]:
     """Relieve the lots of one symbol group and detect its wash sales.
 
     Parameters
@@ -189,9 +189,12 @@ def match_group_nb(
     Returns
     -------
     n_real, n_open : int
-        Realized pieces and open lots; ``dst`` holds them iff their sum <= cap.
+        Realized pieces and open lots.
     err_code, err_row : int
         ``ERR_*`` code and row of the first invalid sell, else ``(0, -1)``.
+    out : ndarray of int64, shape (>= n_real + n_open, 11)
+        What holds the pieces and then the open lots: ``dst`` when they fit in it,
+        else an array grown from it (by doubling, as the pieces came).
 
     Notes
     -----
@@ -284,7 +287,7 @@ def match_group_nb(
                 realized, n_real, head, tail, u_head, u_tail, pool_q, pool_b, pend, q_head,
             )
             if err != 0:
-                return n_real, 0, err, i
+                return n_real, 0, err, i, dst
         if sell_q > 0 or n_real > r_first:  # shares sold, or pieces realized by a corporate action
             m = method[sym[ii]]
             if m == SPECIFIC and lot_ref[ii] < 0:
@@ -297,9 +300,9 @@ def match_group_nb(
                         held += lots[k, L_QTY]
                     k = lots[k, L_NEXT]
                 if held < sell_q:
-                    return n_real, 0, ERR_LOT_EXCEEDED, i
+                    return n_real, 0, ERR_LOT_EXCEEDED, i, dst
             elif pool_q[s] < sell_q:
-                return n_real, 0, ERR_OVERSOLD, i
+                return n_real, 0, ERR_OVERSOLD, i, dst
             q_left = sell_q
             p_left = sell_p
             while q_left > 0:
@@ -426,8 +429,9 @@ def match_group_nb(
             k = lots[k, L_NEXT]
         open_count[g_syms[s]] = c
         n_open += c
-    if realized.shape[0] != dst.shape[0] or n_real + n_open > dst.shape[0]:
-        return n_real, n_open, 0, -1  # overflow: the caller runs the group again with room for it
+    # the open lots follow the pieces; past the caller's slice, in the grown array, which the
+    # caller keeps (so a group runs once, whatever its output)
+    out = grow_nb(realized, n_real + n_open)
     j = n_real
     for s in range(n_loc):  # open lots, symbol by symbol in relief order
         k = head[s]
@@ -441,14 +445,14 @@ def match_group_nb(
                 b = b_pool if q == q_pool else muldiv_nb(b_pool, q, q_pool)
                 q_pool -= q
                 b_pool -= b
-            dst[j, 0] = g_syms[s]
-            dst[j, 1] = lots[k, L_ORIGIN]
-            dst[j, 2] = lots[k, L_PURCHASED]
-            dst[j, 3] = lots[k, L_ACQUIRED]
-            dst[j, 4] = lots[k, L_QTY]
-            dst[j, 5] = b
-            dst[j, 6] = lots[k, L_ADJ]
-            dst[j, 7] = 1 if lots[k, L_USED] == 1 else 0
+            out[j, 0] = g_syms[s]
+            out[j, 1] = lots[k, L_ORIGIN]
+            out[j, 2] = lots[k, L_PURCHASED]
+            out[j, 3] = lots[k, L_ACQUIRED]
+            out[j, 4] = lots[k, L_QTY]
+            out[j, 5] = b
+            out[j, 6] = lots[k, L_ADJ]
+            out[j, 7] = 1 if lots[k, L_USED] == 1 else 0
             j += 1
             k = lots[k, L_NEXT]
-    return n_real, n_open, 0, -1
+    return n_real, n_open, 0, -1, out

@@ -3,12 +3,20 @@
 Groups of substantially identical symbols share no state, so
 :func:`match_lots_nb` runs :func:`~quantcore._kernels.tax_lots.match_group_nb`
 on every group in a ``prange`` loop. Each group writes its pieces and open lots
-into its own slice of a scratch buffer (``64 + 5 x rows`` rows; only the rows
-written take memory); a group that needs more is run again with an exact slice.
-The slices are then placed in the order of the sequential algorithm: realized
-pieces by sell row, open lots by symbol. Every sell, dividend and symbol
-belongs to exactly one group, so the result is bit-identical to
-:func:`match_lots_seq_nb`, which runs the groups one after the other.
+into its own slice of a scratch buffer (``64 + 8 x rows`` rows; only the rows
+written take memory); a group that needs more goes on in an array of its own,
+grown as it needs, which it keeps: every group runs once. The slices are then
+placed in the order of the sequential algorithm: realized pieces by sell row,
+open lots by symbol. Every sell, dividend and symbol belongs to exactly one
+group, so the result is bit-identical to :func:`match_lots_seq_nb`, which runs
+the groups one after the other.
+
+Memory: the scratch is one buffer per batch of consecutive groups (at least
+:data:`BATCH_ROWS` rows each), freed as soon as its groups are placed, so the
+pieces are not held twice over: at most once in the output and once in the
+batches not yet placed, whose sum is the pieces once plus the output pages a
+batch's scattered rows touch early (a 5.9-million-piece ledger of 40 groups peaks
+at 1.3 times its pieces, not twice).
 """
 
 from __future__ import annotations
@@ -34,6 +42,13 @@ F_CASH = 8
 F_ALLOC = 9
 F_TARGET = 10
 N_FIELDS = 11
+
+#: Slice rows per transaction row of a group (64 more each): its pieces and open lots
+#: (the benchmarks' statements need up to 6.2; a group that needs more grows its own array).
+CAP_PER_ROW = 8
+#: Slice rows per batch buffer (46 MiB): above malloc's largest mmap threshold (32 MiB), so a
+#: batch's buffer is a mapping of its own, returned to the system when freed.
+BATCH_ROWS = 1 << 19
 
 # columns of the per-group counts
 C_REAL = 0
@@ -66,7 +81,7 @@ def _plan(
             loc[group_syms[gi]] = gi - group_start[g]
     cap_start = np.zeros(n_grp + 1, dtype=np.int64)
     for g in range(n_grp):
-        cap_start[g + 1] = cap_start[g] + 64 + 5 * (row_start[g + 1] - row_start[g])
+        cap_start[g + 1] = cap_start[g] + 64 + CAP_PER_ROW * (row_start[g + 1] - row_start[g])
     return row_start, rows, loc, cap_start
 
 
@@ -92,21 +107,67 @@ def _gather(
 
 
 @njit(cache=True, error_model="numpy")
+def _batches(cap_start: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Consecutive groups in batches of at least :data:`BATCH_ROWS` slice rows (the last may
+    be smaller): the first group of each batch (and the end), and each group's batch."""
+    n_grp = cap_start.shape[0] - 1
+    starts = np.zeros(n_grp + 1, dtype=np.int64)
+    batch_of = np.empty(n_grp, dtype=np.int64)
+    n_batch = 0
+    for g in range(n_grp):
+        if g == 0 or cap_start[g] - cap_start[starts[n_batch - 1]] >= BATCH_ROWS:
+            starts[n_batch] = g
+            n_batch += 1
+        batch_of[g] = n_batch - 1
+    starts[n_batch] = n_grp
+    return starts[: n_batch + 1].copy(), batch_of
+
+
+@njit(cache=True, error_model="numpy")
+def _buffers(cap_start: np.ndarray, batch_start: np.ndarray) -> list[np.ndarray]:
+    """One buffer per batch: its groups' slices, back to back (pages are touched only where written)."""
+    return [
+        np.empty((cap_start[batch_start[b + 1]] - cap_start[batch_start[b]], R_NF), dtype=np.int64)
+        for b in range(batch_start.shape[0] - 1)
+    ]
+
+
+@njit(cache=True, error_model="numpy")
+def _empties(n: int) -> list[np.ndarray]:
+    """``n`` empty outputs: a group's own grown array goes in its place when its slice overflows."""
+    return [np.empty((0, R_NF), dtype=np.int64) for _ in range(n)]
+
+
+@njit(cache=True, error_model="numpy")
+def _slice(
+    g: int, bufs: list[np.ndarray], batch_of: np.ndarray, batch_start: np.ndarray, cap_start: np.ndarray
+) -> np.ndarray:
+    """Group ``g``'s slice of its batch's buffer."""
+    base = cap_start[batch_start[batch_of[g]]]
+    return bufs[batch_of[g]][cap_start[g] - base : cap_start[g + 1] - base]
+
+
+@njit(cache=True, error_model="numpy")
 def _run_group(
     g: int, rows: np.ndarray, row_start: np.ndarray, f: tuple[np.ndarray, ...], group_start: np.ndarray,
     group_syms: np.ndarray, loc: np.ndarray, method: np.ndarray, wgroup: np.ndarray, wash: bool, window: int,
     dividends: np.ndarray, piece_count: np.ndarray, open_count: np.ndarray,
-    buf: np.ndarray, buf_start: np.ndarray, counts: np.ndarray,
+    bufs: list[np.ndarray], outs: list[np.ndarray], batch_of: np.ndarray, batch_start: np.ndarray,
+    cap_start: np.ndarray, counts: np.ndarray,
 ) -> None:
-    """Run group ``g`` on its rows (``f``: the per-row fields in group order) into its slice of ``buf``."""
+    """Run group ``g`` on its rows (``f``: the per-row fields in group order) into its slice,
+    or, when its output outgrows the slice, into ``outs[g]``."""
     a = row_start[g]
     b = row_start[g + 1]
-    n_real, n_open, err, row = match_group_nb(
+    dst = _slice(g, bufs, batch_of, batch_start, cap_start)
+    n_real, n_open, err, row, out = match_group_nb(
         rows[a:b], f[F_SYM][a:b], f[F_DAY][a:b], f[F_KIND][a:b], f[F_QTY][a:b], f[F_PRICE][a:b],
         f[F_FEE][a:b], f[F_REF][a:b], f[F_RATIO][a:b], f[F_CASH][a:b], f[F_ALLOC][a:b], f[F_TARGET][a:b],
         loc, group_syms[group_start[g] : group_start[g + 1]], method, wgroup, wash, window,
-        dividends[a:b], piece_count[a:b], open_count, buf[buf_start[g] : buf_start[g + 1]],
+        dividends[a:b], piece_count[a:b], open_count, dst,
     )
+    if err == 0 and n_real + n_open > dst.shape[0]:
+        outs[g] = out
     counts[g, C_REAL] = n_real
     counts[g, C_OPEN] = n_open
     counts[g, C_ERR] = err
@@ -114,23 +175,11 @@ def _run_group(
 
 
 @njit(cache=True, error_model="numpy")
-def _spill_plan(counts: np.ndarray, cap_start: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """The groups whose output overflowed their slice, and exact slices for them."""
-    n_grp = counts.shape[0]
-    spill_start = np.zeros(n_grp + 1, dtype=np.int64)
-    n_over = 0
-    for g in range(n_grp):
-        need = counts[g, C_REAL] + counts[g, C_OPEN]
-        big = counts[g, C_ERR] == 0 and need > cap_start[g + 1] - cap_start[g]
-        spill_start[g + 1] = spill_start[g] + (need if big else 0)
-        n_over += 1 if big else 0
-    over = np.empty(n_over, dtype=np.int64)
-    j = 0
-    for g in range(n_grp):
-        if spill_start[g + 1] > spill_start[g]:
-            over[j] = g
-            j += 1
-    return over, spill_start
+def _release(bufs: list[np.ndarray], outs: list[np.ndarray], batch_start: np.ndarray, b: int) -> None:
+    """Free batch ``b``'s buffer and its groups' grown outputs, once placed."""
+    bufs[b] = np.empty((0, R_NF), dtype=np.int64)
+    for g in range(batch_start[b], batch_start[b + 1]):
+        outs[g] = np.empty((0, R_NF), dtype=np.int64)
 
 
 @njit(cache=True, error_model="numpy")
@@ -167,15 +216,12 @@ def _outputs(
 
 @njit(cache=True, error_model="numpy")
 def _place_group(
-    g: int, counts: np.ndarray, buf: np.ndarray, cap_start: np.ndarray, spill: np.ndarray,
-    spill_start: np.ndarray, piece_start: np.ndarray, open_start: np.ndarray,
+    g: int, counts: np.ndarray, bufs: list[np.ndarray], outs: list[np.ndarray], batch_of: np.ndarray,
+    batch_start: np.ndarray, cap_start: np.ndarray, piece_start: np.ndarray, open_start: np.ndarray,
     realized: np.ndarray, open_lots: np.ndarray,
 ) -> None:
     """Copy a group's pieces to their sell rows' places and its lots to their symbols' places."""
-    if spill_start[g + 1] > spill_start[g]:
-        src = spill[spill_start[g] : spill_start[g + 1]]
-    else:
-        src = buf[cap_start[g] : cap_start[g + 1]]
+    src = outs[g] if outs[g].shape[0] > 0 else _slice(g, bufs, batch_of, batch_start, cap_start)
     n_real = counts[g, C_REAL]
     pos = 0
     prev = -1
@@ -262,30 +308,30 @@ def match_lots_nb(
     """
     n_grp = group_start.shape[0] - 1
     row_start, rows, loc, cap_start = _plan(sym, sym_group, group_start, group_syms)
+    batch_start, batch_of = _batches(cap_start)
     fg = _gather(rows, sym, day, kind, qty, price, fee, lot_ref, ratio, cash, alloc, target)
     div_g = np.zeros(sym.shape[0], dtype=np.int64)
     piece_count_g = np.zeros(sym.shape[0], dtype=np.int64)
     open_count = np.zeros(sym_group.shape[0], dtype=np.int64)
     counts = np.zeros((n_grp, 4), dtype=np.int64)
-    buf = np.empty((cap_start[n_grp], R_NF), dtype=np.int64)  # pages are touched only where written
+    bufs = _buffers(cap_start, batch_start)
+    outs = _empties(n_grp)
     for g in prange(n_grp):
         _run_group(
-            g, rows, row_start, fg, group_start, group_syms,
-            loc, method, wgroup, wash, window, div_g, piece_count_g, open_count, buf, cap_start, counts,
-        )
-    over, spill_start = _spill_plan(counts, cap_start)
-    spill = np.empty((spill_start[n_grp], R_NF), dtype=np.int64)
-    for j in prange(over.shape[0]):
-        _run_group(
-            over[j], rows, row_start, fg, group_start,
-            group_syms, loc, method, wgroup, wash, window, div_g, piece_count_g, open_count, spill, spill_start, counts,
+            g, rows, row_start, fg, group_start, group_syms, loc, method, wgroup, wash, window,
+            div_g, piece_count_g, open_count, bufs, outs, batch_of, batch_start, cap_start, counts,
         )
     realized, open_lots, status, piece_start, open_start = _outputs(counts, rows, piece_count_g, open_count)
     dividends = np.empty(sym.shape[0], dtype=np.int64)
     dividends[rows] = div_g
     if status[0] == 0:
-        for g in prange(n_grp):
-            _place_group(g, counts, buf, cap_start, spill, spill_start, piece_start, open_start, realized, open_lots)
+        for b in range(batch_start.shape[0] - 1):  # a batch's memory goes as soon as it is placed
+            for g in prange(batch_start[b], batch_start[b + 1]):
+                _place_group(
+                    g, counts, bufs, outs, batch_of, batch_start, cap_start, piece_start, open_start,
+                    realized, open_lots,
+                )
+            _release(bufs, outs, batch_start, b)
     return realized, open_lots, dividends, status
 
 
@@ -313,28 +359,28 @@ def match_lots_seq_nb(
     """:func:`match_lots_nb` on one thread, the groups one after the other (same results)."""
     n_grp = group_start.shape[0] - 1
     row_start, rows, loc, cap_start = _plan(sym, sym_group, group_start, group_syms)
+    batch_start, batch_of = _batches(cap_start)
     fg = _gather(rows, sym, day, kind, qty, price, fee, lot_ref, ratio, cash, alloc, target)
     div_g = np.zeros(sym.shape[0], dtype=np.int64)
     piece_count_g = np.zeros(sym.shape[0], dtype=np.int64)
     open_count = np.zeros(sym_group.shape[0], dtype=np.int64)
     counts = np.zeros((n_grp, 4), dtype=np.int64)
-    buf = np.empty((cap_start[n_grp], R_NF), dtype=np.int64)
+    bufs = _buffers(cap_start, batch_start)
+    outs = _empties(n_grp)
     for g in range(n_grp):
         _run_group(
-            g, rows, row_start, fg, group_start, group_syms,
-            loc, method, wgroup, wash, window, div_g, piece_count_g, open_count, buf, cap_start, counts,
-        )
-    over, spill_start = _spill_plan(counts, cap_start)
-    spill = np.empty((spill_start[n_grp], R_NF), dtype=np.int64)
-    for j in range(over.shape[0]):
-        _run_group(
-            over[j], rows, row_start, fg, group_start,
-            group_syms, loc, method, wgroup, wash, window, div_g, piece_count_g, open_count, spill, spill_start, counts,
+            g, rows, row_start, fg, group_start, group_syms, loc, method, wgroup, wash, window,
+            div_g, piece_count_g, open_count, bufs, outs, batch_of, batch_start, cap_start, counts,
         )
     realized, open_lots, status, piece_start, open_start = _outputs(counts, rows, piece_count_g, open_count)
     dividends = np.empty(sym.shape[0], dtype=np.int64)
     dividends[rows] = div_g
     if status[0] == 0:
-        for g in range(n_grp):
-            _place_group(g, counts, buf, cap_start, spill, spill_start, piece_start, open_start, realized, open_lots)
+        for b in range(batch_start.shape[0] - 1):  # a batch's memory goes as soon as it is placed
+            for g in range(batch_start[b], batch_start[b + 1]):
+                _place_group(
+                    g, counts, bufs, outs, batch_of, batch_start, cap_start, piece_start, open_start,
+                    realized, open_lots,
+                )
+            _release(bufs, outs, batch_start, b)
     return realized, open_lots, dividends, status

@@ -2,7 +2,8 @@
 
 Both run the same per-group matcher; the parallel one writes each group into its own
 slice and places the slices afterwards, so every output must be bit-identical,
-including the rerun of a group that overflows its slice and the earliest error.
+including a group that outgrows its slice (it goes on in an array of its own), slices
+in several batch buffers (each freed once placed) and the earliest error.
 The results are also checked against the Decimal reference (tests/reference).
 """
 
@@ -18,7 +19,7 @@ import pandas as pd
 import pytest
 
 from quantcore._kernels import tax as k
-from quantcore._kernels.tax_match import _plan
+from quantcore._kernels.tax_match import BATCH_ROWS, _batches, _plan
 from quantcore._kernels.tax_table import R_BASIS, R_DISALLOWED, R_PROCEEDS
 from quantcore.tax import match_lots
 from quantcore.tax.lots import _encode, from_fixed, kernel_args
@@ -93,8 +94,8 @@ def _fragmenting_rows(n_lots: int, cycles: int, symbols: tuple[str, ...]) -> lis
     return rows
 
 
-def test_group_overflowing_its_slice_is_rerun_identically() -> None:
-    rows = _fragmenting_rows(40, 12, ("A", "B", "C"))
+def test_group_outgrowing_its_slice_gives_the_same_results() -> None:
+    rows = _fragmenting_rows(60, 16, ("A", "B", "C"))
     df = _frame(rows)
     args = _kernel_args(df, "fifo", None)
     realized, open_lots, _, _ = _assert_same(args)
@@ -103,6 +104,26 @@ def test_group_overflowing_its_slice_is_rerun_identically() -> None:
     ref = reference_match_lots(rows)
     got = [(from_fixed(r[R_PROCEEDS]), from_fixed(r[R_BASIS]), from_fixed(r[R_DISALLOWED])) for r in realized]
     assert got == [(p["proceeds"], p["basis"], p["disallowed"]) for p in ref.realized]
+
+
+def test_groups_in_several_batches_give_the_same_results() -> None:
+    """Enough rows for the slices to span several batch buffers, each freed once placed,
+    one group outgrowing its slice: the placed output is the sequential one's."""
+    n = BATCH_ROWS // 48 * 2  # four groups of n buys: their slices fill more than one batch
+    symbols = np.repeat(np.array(["A", "B", "C", "D"]), n)
+    day = np.tile(pd.date_range("2020-01-01", periods=n, freq="h").normalize(), 4)
+    df = pd.DataFrame({"symbol": symbols, "date": day, "type": "buy", "quantity": 1.0, "price": 10.0})
+    tail = _frame(_fragmenting_rows(60, 16, ("E",)))  # more pieces than its slice holds
+    sells = pd.DataFrame({"symbol": ["A", "B", "C", "D"], "date": [day.max() + pd.Timedelta(days=40)] * 4,
+                          "type": "sell", "quantity": [n - 1.0, n / 2, 3.0, float(n)], "price": 9.0})
+    df = pd.concat([df, sells, tail.drop(columns="lot_id").astype({"quantity": float, "price": float, "fees": float})])
+    args = _kernel_args(df.reset_index(drop=True), "fifo", None)
+    realized, open_lots, _, status = _assert_same(args)
+    _, _, _, cap_start = _plan(args[0], args[11], args[12], args[13])
+    batch_start, _ = _batches(cap_start)
+    assert status[0] == 0 and batch_start.size - 1 >= 2
+    assert realized.shape[0] == (n - 1) + n // 2 + 3 + n + 60 * 16
+    assert open_lots.shape[0] == 1 + n // 2 + (n - 3) + 60
 
 
 def test_earliest_error_over_groups_is_reported() -> None:
