@@ -84,7 +84,8 @@ def parse_csv(data: bytes, *, mapping: CsvMapping | None = None, preset: str | N
             return _fail(0, "mapping", "invalid", str(exc))
     elif preset is not None:
         layout = PRESETS[preset]
-    reader = csv.reader(io.StringIO(text, newline=""), delimiter=layout.delimiter if layout else ",")
+    delimiter = layout.delimiter if layout else ","
+    reader = csv.reader(io.StringIO(text, newline=""), delimiter=delimiter)
     # the header is the first record naming the layout's date column (Fidelity puts
     # a preamble before it); without a layout, the first a preset or the generic
     # layout recognizes
@@ -107,7 +108,16 @@ def parse_csv(data: bytes, *, mapping: CsvMapping | None = None, preset: str | N
     if not header or layout is None:
         wanted = repr(layout.headers["date"][0]) if layout else "'date' (or a preset's header)"
         return _fail(0, "file", "required", f"no header line naming a {wanted} column found")
-    return _read(reader, header, header_line, layout)
+    return _read(reader, header, header_line, layout, lambda: _reader_after(text, delimiter, header_line))
+
+
+def _reader_after(text: str, delimiter: str, header_line: int) -> Any:
+    """A reader of ``text`` past its header (the record ending on ``header_line``)."""
+    reader = csv.reader(io.StringIO(text, newline=""), delimiter=delimiter)
+    for _ in reader:
+        if reader.line_num >= header_line:
+            break
+    return reader
 
 
 def _columns(layout: Layout, header: list[str]) -> tuple[dict[str, int], list[int], RowError | None]:
@@ -130,23 +140,35 @@ def _columns(layout: Layout, header: list[str]) -> tuple[dict[str, int], list[in
     return cols, fee_cols, None
 
 
-def _read(reader: Any, header: list[str], header_line: int, layout: Layout) -> ParseResult:
-    cols, fee_cols, problem = _columns(layout, header)
-    if problem is not None:
-        return _fail(header_line, problem.field, problem.code, problem.message)
+def _records(reader: Any) -> tuple[list[list[str]], list[int], RowError | None]:
+    """The records left in ``reader``, the line each ends on, and the error that stopped it."""
     records: list[list[str]] = []
-    ends: list[int] = []  # the line each record ends on
-    broken: RowError | None = None
+    ends: list[int] = []
     try:
         for record in reader:
             records.append(record)
             ends.append(reader.line_num)
     except csv.Error as exc:
-        broken = RowError(line=reader.line_num, field="file", code="malformed", message=f"CSV: {exc}")
+        return records, ends, RowError(line=reader.line_num, field="file", code="malformed", message=f"CSV: {exc}")
+    return records, ends, None
+
+
+def _read(
+    reader: Any, header: list[str], header_line: int, layout: Layout, again: Callable[[], Any]
+) -> ParseResult:
+    """The records after the header: column by column when :func:`_read_columns` can,
+    else row by row (``again``: a reader of the same records, for the row-by-row reader
+    when the column reader gave up after taking them over)."""
+    cols, fee_cols, problem = _columns(layout, header)
+    if problem is not None:
+        return _fail(header_line, problem.field, problem.code, problem.message)
+    records, ends, broken = _records(reader)
     if broken is None and (not ends or ends[-1] == header_line + len(ends)):  # a record a line
         fast = _read_columns(records, cols, fee_cols, header_line, layout)
         if fast is not None:
             return fast
+        if len(records) < len(ends):  # taken over: read them again
+            records, ends, broken = _records(again())
     rows: list[ImportRow] = []
     errors: list[RowError] = []
     duplicates: list[int] = []
@@ -201,8 +223,11 @@ def _numbers(cells: list[str]) -> list[Decimal | None] | None:
     which holds no currency sign, separator, space or letter), or None (not all plain)."""
     if _NOT_PLAIN.search("|".join(cells)):
         return None
+    # one object per distinct text (a statement repeats its fees, quantities and prices):
+    # a Decimal is immutable, and the same text reads as the same value and exponent
+    seen: dict[str, Decimal | None] = {"": None}
     try:
-        return [Decimal(c) if c else None for c in cells]
+        return [seen[c] if c in seen else seen.setdefault(c, Decimal(c)) for c in cells]
     except ArithmeticError:  # "-", "1.2.3": the row-by-row reader words it
         return None
 
@@ -218,7 +243,12 @@ def _read_columns(
     """The rows of a generic CSV read column by column, or None when any line is not in the
     common form (ISO dates, plain decimals, buys, sells, dividends and cash rows, at most one
     fees column, one line a record): the row-by-row reader then reads it, and words every
-    error. When it answers, it answers what the row-by-row reader would."""
+    error. When it answers, it answers what the row-by-row reader would.
+
+    It takes ``records`` over once they are all read into columns (the list is emptied):
+    each column's text then goes as soon as it is converted, instead of a file's worth of
+    cells staying alive under the objects made from them. The caller reads the records
+    again if it then answers None."""
     if (
         layout.name != "generic" or layout.decimal_comma or layout.date_formats != (None,)
         or layout.stop_at_blank or layout.skip_dates or not set(cols) <= _PLAIN_COLUMNS
@@ -241,47 +271,14 @@ def _read_columns(
         return None
     # cells hold no whitespace to strip when no record does (the common export)
     spaced = _spaced(kept)
-
-    def column(name: str) -> list[str]:
-        i = cols.get(name)
-        if i is None:
-            return [""] * len(kept)
-        cells = list(map(itemgetter(i), kept))
-        return [c.strip() for c in cells] if spaced else cells
-
-    day_cells = column("date")
-    if _SPACE.search(",".join(day_cells)):
-        return None  # "... as of ..." dates
-    try:
-        days = [dt.date.fromisoformat(c[:10]) for c in day_cells]
-    except ValueError:
-        return None
-    quantity, price, amount = _numbers(column("quantity")), _numbers(column("price")), _numbers(column("amount"))
-    fee_cells = [r[fee_cols[0]].strip() for r in kept] if fee_cols else None
-    fee_values = _numbers(fee_cells) if fee_cells is not None else None
-    if quantity is None or price is None or amount is None or (fee_cells is not None and fee_values is None):
-        return None
-    type_cells = column("type")
-    classified = {t: layout.classify({"type": t}, None) for t in set(type_cells)}
-    if not all(k in _PLAIN_KINDS for k in classified.values()):
-        return None
-    kinds_of = cast(dict[str, RowType], classified)
-    symbols = column("symbol")
-    ids = column("id")
-    currencies = column("currency")
-    kinds = [kinds_of[t] for t in type_cells]
-    upper = {c: c.upper() or None for c in set(symbols)}
-    syms = [upper[c] for c in symbols]
-    fees = [_ZERO + abs(v or _ZERO) for v in fee_values] if fee_values is not None else [_ZERO] * len(kinds)
-    amounts = _amounts(kinds, syms, quantity, price, amount, fees)
-    if amounts is None:
-        return None
-    qs, ps, fs = amounts
-    norm = {c: (v.strip().upper() if (v := c or layout.currency) else None) for c in set(currencies)}
     prefix = f"csv:{layout.name}"
-    keep: list[int] | range = range(len(lines))
+    n = len(kept)
+    ids = list(map(itemgetter(cols["id"]), kept)) if "id" in cols else [""] * n
+    if spaced:
+        ids = [c.strip() for c in ids]
+    keep: list[int] | range = range(n)
     duplicates: list[int] = []
-    if all(ids) and len(set(ids)) == len(ids):  # every line its own id: no duplicate, no hash
+    if all(ids) and len(set(ids)) == n:  # every line its own id: no duplicate, no hash
         sources = [f"{prefix}:{i}" for i in ids]
     else:
         seen_cells: Counter[str] = Counter()
@@ -297,6 +294,60 @@ def _read_columns(
             else:
                 sources.append(content_key(prefix, kept[k], seen_cells))
             keep.append(k)
+    del ids
+    table = dict(zip(range(width), zip(*kept)))  # the cells, column by column (up to width)
+    del kept
+    records.clear()
+    reads = Counter(i for name, i in cols.items() if name != "id") + Counter(fee_cols)
+
+    def cells_of(i: int) -> tuple[str, ...]:
+        reads[i] -= 1  # a column's text goes with its last read
+        return table[i] if reads[i] else table.pop(i)
+
+    def column(name: str) -> list[str]:
+        i = cols.get(name)
+        if i is None:
+            return [""] * n
+        cells = cells_of(i)
+        return [c.strip() for c in cells] if spaced else list(cells)
+
+    day_cells = column("date")
+    if _SPACE.search(",".join(day_cells)):
+        return None  # "... as of ..." dates
+    on: dict[str, dt.date] = {}  # one object per day
+    try:
+        days = [on[c] if c in on else on.setdefault(c, dt.date.fromisoformat(c[:10])) for c in day_cells]
+    except ValueError:
+        return None
+    del day_cells
+    quantity = _numbers(column("quantity"))
+    price = _numbers(column("price"))
+    amount = _numbers(column("amount"))
+    fee_cells = [c.strip() for c in cells_of(fee_cols[0])] if fee_cols else None
+    fee_values = _numbers(fee_cells) if fee_cells is not None else None
+    if quantity is None or price is None or amount is None or (fee_cells is not None and fee_values is None):
+        return None
+    del fee_cells
+    type_cells = column("type")
+    classified = {t: layout.classify({"type": t}, None) for t in set(type_cells)}
+    if not all(k in _PLAIN_KINDS for k in classified.values()):
+        return None
+    kinds_of = cast(dict[str, RowType], classified)
+    symbols = column("symbol")
+    currencies = column("currency")
+    kinds = [kinds_of[t] for t in type_cells]
+    del type_cells
+    upper = {c: c.upper() or None for c in set(symbols)}
+    syms = [upper[c] for c in symbols]
+    del symbols
+    fees = _fees(fee_values) if fee_values is not None else [_ZERO] * len(kinds)
+    amounts = _amounts(kinds, syms, quantity, price, amount, fees)
+    if amounts is None:
+        return None
+    del quantity, price, amount, fee_values, fees
+    qs, ps, fs = amounts
+    del amounts
+    norm = {c: (v.strip().upper() if (v := c or layout.currency) else None) for c in set(currencies)}
     rows = [
         ImportRow(
             line=lines[k], source_id=source, date=days[k], type=kinds[k],
@@ -306,6 +357,18 @@ def _read_columns(
         for k, source in zip(keep, sources, strict=True)
     ]  # fmt: skip
     return ParseResult(format="csv", rows=rows, errors=[], duplicates=duplicates)
+
+
+def _fees(values: list[Decimal | None]) -> list[Decimal]:
+    """Each row's fees, non-negative (one object per distinct object of ``values``)."""
+    made: dict[int, Decimal] = {}
+    out = []
+    for v in values:
+        fee = made.get(id(v))
+        if fee is None:
+            fee = made[id(v)] = _ZERO + abs(v or _ZERO)
+        out.append(fee)
+    return out
 
 
 _TRADE = frozenset({"buy", "sell"})
@@ -325,6 +388,14 @@ def _amounts(
     qs: list[Any] = list(quantity)
     ps: list[Any] = list(price)
     fs = list(fees)
+    made: dict[int, Decimal] = {}  # one absolute value per distinct object (they stay alive here)
+
+    def positive(v: Decimal) -> Decimal:
+        out = made.get(id(v))
+        if out is None:
+            out = made[id(v)] = abs(v)
+        return out
+
     groups: dict[str, list[int]] = {}
     for k, name in enumerate(kinds):
         groups.setdefault(name, []).append(k)
@@ -334,7 +405,7 @@ def _amounts(
                 q, p = quantity[k], price[k]
                 if syms[k] is None or not q or p is None or p < 0:
                     return None
-                qs[k] = abs(q)
+                qs[k] = positive(q)
             continue
         for k in members:
             q, p, a = quantity[k], price[k], amount[k]
@@ -342,7 +413,7 @@ def _amounts(
                 if syms[k] is None:
                     return None
                 if a is None and p is not None and q:  # the ledger's own form
-                    qs[k], ps[k] = abs(q), abs(p)
+                    qs[k], ps[k] = positive(q), positive(p)
                     continue
             if a is not None:
                 net = abs(a)

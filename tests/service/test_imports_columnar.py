@@ -21,6 +21,7 @@ from typing import Any
 
 import msgspec
 import numpy as np
+import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from sqlalchemy import select
@@ -114,6 +115,18 @@ def test_column_reader_answers_a_plain_statement() -> None:
     fast = parse_csv(data)
     assert fast == _row_by_row(data)
     assert fast.duplicates == [12] and len(fast.rows) == 9
+
+
+@pytest.mark.parametrize("bad", [b"2024-13-02,buy,AAPL,1,10,0,,r2", b"2024-01-03,buy,AAPL,1.2.3,10,0,,r2",
+                                 b"2024-01-03,swap,AAPL,1,10,0,,r2", b"2024-01-03,buy,,1,10,0,,r2"])
+def test_a_line_the_column_reader_gives_up_on_after_taking_the_records_is_read_again(bad: bytes) -> None:
+    """The column reader takes the records over before it reads dates, numbers and types;
+    giving up there, the file's records are read again for the row-by-row reader."""
+    data = b"date,type,symbol,quantity,price,fees,amount,id\n2024-01-02,deposit,,,,0,100.00,r0\n" + bad + b"\n"
+    assert not _answers(data)
+    result = parse_csv(data)
+    assert result == _row_by_row(data)
+    assert {e.line for e in result.errors} == {3} and len(result.rows) == 1
 
 
 def test_every_kind_of_bad_line_has_the_row_by_row_errors() -> None:
