@@ -144,7 +144,8 @@ def _slice(
 ) -> np.ndarray:
     """Group ``g``'s slice of its batch's buffer."""
     base = cap_start[batch_start[batch_of[g]]]
-    return bufs[batch_of[g]][cap_start[g] - base : cap_start[g + 1] - base]
+    out: np.ndarray = bufs[batch_of[g]][cap_start[g] - base : cap_start[g + 1] - base]
+    return out
 
 
 @njit(cache=True, error_model="numpy")

@@ -223,10 +223,13 @@ def _numbers(cells: list[str]) -> list[Decimal | None] | None:
     which holds no currency sign, separator, space or letter), or None (not all plain)."""
     if _NOT_PLAIN.search("|".join(cells)):
         return None
-    # one object per distinct text (a statement repeats its fees, quantities and prices):
-    # a Decimal is immutable, and the same text reads as the same value and exponent
-    seen: dict[str, Decimal | None] = {"": None}
     try:
+        head = cells[:1024]
+        if 2 * len(set(head)) > len(head):  # mostly distinct (amounts): nothing to share
+            return [Decimal(c) if c else None for c in cells]
+        # one object per distinct text (a statement repeats its fees and quantities): a
+        # Decimal is immutable, and the same text reads as the same value and exponent
+        seen: dict[str, Decimal | None] = {"": None}
         return [seen[c] if c in seen else seen.setdefault(c, Decimal(c)) for c in cells]
     except ArithmeticError:  # "-", "1.2.3": the row-by-row reader words it
         return None
@@ -295,7 +298,8 @@ def _read_columns(
                 sources.append(content_key(prefix, kept[k], seen_cells))
             keep.append(k)
     del ids
-    table = dict(zip(range(width), zip(*kept)))  # the cells, column by column (up to width)
+    # the cells column by column: records longer than width are cut, as the reads below cut them
+    table = dict(zip(range(width), zip(*kept, strict=False), strict=False))
     del kept
     records.clear()
     reads = Counter(i for name, i in cols.items() if name != "id") + Counter(fee_cols)
@@ -361,14 +365,8 @@ def _read_columns(
 
 def _fees(values: list[Decimal | None]) -> list[Decimal]:
     """Each row's fees, non-negative (one object per distinct object of ``values``)."""
-    made: dict[int, Decimal] = {}
-    out = []
-    for v in values:
-        fee = made.get(id(v))
-        if fee is None:
-            fee = made[id(v)] = _ZERO + abs(v or _ZERO)
-        out.append(fee)
-    return out
+    made = {id(v): _ZERO + abs(v or _ZERO) for v in {id(v): v for v in values}.values()}
+    return [made[id(v)] for v in values]
 
 
 _TRADE = frozenset({"buy", "sell"})
@@ -405,7 +403,10 @@ def _amounts(
                 q, p = quantity[k], price[k]
                 if syms[k] is None or not q or p is None or p < 0:
                     return None
-                qs[k] = positive(q)
+                a = made.get(id(q))
+                if a is None:
+                    a = made[id(q)] = abs(q)
+                qs[k] = a
             continue
         for k in members:
             q, p, a = quantity[k], price[k], amount[k]
