@@ -261,17 +261,22 @@ async def _copy_rows(conn: AsyncConnection, names: list[str], fields: list[list[
 def _csv_fields(values: list[Any], n: int) -> list[str]:
     """A column as ``n`` CSV fields of ``COPY``: None the unquoted empty field (NULL), text
     quoted (its quotes doubled), a ``Decimal`` in fixed point, any other value its ``str``
-    (integers, ISO dates and datetimes); a one-item column repeated."""
+    (integers, ISO dates and datetimes); a one-item column repeated. A column of text or
+    integers (and None) is formatted in one comprehension, anything else value by value."""
     if len(values) == 1:
         return [_csv_field(values[0])] * n
     kinds = set(map(type, values))
-    if kinds == {str}:
-        if any('"' in v for v in values):
-            return ['"' + v.replace('"', '""') + '"' for v in values]
-        return ['"' + v + '"' for v in values]
-    if kinds == {int}:
-        return list(map(str, values))
+    if kinds <= {str, _NONE}:
+        present = [v for v in values if v is not None] if _NONE in kinds else values
+        if '"' in "".join(present):
+            return list(map(_csv_field, values))
+        return ["" if v is None else '"' + v + '"' for v in values]
+    if kinds <= {int, _NONE}:
+        return ["" if v is None else str(v) for v in values]
     return list(map(_csv_field, values))
+
+
+_NONE = type(None)
 
 
 def _csv_field(value: Any) -> str:
