@@ -399,9 +399,9 @@ def main(argv: list[str] | None = None) -> int:
             for k in range(args.repeat):  # the trees alternate: a change of load hits each alike
                 for tree in trees:
                     r = import_only(tree, n, args.database_url)
+                    pg = f", PostgreSQL backends {r['database CPU s']:.2f}" if args.database_url else ""
                     print(f"{n:,} rows, {tree}, run {k + 1}: {r['rows/s']:,.0f} rows/s at the "
-                          f"client; CPU s: server process {r['server CPU s']:.2f}, PostgreSQL "
-                          f"backends {r['database CPU s']:.2f}", flush=True)
+                          f"client; CPU s: server process {r['server CPU s']:.2f}{pg}", flush=True)
         return 0
     results = []
     for n in args.rows or [10_000, 100_000]:
