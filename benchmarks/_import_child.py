@@ -12,7 +12,9 @@ tree imports the same file: ``ledger_scale.statement`` (generic CSV, ``--symbols
 A user with a portfolio of the strict cash policy and a warm-up portfolio; a warm-up
 import of the statement's first rows (numba's cached kernels loaded, SQL compiled); with
 ``--parse`` the parser alone; then a dry run, the import and the same file again, each
-as the endpoint runs it. Prints one JSON line: per stage (wall, CPU) seconds, the rows
+as the endpoint runs it. Prints one JSON line: per stage (wall, CPU) seconds and the
+CPU seconds of the PostgreSQL server's backends on the database (``<stage>_server_cpu``,
+read from ``/proc``: the server must run on this machine; 0 on SQLite), the rows
 added and skipped, the import's counts, the rows ignored, peak RSS before and after.
 """
 
@@ -20,8 +22,10 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import contextlib
 import inspect
 import json
+import os
 import resource
 import tempfile
 import time
@@ -82,6 +86,26 @@ async def bench_user(db: Database, *portfolios: dict[str, Any]) -> tuple[int, li
         return user.id, [p.id for p in rows]
 
 
+async def server_cpu(db: Database) -> dict[int, float]:
+    """CPU seconds so far of each PostgreSQL backend serving ``db``'s database, by process
+    id (read from ``/proc``: the server on this machine); empty on SQLite or elsewhere."""
+    if db.engine.dialect.name != "postgresql":
+        return {}
+    async with db.engine.connect() as conn:
+        pids = (
+            await conn.exec_driver_sql(
+                "SELECT pid FROM pg_stat_activity WHERE datname = current_database()"
+            )
+        ).scalars().all()
+    tick = os.sysconf("SC_CLK_TCK")
+    out: dict[int, float] = {}
+    for pid in pids:
+        with contextlib.suppress(OSError):
+            fields = open(f"/proc/{pid}/stat").read().rsplit(")", 1)[1].split()
+            out[pid] = (int(fields[11]) + int(fields[12])) / tick  # utime + stime
+    return out
+
+
 def on_scratch_database(url: str, run: Callable[[str], Awaitable[Any]]) -> Any:
     """``run(database URL)`` on a fresh database: SQLite in a temporary directory when
     ``url`` is ``sqlite``, else one created on that PostgreSQL server and dropped after."""
@@ -120,9 +144,12 @@ async def _run(db_url: str, args: argparse.Namespace, data: bytes, warm: bytes) 
 
                 profiler = cProfile.Profile()
                 profiler.enable()
+            before = await server_cpu(db)
             w, c = time.perf_counter(), time.process_time()
             report = await import_once(db, uid, pid, data, opts)
             out[label] = (time.perf_counter() - w, time.process_time() - c)
+            after = await server_cpu(db)
+            out[label + "_server_cpu"] = sum(t - before.get(k, 0.0) for k, t in after.items())
             if profiler is not None:
                 profiler.disable()
                 profiler.dump_stats(args.profile)

@@ -3,6 +3,7 @@
     python benchmarks/ledger_scale.py                                  # 10,000 and 100,000 rows, SQLite
     python benchmarks/ledger_scale.py --rows 10000 --tree /tmp/old     # the same on another checkout
     python benchmarks/ledger_scale.py --database-url postgresql+asyncpg://127.0.0.1/test
+    python benchmarks/ledger_scale.py --rows 100000 --import-only --against /tmp/old  # the import alone
 
 A generic-CSV statement (``date,type,symbol,quantity,price,fees,amount,id``) of N rows:
 one deposit, then buys, sells and dividends from 2016 to 2025 in 40 symbols of the
@@ -249,6 +250,64 @@ def _database(url: str | None, data_dir: Path) -> Iterator[str]:
         asyncio.run(sql(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)'))
 
 
+def _cpu_seconds(pid: int) -> float:
+    """User + system CPU seconds of a process so far (``/proc``, Linux)."""
+    fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+
+def _backends_cpu(url: str) -> dict[int, float]:
+    """CPU seconds so far of each PostgreSQL backend on ``url``'s database (the server on
+    this machine), by process id; empty on SQLite."""
+    if not url.startswith("postgresql"):
+        return {}
+    import asyncpg
+
+    async def pids() -> list[int]:
+        conn = await asyncpg.connect(url.replace("postgresql+asyncpg://", "postgresql://"))
+        try:
+            sql = "SELECT pid FROM pg_stat_activity WHERE datname = current_database()"
+            return [r[0] for r in await conn.fetch(sql)]
+        finally:
+            await conn.close()
+
+    out = {}
+    for pid in asyncio.run(pids()):
+        with contextlib.suppress(OSError):
+            out[pid] = _cpu_seconds(pid)
+    return out
+
+
+def import_only(tree: Path, n: int, database_url: str | None) -> dict[str, float]:
+    """The import alone: ``tree``'s server on a fresh database, the warm-up import, then the
+    ``n``-row statement into an empty portfolio: rows/s at the client, the server
+    process's CPU seconds during it and, on PostgreSQL, its backends' on the database."""
+    symbols = _symbols(tree)
+    lines = statement(n, symbols)
+    with tempfile.TemporaryDirectory() as tmp, _database(database_url, Path(tmp)) as url:
+        server = Server(tree, url, Path(tmp))
+        server.start()
+        try:
+            server.cli("createuser", "bench", "--password-stdin", stdin=PASSWORD + "\n")
+            token = server.cli("token", "bench").split()[-1]
+            headers = {"Authorization": f"Token {token}"}
+            with httpx.Client(base_url=server.url, headers=headers, timeout=600) as c:
+                spare = c.post("/api/portfolios/", json={"name": "warm-up"}).json()["id"]
+                _import(c, spare, [*lines[:4]])
+                pid = c.post("/api/portfolios/", json={"name": "scale"}).json()["id"]
+                assert server.proc is not None
+                backends = _backends_cpu(url)
+                cpu, t = _cpu_seconds(server.proc.pid), time.perf_counter()
+                _import(c, pid, lines)
+                wall = time.perf_counter() - t
+                cpu = _cpu_seconds(server.proc.pid) - cpu
+                after = _backends_cpu(url)
+                db_cpu = sum(v - backends.get(k, 0.0) for k, v in after.items())
+                return {"rows/s": n / wall, "server CPU s": cpu, "database CPU s": db_cpu}
+        finally:
+            server.stop()
+
+
 def run(tree: Path, n: int, database_url: str | None, repeat: int) -> dict[str, Any]:
     """Import an ``n``-row statement with ``tree``'s server and time every request."""
     symbols = _symbols(tree)
@@ -325,7 +384,25 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--tree", type=Path, default=HERE, help="the checkout whose server runs")
     p.add_argument("--database-url", default=None, help="a PostgreSQL server (scratch database)")
     p.add_argument("--repeat", type=int, default=5)
+    p.add_argument(
+        "--import-only", action="store_true",
+        help="time only the import, --repeat times (a fresh server and database each)",
+    )  # fmt: skip
+    p.add_argument(
+        "--against", type=Path, action="append", default=[], metavar="TREE",
+        help="with --import-only: another checkout's server too, the trees alternating",
+    )  # fmt: skip
     args = p.parse_args(argv)
+    if args.import_only:
+        trees = [*(t.resolve() for t in args.against), args.tree.resolve()]
+        for n in args.rows or [100_000]:
+            for k in range(args.repeat):  # the trees alternate: a change of load hits each alike
+                for tree in trees:
+                    r = import_only(tree, n, args.database_url)
+                    pg = f", PostgreSQL backends {r['database CPU s']:.2f}" if args.database_url else ""
+                    print(f"{n:,} rows, {tree}, run {k + 1}: {r['rows/s']:,.0f} rows/s at the "
+                          f"client; CPU s: server process {r['server CPU s']:.2f}{pg}", flush=True)
+        return 0
     results = []
     for n in args.rows or [10_000, 100_000]:
         r = run(args.tree.resolve(), n, args.database_url, args.repeat)
