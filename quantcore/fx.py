@@ -16,12 +16,18 @@ from __future__ import annotations
 
 import re
 from collections.abc import Mapping
-from typing import Any, NamedTuple
+from typing import Any, NamedTuple, TypeAlias, overload
 
 import numpy as np
 import pandas as pd
 
+from quantcore._typing import Float64Array
+
 __all__ = ["RealizedInBase", "cross_rate", "realized_in_base", "to_base", "value_in_base"]
+
+#: What the conversions and cross rates give back: a float for scalars, else an
+#: array, or a Series or DataFrame when a pandas input has the result's shape.
+Converted: TypeAlias = "float | Float64Array | pd.Series | pd.DataFrame"
 
 _CURRENCY = re.compile(r"^[A-Z]{3}$")
 _PAIR = re.compile(r"^[A-Z]{6}$")
@@ -63,7 +69,7 @@ def _check_rates(rates: np.ndarray, name: str) -> None:
         raise ValueError(f"{name} must be finite")
 
 
-def _wrap(out: np.ndarray, template: Any) -> Any:
+def _wrap(out: np.ndarray, template: Any) -> Converted:
     if out.ndim == 0:
         return float(out)
     if isinstance(template, pd.DataFrame) and template.shape == out.shape:
@@ -75,7 +81,15 @@ def _wrap(out: np.ndarray, template: Any) -> Any:
     return out
 
 
-def to_base(amounts: Any, rates: Any) -> Any:
+@overload
+def to_base(amounts: float, rates: float) -> float: ...
+
+
+@overload
+def to_base(amounts: Any, rates: Any) -> Converted: ...
+
+
+def to_base(amounts: Any, rates: Any) -> Converted:
     """Amounts in the asset's currency converted to the base currency.
 
     Parameters
@@ -107,7 +121,15 @@ def to_base(amounts: Any, rates: Any) -> Any:
     return _wrap(np.multiply(a, r), template)
 
 
-def value_in_base(quantities: Any, prices: Any, rates: Any) -> Any:
+@overload
+def value_in_base(quantities: float, prices: float, rates: float) -> float: ...
+
+
+@overload
+def value_in_base(quantities: Any, prices: Any, rates: Any) -> Converted: ...
+
+
+def value_in_base(quantities: Any, prices: Any, rates: Any) -> Converted:
     """Market value in the base currency: ``quantities * prices * rates``.
 
     Parameters
@@ -146,9 +168,9 @@ def value_in_base(quantities: Any, prices: Any, rates: Any) -> Any:
 class RealizedInBase(NamedTuple):
     """Basis, proceeds and gain of sales, in the base (tax) currency."""
 
-    basis: Any
-    proceeds: Any
-    gain: Any
+    basis: Converted
+    proceeds: Converted
+    gain: Converted
 
 
 def realized_in_base(
@@ -230,13 +252,21 @@ def realized_in_base(
     return RealizedInBase(_wrap(basis, template), _wrap(proceeds, template), _wrap(proceeds - basis, template))
 
 
-def _pair_values(value: Any) -> Any:
+def _pair_values(value: Any) -> Converted:
     if isinstance(value, pd.Series | pd.DataFrame):
         return value
     return np.asarray(value, dtype=np.float64) if np.ndim(value) else float(value)
 
 
-def cross_rate(pairs: Mapping[str, Any], from_currency: str, to_currency: str) -> Any:
+@overload
+def cross_rate(pairs: Mapping[str, float], from_currency: str, to_currency: str) -> float: ...
+
+
+@overload
+def cross_rate(pairs: Mapping[str, Any], from_currency: str, to_currency: str) -> Converted: ...
+
+
+def cross_rate(pairs: Mapping[str, Any], from_currency: str, to_currency: str) -> Converted:
     """The rate converting ``from_currency`` into ``to_currency`` from quoted pairs.
 
     Parameters
@@ -278,7 +308,7 @@ def cross_rate(pairs: Mapping[str, Any], from_currency: str, to_currency: str) -
     if bad:
         raise ValueError(f"FX pairs are named by two ISO 4217 codes (e.g. 'EURUSD'), got {bad[0]!r}")
 
-    def leg(a: str, b: str) -> Any:
+    def leg(a: str, b: str) -> Converted | None:
         if a + b in quotes:
             return _pair_values(quotes[a + b])
         if b + a in quotes:

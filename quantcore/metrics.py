@@ -6,8 +6,9 @@ measured over its own history. Degenerate input (empty, all-NaN, fewer than two
 valid values, zero dispersion in a denominator) gives NaN, never ``inf``.
 
 Deprecated: ``rolling_sharpe`` lives in :mod:`quantcore.rolling`
-(:func:`quantcore.rolling.rolling_sharpe`); the old name here still works and
-warns with a ``DeprecationWarning``.
+(:func:`quantcore.rolling.rolling_sharpe`), ``probability_of_backtest_overfitting``
+and ``deflated_sharpe_ratio`` in :mod:`quantcore.overfitting`; the old names here
+still work and warn with a ``DeprecationWarning``.
 """
 
 from __future__ import annotations
@@ -42,15 +43,12 @@ from quantcore._validation import (
     level_tail,
     with_benchmark,
 )
-from quantcore.overfitting import deflated_sharpe_ratio, probability_of_backtest_overfitting
 
 __all__ = [
     "SUMMARY_METRICS",
     "calmar_ratio",
-    "deflated_sharpe_ratio",
     "information_ratio",
     "omega_ratio",
-    "probability_of_backtest_overfitting",
     "sharpe_ratio",
     "sortino_ratio",
     "stability_of_timeseries",
@@ -58,8 +56,18 @@ __all__ = [
     "tail_ratio",
 ]
 
-#: Moved to :mod:`quantcore.rolling`; the old name warns (DeprecationWarning).
-__getattr__ = deprecated_aliases(__name__, {"rolling_sharpe": "quantcore.rolling.rolling_sharpe"})
+#: Moved to :mod:`quantcore.rolling` and :mod:`quantcore.overfitting`; the old names warn
+#: (DeprecationWarning).
+__getattr__ = deprecated_aliases(
+    __name__,
+    {
+        "deflated_sharpe_ratio": "quantcore.overfitting.deflated_sharpe_ratio",
+        "probability_of_backtest_overfitting": (
+            "quantcore.overfitting.probability_of_backtest_overfitting"
+        ),
+        "rolling_sharpe": "quantcore.rolling.rolling_sharpe",
+    },
+)
 
 #: Rows of :func:`summary`, in order; the last five need a benchmark.
 SUMMARY_METRICS: tuple[str, ...] = SUMMARY_ROWS + SUMMARY_BENCH_ROWS
@@ -454,6 +462,45 @@ def tail_ratio(returns: ArrayOrFrame) -> Reduced:
     return w.wrap_reduced(run(tail_ratio_nb, x))
 
 
+@overload
+def summary(
+    returns: pd.Series,
+    benchmark: ArrayOrFrame | None = None,
+    *,
+    periods_per_year: float = ...,
+    risk_free: float = ...,
+    required_return: float = ...,
+    level: float = ...,
+    metrics: Sequence[str] | None = ...,
+) -> pd.Series: ...
+
+
+@overload
+def summary(
+    returns: pd.DataFrame,
+    benchmark: ArrayOrFrame | None = None,
+    *,
+    periods_per_year: float = ...,
+    risk_free: float = ...,
+    required_return: float = ...,
+    level: float = ...,
+    metrics: Sequence[str] | None = ...,
+) -> pd.DataFrame: ...
+
+
+@overload
+def summary(
+    returns: np.ndarray,
+    benchmark: ArrayOrFrame | None = None,
+    *,
+    periods_per_year: float = ...,
+    risk_free: float = ...,
+    required_return: float = ...,
+    level: float = ...,
+    metrics: Sequence[str] | None = ...,
+) -> pd.Series | pd.DataFrame: ...
+
+
 def summary(
     returns: ArrayOrFrame,
     benchmark: ArrayOrFrame | None = None,
@@ -463,7 +510,7 @@ def summary(
     required_return: float = 0.0,
     level: float = 0.95,
     metrics: Sequence[str] | None = None,
-) -> Any:
+) -> pd.Series | pd.DataFrame:
     """All the metrics in one table, computed in one fused pass per column.
 
     Parameters

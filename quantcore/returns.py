@@ -282,7 +282,21 @@ def time_weighted_return(values: ArrayOrFrame, cash_flows: ArrayOrFrame) -> Redu
     return w.wrap_reduced(run(time_weighted_return_nb, v, f))
 
 
-def money_weighted_return(dates: Any, cash_flows: ArrayOrFrame, final_value: Any) -> Any:
+@overload
+def money_weighted_return(dates: Any, cash_flows: pd.Series, final_value: Any) -> float: ...
+
+
+@overload
+def money_weighted_return(dates: Any, cash_flows: pd.DataFrame, final_value: Any) -> pd.Series: ...
+
+
+@overload
+def money_weighted_return(
+    dates: Any, cash_flows: np.ndarray, final_value: Any
+) -> float | Float64Array: ...
+
+
+def money_weighted_return(dates: Any, cash_flows: ArrayOrFrame, final_value: Any) -> Reduced:
     """Money-weighted return (XIRR): the annual rate that equates flows and final value.
 
     Parameters

@@ -24,7 +24,14 @@ backtest           ``backtest.py`` (simulation, bar step, online metrics),
                    ``backtest_sweep_fast.py`` (moving-average fast path),
                    ``backtest_sweep_stops.py`` (stop grids),
                    ``backtest_sweep_user.py`` (a user's ``@njit`` strategy)
-tax                ``tax.py``, ``tax_fixed.py``, ``tax_lots.py``, ``tax_match.py``
+tax                ``tax.py`` (the matcher's entry points),
+                   ``tax_fixed.py`` (int64 fixed point, calendar),
+                   ``tax_table.py`` (the lot table and its lists),
+                   ``tax_lots.py`` (lot relief, wash sales of one group),
+                   ``tax_actions.py`` (corporate actions on open lots),
+                   ``tax_match.py`` (all groups, in parallel),
+                   ``tax_reports.py`` (report and harvesting sums),
+                   ``tax_splice.py`` (merging re-matched symbols' records)
 =================  ===========================================================
 
 ``tiles.py`` is not a domain: it reads a panel in its memory order for the

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, TypeVar
 
 import numpy as np
 import pandas as pd
@@ -26,6 +26,8 @@ from quantcore.backtest.result import BacktestResult
 __all__ = [
     "EngineOptions",
     "PriceData",
+    "as_signal",
+    "benchmark_metrics",
     "close_part",
     "first_valid",
     "load_prices",
@@ -42,6 +44,8 @@ _SIZE_TYPES = {
     "target_percent": SIZE_TARGET_PERCENT,
 }
 _FILLS = ("close", "next_open")
+#: What :func:`price_parts` hands back untouched when it is not an OHLC frame.
+P = TypeVar("P")
 _NAN = float("nan")
 
 
@@ -269,7 +273,7 @@ def load_prices(
     return PriceData(close, loaded.get("open"), wrapper, high, low)
 
 
-def price_parts(prices: Any) -> Any:
+def price_parts(prices: P) -> P | dict[str, pd.Series]:
     """An OHLC frame as ``{"close": ..., "open": ..., "high": ..., "low": ...}``, taken out once.
 
     Anything else is returned as it is. The strategy and the engine both read the
@@ -285,7 +289,7 @@ def price_parts(prices: Any) -> Any:
     return prices
 
 
-def close_part(prices: Any) -> Any:
+def close_part(prices: object) -> object:
     """The close part of ``prices`` (a mapping's ``close``, else ``prices`` itself)."""
     if isinstance(prices, Mapping):
         for key, value in prices.items():
@@ -321,7 +325,11 @@ def first_valid(close: np.ndarray) -> np.ndarray:
     return first
 
 
-def _as_signal(x: Any, name: str, shape: tuple[int, int]) -> np.ndarray:
+def as_signal(x: Any, name: str, shape: tuple[int, int]) -> np.ndarray:
+    """Entry or exit signals as a C-contiguous bool array of ``shape`` (a column broadcasts).
+
+    0/1 numbers are accepted; anything else raises a ValueError naming ``name``.
+    """
     arr = x.to_numpy() if isinstance(x, (pd.Series, pd.DataFrame)) else np.asarray(x)
     if arr.ndim == 1:
         arr = arr.reshape(-1, 1)
@@ -340,9 +348,14 @@ def _as_signal(x: Any, name: str, shape: tuple[int, int]) -> np.ndarray:
     return np.ascontiguousarray(np.broadcast_to(arr, shape))
 
 
-def _benchmark_metrics(
+def benchmark_metrics(
     equity: np.ndarray, benchmark: Any, n: int, initial_capital: float, ppy: float
 ) -> tuple[float, float, float]:
+    """The benchmark's total return, and the equity's alpha and beta against it.
+
+    ``benchmark`` is one price series of length ``n``; the equity's first return is
+    measured from ``initial_capital``. The engine and the rebalancer share it.
+    """
     from quantcore import risk
 
     bench, _ = as_float64_2d(benchmark, "benchmark")
@@ -509,8 +522,8 @@ def run(
     )  # fmt: skip
     data = load_prices(prices, opts.fill, intrabar=opts.has_stops)
     shape = data.close.shape
-    e = _as_signal(entries, "entries", shape)
-    x = _as_signal(exits, "exits", shape)
+    e = as_signal(entries, "entries", shape)
+    x = as_signal(exits, "exits", shape)
     equity, positions, trades = simulate(data, e, x, opts)
     exposed = (positions != 0.0).any(axis=1)
     stats = equity_stats_nb(
@@ -520,7 +533,7 @@ def run(
     nan = float("nan")
     bench_ret, alpha, beta = nan, nan, nan
     if benchmark is not None:
-        bench_ret, alpha, beta = _benchmark_metrics(
+        bench_ret, alpha, beta = benchmark_metrics(
             equity, benchmark, shape[0], float(opts.initial_capital), float(opts.periods_per_year)
         )
     w = data.wrapper

@@ -12,7 +12,7 @@ from quantcore._kernels.backtest import equity_stats_nb
 from quantcore._kernels.backtest_rebalance import rebalance_nb
 from quantcore._records import trade_dt
 from quantcore._validation import as_float64_2d, check_int, check_positive
-from quantcore.backtest.engine import _benchmark_metrics
+from quantcore.backtest.engine import benchmark_metrics
 from quantcore.backtest.result import BacktestResult
 
 __all__ = ["rebalance"]
@@ -157,7 +157,7 @@ def rebalance(
     nan = float("nan")
     bench_ret, alpha, beta = nan, nan, nan
     if benchmark is not None:
-        bench_ret, alpha, beta = _benchmark_metrics(equity, benchmark, n, init, ppy)
+        bench_ret, alpha, beta = benchmark_metrics(equity, benchmark, n, init, ppy)
 
     def series(values: np.ndarray, name: str) -> Any:
         return pd.Series(values, index=index, name=name) if index is not None else values

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, TypeAlias
 
 import numpy as np
 import pandas as pd
@@ -32,6 +32,7 @@ from quantcore.backtest.engine import first_valid, load_prices
 __all__ = [
     "STRATEGIES",
     "Param",
+    "Signals",
     "Strategy",
     "buy_hold",
     "encode_params",
@@ -42,6 +43,13 @@ __all__ = [
     "moving_average",
     "rsi",
 ]
+
+
+#: Entry and exit signals, booleans of the kind of the closes given: 1-D or 2-D
+#: arrays, two Series (one asset) or two DataFrames (a panel).
+Signals: TypeAlias = (
+    "tuple[np.ndarray, np.ndarray] | tuple[pd.Series, pd.Series] | tuple[pd.DataFrame, pd.DataFrame]"
+)
 
 
 def _number(value: Any, name: str) -> float:
@@ -220,7 +228,7 @@ def encode_params(name: str, params: Mapping[str, Any]) -> tuple[float, float, f
     return get_strategy(name).encode(params)
 
 
-def generate(name: str, prices: Any, params: Mapping[str, Any]) -> tuple[Any, Any]:
+def generate(name: str, prices: Any, params: Mapping[str, Any]) -> Signals:
     """Entry and exit signals of the registered strategy ``name`` with registry parameters.
 
     ``params`` are named as in :data:`STRATEGIES` (omitted ones take their defaults);
@@ -259,7 +267,7 @@ def generate(name: str, prices: Any, params: Mapping[str, Any]) -> tuple[Any, An
     )
 
 
-def buy_hold(prices: Any) -> tuple[Any, Any]:
+def buy_hold(prices: Any) -> Signals:
     """Enter at each asset's first price and never exit.
 
     Parameters
@@ -283,7 +291,7 @@ def buy_hold(prices: Any) -> tuple[Any, Any]:
 
 def moving_average(
     prices: Any, *, short_window: int = 10, long_window: int = 50, ma_type: str = "sma"
-) -> tuple[Any, Any]:
+) -> Signals:
     """Moving-average crossover: long while the fast average is above the slow one.
 
     Parameters
@@ -319,7 +327,7 @@ def moving_average(
 
 def momentum(
     prices: Any, *, window: int = 20, threshold: float = 0.0, lookback: int | None = None
-) -> tuple[Any, Any]:
+) -> Signals:
     """Time-series momentum: enter when the return over ``window`` bars exceeds ``threshold``.
 
     Parameters
@@ -357,7 +365,7 @@ def momentum(
     return generate("momentum", prices, {"window": window, "threshold": threshold})
 
 
-def mean_reversion(prices: Any, *, window: int = 20, num_std: float = 2.0) -> tuple[Any, Any]:
+def mean_reversion(prices: Any, *, window: int = 20, num_std: float = 2.0) -> Signals:
     """Bollinger mean reversion: enter below the lower band, exit at the middle band.
 
     Notes
@@ -377,7 +385,7 @@ def mean_reversion(prices: Any, *, window: int = 20, num_std: float = 2.0) -> tu
 
 def rsi(
     prices: Any, *, window: int = 14, oversold: float = 30.0, overbought: float = 70.0
-) -> tuple[Any, Any]:
+) -> Signals:
     """RSI reversal: enter when RSI is below ``oversold``, exit above ``overbought``.
 
     Notes

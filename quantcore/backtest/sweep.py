@@ -25,10 +25,12 @@ from quantcore._kernels.backtest_sweep_stops import stop_grid_nb
 from quantcore.backtest.engine import (
     EngineOptions,
     PriceData,
+    as_signal,
     close_part,
     first_valid,
     load_prices,
     price_parts,
+    simulate,
 )
 from quantcore.backtest.strategies import Strategy, get_strategy
 
@@ -310,8 +312,6 @@ def _signal_sets(
         return [], labels, len(combos)
     if _jitted(strategy):  # numba takes arrays, not pandas
         closes = data.close[:, 0] if data.close.shape[1] == 1 else data.close
-    from quantcore.backtest.engine import _as_signal
-
     n, k = data.close.shape
     sets = []
     for params in combos:
@@ -322,7 +322,7 @@ def _signal_sets(
         e_arr = np.asarray(e.to_numpy() if hasattr(e, "to_numpy") else e)
         width = e_arr.shape[1] if e_arr.ndim == 2 else 1
         shape = (n, max(k, width)) if k == 1 else (n, k)
-        sets.append((_as_signal(e, "entries", shape), _as_signal(x, "exits", shape)))
+        sets.append((as_signal(e, "entries", shape), as_signal(x, "exits", shape)))
     return sets, labels, len(combos)
 
 
@@ -528,8 +528,6 @@ def _user_sweep(
     opts: EngineOptions, group: str, labels: dict[str, np.ndarray], m: int, assets: list[Any],
 ) -> pd.DataFrame:  # fmt: skip
     """Rows of a function strategy: per column (own capital) or one shared-cash portfolio."""
-    from quantcore.backtest.engine import simulate
-
     parts = []
     width = sets[0][0].shape[1] if sets else data.close.shape[1]
     if any(e.shape[1] != width for e, _ in sets):

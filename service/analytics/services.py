@@ -211,6 +211,7 @@ def metrics_of(
     ]
     ppy = valuation.infer_periods_per_year(hist.dates[keep])
     s = metrics.summary(r, b, periods_per_year=ppy, metrics=names)
+    assert isinstance(s, pd.Series)  # one series in (1-D), one column of metrics out
     days = hist.dates[keep]
     return MetricsRead(
         period=window.label,

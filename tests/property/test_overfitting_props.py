@@ -11,7 +11,7 @@ import numpy as np
 from hypothesis import given, settings
 from hypothesis import strategies as hs
 
-from quantcore.metrics import deflated_sharpe_ratio, probability_of_backtest_overfitting
+from quantcore.overfitting import deflated_sharpe_ratio, probability_of_backtest_overfitting
 
 _spec = importlib.util.spec_from_file_location(
     "test_overfitting_twin", Path(__file__).parents[1] / "unit" / "test_overfitting.py"

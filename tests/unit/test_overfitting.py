@@ -20,8 +20,7 @@ import pandas as pd
 import pytest
 from scipy.stats import norm, rankdata
 
-import quantcore as qc
-from quantcore.metrics import deflated_sharpe_ratio, probability_of_backtest_overfitting
+from quantcore.overfitting import deflated_sharpe_ratio, probability_of_backtest_overfitting
 
 
 def pbo_twin(m: np.ndarray, s: int) -> float:
@@ -47,11 +46,6 @@ def dsr_twin(sr: float, n: int, v: float, t: int, g3: float, g4: float) -> float
     return float(
         norm.cdf((sr - sr0) * math.sqrt(t - 1) / math.sqrt(1 - g3 * sr + (g4 - 1) / 4 * sr**2))
     )
-
-
-def test_exposed_in_metrics() -> None:
-    assert qc.metrics.probability_of_backtest_overfitting is probability_of_backtest_overfitting
-    assert qc.metrics.deflated_sharpe_ratio is deflated_sharpe_ratio
 
 
 def test_dsr_paper_numerical_example() -> None:

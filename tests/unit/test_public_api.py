@@ -5,6 +5,7 @@ Adding a name is fine (add it here too); removing or renaming one fails this tes
 
 from __future__ import annotations
 
+import ast
 import importlib
 import inspect
 import pkgutil
@@ -28,7 +29,6 @@ CONTRACT: dict[str, set[str]] = {
     "metrics": {
         "sharpe_ratio", "sortino_ratio", "calmar_ratio", "omega_ratio", "information_ratio",
         "stability_of_timeseries", "tail_ratio", "summary",
-        "probability_of_backtest_overfitting", "deflated_sharpe_ratio",
     },
     "overfitting": {"probability_of_backtest_overfitting", "deflated_sharpe_ratio"},
     "valuation": {
@@ -55,6 +55,9 @@ CONTRACT: dict[str, set[str]] = {
     },
     "report": {"tearsheet"},
     "fx": {"to_base", "value_in_base", "realized_in_base", "cross_rate", "RealizedInBase"},
+    "accounts": {"combine_accounts", "AccountValues"},
+    "income": {"sum_by_period", "period_labels"},
+    "warmup": {"warm", "GROUPS"},
 }  # fmt: skip
 
 #: Renamed names: old module.name -> the one home. They keep working and warn.
@@ -62,6 +65,8 @@ DEPRECATED: dict[str, str] = {
     "risk.rolling_volatility": "rolling.rolling_volatility",
     "risk.rolling_beta": "rolling.rolling_beta",
     "metrics.rolling_sharpe": "rolling.rolling_sharpe",
+    "metrics.probability_of_backtest_overfitting": "overfitting.probability_of_backtest_overfitting",
+    "metrics.deflated_sharpe_ratio": "overfitting.deflated_sharpe_ratio",
     "valuation.money_weighted": "valuation.ledger_money_weighted_return",
     "valuation.periods_per_year": "valuation.infer_periods_per_year",
 }
@@ -148,3 +153,64 @@ def test_every_public_module_is_in_the_api_reference() -> None:
         assert f"::: quantcore.{name}" in page.read_text(), page
         assert f"- quantcore.{name}: api/{name}.md" in nav, name
         assert f"]({name}.md)" in (ROOT / "docs" / "api" / "index.md").read_text(), name
+
+
+#: Public functions whose result is any JSON value (nested dicts, lists, scalars).
+RETURNS_ANY = {"tax.export.jsonable"}
+
+
+def _exported_functions() -> list[tuple[str, object]]:
+    """Every function in the ``__all__`` of each public module and documented subpackage module."""
+    modules = [
+        *sorted(_public_modules()),
+        "backtest.engine", "backtest.strategies", "backtest.sweep", "backtest.validation",
+        "tax.export", "tax.harvesting", "tax.lots", "tax.reports",
+    ]  # fmt: skip
+    found = []
+    for name in modules:
+        mod = importlib.import_module(f"quantcore.{name}")
+        for attr in mod.__all__:
+            obj = getattr(mod, attr)
+            if inspect.isfunction(obj) and obj.__module__.startswith("quantcore"):
+                found.append((f"{name}.{attr}", obj))
+    return found
+
+
+def test_every_public_function_has_a_typed_return() -> None:
+    untyped = []
+    for dotted, fn in _exported_functions():
+        ret = inspect.signature(fn).return_annotation  # a string: the modules defer annotations
+        if ret is inspect.Signature.empty or (str(ret) == "Any" and dotted not in RETURNS_ANY):
+            untyped.append(dotted)
+    assert not untyped, untyped
+
+
+def _private_imports() -> list[str]:
+    """``from quantcore.x import _y`` where ``x`` is a public module: a private name of another module."""
+    found = []
+    for path in sorted((ROOT / "quantcore").rglob("*.py")):
+        for node in ast.walk(ast.parse(path.read_text())):
+            if not (isinstance(node, ast.ImportFrom) and (node.module or "").startswith("quantcore")):
+                continue
+            if any(part.startswith("_") for part in node.module.split(".")):
+                continue  # a private module (_validation, _kernels...): shared helpers by design
+            for alias in node.names:
+                target = ROOT.joinpath(*node.module.split("."), alias.name)
+                if target.with_suffix(".py").is_file() or target.is_dir():
+                    continue  # a module (``from quantcore import _figures``), not a name in one
+                if alias.name.startswith("_"):
+                    found.append(f"{path.relative_to(ROOT)}: from {node.module} import {alias.name}")
+    return found
+
+
+#: Left to the tax package's own rework: its report and splice modules read the lot
+#: ledger's and the rates' internals.
+PRIVATE_IMPORTS_LEFT = {
+    "quantcore/tax/reports.py: from quantcore.tax.rates import _netting_for",
+    "quantcore/tax/splice.py: from quantcore.tax.lots import _ROW_FIELDS",
+    "quantcore/tax/splice.py: from quantcore.tax.lots import _Source",
+}
+
+
+def test_no_module_imports_another_public_modules_private_names() -> None:
+    assert set(_private_imports()) == PRIVATE_IMPORTS_LEFT
