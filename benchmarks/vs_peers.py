@@ -3,6 +3,7 @@
     python benchmarks/vs_peers.py            # full sizes (the issues' goals)
     python benchmarks/vs_peers.py --quick    # CI: smaller inputs, fewer runs
     python benchmarks/vs_peers.py -k rsi     # only cases whose name contains "rsi"
+    python benchmarks/vs_peers.py -k rsi -k macd   # ... or "macd"
     python benchmarks/vs_peers.py --tree /tmp/old --repeat 2   # before/after, one run
 
 Results also go to ``bench-results/vs_peers.json``. Goals are reported, never
@@ -124,7 +125,9 @@ def compare_trees(cases: list[Case], other: Path, repeat: int, quick: bool, budg
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--quick", action="store_true", help="small inputs for CI")
-    parser.add_argument("-k", default="", help="substring filter on case names")
+    parser.add_argument(
+        "-k", action="append", default=[], help="substring filter on case names (repeat: any of them)"
+    )
     parser.add_argument("--budget", type=float, default=None, help="seconds of repeats per side")
     parser.add_argument("--out", default=str(HERE.parent / "bench-results" / "vs_peers.json"))
     parser.add_argument("--tree", default=None, help="another checkout to compare with (see above)")
@@ -132,7 +135,10 @@ def main(argv: list[str] | None = None) -> int:
     args = parser.parse_args(argv)
     budget = args.budget if args.budget is not None else (0.2 if args.quick else 2.0)
 
-    cases = [c for c in discover() if args.k in c.name and (c.quick or not args.quick)]
+    wanted = args.k or [""]
+    cases = [
+        c for c in discover() if any(k in c.name for k in wanted) and (c.quick or not args.quick)
+    ]
     if args.tree:
         return compare_trees(cases, Path(args.tree).resolve(), args.repeat, args.quick, budget)
     header = f"{'case':<52} {'first call':>11} {'quantcore':>11} {'peer':>11} {'peer lib':<22} {'speedup':>8}  goal"
