@@ -56,15 +56,12 @@ __all__ = [
     "tail_ratio",
 ]
 
-#: Moved to :mod:`quantcore.rolling` and :mod:`quantcore.overfitting`; the old names warn
-#: (DeprecationWarning).
+#: Moved to :mod:`quantcore.rolling` and :mod:`quantcore.overfitting`; the old names warn.
 __getattr__ = deprecated_aliases(
     __name__,
     {
         "deflated_sharpe_ratio": "quantcore.overfitting.deflated_sharpe_ratio",
-        "probability_of_backtest_overfitting": (
-            "quantcore.overfitting.probability_of_backtest_overfitting"
-        ),
+        "probability_of_backtest_overfitting": "quantcore.overfitting.probability_of_backtest_overfitting",
         "rolling_sharpe": "quantcore.rolling.rolling_sharpe",
     },
 )
