@@ -25,8 +25,10 @@ __all__ = [
     "CORPORATE_ACTIONS",
     "FIRST_CA",
     "METHODS",
+    "ROW_FIELDS",
     "Encoded",
     "LedgerError",
+    "LedgerSource",
     "LotMethod",
     "caller_row",
     "check_method",
@@ -249,6 +251,23 @@ class Encoded:
     links: np.ndarray  # processing group of each symbol: wash-sale groups joined by spin-offs and mergers
     table: pd.DataFrame | None  # the rows in the order encoded (date-sorted); None: not kept
     rows: np.ndarray | None  # the caller's row of each encoded row; None: same order
+
+
+#: The per-row fields of an :class:`Encoded` table (cut together by ``LotLedger.as_of``
+#: and by a splice).
+ROW_FIELDS = ("sym", "day", "kind", "qty", "price", "fee", "ex_day", "lot_ref", "ratio", "cash", "alloc", "target")
+
+
+@dataclass(frozen=True)
+class LedgerSource:
+    """What a lot ledger was matched from, kept for ``LotLedger.as_of`` to relieve again: the
+    encoded rows (date-sorted, without the caller's table), the wash-sale switch, the caller's
+    row count, and the symbol codes ``LotLedger.only`` kept (``None``: all)."""
+
+    encoded: Encoded
+    wash_sales: bool
+    n_rows: int
+    kept: np.ndarray | None
 
 
 def check_method(method: object) -> None:

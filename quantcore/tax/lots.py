@@ -21,8 +21,10 @@ from quantcore.tax.encode import (
     CORPORATE_ACTIONS,
     FIRST_CA,
     METHODS,
+    ROW_FIELDS,
     Encoded,
     LedgerError,
+    LedgerSource,
     LotMethod,
     caller_row,
     check_method,
@@ -51,8 +53,6 @@ SCALE = _k.SCALE
 _EPOCH = np.datetime64("1970-01-01", "D")
 _encode = encode  # the name the tests use
 
-#: The per-row fields of an encoded table (cut together by :meth:`LotLedger.as_of`).
-_ROW_FIELDS = ("sym", "day", "kind", "qty", "price", "fee", "ex_day", "lot_ref", "ratio", "cash", "alloc", "target")
 
 
 def _day_number(value: Any) -> int:
@@ -63,18 +63,6 @@ def _day_number(value: Any) -> int:
     if pd.isna(ts):
         raise ValueError(f"day must be a date, got {value!r}")
     return int((np.datetime64(ts.date(), "D") - _EPOCH).astype(np.int64))
-
-
-@dataclass(frozen=True)
-class _Source:
-    """What :meth:`LotLedger.as_of` relieves again: the encoded rows (date-sorted, without
-    the caller's table), the wash-sale switch, the caller's row count, and the symbol
-    codes :meth:`LotLedger.only` kept (``None``: all)."""
-
-    encoded: Encoded
-    wash_sales: bool
-    n_rows: int
-    kept: np.ndarray | None
 
 
 @dataclass(frozen=True)
@@ -121,7 +109,7 @@ class LotLedger:
     groups: np.ndarray
     lot_names: tuple[str, ...]
     symbol_methods: tuple[str, ...] = ()
-    source: _Source | None = dataclasses.field(default=None, repr=False, compare=False)
+    source: LedgerSource | None = dataclasses.field(default=None, repr=False, compare=False)
 
     def lot_label(self, lot: int) -> str:
         """The user's ``lot_id`` of a lot, else ``'row <n>'``."""
@@ -184,7 +172,7 @@ class LotLedger:
             return self
         cut = dataclasses.replace(
             enc,
-            **{f: getattr(enc, f)[:k] for f in _ROW_FIELDS},
+            **{f: getattr(enc, f)[:k] for f in ROW_FIELDS},
             lot_names=enc.lot_names[:k],
             rows=None if enc.rows is None else enc.rows[:k],
         )
@@ -417,7 +405,7 @@ def match_lots(
     check_method(method)
     enc = encode(transactions, method, substantially_identical)
     realized, open_lots, divs = _run(enc, wash_sales)
-    source = _Source(dataclasses.replace(enc, table=None), bool(wash_sales), len(enc.day), None)
+    source = LedgerSource(dataclasses.replace(enc, table=None), bool(wash_sales), len(enc.day), None)
     return _build_ledger(enc, ledger_method(enc.methods, method), realized, open_lots, divs, source)
 
 
@@ -478,7 +466,7 @@ def _method_codes(methods: tuple[str, ...]) -> np.ndarray:
 
 
 def _build_ledger(
-    enc: Encoded, method: str, realized: np.ndarray, open_lots: np.ndarray, divs: np.ndarray, source: _Source
+    enc: Encoded, method: str, realized: np.ndarray, open_lots: np.ndarray, divs: np.ndarray, source: LedgerSource
 ) -> LotLedger:
     # the kernel's int64 columns are laid out as the record dtypes: views, no copies
     rec = np.ascontiguousarray(realized).view(realized_dt)[:, 0]

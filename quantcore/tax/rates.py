@@ -20,6 +20,7 @@ __all__ = [
     "TaxRates",
     "TaxSummary",
     "net_capital_gains",
+    "netting_for",
     "tax_summary",
     "yearly_gains",
 ]
@@ -231,7 +232,12 @@ class TaxSummary:
         }
 
 
-def _netting_for(gains: dict[int, tuple[Decimal, Decimal]], year: int, limit: Decimal) -> tuple[Decimal, Decimal, CapitalLossNetting]:
+def netting_for(
+    gains: dict[int, tuple[Decimal, Decimal]], year: int, limit: Decimal
+) -> tuple[Decimal, Decimal, CapitalLossNetting]:
+    """Schedule D's netting of ``year``, carryovers included: the short- and long-term losses
+    carried in (positive amounts) and :func:`net_capital_gains` of the year, from the
+    realized ``gains`` of each year (:func:`yearly_gains`), netted year by year from the first."""
     st_carry = lt_carry = _ZERO
     first = min([*gains, year])
     net = net_capital_gains(_ZERO, _ZERO, loss_limit=limit)
@@ -295,7 +301,7 @@ def tax_summary(
     year_bounds(year)  # validates year
     ledger = as_ledger(transactions, method=method, wash_sales=wash_sales, substantially_identical=substantially_identical)
     gains = yearly_gains(ledger)
-    st_in, lt_in, net = _netting_for(gains, int(year), rates.loss_limit)
+    st_in, lt_in, net = netting_for(gains, int(year), rates.loss_limit)
     st, lt = gains.get(int(year), (_ZERO, _ZERO))
     div = dividend_income(ledger, int(year))
     st_tax, lt_tax = max(net.short_term, Decimal(0)), max(net.long_term, Decimal(0))

@@ -30,7 +30,7 @@ from quantcore.tax.export import export_csv, export_json, jsonable, money, write
 from quantcore.tax.form_1099 import Form1099Div, form_1099_div
 from quantcore.tax.lots import LotLedger, LotMethod, as_ledger
 from quantcore.tax.money import cents, cents_arrow, quantity_arrow
-from quantcore.tax.rates import TaxRates, _netting_for, yearly_gains
+from quantcore.tax.rates import TaxRates, netting_for, yearly_gains
 
 __all__ = [
     "Form1099Div",
@@ -464,7 +464,7 @@ def schedule_d(
     rates = TaxRates() if rates is None else rates
     ledger = as_ledger(transactions, method=method, wash_sales=wash_sales, substantially_identical=substantially_identical)
     form = form_8949(ledger, year) if form is None else form
-    st_in, lt_in, net = _netting_for(yearly_gains(ledger), int(year), rates.loss_limit)
+    st_in, lt_in, net = netting_for(yearly_gains(ledger), int(year), rates.loss_limit)
     t1, t2 = form.part_i_totals, form.part_ii_totals
     line7 = t1["gain_or_loss"] - st_in
     line15 = t2["gain_or_loss"] - lt_in

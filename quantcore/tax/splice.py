@@ -19,8 +19,8 @@ import numpy as np
 
 from quantcore._kernels.tax_splice import splice_records_nb
 from quantcore._validation import read_only
-from quantcore.tax.encode import Encoded
-from quantcore.tax.lots import _ROW_FIELDS, LotLedger, _Source
+from quantcore.tax.encode import ROW_FIELDS, Encoded, LedgerSource
+from quantcore.tax.lots import LotLedger
 
 __all__ = ["splice_ledger"]
 
@@ -42,7 +42,7 @@ def _block(records: np.ndarray) -> np.ndarray:
     return read_only(np.ascontiguousarray(records).view(np.int64).reshape(records.size, width))
 
 
-def _whole_source(ledger: LotLedger) -> _Source:
+def _whole_source(ledger: LotLedger) -> LedgerSource:
     src = ledger.source
     if src is None or src.kept is not None or src.encoded.rows is not None:
         raise ValueError(
@@ -172,7 +172,7 @@ def splice_ledger(
     names[part_rows] = np.asarray(part.lot_names, dtype=object)
     lot_names = tuple(names.tolist())
     fields: dict[str, Any] = {}
-    for f in _ROW_FIELDS:
+    for f in ROW_FIELDS:
         a, b = getattr(enc, f), getattr(penc, f)
         if f == "lot_ref":
             a, b = rows_old(a), rows_part(b)
@@ -185,7 +185,7 @@ def splice_ledger(
     encoded: Encoded = dataclasses.replace(
         enc, **fields, lot_names=lot_names, table=None, rows=None
     )
-    source = _Source(encoded, src.wash_sales, n_new, None)
+    source = LedgerSource(encoded, src.wash_sales, n_new, None)
     return dataclasses.replace(
         old,
         open_lots=open_lots,

@@ -203,14 +203,5 @@ def _private_imports() -> list[str]:
     return found
 
 
-#: Left to the tax package's own rework: its report and splice modules read the lot
-#: ledger's and the rates' internals.
-PRIVATE_IMPORTS_LEFT = {
-    "quantcore/tax/reports.py: from quantcore.tax.rates import _netting_for",
-    "quantcore/tax/splice.py: from quantcore.tax.lots import _ROW_FIELDS",
-    "quantcore/tax/splice.py: from quantcore.tax.lots import _Source",
-}
-
-
 def test_no_module_imports_another_public_modules_private_names() -> None:
-    assert set(_private_imports()) == PRIVATE_IMPORTS_LEFT
+    assert _private_imports() == []
