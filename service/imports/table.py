@@ -26,8 +26,8 @@ from service import formatting as fmt
 from service.imports.plan import RANK, TEMP_ID, relieves_columns
 from service.imports.rows import CASH_TYPES, ImportRow
 from service.imports.schemas import ImportIgnoredRead, ImportRowRead
-from service.ledger import columns as ledger_columns
-from service.ledger.columns import KIND_CODE, LedgerColumns
+from service.ledger import linked
+from service.ledger.columns import KIND_CODE, KINDS, LedgerColumns
 from service.ledger.fixed import LO, SCALE, Fixed
 
 __all__ = [
@@ -302,7 +302,7 @@ def ledger_rows(
     code = {s: i for i, s in enumerate(cols.symbols)}
     codes = [code[s] for s in symbols if s in code]
     ids = cols.asset_ids[codes].tolist()
-    if ledger_columns.linked_assets(cols, ids) != frozenset(ids):
+    if linked.linked_assets(cols, ids) != frozenset(ids):
         return None
     at = np.flatnonzero((cols.portfolio == pindex) & np.isin(cols.symbol, codes))
     trades = np.array([KIND_CODE[k] for k in ("buy", "sell", "dividend")], np.int8)
@@ -321,7 +321,7 @@ def shares_relieve(table: EntryTable, cols: LedgerColumns, at: NDArray[np.intp])
     if (np.abs(old_q.hi) > 920).any():  # beyond int64 units
         return False
     old_units = old_q.hi * LO + old_q.lo
-    old_kind = np.array(ledger_columns.KINDS, dtype=object)[cols.kind[at]]
+    old_kind = np.array(KINDS, dtype=object)[cols.kind[at]]
     kind = np.concatenate([old_kind, table.kind[sec]])
     quantity = np.concatenate([old_units, table.quantity[sec]])
     total = kind.size

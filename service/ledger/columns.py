@@ -16,7 +16,7 @@ derivations (:mod:`service.ledger.derived`) are cached beside it.
 from __future__ import annotations
 
 import dataclasses
-from collections.abc import Callable, Collection, Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from operator import itemgetter
 from typing import Any
@@ -52,10 +52,8 @@ __all__ = [
     "RawRow",
     "appended",
     "build",
-    "linked_assets",
     "load_columns",
     "patched",
-    "rows_of_assets",
     "subset",
 ]
 
@@ -573,30 +571,3 @@ def subset(cols: LedgerColumns, at: NDArray[np.intp]) -> LedgerColumns:
         currency=cols.currency[at], lot=cols.lot[at],
         **{name: getattr(cols, name).take(at) for name in _AMOUNTS},
     )  # fmt: skip
-
-
-def linked_assets(cols: LedgerColumns, asset_ids: Collection[int]) -> frozenset[int]:
-    """``asset_ids`` and every asset a spin-off or merger of ``cols`` links to them,
-    transitively (their lots flow from one to the other)."""
-    acting = np.flatnonzero(cols.target >= 0)
-    pairs = set(
-        zip(
-            cols.asset_ids[cols.symbol[acting]].tolist(), cols.asset_ids[cols.target[acting]].tolist(),
-            strict=True,
-        )
-    )  # fmt: skip
-    closure = set(asset_ids)
-    grew = bool(pairs)
-    while grew:
-        grew = False
-        for a, b in pairs:
-            if (a in closure) != (b in closure):
-                closure.update((a, b))
-                grew = True
-    return frozenset(closure)
-
-
-def rows_of_assets(cols: LedgerColumns, asset_ids: Collection[int]) -> NDArray[np.intp]:
-    """Indices of the rows (every portfolio, ledger order) of the assets ``asset_ids``."""
-    codes = np.flatnonzero(np.isin(cols.asset_ids, np.fromiter(asset_ids, np.int64, len(asset_ids))))
-    return np.flatnonzero(np.isin(cols.symbol, codes))

@@ -37,11 +37,12 @@ from service.db import after_commit
 from service.db.models import Asset, Portfolio, Position, Transaction, utcnow
 from service.errors import ApiError, NotFoundError, ValidationError
 from service.ledger import checks as lots
-from service.ledger import columns, derived, read, writecheck
+from service.ledger import columns, derived, linked, read, writecheck
 from service.ledger import positions as derive
 from service.ledger.columns import LedgerColumns, load_columns
 from service.ledger.entry import LedgerEntry, check_amount
-from service.ledger.lots import LedgerCheckError, check_rows, columns_rows, lot_hints
+from service.ledger.lot_splice import lot_hints
+from service.ledger.lots import LedgerCheckError, check_rows, columns_rows
 
 __all__ = [
     "LedgerEntry",
@@ -191,10 +192,10 @@ async def _rederive(
     ``shares``: the ``(portfolio_id, asset_id)`` ledgers whose shares are checked when no
     corporate action is among the rows (else ``quantcore`` checks them all).
     """
-    touched = columns.linked_assets(before, asset_ids) | columns.linked_assets(after, asset_ids)
-    rows = columns.rows_of_assets(after, touched)
+    touched = linked.linked_assets(before, asset_ids) | linked.linked_assets(after, asset_ids)
+    rows = linked.rows_of_assets(after, touched)
     acting = derived.has_actions(after, rows) or derived.has_actions(
-        before, columns.rows_of_assets(before, touched)
+        before, linked.rows_of_assets(before, touched)
     )
     mine = columns.subset(after, rows)
     if acting:
@@ -284,7 +285,7 @@ async def _follow(
     """Once the write commits, keep ``after`` as the user's ledger columns at ``version``
     (:func:`service.ledger.read.follow`); a write of ``changed`` (dropped id, added id)
     leaves the lot ledger's splice as the next read's way to it
-    (:func:`service.ledger.lots.lot_hints`)."""
+    (:func:`service.ledger.lot_splice.lot_hints`)."""
     engine = (await s.connection()).sync_engine
     hints = None if changed is None else lot_hints(*changed)
     after_commit(s, read.follow(engine, user_id, version, columns=after, hints=hints))
@@ -445,10 +446,10 @@ async def rederive_written(
     if after is None:
         after = await load_columns(conn, user_id, await read.version(conn, user_id))
     at = after.version
-    touched = columns.linked_assets(after, asset_ids)
+    touched = linked.linked_assets(after, asset_ids)
     try:
         mine = np.zeros(len(after), np.bool_)
-        mine[columns.rows_of_assets(after, touched)] = True
+        mine[linked.rows_of_assets(after, touched)] = True
         matched = writecheck.match(after, mine)  # no copy of the (whole, for an import) columns
     except LedgerCheckError as exc:
         raise ValidationError("lot_method", "invalid", f"The ledger cannot be matched: {exc}") from None

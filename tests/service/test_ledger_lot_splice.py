@@ -1,5 +1,5 @@
 """After a typed write, the user's lot ledger spliced from the previous version's
-(``service.ledger.lots.spliced``: only the written symbols' groups matched again) equals
+(``service.ledger.lot_splice.spliced``: only the written symbols' groups matched again) equals
 the whole ledger matched afresh from the new columns, array for array: every realized
 piece (8949 row, wash-sale adjustment), open lot, dividend and lot name. Generated
 relievable ledgers of two portfolios (wash sales across them) with every row type and
@@ -24,7 +24,8 @@ from hypothesis import strategies as st
 from service.errors import ValidationError
 from service.ledger.cache import DerivationCache
 from service.ledger.columns import LedgerColumns, build, patched
-from service.ledger.lots import CHAIN_DEPTH, LotSplice, _match_columns, lot_hints, spliced
+from service.ledger.lot_splice import CHAIN_DEPTH, LotSplice, lot_hints, spliced
+from service.ledger.lots import _match_columns
 from tests.service.test_ledger_lot_table import (
     ASSETS,
     PORTFOLIOS,

@@ -16,8 +16,9 @@ from hypothesis import strategies as st
 
 from service.errors import ValidationError
 from service.ledger import writecheck
-from service.ledger.columns import LedgerColumns, build, linked_assets, rows_of_assets, subset
+from service.ledger.columns import LedgerColumns, build, subset
 from service.ledger.fixed import Fixed
+from service.ledger.linked import linked_assets, rows_of_assets
 from service.ledger.lots import LedgerCheckError, _match_columns, columns_rows, match_rows
 
 ASSETS = [(11, "AAA", "USD"), (12, "BBB", "USD"), (13, "CCC", "USD")]

@@ -1,0 +1,40 @@
+"""The rows a change of some assets reaches: those assets and every asset a spin-off or
+merger links to them, in every portfolio of the user."""
+
+from __future__ import annotations
+
+from collections.abc import Collection
+
+import numpy as np
+from numpy.typing import NDArray
+
+from service.ledger.columns import LedgerColumns
+
+__all__ = ["linked_assets", "rows_of_assets"]
+
+
+def linked_assets(cols: LedgerColumns, asset_ids: Collection[int]) -> frozenset[int]:
+    """``asset_ids`` and every asset a spin-off or merger of ``cols`` links to them,
+    transitively (their lots flow from one to the other)."""
+    acting = np.flatnonzero(cols.target >= 0)
+    pairs = set(
+        zip(
+            cols.asset_ids[cols.symbol[acting]].tolist(), cols.asset_ids[cols.target[acting]].tolist(),
+            strict=True,
+        )
+    )  # fmt: skip
+    closure = set(asset_ids)
+    grew = bool(pairs)
+    while grew:
+        grew = False
+        for a, b in pairs:
+            if (a in closure) != (b in closure):
+                closure.update((a, b))
+                grew = True
+    return frozenset(closure)
+
+
+def rows_of_assets(cols: LedgerColumns, asset_ids: Collection[int]) -> NDArray[np.intp]:
+    """Indices of the rows (every portfolio, ledger order) of the assets ``asset_ids``."""
+    codes = np.flatnonzero(np.isin(cols.asset_ids, np.fromiter(asset_ids, np.int64, len(asset_ids))))
+    return np.flatnonzero(np.isin(cols.symbol, codes))
