@@ -27,6 +27,8 @@ from typing import TYPE_CHECKING, Any, Literal
 import numpy as np
 import pandas as pd
 
+from quantcore._deprecation import warn_renamed
+
 # The analytics modules (and their numba kernels) are imported by the functions that
 # use them, so that ``python -m quantcore``, which registers ``add_cli_parser``, stays
 # quick to start for its other subcommands.
@@ -166,9 +168,10 @@ def tearsheet(
     periods_per_year: float = 252,
     risk_free: float = 0.0,
     level: float = 0.95,
-    rolling_window: int = 126,
+    window: int = 126,
     top_drawdowns: int = 5,
     image_format: Literal["png", "svg"] = "png",
+    rolling_window: int | None = None,
 ) -> str:
     """A quantstats-style tear sheet of one return series, as one HTML document.
 
@@ -184,13 +187,15 @@ def tearsheet(
         Page title (HTML-escaped).
     periods_per_year, risk_free, level
         As in :func:`quantcore.metrics.summary`.
-    rolling_window : int, default 126
+    window : int, default 126
         Window of the rolling Sharpe/volatility figure; the figure is left out
         when the series is shorter than two windows.
     top_drawdowns : int, default 5
         Rows of the worst-drawdowns table.
     image_format : {"png", "svg"}
         How figures are embedded (see :func:`figure_html`).
+    rolling_window : int, optional
+        The old name of ``window``: still works, with a ``DeprecationWarning``.
 
     Returns
     -------
@@ -218,6 +223,9 @@ def tearsheet(
     from quantcore import plot as _plot
     from quantcore import returns as _returns
 
+    if rolling_window is not None:
+        warn_renamed("tearsheet(rolling_window=...)", "tearsheet(window=...)")
+        window = rolling_window
     if not isinstance(top_drawdowns, int) or top_drawdowns < 0:
         raise ValueError(f"top_drawdowns must be an integer >= 0, got {top_drawdowns!r}")
     r, b = _fig.aligned(_fig.series(returns, "returns", "strategy"), benchmark)
@@ -236,10 +244,10 @@ def tearsheet(
         _plot.underwater(r),
         _plot.return_distribution(r, level=level),
     ]
-    if r.count() >= 2 * rolling_window:
+    if r.count() >= 2 * window:
         figures.append(
             _plot.rolling_sharpe_volatility(
-                r, window=rolling_window, periods_per_year=periods_per_year
+                r, window=window, periods_per_year=periods_per_year
             )
         )
     index = r.index

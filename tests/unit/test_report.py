@@ -105,8 +105,11 @@ def test_tearsheet_worst_drawdowns_table(spx: pd.Series) -> None:
 
 def test_tearsheet_svg_and_short_undated_series() -> None:
     r = np.random.default_rng(7).normal(0.0, 0.01, 100)
-    page = tearsheet(r, image_format="svg", rolling_window=126)
+    page = tearsheet(r, image_format="svg", window=126)
     assert page.count("<svg") == 3  # rolling figure left out: fewer than two windows
+    assert tearsheet(r, image_format="svg", window=20).count("<svg") == 4
+    with pytest.warns(DeprecationWarning, match="window"):  # the old keyword still works
+        assert tearsheet(r, image_format="svg", rolling_window=20).count("<svg") == 4
     assert "<img" not in page and "year" not in _parse(page).cells
     with pytest.raises(ValueError, match="image_format"):
         tearsheet(r, image_format="jpg")  # type: ignore[arg-type]
