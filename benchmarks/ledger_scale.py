@@ -278,6 +278,20 @@ def _backends_cpu(url: str) -> dict[int, float]:
     return out
 
 
+@contextlib.contextmanager
+def _signed_in(server: Server, lines: list[str]) -> Iterator[tuple[httpx.Client, dict[str, str], float]]:
+    """A new user on a started ``server``, its client, its auth headers and the seconds of
+    the warm-up: a few rows into another portfolio (kernels loaded, prices generated)."""
+    server.cli("createuser", "bench", "--password-stdin", stdin=PASSWORD + "\n")
+    token = server.cli("token", "bench").split()[-1]
+    headers = {"Authorization": f"Token {token}"}
+    with httpx.Client(base_url=server.url, headers=headers, timeout=600) as c:
+        spare = c.post("/api/portfolios/", json={"name": "warm-up"}).json()["id"]
+        t = time.perf_counter()
+        _import(c, spare, [*lines[:4]])
+        yield c, headers, time.perf_counter() - t
+
+
 def import_only(tree: Path, n: int, database_url: str | None) -> dict[str, float]:
     """The import alone: ``tree``'s server on a fresh database, the warm-up import, then the
     ``n``-row statement into an empty portfolio: rows/s at the client, the server
@@ -288,12 +302,7 @@ def import_only(tree: Path, n: int, database_url: str | None) -> dict[str, float
         server = Server(tree, url, Path(tmp))
         server.start()
         try:
-            server.cli("createuser", "bench", "--password-stdin", stdin=PASSWORD + "\n")
-            token = server.cli("token", "bench").split()[-1]
-            headers = {"Authorization": f"Token {token}"}
-            with httpx.Client(base_url=server.url, headers=headers, timeout=600) as c:
-                spare = c.post("/api/portfolios/", json={"name": "warm-up"}).json()["id"]
-                _import(c, spare, [*lines[:4]])
+            with _signed_in(server, lines) as (c, _, _):
                 pid = c.post("/api/portfolios/", json={"name": "scale"}).json()["id"]
                 assert server.proc is not None
                 backends = _backends_cpu(url)
@@ -317,15 +326,8 @@ def run(tree: Path, n: int, database_url: str | None, repeat: int) -> dict[str, 
         server = Server(tree, url, Path(tmp))
         server.start()
         try:
-            server.cli("createuser", "bench", "--password-stdin", stdin=PASSWORD + "\n")
-            token = server.cli("token", "bench").split()[-1]
-            headers = {"Authorization": f"Token {token}"}
-            with httpx.Client(base_url=server.url, headers=headers, timeout=600) as c:
-                # warm-up: a few rows into another portfolio (kernels loaded, prices generated)
-                spare = c.post("/api/portfolios/", json={"name": "warm-up"}).json()["id"]
-                t = time.perf_counter()
-                _import(c, spare, [*lines[:4]])
-                out["warm-up import s"] = time.perf_counter() - t
+            with _signed_in(server, lines) as (c, headers, warm_up):
+                out["warm-up import s"] = warm_up
                 pid = c.post("/api/portfolios/", json={"name": "scale"}).json()["id"]
                 parts: list[list[str]] = [[]]
                 size = 0
