@@ -3,14 +3,28 @@ merger links to them, in every portfolio of the user."""
 
 from __future__ import annotations
 
-from collections.abc import Collection
+from collections.abc import Collection, Iterable
 
 import numpy as np
 from numpy.typing import NDArray
 
 from service.ledger.columns import LedgerColumns
 
-__all__ = ["linked_assets", "rows_of_assets"]
+__all__ = ["closure", "linked_assets", "rows_of_assets"]
+
+
+def closure(asset_ids: Collection[int], links: Iterable[tuple[int, int]]) -> set[int]:
+    """``asset_ids`` and every asset the (source, target) ``links`` join to them, transitively."""
+    pairs = list(links)
+    out = set(asset_ids)
+    grew = bool(pairs)
+    while grew:
+        grew = False
+        for a, b in pairs:
+            if (a in out) != (b in out):
+                out.update((a, b))
+                grew = True
+    return out
 
 
 def linked_assets(cols: LedgerColumns, asset_ids: Collection[int]) -> frozenset[int]:
@@ -23,15 +37,7 @@ def linked_assets(cols: LedgerColumns, asset_ids: Collection[int]) -> frozenset[
             strict=True,
         )
     )  # fmt: skip
-    closure = set(asset_ids)
-    grew = bool(pairs)
-    while grew:
-        grew = False
-        for a, b in pairs:
-            if (a in closure) != (b in closure):
-                closure.update((a, b))
-                grew = True
-    return frozenset(closure)
+    return frozenset(closure(asset_ids, pairs))
 
 
 def rows_of_assets(cols: LedgerColumns, asset_ids: Collection[int]) -> NDArray[np.intp]:

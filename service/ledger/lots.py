@@ -48,6 +48,7 @@ from service.ledger import read
 from service.ledger.checks import CORPORATE_ACTIONS, ledger_key
 from service.ledger.columns import KIND_CODE, KINDS, LedgerColumns
 from service.ledger.fixed import Fixed
+from service.ledger.linked import closure
 from service.ledger.rows import Action, LedgerCheckError, LedgerRow
 from service.ledger.usd import USD, in_usd
 
@@ -140,20 +141,6 @@ async def _actions(session: AsyncSession, rows: Iterable[LedgerRow]) -> dict[int
     return actions
 
 
-def _closure(asset_ids: Collection[int], links: Iterable[tuple[int, int]]) -> set[int]:
-    """``asset_ids`` and every asset the (source, target) ``links`` join to them, transitively."""
-    pairs = list(links)
-    out = set(asset_ids)
-    grew = bool(pairs)
-    while grew:
-        grew = False
-        for a, b in pairs:
-            if (a in out) != (b in out):
-                out.update((a, b))
-                grew = True
-    return out
-
-
 async def linked_ledger_rows(
     session: AsyncSession, portfolio_ids: Collection[int], asset_ids: Collection[int]
 ) -> tuple[list[LedgerRow], dict[int, Action], frozenset[int]]:
@@ -169,15 +156,15 @@ async def linked_ledger_rows(
         or_(Transaction.asset_id.in_(list(ids)), Transaction.target_asset_id.is_not(None))
     )
     fetched = list((await session.execute(query)).tuples())
-    closure = _closure(ids, ((r[9], r[10]) for r in fetched if r[10] is not None))
-    rows = [cast(LedgerRow, tuple(r[:9])) for r in fetched if r[9] in closure]
-    extra = closure - ids
+    assets = closure(ids, ((r[9], r[10]) for r in fetched if r[10] is not None))
+    rows = [cast(LedgerRow, tuple(r[:9])) for r in fetched if r[9] in assets]
+    extra = assets - ids
     if extra:
         more = _rows_query(portfolio_ids).where(
             Transaction.asset_id.in_(list(extra)), Transaction.target_asset_id.is_(None)
         )
         rows += [cast(LedgerRow, tuple(r[:9])) for r in (await session.execute(more)).tuples()]
-    return rows, await _actions(session, rows), frozenset(closure)
+    return rows, await _actions(session, rows), frozenset(assets)
 
 
 def match_rows(
