@@ -112,7 +112,10 @@ def test_dashboard_lists_portfolios_with_values(
     server: Server, token: str, page_and_watch: Any
 ) -> None:
     page, _ = page_and_watch
-    sign_in(page, server.http)
+    # The overview is valued at the live quotes of its request, which move each minute:
+    # compare the page with the very response it rendered, not with a later request.
+    with page.expect_response(lambda r: "/api/analytics/overview/" in r.url) as rendered:
+        sign_in(page, server.http)
     expected = api_get(server, token, "/api/portfolios/")["results"]
     assert expected, "the demo user has a portfolio"
     table = page.get_by_role("region", name="Your portfolios")
@@ -129,7 +132,9 @@ def test_dashboard_lists_portfolios_with_values(
     # The account overview: the server's own figures, as GET /api/analytics/overview/ gives them.
     overview = page.locator("section[aria-labelledby=h-acct]")
     overview.get_by_text("Total value").wait_for()
-    account = api_get(server, token, "/api/analytics/overview/?period=1y&currency=USD")
+    account = rendered.value.json()
+    assert rendered.value.ok and account["currency"] == "USD", account
+    assert "period=1y" in rendered.value.url and "currency=USD" in rendered.value.url
     whole, _, cents = account["total_value"].partition(".")
     shown = f"{int(whole):,}" + (f".{cents}" if cents else "") + " USD"
     text = overview.inner_text()
