@@ -17,6 +17,7 @@ import json
 import os
 import re
 import sys
+import threading
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any, Literal
@@ -318,25 +319,38 @@ def test_unsupported_schema_is_rejected_before_generation(backend: TransformersB
     assert info.value.param == "text.format.schema"
 
 
-def test_generation_runs_off_the_event_loop(backend: TransformersBackend) -> None:
-    async def main() -> tuple[int, int]:
-        ticks = 0
+def test_generation_runs_off_the_event_loop(
+    backend: TransformersBackend, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Each forward pass waits until the event loop has run another task during it: on the
+    loop's own thread that wait would be in vain, whatever the machine's load."""
+    loop_ran = threading.Event()
+    waited: list[bool] = []
+    forward = backend._forward
+
+    def gated(ids: list[int], state: Any) -> Any:
+        loop_ran.clear()
+        waited.append(loop_ran.wait(timeout=30))  # set by the loop while this call waits
+        return forward(ids, state)
+
+    monkeypatch.setattr(backend, "_forward", gated)
+
+    async def main() -> int:
         done = False
 
         async def ticker() -> None:
-            nonlocal ticks
             while not done:
-                ticks += 1
-                await asyncio.sleep(0)
+                loop_ran.set()
+                await asyncio.sleep(0.001)
 
         task = asyncio.create_task(ticker())
         deltas = [d async for d in backend.generate(_request(max_output_tokens=30, temperature=0))]
         done = True
         await task
-        return ticks, len(deltas)
+        return len(deltas)
 
-    ticks, n = asyncio.run(main())
-    assert ticks > n  # the loop kept running while the worker thread computed
+    assert asyncio.run(main()) > 1
+    assert len(waited) > 1 and all(waited), waited  # the loop ran during every forward pass
 
 
 def test_scripted_model_thinks_answers_and_stops_at_eos(models: dict[str, Any]) -> None:
