@@ -240,7 +240,7 @@ def _place_group(
         open_lots[pos] = src[j, :OPEN_NF]
 
 
-@njit(cache=True, error_model="numpy", parallel=True)
+@njit(cache=True, error_model="numpy", parallel=True, nogil=True)
 def match_lots_nb(
     sym: np.ndarray,
     day: np.ndarray,

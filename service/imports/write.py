@@ -4,12 +4,15 @@ The rows go in as one statement on the request's connection (``COPY`` on Postgre
 through asyncpg, an ``executemany`` of tuples elsewhere); then the
 positions of the touched assets are re-derived once
 (:func:`service.ledger.writes.rederive_written`). A plan over columns
-(:mod:`service.imports.table`) is written from its columns, and its rows are appended to
-the user's ledger columns (:func:`service.ledger.columns.appended`) instead of read back.
+(:mod:`service.imports.table`) is written from its columns with ids taken before the
+insert, and its rows are appended to the user's ledger columns
+(:func:`service.ledger.columns.appended`) instead of read back: that and the lot match
+run in a worker thread while the database inserts.
 """
 
 from __future__ import annotations
 
+import asyncio
 import datetime as dt
 import hashlib
 from collections.abc import AsyncIterator, Collection
@@ -18,7 +21,7 @@ from typing import Any, cast
 
 import numpy as np
 from numpy.typing import NDArray
-from sqlalchemy import Table, func, select, update
+from sqlalchemy import Table, select, text, update
 from sqlalchemy.ext.asyncio import AsyncConnection, AsyncSession
 
 from service.db.models import Asset, Portfolio, Transaction, utcnow
@@ -26,7 +29,7 @@ from service.imports.plan import Plan
 from service.ledger import columns as ledger_columns
 from service.ledger import read
 from service.ledger.fixed import Fixed
-from service.ledger.writes import rederive_written
+from service.ledger.writes import Matched, match_written, rederive_written, write_matched
 
 __all__ = ["source_id", "write_entries", "write_table"]
 
@@ -120,10 +123,13 @@ async def write_entries(s: AsyncSession, portfolio: Portfolio, plan: Plan) -> No
 
 
 async def write_table(s: AsyncSession, portfolio: Portfolio, plan: Plan, at: int) -> None:
-    """Write the plan's entries given as columns (``plan.table``): one insert of tuples
-    zipped from the columns in the driver's own form, the new rows' ids read once, the
-    user's ledger columns (before the import) with those rows appended (never read back),
-    the positions of the touched assets re-derived from them."""
+    """Write the plan's entries given as columns (``plan.table``): their ids taken first
+    (:func:`_reserved_ids`), then one insert of tuples zipped from the columns in the
+    driver's own form and, beside it in a worker thread, the user's ledger columns
+    (before the import) with those rows appended (never read back) and the lot match of
+    the touched assets (:func:`service.ledger.writes.match_written`); their positions are
+    written once both are done. A failure of either is raised after both ended, the
+    transaction left for the caller to roll back."""
     table = plan.table
     assert table is not None
     user_id = portfolio.user_id
@@ -133,6 +139,7 @@ async def write_table(s: AsyncSession, portfolio: Portfolio, plan: Plan, at: int
     symbols = set(plan.currency_of)
     ids = await _asset_ids(s, plan, symbols, now)
     n = len(table)
+    new_ids = await _reserved_ids(conn, n)
     asset = np.array([ids[x] if x is not None else -1 for x in table.symbol.tolist()], np.int64)
     currency = np.where(table.cash, table.currency, np.array(None))
     direct = _direct(conn)
@@ -145,6 +152,7 @@ async def write_table(s: AsyncSession, portfolio: Portfolio, plan: Plan, at: int
     else:
         dates = table.date.astype(object).tolist()
     columns: dict[str, list[Any]] = {
+        "id": new_ids.tolist(),
         "portfolio_id": [portfolio.id],
         "asset_id": [None if a < 0 else a for a in asset.tolist()],
         "currency": currency.tolist(),
@@ -155,44 +163,56 @@ async def write_table(s: AsyncSession, portfolio: Portfolio, plan: Plan, at: int
         "source_id": table.source,
     }
     ready = {"quantity", "price", "fees", "transaction_date"} if direct else {"transaction_date"}
-    floor = int(before.id.max()) if len(before) else 0
-    await _insert_rows(conn, columns, n, ready=ready)
-    del columns, amounts, dates, currency  # a Python object per cell: not alive in the lot match
-    new_ids = await _new_ids(conn, portfolio.id, floor, n)
+    del amounts, dates, currency
     none = np.full(n, -1, np.int64)
     kinds = np.array([ledger_columns.KIND_CODE[k] for k in table.kind.tolist()], np.int8)
     null = Fixed(np.zeros(n, np.int64), np.zeros(n, np.int64), np.ones(n, np.bool_))
-    after = ledger_columns.appended(
-        before, at,
-        {"id": new_ids, "portfolio": np.full(n, portfolio.id, np.int64),
-         "asset": asset, "target": none, "date": table.date, "kind": kinds, "lot": none,
-         "own": np.where(table.cash, table.currency, "").astype(object)},
-        {"quantity": table.fixed("quantity"), "price": table.fixed("price"),
-         "fees": table.fixed("fees"), "ratio": null, "basis_allocation": null, "cash": null},
-        [(ids[sym], sym, plan.currency_of[sym]) for sym in sorted(symbols)],
-    )  # fmt: skip
+
+    def matched() -> Matched:
+        after = ledger_columns.appended(
+            before, at,
+            {"id": new_ids, "portfolio": np.full(n, portfolio.id, np.int64),
+             "asset": asset, "target": none, "date": table.date, "kind": kinds, "lot": none,
+             "own": np.where(table.cash, table.currency, "").astype(object)},
+            {"quantity": table.fixed("quantity"), "price": table.fixed("price"),
+             "fees": table.fixed("fees"), "ratio": null, "basis_allocation": null, "cash": null},
+            [(ids[sym], sym, plan.currency_of[sym]) for sym in sorted(symbols)],
+        )  # fmt: skip
+        return match_written(after, {ids[sym] for sym in symbols})
+
+    insert = asyncio.ensure_future(_insert_rows(conn, columns, n, ready=ready))
+    del columns  # a Python object per cell: freed once the insert is done with them
+    try:
+        positions = await asyncio.to_thread(matched)
+    finally:
+        await insert  # never left running on the connection, whatever the match did
     portfolio.updated_at = now
     await s.flush()
-    await rederive_written(s, user_id, {ids[sym] for sym in symbols}, after=after)
+    await write_matched(s, user_id, positions)
 
 
-async def _new_ids(
-    conn: AsyncConnection, portfolio_id: int, floor: int, n: int
-) -> NDArray[np.int64]:
-    """The ids of the ``n`` rows just written to the portfolio (above ``floor``, every id
-    of the ledger before), in the order written: the range between the least and the
-    greatest when they are ``n`` apart (always on SQLite, nearly always on PostgreSQL),
-    else every id read."""
-    mine = (_T.portfolio_id == portfolio_id) & (_T.id > floor)
-    count, low, high = (
-        await conn.execute(select(func.count(), func.min(_T.id), func.max(_T.id)).where(mine))
-    ).one()
-    if count != n:
-        raise RuntimeError(f"wrote {n} rows but found {count} new ids")
-    if n and high - low + 1 == n:
-        return np.arange(low, high + 1, dtype=np.int64)
-    found = await conn.execute(select(_T.id).where(mine).order_by(_T.id))
-    return np.fromiter(found.scalars(), np.int64, n)
+async def _reserved_ids(conn: AsyncConnection, n: int) -> NDArray[np.int64]:
+    """The ids of ``n`` transactions about to be inserted, ascending: the ids the insert
+    would have given them, known before it. On PostgreSQL, ``n`` values of the id's
+    sequence in one statement (a concurrent writer's ids may fall between them, as they
+    would during the insert's own); on SQLite, the ``n`` after the greatest ever given
+    (``AUTOINCREMENT``'s counter), which no one else can take while this transaction
+    holds the write lock (``BEGIN IMMEDIATE``)."""
+    if not n:
+        return np.zeros(0, np.int64)
+    if conn.dialect.name == "postgresql":
+        taken = text(  # the sequence looked up once (a subquery), not once per value
+            "SELECT array_agg(nextval((SELECT pg_get_serial_sequence('transactions', 'id')"
+            "::regclass))) FROM generate_series(1, :n)"
+        )
+        return np.sort(np.array((await conn.execute(taken, {"n": n})).scalar_one(), np.int64))
+    last = (
+        await conn.exec_driver_sql(
+            "SELECT max(coalesce((SELECT seq FROM sqlite_sequence WHERE name = 'transactions'),"
+            " 0), coalesce((SELECT max(id) FROM transactions), 0))"
+        )
+    ).scalar_one()
+    return np.arange(last + 1, last + n + 1, dtype=np.int64)
 
 
 def _direct(conn: AsyncConnection) -> bool:
@@ -223,7 +243,7 @@ async def _insert_rows(
             values = [None if v is None else process(v) for v in values]
         cells.append(values)
     if dialect.driver == "asyncpg":
-        await _copy_rows(conn, list(columns), [_csv_fields(v, n) for v in cells])
+        await _copy_rows(conn, list(columns), cells, n)
         return
     style = dialect.paramstyle
     marks = [
@@ -240,20 +260,23 @@ async def _insert_rows(
 _COPY_CHUNK = 16_384
 
 
-async def _copy_rows(conn: AsyncConnection, names: list[str], fields: list[list[str]]) -> None:
-    """``COPY transactions (names) FROM STDIN`` of CSV ``fields`` (a column each) on the
-    asyncpg connection under the request's session: the same connection and transaction,
-    so a later failure rolls the rows back with everything else."""
+async def _copy_rows(conn: AsyncConnection, names: list[str], cells: list[list[Any]], n: int) -> None:
+    """``COPY transactions (names) FROM STDIN`` of ``n`` rows given as columns (``cells``,
+    a one-item column repeated) on the asyncpg connection under the request's session:
+    the same connection and transaction, so a later failure rolls the rows back with
+    everything else. Each chunk is formatted as CSV (:func:`_csv_fields`) once the
+    server has the one before: its parsing overlaps the formatting."""
     raw = await conn.get_raw_connection()
     driver = raw.driver_connection
     assert driver is not None
     if not driver.is_in_transaction():  # COPY outside it would commit on its own
         raise RuntimeError("COPY of an import needs the request's open transaction")
-    rows = list(map(",".join, zip(*fields, strict=True)))
 
     async def chunks() -> AsyncIterator[bytes]:
-        for i in range(0, len(rows), _COPY_CHUNK):
-            yield ("\n".join(rows[i : i + _COPY_CHUNK]) + "\n").encode()
+        for i in range(0, n, _COPY_CHUNK):
+            k = min(_COPY_CHUNK, n - i)
+            part = [_csv_fields(v if len(v) == 1 else v[i : i + k], k) for v in cells]
+            yield ("\n".join(map(",".join, zip(*part, strict=True))) + "\n").encode()
 
     await driver.copy_to_table(_TRANSACTIONS.name, source=chunks(), columns=names, format="csv")
 

@@ -27,12 +27,13 @@ mapped back to the transaction and field it names, is the 400.
 from __future__ import annotations
 
 from collections.abc import Collection, Sequence
-from typing import Any
+from typing import Any, NamedTuple
 
 import numpy as np
 from sqlalchemy import select
 from sqlalchemy.ext.asyncio import AsyncSession
 
+from quantcore.tax import LotLedger
 from service.db import after_commit
 from service.db.models import Asset, Portfolio, Position, Transaction, utcnow
 from service.errors import ApiError, NotFoundError, ValidationError
@@ -46,12 +47,24 @@ from service.ledger.lots import LedgerCheckError, check_rows, columns_rows
 
 __all__ = [
     "LedgerEntry",
+    "Matched",
     "check_amount",
+    "match_written",
     "record",
     "rederive_written",
     "remove",
     "update",
+    "write_matched",
 ]
+
+class Matched(NamedTuple):
+    """A bulk write's lot match (:func:`match_written`): the ledger after the write, the
+    assets whose positions it re-derives, their lots (``None``: no rows)."""
+
+    after: LedgerColumns
+    touched: frozenset[int]
+    lots: LotLedger | None
+
 
 _SPLITS = ("split", "stock_dividend")
 _LINKED = ("spin_off", "merger")
@@ -429,6 +442,33 @@ async def remove(s: AsyncSession, user_id: int, txn_id: int) -> None:
     await _follow(s, user_id, at, after, (txn_id, None))
 
 
+def match_written(after: LedgerColumns, asset_ids: Collection[int]) -> Matched:
+    """The lot match of ``asset_ids`` (and the assets linked to them) over ``after`` (the
+    ledger with a bulk write applied), from which :func:`write_matched` rewrites their
+    positions. Columns and kernels only, no database: a writer may run it in a worker
+    thread while its insert is under way (:func:`service.imports.write.write_table`).
+
+    Raises:
+        ValidationError: ``lot_method`` ``invalid`` when the rows cannot be matched (the
+            write's checks prevent it: the last guard).
+    """
+    touched = linked.linked_assets(after, asset_ids)
+    try:
+        mine = np.zeros(len(after), np.bool_)
+        mine[linked.rows_of_assets(after, touched)] = True
+        lots_matched = writecheck.match(after, mine)  # no copy of the (whole, for an import) columns
+    except LedgerCheckError as exc:
+        raise ValidationError("lot_method", "invalid", f"The ledger cannot be matched: {exc}") from None
+    return Matched(after, touched, lots_matched)
+
+
+async def write_matched(s: AsyncSession, user_id: int, matched: Matched) -> None:
+    """Write the positions of :func:`match_written`'s assets (the rows written and flushed,
+    the ledger lock held) and keep its columns under their version once the write commits."""
+    await derive.write_positions(s, user_id, matched.touched, matched.lots)
+    await _follow(s, user_id, matched.after.version, matched.after)
+
+
 async def rederive_written(
     s: AsyncSession, user_id: int, asset_ids: Collection[int], *, after: LedgerColumns | None = None
 ) -> None:
@@ -436,22 +476,13 @@ async def rederive_written(
     user's ledger as columns once in this transaction (or take ``after``, the columns the
     writer built at the new version: :func:`service.ledger.columns.appended`), re-derive
     the positions of those assets (and the ones linked to them) from one lot match of
-    their rows, and keep the columns under the new version once the write commits.
+    their rows (:func:`match_written`, :func:`write_matched`), and keep the columns under
+    the new version once the write commits.
 
     Raises:
-        ValidationError: ``lot_method`` ``invalid`` when the rows cannot be matched (the
-            write's checks prevent it: the last guard).
+        ValidationError: as :func:`match_written`.
     """
-    conn = await s.connection()
     if after is None:
+        conn = await s.connection()
         after = await load_columns(conn, user_id, await read.version(conn, user_id))
-    at = after.version
-    touched = linked.linked_assets(after, asset_ids)
-    try:
-        mine = np.zeros(len(after), np.bool_)
-        mine[linked.rows_of_assets(after, touched)] = True
-        matched = writecheck.match(after, mine)  # no copy of the (whole, for an import) columns
-    except LedgerCheckError as exc:
-        raise ValidationError("lot_method", "invalid", f"The ledger cannot be matched: {exc}") from None
-    await derive.write_positions(s, user_id, touched, matched)
-    await _follow(s, user_id, at, after)
+    await write_matched(s, user_id, match_written(after, asset_ids))

@@ -16,9 +16,15 @@ import io
 from decimal import Decimal
 from typing import Any
 
+import asyncpg
+import pytest
 from sqlalchemy import select
+from sqlalchemy.exc import IntegrityError
 
-from service.db.models import Transaction
+from service.db.models import Portfolio, Position, Transaction
+from service.errors import ValidationError
+from service.imports import write
+from service.imports.services import ImportOptions, import_statement
 from service.imports.write import source_id
 from tests.service.conftest import Api
 
@@ -119,3 +125,63 @@ def test_rows_planned_one_by_one_are_stored_as_the_file_says(api: Api) -> None:
         (IDS[1], "buy", day, D(3), D("10.12345678"), D("0.01"), None, False, False),
         (IDS[2], "sell", day, D(1), D(11), D(0), None, False, True),
     ])  # fmt: skip
+
+
+async def _positions(api: Api, pid: int) -> list[tuple[Any, ...]]:
+    async with api.db.read() as s:
+        result = await s.execute(
+            select(Position.asset_id, Position.quantity, Position.cost_basis)
+            .where(Position.portfolio_id == pid).order_by(Position.asset_id)
+        )  # fmt: skip
+        return [tuple(r) for r in result.all()]
+
+
+async def _import_in_one_write(api: Api, pid: int, data: bytes) -> None:
+    """The import in a write session of its own, as a request runs it (an error rolls back)."""
+    async with api.db.write() as s:
+        user_id = (await s.execute(select(Portfolio.user_id).where(Portfolio.id == pid))).scalar_one()
+        await import_statement(s, user_id, pid, data, ImportOptions(format="csv", create_assets=True))
+
+
+@pytest.mark.parametrize("failing", ["insert", "match"])
+def test_a_failed_write_leaves_nothing(api: Api, monkeypatch: pytest.MonkeyPatch, failing: str) -> None:
+    """The insert and the lot match run side by side: when either fails, the other is over
+    before the error is raised, and the rollback leaves no row and no position; the same
+    statement imports afterwards."""
+    _, headers = api.user("written")
+    pid = _portfolio(api, headers)
+    first = [
+        ["2024-03-01", "deposit", "", "", "", "0", "5000", "a", ""],
+        ["2024-03-01", "buy", "ZZWD", "4", "10", "0", "", "b", ""],
+    ]
+    _import(api, pid, headers, _csv(first))
+    stored, held = api.call(_stored, api, pid), api.call(_positions, api, pid)
+    more = _csv([
+        ["2024-03-04", "buy", "ZZWD", "2", "11", "0", "", "c", ""],
+        ["2024-03-05", "sell", "ZZWD", "5", "12", "0", "", "d", ""],
+        ["2024-03-05", "buy", "ZZWE", "1", "7", "0", "", "e", ""],
+    ])  # fmt: skip
+    reserved = write._reserved_ids
+
+    async def taken_id(conn: Any, n: int) -> Any:
+        ids = await reserved(conn, n)
+        ids[-1] = ids[0] - 1  # the id of a row written before: the insert fails on its key
+        return ids
+
+    def refused(after: Any, asset_ids: Any) -> Any:
+        raise ValidationError("lot_method", "invalid", "refused by the test")
+
+    if failing == "insert":
+        monkeypatch.setattr(write, "_reserved_ids", taken_id)
+        error: Any = (IntegrityError, asyncpg.UniqueViolationError)
+    else:
+        monkeypatch.setattr(write, "match_written", refused)
+        error = ValidationError
+    with pytest.raises(error):
+        api.call(_import_in_one_write, api, pid, more)
+    assert api.call(_stored, api, pid) == stored
+    assert api.call(_positions, api, pid) == held
+    monkeypatch.undo()
+    assert _import(api, pid, headers, more)["added"] == 3
+    assert len(api.call(_stored, api, pid)) == 5
+    assert api.call(_positions, api, pid) != held
