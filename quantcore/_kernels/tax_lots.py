@@ -146,6 +146,7 @@ def match_group_nb(
     piece_count: np.ndarray,
     open_count: np.ndarray,
     dst: np.ndarray,
+    pieces: bool,
 ) -> tuple[int, int, int, int, np.ndarray]:
     """Relieve the lots of one symbol group and detect its wash sales.
 
@@ -185,6 +186,10 @@ def match_group_nb(
         Receives the realized pieces (in sell order) followed by the open lots
         (in the first 8 columns, symbol by symbol in relief order) when they fit;
         its content is unspecified otherwise.
+    pieces : bool
+        Keep the realized pieces. Without, a row's pieces live only while the row is
+        relieved (its wash sales need them), ``n_real`` and ``piece_count`` stay 0 and
+        ``dst`` holds the open lots alone, the same lots as with.
 
     Returns
     -------
@@ -256,7 +261,8 @@ def match_group_nb(
                         n_lots += 1
                         pool_q[s] += take
                         pool_b[s] += own + dis
-                        realized[pend[e, P_PIECE], R_DISALLOWED] += dis
+                        if pieces:
+                            realized[pend[e, P_PIECE], R_DISALLOWED] += dis
                         q_rem -= take
                         b_rem -= own
                         pend[e, P_QTY] -= take
@@ -339,7 +345,8 @@ def match_group_nb(
                 pool_b[s] -= bs
                 q_left -= take
                 p_left -= pr
-            piece_count[ii] = n_real - r_first
+            if pieces:
+                piece_count[ii] = n_real - r_first
             # -- wash sales, once the sale has removed its own shares from the open lots:
             # shares sold together never replace one another
             for r in range(r_first, n_real if wash else r_first):
@@ -420,6 +427,8 @@ def match_group_nb(
                         pend[q_tail, P_NEXT] = n_pend
                     q_tail = n_pend
                     n_pend += 1
+        if not pieces:
+            n_real = r_first  # the row's pieces are done with: the next row writes over them
     n_open = 0
     for s in range(n_loc):
         c = 0

@@ -155,7 +155,7 @@ def _run_group(
     group_syms: np.ndarray, loc: np.ndarray, method: np.ndarray, wgroup: np.ndarray, wash: bool, window: int,
     dividends: np.ndarray, piece_count: np.ndarray, open_count: np.ndarray,
     bufs: list[np.ndarray], outs: list[np.ndarray], batch_of: np.ndarray, batch_start: np.ndarray,
-    cap_start: np.ndarray, counts: np.ndarray,
+    cap_start: np.ndarray, counts: np.ndarray, pieces: bool,
 ) -> None:
     """Run group ``g`` on its rows (``f``: the per-row fields in group order) into its slice,
     or, when its output outgrows the slice, into ``outs[g]``."""
@@ -166,9 +166,9 @@ def _run_group(
         rows[a:b], f[F_SYM][a:b], f[F_DAY][a:b], f[F_KIND][a:b], f[F_QTY][a:b], f[F_PRICE][a:b],
         f[F_FEE][a:b], f[F_REF][a:b], f[F_RATIO][a:b], f[F_CASH][a:b], f[F_ALLOC][a:b], f[F_TARGET][a:b],
         loc, group_syms[group_start[g] : group_start[g + 1]], method, wgroup, wash, window,
-        dividends[a:b], piece_count[a:b], open_count, dst,
+        dividends[a:b], piece_count[a:b], open_count, dst, pieces,
     )
-    if err == 0 and n_real + n_open > dst.shape[0]:
+    if err == 0 and out.shape[0] > dst.shape[0]:  # grown: past the slice
         outs[g] = out
     counts[g, C_REAL] = n_real
     counts[g, C_OPEN] = n_open
@@ -260,6 +260,7 @@ def match_lots_nb(
     wgroup: np.ndarray,
     wash: bool,
     window: int,
+    pieces: bool,
 ) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
     """Relieve lots for every sell in date order and detect wash sales, groups in parallel.
 
@@ -290,6 +291,10 @@ def match_lots_nb(
         Apply the wash-sale rule.
     window : int
         Wash-sale window in days on each side of a loss sale (30).
+    pieces : bool
+        Keep the realized pieces; without, ``realized`` is empty and the scratch holds
+        one row's pieces at a time (a position needs only the open lots, which are the
+        same either way, as are the errors).
 
     Returns
     -------
@@ -322,6 +327,7 @@ def match_lots_nb(
         _run_group(
             g, rows, row_start, fg, group_start, group_syms, loc, method, wgroup, wash, window,
             div_g, piece_count_g, open_count, bufs, outs, batch_of, batch_start, cap_start, counts,
+            pieces,
         )
     realized, open_lots, status, piece_start, open_start = _outputs(counts, rows, piece_count_g, open_count)
     dividends = np.empty(sym.shape[0], dtype=np.int64)
@@ -357,6 +363,7 @@ def match_lots_seq_nb(
     wgroup: np.ndarray,
     wash: bool,
     window: int,
+    pieces: bool,
 ) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
     """:func:`match_lots_nb` on one thread, the groups one after the other (same results)."""
     n_grp = group_start.shape[0] - 1
@@ -373,6 +380,7 @@ def match_lots_seq_nb(
         _run_group(
             g, rows, row_start, fg, group_start, group_syms, loc, method, wgroup, wash, window,
             div_g, piece_count_g, open_count, bufs, outs, batch_of, batch_start, cap_start, counts,
+            pieces,
         )
     realized, open_lots, status, piece_start, open_start = _outputs(counts, rows, piece_count_g, open_count)
     dividends = np.empty(sym.shape[0], dtype=np.int64)

@@ -304,6 +304,7 @@ def match_lots(
     method: LotMethod | Mapping[str, LotMethod] = "fifo",
     wash_sales: bool = True,
     substantially_identical: Mapping[str, str] | None = None,
+    lots_only: bool = False,
 ) -> LotLedger:
     """Relieve tax lots for every sell, apply the wash-sale rule, classify dividends.
 
@@ -343,6 +344,12 @@ def match_lots(
     substantially_identical : mapping of str to str, optional
         Symbol -> group key; symbols with the same key are substantially
         identical for wash sales. Unlisted symbols form their own group.
+    lots_only : bool
+        Keep the open lots only (for positions): ``realized`` and ``dividends`` are
+        empty, the open lots and the errors are those of the full match, and the
+        realized pieces are never held (a row's live only while it is relieved), so
+        the match takes memory for the lots, not the sales. :meth:`LotLedger.as_of`
+        an earlier day relieves in full.
 
     Returns
     -------
@@ -404,16 +411,18 @@ def match_lots(
     """
     check_method(method)
     enc = encode(transactions, method, substantially_identical)
-    realized, open_lots, divs = _run(enc, wash_sales)
+    realized, open_lots, divs = _run(enc, wash_sales, pieces=not lots_only)
     source = LedgerSource(dataclasses.replace(enc, table=None), bool(wash_sales), len(enc.day), None)
-    return _build_ledger(enc, ledger_method(enc.methods, method), realized, open_lots, divs, source)
+    return _build_ledger(
+        enc, ledger_method(enc.methods, method), realized, open_lots, divs, source, dividends=not lots_only
+    )
 
 
-def _run(enc: Encoded, wash_sales: bool) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """The kernel over an encoded table: realized pieces, open lots and dividend amounts;
-    a row it cannot relieve raises :class:`LedgerError` naming it."""
-    args = kernel_args(enc, wash_sales)
-    n_groups = args[-6].shape[0] - 1
+def _run(enc: Encoded, wash_sales: bool, pieces: bool = True) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """The kernel over an encoded table: realized pieces (none without ``pieces``), open lots
+    and dividend amounts; a row it cannot relieve raises :class:`LedgerError` naming it."""
+    args = kernel_args(enc, wash_sales, pieces)
+    n_groups = args[_GROUP_START].shape[0] - 1
     # one group (e.g. one symbol) has nothing to spread over threads: skip waking the pool
     kernel = _k.match_lots_nb if n_groups > 1 else _k.match_lots_seq_nb
     realized, open_lots, divs, status = kernel(*args)
@@ -443,7 +452,11 @@ def _run(enc: Encoded, wash_sales: bool) -> tuple[np.ndarray, np.ndarray, np.nda
     )
 
 
-def kernel_args(enc: Encoded, wash_sales: bool = True) -> tuple[Any, ...]:
+#: Where ``group_start`` is in :func:`kernel_args`.
+_GROUP_START = 12
+
+
+def kernel_args(enc: Encoded, wash_sales: bool = True, pieces: bool = True) -> tuple[Any, ...]:
     """The arguments of :func:`quantcore._kernels.tax.match_lots_nb` for an encoded table."""
     links = enc.links
     n_groups = int(links.max()) + 1 if links.size else 0
@@ -457,7 +470,7 @@ def kernel_args(enc: Encoded, wash_sales: bool = True) -> tuple[Any, ...]:
         links, group_start, order.astype(np.int64), _method_codes(enc.methods), enc.groups,
     )
     # read-only whatever the caller's flags: one compiled kernel for fresh and shared tables
-    return (*(read_only(a) for a in arrays), bool(wash_sales), WASH_SALE_WINDOW_DAYS)
+    return (*(read_only(a) for a in arrays), bool(wash_sales), WASH_SALE_WINDOW_DAYS, bool(pieces))
 
 
 def _method_codes(methods: tuple[str, ...]) -> np.ndarray:
@@ -466,13 +479,14 @@ def _method_codes(methods: tuple[str, ...]) -> np.ndarray:
 
 
 def _build_ledger(
-    enc: Encoded, method: str, realized: np.ndarray, open_lots: np.ndarray, divs: np.ndarray, source: LedgerSource
+    enc: Encoded, method: str, realized: np.ndarray, open_lots: np.ndarray, divs: np.ndarray, source: LedgerSource,
+    *, dividends: bool = True,
 ) -> LotLedger:
     # the kernel's int64 columns are laid out as the record dtypes: views, no copies
     rec = np.ascontiguousarray(realized).view(realized_dt)[:, 0]
     lots = np.ascontiguousarray(open_lots).view(lot_dt)[:, 0]
-    is_div = enc.kind == _k.DIVIDEND
-    rows = np.flatnonzero(is_div)
+    # (without the pieces, the qualified part of a dividend is unknown: no dividends)
+    rows = np.flatnonzero(enc.kind == _k.DIVIDEND) if dividends else np.empty(0, np.int64)
     dv = np.zeros(rows.size, dtype=dividend_dt)
     dv["symbol"] = enc.sym[rows]
     dv["row"] = rows

@@ -16,7 +16,7 @@ checked, as columns:
   :func:`quantcore.cash.overdraft_of_flows`;
 * the lots of the touched symbols in every portfolio, linked ones included
   (:func:`match`): one :func:`quantcore.tax.match_lots` call over their rows, from
-  which the positions are re-derived.
+  whose open lots the positions are re-derived.
 """
 
 from __future__ import annotations
@@ -145,8 +145,10 @@ def check_cash(
 
 def match(cols: LedgerColumns, rows: NDArray[np.bool_] | None = None) -> LotLedger | None:
     """``quantcore``'s lot match of the security rows of ``cols`` (``None``: none), built
-    as columns (:func:`service.ledger.lots.lot_table`). ``rows``: only those rows (a mask),
-    the match of :func:`service.ledger.columns.subset` of them without copying the columns.
+    as columns (:func:`service.ledger.lots.lot_table`): the open lots only, which is all
+    the positions need (``lots_only``: no realized piece is kept, the bulk of a large
+    ledger's match). ``rows``: only those rows (a mask), the match of
+    :func:`service.ledger.columns.subset` of them without copying the columns.
 
     Raises:
         LedgerCheckError: the ledger cannot be relieved; its rows are then matched once
@@ -157,7 +159,7 @@ def match(cols: LedgerColumns, rows: NDArray[np.bool_] | None = None) -> LotLedg
         return None
     table, bare, by_symbol = lot_table(cols, rows)
     try:
-        return match_lots(table, method=by_symbol, substantially_identical=bare)
+        return match_lots(table, method=by_symbol, substantially_identical=bare, lots_only=True)
     except (LedgerError, ValueError):
         if rows is not None:
             cols = subset(cols, np.flatnonzero(rows))

@@ -12,6 +12,7 @@ from decimal import ROUND_DOWN, Decimal
 from pathlib import Path
 
 import pandas as pd
+import pytest
 from hypothesis import HealthCheck, event, given, settings
 from hypothesis import strategies as st
 
@@ -89,7 +90,10 @@ def test_kernel_equals_reference_with_corporate_actions(rows: list[dict], method
         event(f"refused: {str(exc).split(': ')[1]}")
         try:
             match_lots(_frame(rows), method=method, wash_sales=wash)
-        except ValueError:
+        except ValueError as full:
+            with pytest.raises(ValueError) as lots_only:  # the same refusal without the pieces
+                match_lots(_frame(rows), method=method, wash_sales=wash, lots_only=True)
+            assert str(lots_only.value) == str(full)
             return
         raise AssertionError(f"the reference refused, the kernel did not: {exc}") from None
     led = match_lots(_frame(rows), method=method, wash_sales=wash)
@@ -116,6 +120,9 @@ def test_kernel_equals_reference_with_corporate_actions(rows: list[dict], method
     ]  # fmt: skip
     want_lots = [(x.symbol, x.origin, _day(x.acquired), x.qty, x.basis, x.used) for x in ref.open_lots]
     assert got_lots == want_lots
+    lots = match_lots(_frame(rows), method=method, wash_sales=wash, lots_only=True)
+    assert lots.open_lots.tobytes() == led.open_lots.tobytes()  # the lots, bit for bit, without the pieces
+    assert lots.realized.size == 0
     kinds = {r["type"] for r in rows}
     event(f"actions: {sorted(kinds - {'buy', 'sell'})}")
     event(f"wash sale: {any(p['disallowed'] > 0 for p in ref.realized)}")

@@ -122,6 +122,9 @@ def test_kernel_equals_reference(case: tuple[list[dict], str], wash: bool, group
     assert got_lots == want_lots
     assert [from_fixed(x) for x in led.dividends["qualified"]] == [d["qualified"] for d in ref.dividends]
     assert [from_fixed(x) for x in led.dividends["amount"]] == [d["amount"] for d in ref.dividends]
+    lots = match_lots(_frame(rows), method=method, wash_sales=wash, substantially_identical=groups, lots_only=True)
+    assert lots.open_lots.tobytes() == led.open_lots.tobytes()  # the lots, bit for bit, without the pieces
+    assert lots.realized.size == 0 and lots.dividends.size == 0
 
 
 @settings(max_examples=60, deadline=None)
@@ -161,5 +164,8 @@ def test_oversell_raises_in_both(method: str) -> None:
     ]
     with pytest.raises(ValueError, match="row 1"):
         reference_match_lots(rows, method=method)
-    with pytest.raises(ValueError, match="row 1"):
+    with pytest.raises(ValueError, match="row 1") as full:
         match_lots(_frame(rows), method=method)
+    with pytest.raises(ValueError, match="row 1") as lots_only:
+        match_lots(_frame(rows), method=method, lots_only=True)
+    assert str(lots_only.value) == str(full.value)

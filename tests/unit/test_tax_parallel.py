@@ -49,10 +49,17 @@ def _kernel_args(df: pd.DataFrame, method: str | dict[str, str], groups: dict[st
 
 
 def _assert_same(args: tuple) -> tuple[np.ndarray, ...]:
+    """Parallel == sequential, and without the pieces (``args[-1]``): no pieces, the rest the same."""
     par = k.match_lots_nb(*args)
     seq = k.match_lots_seq_nb(*args)
     for a, b in zip(par, seq, strict=True):
         assert a.shape == b.shape and np.array_equal(a, b)
+    assert args[-1] is True
+    for kernel in (k.match_lots_nb, k.match_lots_seq_nb):
+        realized, open_lots, dividends, status = kernel(*args[:-1], False)
+        assert realized.shape == (0, par[0].shape[1])
+        for a, b in zip((open_lots, dividends, status), par[1:], strict=True):
+            assert a.shape == b.shape and np.array_equal(a, b)
     return par
 
 
