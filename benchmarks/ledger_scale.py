@@ -295,7 +295,8 @@ def _signed_in(server: Server, lines: list[str]) -> Iterator[tuple[httpx.Client,
 def import_only(tree: Path, n: int, database_url: str | None) -> dict[str, float]:
     """The import alone: ``tree``'s server on a fresh database, the warm-up import, then the
     ``n``-row statement into an empty portfolio: rows/s at the client, the server
-    process's CPU seconds during it and, on PostgreSQL, its backends' on the database."""
+    process's CPU seconds during it and, on PostgreSQL, its backends' on the database, and
+    the server's peak resident set (``VmHWM``)."""
     symbols = _symbols(tree)
     lines = statement(n, symbols)
     with tempfile.TemporaryDirectory() as tmp, _database(database_url, Path(tmp)) as url:
@@ -312,7 +313,10 @@ def import_only(tree: Path, n: int, database_url: str | None) -> dict[str, float
                 cpu = _cpu_seconds(server.proc.pid) - cpu
                 after = _backends_cpu(url)
                 db_cpu = sum(v - backends.get(k, 0.0) for k, v in after.items())
-                return {"rows/s": n / wall, "server CPU s": cpu, "database CPU s": db_cpu}
+                return {
+                    "rows/s": n / wall, "server CPU s": cpu, "database CPU s": db_cpu,
+                    "peak MiB": server.peak_rss_mib(),
+                }  # fmt: skip
         finally:
             server.stop()
 
@@ -403,7 +407,8 @@ def main(argv: list[str] | None = None) -> int:
                     r = import_only(tree, n, args.database_url)
                     pg = f", PostgreSQL backends {r['database CPU s']:.2f}" if args.database_url else ""
                     print(f"{n:,} rows, {tree}, run {k + 1}: {r['rows/s']:,.0f} rows/s at the "
-                          f"client; CPU s: server process {r['server CPU s']:.2f}{pg}", flush=True)
+                          f"client; CPU s: server process {r['server CPU s']:.2f}{pg}; server peak RSS "
+                          f"{r['peak MiB']:,.0f} MiB", flush=True)
         return 0
     results = []
     for n in args.rows or [10_000, 100_000]:
