@@ -7,7 +7,7 @@ import datetime as dt
 import io
 import re
 from collections import Counter
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from decimal import Decimal
 from operator import itemgetter
 from typing import Any, cast
@@ -71,7 +71,7 @@ def parse_csv(data: bytes, *, mapping: CsvMapping | None = None, preset: str | N
         lines dropped because an earlier line had the same ``id`` column value.
     """
     try:
-        text = data.decode("utf-8-sig")
+        data.decode("utf-8-sig")  # checked whole first: the reader decodes it again as it goes
     except UnicodeDecodeError as exc:
         return _fail(0, "file", "malformed", f"the file is not UTF-8 text: {exc.reason} at byte {exc.start}")
     if preset is not None and preset not in PRESETS:
@@ -85,7 +85,7 @@ def parse_csv(data: bytes, *, mapping: CsvMapping | None = None, preset: str | N
     elif preset is not None:
         layout = PRESETS[preset]
     delimiter = layout.delimiter if layout else ","
-    reader = csv.reader(io.StringIO(text, newline=""), delimiter=delimiter)
+    reader = _reader(data, delimiter)
     # the header is the first record naming the layout's date column (Fidelity puts
     # a preamble before it); without a layout, the first a preset or the generic
     # layout recognizes
@@ -108,12 +108,18 @@ def parse_csv(data: bytes, *, mapping: CsvMapping | None = None, preset: str | N
     if not header or layout is None:
         wanted = repr(layout.headers["date"][0]) if layout else "'date' (or a preset's header)"
         return _fail(0, "file", "required", f"no header line naming a {wanted} column found")
-    return _read(reader, header, header_line, layout, lambda: _reader_after(text, delimiter, header_line))
+    return _read(reader, header, header_line, layout, lambda: _reader_after(data, delimiter, header_line))
 
 
-def _reader_after(text: str, delimiter: str, header_line: int) -> Any:
-    """A reader of ``text`` past its header (the record ending on ``header_line``)."""
-    reader = csv.reader(io.StringIO(text, newline=""), delimiter=delimiter)
+def _reader(data: bytes, delimiter: str) -> Any:
+    """A CSV reader of ``data`` (UTF-8), decoding as it reads: a ``StringIO`` of the text
+    would hold it at 4 bytes a character, beside the text itself (the bytes are shared)."""
+    return csv.reader(io.TextIOWrapper(io.BytesIO(data), encoding="utf-8-sig", newline=""), delimiter=delimiter)
+
+
+def _reader_after(data: bytes, delimiter: str, header_line: int) -> Any:
+    """A reader of ``data`` past its header (the record ending on ``header_line``)."""
+    reader = _reader(data, delimiter)
     for _ in reader:
         if reader.line_num >= header_line:
             break
@@ -140,10 +146,21 @@ def _columns(layout: Layout, header: list[str]) -> tuple[dict[str, int], list[in
     return cols, fee_cols, None
 
 
-def _records(reader: Any) -> tuple[list[list[str]], list[int], RowError | None]:
-    """The records left in ``reader``, the line each ends on, and the error that stopped it."""
-    records: list[list[str]] = []
+def _records(reader: Any, again: Callable[[], Any]) -> tuple[list[list[str]], Sequence[int], RowError | None]:
+    """The records left in ``reader``, the line each ends on, and the error that stopped it
+    (``again``: a reader of the same records). When each record is one line (the common
+    file), the lines are a ``range``, not an int object per record."""
+    first = reader.line_num
+    try:
+        records: list[list[str]] = list(reader)
+    except csv.Error:
+        records = []  # read them again, one at a time, to keep those before the error
+    else:
+        if reader.line_num == first + len(records):
+            return records, range(first + 1, first + 1 + len(records)), None
+    records = []
     ends: list[int] = []
+    reader = again()
     try:
         for record in reader:
             records.append(record)
@@ -162,13 +179,13 @@ def _read(
     cols, fee_cols, problem = _columns(layout, header)
     if problem is not None:
         return _fail(header_line, problem.field, problem.code, problem.message)
-    records, ends, broken = _records(reader)
-    if broken is None and (not ends or ends[-1] == header_line + len(ends)):  # a record a line
+    records, ends, broken = _records(reader, again)
+    if broken is None and isinstance(ends, range):  # a record a line
         fast = _read_columns(records, cols, fee_cols, header_line, layout)
         if fast is not None:
             return fast
         if len(records) < len(ends):  # taken over: read them again
-            records, ends, broken = _records(again())
+            records, ends, broken = _records(again(), again)
     rows: list[ImportRow] = []
     errors: list[RowError] = []
     duplicates: list[int] = []
