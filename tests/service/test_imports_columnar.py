@@ -129,6 +129,19 @@ def test_a_line_the_column_reader_gives_up_on_after_taking_the_records_is_read_a
     assert {e.line for e in result.errors} == {3} and len(result.rows) == 1
 
 
+def test_a_record_over_two_lines_or_a_broken_record_reads_row_by_row_with_its_lines() -> None:
+    """All records are read at once; when one spans lines (a quoted newline) or the reader
+    stops on a broken one, they are read again one at a time, each with the line it ends on."""
+    head = b"date,type,symbol,quantity,price,fees,amount,id\n"
+    spanning = head + b'2024-01-02,deposit,,,,0,100.00,"r\n0"\n2024-01-03,deposit,,,,0,5.00,r1\n'
+    assert not _answers(spanning)
+    assert [r.line for r in parse_csv(spanning).rows] == [2, 4]
+    broken = head + b"2024-01-02,deposit,,,,0,100.00,r0\n2024-01-03,deposit,,,,0,5.00," + b"x" * 200_000
+    result = parse_csv(broken + b"\n2024-01-04,deposit,,,,0,1.00,r2\n")
+    assert [r.line for r in result.rows] == [2]
+    assert [(e.line, e.code) for e in result.errors] == [(3, "malformed")]
+
+
 def test_every_kind_of_bad_line_has_the_row_by_row_errors() -> None:
     data = (
         b"date,type,symbol,quantity,price,fees,amount,id\n"
