@@ -233,7 +233,7 @@ class TaxSummary:
 
 
 def netting_for(
-    gains: dict[int, tuple[Decimal, Decimal]], year: int, limit: Decimal
+    gains: Mapping[int, tuple[Decimal, Decimal]], year: int, limit: Decimal
 ) -> tuple[Decimal, Decimal, CapitalLossNetting]:
     """Schedule D's netting of ``year``, carryovers included: the short- and long-term losses
     carried in (positive amounts) and :func:`net_capital_gains` of the year, from the
@@ -257,6 +257,7 @@ def tax_summary(
     rates: TaxRates | None = None,
     wash_sales: bool = True,
     substantially_identical: Mapping[str, str] | None = None,
+    gains: Mapping[int, tuple[Decimal, Decimal]] | None = None,
 ) -> TaxSummary:
     """Capital gains, dividends and an estimated tax for one calendar year.
 
@@ -270,6 +271,10 @@ def tax_summary(
         Passed to :func:`~quantcore.tax.match_lots` for a table.
     rates : TaxRates, optional
         Defaults to ``TaxRates()``.
+    gains : mapping, optional
+        The ledger's :func:`yearly_gains`, when already summed (a ledger kept per
+        processing group, :class:`quantcore.tax.splice.GroupedLedger`); its realized
+        pieces are then not read.
 
     Returns
     -------
@@ -300,7 +305,7 @@ def tax_summary(
         raise ValueError(f"rates must be a TaxRates, got {type(rates).__name__}")
     year_bounds(year)  # validates year
     ledger = as_ledger(transactions, method=method, wash_sales=wash_sales, substantially_identical=substantially_identical)
-    gains = yearly_gains(ledger)
+    gains = yearly_gains(ledger) if gains is None else gains
     st_in, lt_in, net = netting_for(gains, int(year), rates.loss_limit)
     st, lt = gains.get(int(year), (_ZERO, _ZERO))
     div = dividend_income(ledger, int(year))

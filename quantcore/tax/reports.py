@@ -423,6 +423,7 @@ def schedule_d(
     wash_sales: bool = True,
     substantially_identical: Mapping[str, str] | None = None,
     form: Form8949 | None = None,
+    gains: Mapping[int, tuple[Decimal, Decimal]] | None = None,
 ) -> ScheduleD:
     """Schedule D totals: Form 8949 part totals, carryovers, net gain and loss deduction.
 
@@ -438,6 +439,9 @@ def schedule_d(
         Only its ``loss_limit`` is used (3,000 by default).
     form : Form8949, optional
         The year's :func:`form_8949` of the same ledger, when already made.
+    gains : mapping, optional
+        The ledger's :func:`~quantcore.tax.rates.yearly_gains`, when already summed (the
+        ledger may then hold the year's realized pieces only: the carryovers read these).
 
     Returns
     -------
@@ -464,7 +468,8 @@ def schedule_d(
     rates = TaxRates() if rates is None else rates
     ledger = as_ledger(transactions, method=method, wash_sales=wash_sales, substantially_identical=substantially_identical)
     form = form_8949(ledger, year) if form is None else form
-    st_in, lt_in, net = netting_for(yearly_gains(ledger), int(year), rates.loss_limit)
+    gains = yearly_gains(ledger) if gains is None else gains
+    st_in, lt_in, net = netting_for(gains, int(year), rates.loss_limit)
     t1, t2 = form.part_i_totals, form.part_ii_totals
     line7 = t1["gain_or_loss"] - st_in
     line15 = t2["gain_or_loss"] - lt_in

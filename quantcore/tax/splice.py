@@ -1,28 +1,191 @@
-"""A lot ledger after a change to a few of its symbols: the other symbols' results kept.
+"""A lot ledger kept per processing group, and spliced after a change to a few of its symbols.
 
 Lots are relieved per processing group (substantially identical symbols, joined by
 spin-offs and mergers) and groups share no state (:mod:`quantcore._kernels.tax_match`).
-When a change of the transactions touches only the rows of some groups, the new ledger
-is the old one with those groups' results replaced by a match of their new rows alone:
-:func:`splice_ledger` does that, renumbering rows and lots to the new table. It is
-equal, record for record, to :func:`quantcore.tax.match_lots` of the whole new table
-(``tests/quantcore/test_tax_splice.py`` checks it after random changes).
+A :class:`GroupedLedger` keeps a ledger's realized pieces, by far its largest records, one
+array per group, with row numbers local to the group: rows inserted or dropped in
+other groups leave them as they are. When a change of the transactions touches only the
+rows of some groups, :func:`splice_ledger` makes the new ledger from the old one: those
+groups' pieces replaced by a match of their new rows alone, every other group's array
+shared, not copied; the records of the size of the table (open lots, dividends, buys,
+the encoded rows) renumbered to the new table. Its :meth:`GroupedLedger.whole` equals,
+record for record, :func:`quantcore.tax.match_lots` of the whole new table
+(``tests/property/test_tax_splice.py`` checks it after random changes).
 """
 
 from __future__ import annotations
 
 import dataclasses
 from collections.abc import Collection
+from decimal import Decimal
+from functools import cached_property
 from typing import Any
 
 import numpy as np
 
-from quantcore._kernels.tax_splice import splice_records_nb
+from quantcore._kernels.tax_reports import yearly_gains_nb
+from quantcore._kernels.tax_splice import group_records_nb, splice_records_nb
+from quantcore._records import realized_dt
 from quantcore._validation import read_only
+from quantcore.tax.dividends import year_bounds
 from quantcore.tax.encode import ROW_FIELDS, Encoded, LedgerSource
 from quantcore.tax.lots import LotLedger
 
-__all__ = ["splice_ledger"]
+__all__ = ["GroupedLedger", "grouped", "splice_ledger"]
+
+_ROW_COLS = np.array([realized_dt.names.index("lot"), realized_dt.names.index("row")], np.int64)
+_NO_PIECES = np.empty(0, realized_dt)
+_NO_PIECES.flags.writeable = False
+
+
+def _part_gains(pieces: np.ndarray) -> dict[int, tuple[int, int]]:
+    """Short- and long-term gain in cents per sale year of some realized pieces (the sums
+    of their Form 8949 rows, :func:`quantcore.tax.rates.yearly_gains`): years with sales."""
+    if pieces.size == 0:
+        return {}
+    fields = (read_only(pieces[f]) for f in ("sold", "proceeds", "basis", "disallowed", "long_term"))
+    years, st, lt, count = yearly_gains_nb(*fields)
+    at = count > 0
+    return {
+        int(y): (int(a), int(b))
+        for y, a, b in zip(years[at].tolist(), st[at].tolist(), lt[at].tolist(), strict=True)
+    }
+
+
+def _row_groups(enc: Encoded) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Of an encoded table: its rows in group order (the table's row of each group row),
+    where each group's rows start in that order, and each row's index among its group's."""
+    n_groups = int(enc.links.max()) + 1 if enc.links.size else 0
+    group = enc.links[enc.sym]
+    order = np.argsort(group, kind="stable")
+    starts = np.searchsorted(group[order], np.arange(n_groups + 1)).astype(np.int64)
+    local = np.empty(order.size, np.int64)
+    local[order] = np.arange(order.size) - np.repeat(starts[:-1], np.diff(starts))
+    return order.astype(np.int64), starts, local
+
+
+@dataclasses.dataclass(frozen=True, eq=False)
+class GroupedLedger:
+    """A :class:`~quantcore.tax.LotLedger` whose realized pieces are kept per processing group.
+
+    Attributes
+    ----------
+    ledger : LotLedger
+        Every record but the realized pieces (its ``realized`` is empty): open lots,
+        dividends, buys, lot names and the encoded rows, numbered as the table's.
+    parts : tuple of ndarray of :data:`~quantcore._records.realized_dt`
+        The realized pieces of each processing group (by its code,
+        ``ledger.source.encoded.links``), in sell order, ``row`` and ``lot`` numbered
+        among the group's rows (in table order).
+    gains : tuple of dict
+        Of each part: the short- and long-term gain in cents per sale year.
+    """
+
+    ledger: LotLedger
+    parts: tuple[np.ndarray, ...]
+    gains: tuple[dict[int, tuple[int, int]], ...]
+
+    @cached_property
+    def _groups(self) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        src = self.ledger.source
+        assert src is not None  # every GroupedLedger is made from a match (grouped, splice)
+        return _row_groups(src.encoded)
+
+    @property
+    def pieces(self) -> int:
+        """How many realized pieces the ledger holds."""
+        return sum(p.size for p in self.parts)
+
+    def sales(self, first: int | None = None, last: int | None = None) -> np.ndarray:
+        """The realized pieces sold from day ``first`` to day ``last`` (day numbers; ``None``:
+        unbounded), in sell order and numbered as the table's rows, as
+        :attr:`LotLedger.realized` holds them: a new array of those pieces only."""
+        order, starts, _ = self._groups
+        chosen = []
+        for g, part in enumerate(self.parts):
+            if part.size == 0:
+                continue
+            keep = np.ones(part.size, np.bool_)
+            if first is not None:
+                keep &= part["sold"] >= first
+            if last is not None:
+                keep &= part["sold"] <= last
+            sel = part[keep] if not keep.all() else part.copy()
+            rows = order[starts[g] : starts[g + 1]]
+            for f in ("row", "lot"):
+                sel[f] = np.where(sel[f] >= 0, rows[np.maximum(sel[f], 0)], sel[f])
+            chosen.append(sel)
+        if not chosen:
+            return _NO_PIECES.copy()
+        out = np.concatenate(chosen)
+        # a sell's pieces are all of its group's part, in order: a stable sort by row is sell order
+        return out[np.argsort(out["row"], kind="stable")]
+
+    def year(self, year: int) -> LotLedger:
+        """The ledger with only the realized pieces sold in ``year`` (what Form 8949 of that
+        year reads; carryovers need :meth:`yearly_gains`)."""
+        first, last = year_bounds(year)
+        return dataclasses.replace(self.ledger, realized=self.sales(first, last))
+
+    def whole(self) -> LotLedger:
+        """The ledger with every realized piece: :func:`~quantcore.tax.match_lots`' result."""
+        return dataclasses.replace(self.ledger, realized=self.sales())
+
+    def yearly_gains(self) -> dict[int, tuple[Decimal, Decimal]]:
+        """:func:`quantcore.tax.rates.yearly_gains` of :meth:`whole`, summed from the parts'."""
+        total: dict[int, tuple[int, int]] = {}
+        for gains in self.gains:
+            for y, (st, lt) in gains.items():
+                a, b = total.get(y, (0, 0))
+                total[y] = (a + st, b + lt)
+        return {y: (Decimal(st).scaleb(-2), Decimal(lt).scaleb(-2)) for y, (st, lt) in sorted(total.items())}
+
+    def only(self, symbols: Collection[str]) -> GroupedLedger:
+        """:meth:`LotLedger.only` of it: the parts' pieces of ``symbols`` only (a part wholly
+        of them is shared)."""
+        led = self.ledger.only(symbols)
+        src = led.source
+        if src is None or src.kept is None:
+            return dataclasses.replace(self, ledger=led)
+        wanted = np.zeros(len(self.ledger.symbols), np.bool_)
+        wanted[src.kept] = True
+        parts, gains = [], []
+        for part, g in zip(self.parts, self.gains, strict=True):
+            mask = wanted[part["symbol"]]
+            kept = part if mask.all() else part[mask]
+            parts.append(kept)
+            gains.append(g if kept is part else _part_gains(kept))
+        return GroupedLedger(led, tuple(parts), tuple(gains))
+
+
+def _whole_source(ledger: LotLedger) -> LedgerSource:
+    src = ledger.source
+    if src is None or src.kept is not None or src.encoded.rows is not None:
+        raise ValueError(
+            "a spliced ledger must come from match_lots of a date-sorted table, not cut"
+        )
+    return src
+
+
+def grouped(ledger: LotLedger) -> GroupedLedger:
+    """``ledger`` (a fresh :func:`~quantcore.tax.match_lots` of a date-sorted table, whole)
+    with its realized pieces kept per processing group. Its realized array is taken over:
+    reordered in place, so the pieces are never held twice; the parts are views of it."""
+    src = _whole_source(ledger)
+    rec = ledger.realized
+    order, starts, local = _row_groups(src.encoded)
+    n_groups = starts.size - 1
+    block = np.ascontiguousarray(rec).view(np.int64).reshape(rec.size, len(realized_dt.names))
+    if rec.size and not np.shares_memory(block, rec):
+        raise ValueError("the realized pieces must be one contiguous array")
+    piece_group = src.encoded.links[rec["symbol"]] if rec.size else np.empty(0, np.int64)
+    at = group_records_nb(block, read_only(piece_group), n_groups, read_only(local), _ROW_COLS)
+    parts = tuple(rec[at[g] : at[g + 1]] for g in range(n_groups))
+    out = GroupedLedger(
+        dataclasses.replace(ledger, realized=_NO_PIECES), parts, tuple(_part_gains(p) for p in parts)
+    )
+    out.__dict__["_groups"] = (order, starts, local)  # the cached row maps, already made
+    return out
 
 
 def _partition(labels: np.ndarray) -> np.ndarray:
@@ -42,29 +205,20 @@ def _block(records: np.ndarray) -> np.ndarray:
     return read_only(np.ascontiguousarray(records).view(np.int64).reshape(records.size, width))
 
 
-def _whole_source(ledger: LotLedger) -> LedgerSource:
-    src = ledger.source
-    if src is None or src.kept is not None or src.encoded.rows is not None:
-        raise ValueError(
-            "a spliced ledger must come from match_lots of a date-sorted table, not cut"
-        )
-    return src
-
-
 def splice_ledger(
-    old: LotLedger,
+    old: GroupedLedger,
     part: LotLedger,
     replaced: Collection[str],
     old_to_new: np.ndarray,
     part_rows: np.ndarray,
-) -> LotLedger:
+) -> GroupedLedger:
     """``old`` with the results of the symbols ``replaced`` taken from ``part``.
 
     Parameters
     ----------
-    old : LotLedger
-        :func:`~quantcore.tax.match_lots` of the old table (date-sorted: rows are the
-        table's), whole (not :meth:`~LotLedger.only`).
+    old : GroupedLedger
+        :func:`grouped` :func:`~quantcore.tax.match_lots` of the old table (date-sorted:
+        rows are the table's), whole (not :meth:`~GroupedLedger.only`), or a splice of one.
     part : LotLedger
         :func:`~quantcore.tax.match_lots` of the new table's rows of ``replaced``
         (in the new table's order, with the same methods and groups).
@@ -78,8 +232,9 @@ def splice_ledger(
 
     Returns
     -------
-    LotLedger
-        Equal to :func:`~quantcore.tax.match_lots` of the new table.
+    GroupedLedger
+        Its :meth:`~GroupedLedger.whole` equal to :func:`~quantcore.tax.match_lots` of
+        the new table; the parts of the groups not replaced are ``old``'s own arrays.
 
     Raises
     ------
@@ -88,24 +243,25 @@ def splice_ledger(
         ``replaced``, groups or methods differ, the rows are not one new table): the
         caller matches the new table whole instead.
     """
-    src, psrc = _whole_source(old), _whole_source(part)
+    led = old.ledger
+    src, psrc = _whole_source(led), _whole_source(part)
     enc, penc = src.encoded, psrc.encoded
     if src.wash_sales != psrc.wash_sales or set(part.symbols) != set(replaced):
         raise ValueError("the part does not hold exactly the replaced symbols")
-    index = {s: c for c, s in enumerate(old.symbols)}
+    index = {s: c for c, s in enumerate(led.symbols)}
     if not set(replaced) <= index.keys():
         raise ValueError("the part holds symbols the old ledger does not")
     code = np.array([index[s] for s in part.symbols], np.int64)  # part code -> old code
     if code.size and (np.diff(code) <= 0).any():
         raise ValueError("symbol order differs")
-    if tuple(old.symbol_methods[c] for c in code.tolist()) != part.symbol_methods:
+    if tuple(led.symbol_methods[c] for c in code.tolist()) != part.symbol_methods:
         raise ValueError("lot methods differ")
     if not (
         np.array_equal(_partition(enc.links[code]), _partition(penc.links))
-        and np.array_equal(_partition(old.groups[code]), _partition(part.groups))
+        and np.array_equal(_partition(led.groups[code]), _partition(part.groups))
     ):
         raise ValueError("groups differ")
-    inside = np.zeros(len(old.symbols), np.bool_)
+    inside = np.zeros(len(led.symbols), np.bool_)
     inside[code] = True
     if (np.isin(enc.links, enc.links[code]) != inside).any():
         raise ValueError("the replaced symbols are not whole processing groups")
@@ -153,11 +309,10 @@ def splice_ledger(
         )
         return out.view(a.dtype)[:, 0]
 
-    realized = merged(old.realized, part.realized, ("lot", "row"), "row")
-    open_lots = merged(old.open_lots, part.open_lots, ("lot",), "symbol")
-    dividends = merged(old.dividends, part.dividends, ("row",), "row")
+    open_lots = merged(led.open_lots, part.open_lots, ("lot",), "symbol")
+    dividends = merged(led.dividends, part.dividends, ("row",), "row")
     buys = splice_records_nb(
-        read_only(np.ascontiguousarray(old.buys)),
+        read_only(np.ascontiguousarray(led.buys)),
         read_only(np.ascontiguousarray(part.buys)),
         inside,
         code,
@@ -168,7 +323,7 @@ def splice_ledger(
         np.array([3], np.int64),
     )
     names = np.empty(n_new, dtype=object)
-    names[old_to_new[kept]] = np.asarray(old.lot_names, dtype=object)[kept]
+    names[old_to_new[kept]] = np.asarray(led.lot_names, dtype=object)[kept]
     names[part_rows] = np.asarray(part.lot_names, dtype=object)
     lot_names = tuple(names.tolist())
     fields: dict[str, Any] = {}
@@ -186,12 +341,31 @@ def splice_ledger(
         enc, **fields, lot_names=lot_names, table=None, rows=None
     )
     source = LedgerSource(encoded, src.wash_sales, n_new, None)
-    return dataclasses.replace(
-        old,
+    ledger = dataclasses.replace(
+        led,
         open_lots=open_lots,
-        realized=realized,
         dividends=dividends,
         buys=buys,
         lot_names=lot_names,
         source=source,
     )
+    # the replaced groups' pieces: the part's, numbered among their group's rows of the new table
+    groups = _row_groups(encoded)
+    pieces = np.array(part.realized, copy=True)
+    if pieces.size:
+        pieces["symbol"] = code[pieces["symbol"]]
+        for f in ("row", "lot"):
+            pieces[f] = np.where(pieces[f] >= 0, groups[2][rows_part(pieces[f])], pieces[f])
+    piece_group = enc.links[pieces["symbol"]]
+    by_group = np.argsort(piece_group, kind="stable")
+    pieces = pieces[by_group]
+    at = np.searchsorted(piece_group[by_group], np.arange(len(old.parts) + 1))
+    new_groups = set(enc.links[code].tolist())
+    parts = list(old.parts)
+    gains = list(old.gains)
+    for g in new_groups:
+        parts[g] = pieces[at[g] : at[g + 1]]
+        gains[g] = _part_gains(parts[g])
+    out = GroupedLedger(ledger, tuple(parts), tuple(gains))
+    out.__dict__["_groups"] = groups
+    return out

@@ -91,6 +91,7 @@ class DerivationCache:
         hint = entry.hints.pop(name, None)
         try:
             value = hint() if hint is not None else None
+            hint = None  # one that gave up holds the previous version's values: not while deriving
             if value is None:
                 value = await derive()
             else:

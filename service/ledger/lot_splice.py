@@ -18,9 +18,9 @@ from typing import Any
 import numpy as np
 from numpy.typing import NDArray
 
-from quantcore.tax import LotLedger, match_lots
+from quantcore.tax import match_lots
 from quantcore.tax.lots import LedgerError
-from quantcore.tax.splice import splice_ledger
+from quantcore.tax.splice import GroupedLedger, splice_ledger
 from service.ledger.columns import KIND_CODE, LedgerColumns
 from service.ledger.lots import frozen_ledger, lot_table, split_symbol
 
@@ -41,12 +41,12 @@ class LotSplice:
     place of the derivation (:func:`spliced_names`)."""
 
     base: LedgerColumns
-    lots: LotLedger
+    lots: GroupedLedger
     cols: LedgerColumns
     names: frozenset[str]
     writes: int
 
-    def __call__(self) -> LotLedger | None:
+    def __call__(self) -> GroupedLedger | None:
         return spliced_names(self.base, self.lots, self.cols, self.names)
 
 
@@ -125,8 +125,8 @@ def _find(ids: NDArray[np.int64], wanted: NDArray[np.int64]) -> NDArray[np.int64
 
 
 def spliced(
-    old_cols: LedgerColumns, old: LotLedger, cols: LedgerColumns, changed: tuple[int | None, int | None]
-) -> LotLedger | None:
+    old_cols: LedgerColumns, old: GroupedLedger, cols: LedgerColumns, changed: tuple[int | None, int | None]
+) -> GroupedLedger | None:
     """The lot ledger of ``cols`` from ``old`` (that of ``old_cols``) when ``cols`` differ
     from ``old_cols`` by the rows ``changed`` ids (dropped from ``old_cols``, added to
     ``cols``): :func:`spliced_names` of the rows' symbols (:func:`touched`). ``None`` when
@@ -136,8 +136,8 @@ def spliced(
 
 
 def spliced_names(
-    old_cols: LedgerColumns, old: LotLedger, cols: LedgerColumns, names: Collection[str]
-) -> LotLedger | None:
+    old_cols: LedgerColumns, old: GroupedLedger, cols: LedgerColumns, names: Collection[str]
+) -> GroupedLedger | None:
     """The lot ledger of ``cols`` from ``old`` (that of ``old_cols``) when ``cols`` differ
     from ``old_cols`` only in rows of the ``names`` (``"<portfolio id>:<symbol>"``): only
     the processing groups of those symbols (the substantially identical ones in every
@@ -145,15 +145,16 @@ def spliced_names(
     (:func:`quantcore.tax.splice.splice_ledger`). ``None`` when that cannot apply (a
     symbol appearing or vanishing, a ledger that does not match): the caller derives it
     whole then."""
-    if old_cols.symbols != cols.symbols or old_cols.portfolios != cols.portfolios or old.source is None:
+    led = old.ledger
+    if old_cols.symbols != cols.symbols or old_cols.portfolios != cols.portfolios or led.source is None:
         return None
     wanted = set(names)
-    index = {s: k for k, s in enumerate(old.symbols)}
+    index = {s: k for k, s in enumerate(led.symbols)}
     if not wanted <= index.keys():
         return None  # a new symbol: every code moves
-    links = old.source.encoded.links
+    links = led.source.encoded.links
     group = np.isin(links, links[[index[n] for n in wanted]])
-    replaced = {old.symbols[k] for k in np.flatnonzero(group).tolist()}
+    replaced = {led.symbols[k] for k in np.flatnonzero(group).tolist()}
     new_rows = _pair_mask(cols, replaced)
     old_at = np.flatnonzero(old_cols.symbol >= 0)
     new_at = np.flatnonzero(cols.symbol >= 0)

@@ -42,6 +42,7 @@ from sqlalchemy.orm import aliased
 
 from quantcore.tax import LotLedger, LotMethod, match_lots
 from quantcore.tax.lots import LedgerError
+from quantcore.tax.splice import GroupedLedger, grouped
 from service.db.models import Asset, Portfolio, Transaction
 from service.errors import ValidationError
 from service.ledger import read
@@ -260,8 +261,9 @@ async def load_ledger(
     *,
     asset_ids: Collection[int] | None = None,
     market: MarketData | None = None,
-) -> LotLedger | None:
-    """The lot ledger of one of the user's portfolios, or of all of them (``None``: no portfolio).
+) -> GroupedLedger | None:
+    """The lot ledger of one of the user's portfolios, or of all of them (``None``: no portfolio),
+    its realized pieces kept per processing group (:class:`quantcore.tax.splice.GroupedLedger`).
 
     ``asset_ids`` limits it to those assets (exact: wash sales only join a symbol's
     own purchases). With ``market``, the amounts of assets quoted in other currencies
@@ -287,20 +289,20 @@ async def load_ledger(
         rows, actions, _ = await linked_ledger_rows(session, list(methods), asset_ids)
         if market is not None:
             rows, actions = await in_usd(session, market, rows, actions)
-        ledger = match_rows(rows, methods, actions)
+        ledger = grouped(match_rows(rows, methods, actions))
     return _portfolio_view(ledger, portfolio_id)
 
 
-def _portfolio_view(ledger: LotLedger | None, portfolio_id: int | None) -> LotLedger | None:
+def _portfolio_view(ledger: GroupedLedger | None, portfolio_id: int | None) -> GroupedLedger | None:
     """One portfolio's part of the user's lot ledger (``None``: the whole of it)."""
     if ledger is None or portfolio_id is None:
         return ledger
     return ledger.only(_names_of(ledger, portfolio_id))
 
 
-def _names_of(ledger: LotLedger, portfolio_id: int) -> set[str]:
+def _names_of(ledger: GroupedLedger, portfolio_id: int) -> set[str]:
     """The ledger's symbols (``"<portfolio id>:<symbol>"``) of one portfolio."""
-    return {name for name in ledger.symbols if split_symbol(name)[0] == portfolio_id}
+    return {name for name in ledger.ledger.symbols if split_symbol(name)[0] == portfolio_id}
 
 
 def columns_rows(cols: LedgerColumns) -> tuple[list[LedgerRow], dict[int, Action]]:
@@ -394,8 +396,8 @@ def _decimals(amounts: Fixed, rows: NDArray[np.bool_] | None = None) -> pd.api.e
     return pd.array(amounts.to_arrow(), dtype=pd.ArrowDtype(pa.decimal128(38, 8)))
 
 
-def _match_columns(cols: LedgerColumns) -> LotLedger:
-    """The user's lot ledger, its arrays read-only.
+def _match_columns(cols: LedgerColumns) -> GroupedLedger:
+    """The user's lot ledger, its realized pieces per processing group, its arrays read-only.
 
     Raises:
         ValidationError: ``lot_method`` ``invalid``, as :func:`match_rows` (the rows
@@ -407,12 +409,12 @@ def _match_columns(cols: LedgerColumns) -> LotLedger:
     except (LedgerError, ValueError):
         rows, actions = columns_rows(cols)
         ledger = match_rows(rows, dict(zip(cols.portfolios.ids, cols.portfolios.lot_method, strict=True)), actions)
-    return frozen_ledger(ledger)
+    return frozen_ledger(grouped(ledger))
 
 
-def frozen_ledger(ledger: LotLedger) -> LotLedger:
+def frozen_ledger(ledger: GroupedLedger) -> GroupedLedger:
     """``ledger`` with its arrays read-only: requests share the cached value."""
-    for value in vars(ledger).values():
+    for value in (*vars(ledger.ledger).values(), *ledger.parts):
         if isinstance(value, np.ndarray):
             value.flags.writeable = False
     return ledger
@@ -420,7 +422,7 @@ def frozen_ledger(ledger: LotLedger) -> LotLedger:
 
 async def _user_ledger(
     session: AsyncSession, user_id: int, portfolio_id: int | None, market: MarketData | None
-) -> LotLedger | None:
+) -> GroupedLedger | None:
     """The user's lot ledger from the ledger columns, or one portfolio's part of it
     (``None``: no such portfolio).
 
@@ -444,4 +446,4 @@ async def _user_ledger(
     rows, actions = columns_rows(cols)
     rows, actions = await in_usd(session, market, rows, actions)
     methods = dict(zip(cols.portfolios.ids, cols.portfolios.lot_method, strict=True))
-    return _portfolio_view(match_rows(rows, methods, actions), portfolio_id)
+    return _portfolio_view(grouped(match_rows(rows, methods, actions)), portfolio_id)

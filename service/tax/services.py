@@ -21,7 +21,6 @@ from quantcore.tax import (
     Form1099Div,
     Form8949,
     HarvestInputError,
-    LotLedger,
     ScheduleD,
     TaxRates,
     TaxSummary,
@@ -32,6 +31,7 @@ from quantcore.tax import (
     schedule_d,
     tax_summary,
 )
+from quantcore.tax.splice import GroupedLedger
 from service import formatting as fmt
 from service.assets.market import MarketData
 from service.db import Database
@@ -202,7 +202,7 @@ def _summary_read(s: TaxSummary, portfolio_id: int | None, rates: TaxRates) -> T
 
 async def _ledger(
     session: AsyncSession, market: MarketData, user_id: int, portfolio_id: int | None
-) -> LotLedger | None:
+) -> GroupedLedger | None:
     """The user's lot ledger in US dollars (one portfolio's, or all of them)."""
     if portfolio_id is not None:
         await get_owned(session, user_id, portfolio_id)
@@ -226,7 +226,10 @@ async def summary(
     year = check_year(dt.datetime.now(dt.UTC).year if year is None else year)
     rates = _rates(await _settings_row(session, user_id))
     ledger = await _ledger(session, market, user_id, portfolio_id)
-    s = tax_summary(ledger, year, rates=rates) if ledger is not None else _empty_summary(year)
+    if ledger is None:
+        return _summary_read(_empty_summary(year), portfolio_id, rates)
+    # the summary reads dividends and yearly gains only: the parts' sums, no piece copied
+    s = tax_summary(ledger.ledger, year, rates=rates, gains=ledger.yearly_gains())
     return _summary_read(s, portfolio_id, rates)
 
 
@@ -356,12 +359,13 @@ async def harvest(
     market's current day), valued at that day's prices (current quotes for today)."""
     _harvest_inputs(min_loss, min_loss_pct, as_of)
     rates = _rates(await _settings_row(session, user_id))
-    ledger = await _ledger(session, market, user_id, portfolio_id)
+    grouped = await _ledger(session, market, user_id, portfolio_id)
+    ledger = None if grouped is None else grouped.ledger  # lots and buys: no realized piece read
     out: list[HarvestOpportunityRead] = []
     bare = sorted({split_symbol(s)[1] for s in ledger.symbols}) if ledger is not None else []
     today = _as_of(market, bare)
     day = as_of or today
-    if ledger is not None and ledger.open_lots.size + ledger.realized.size:
+    if grouped is not None and ledger is not None and ledger.open_lots.size + grouped.pieces:
         prices = await _usd_prices(session, market, ledger.symbols, bare, None if day >= today else day)
         for o in harvest_opportunities(
             ledger, prices, day, rates=rates, min_loss=min_loss, min_loss_pct=min_loss_pct
@@ -416,21 +420,25 @@ async def analyze(
         )
 
 
-def _figures(ledger: LotLedger | None, year: int, report_type: str, rates: TaxRates) -> dict[str, Any]:
+def _figures(ledger: GroupedLedger | None, year: int, report_type: str, rates: TaxRates) -> dict[str, Any]:
     """A report's figures, stored once (JSON-ready): Form 8949 as columns, Schedule D,
-    1099-DIV and the summary as decimal strings. :func:`_render` makes the CSV or JSON."""
-    led = display(ledger) if ledger is not None else None
+    1099-DIV and the summary as decimal strings. :func:`_render` makes the CSV or JSON.
+    The ledger's pieces sold in ``year`` are read, and its parts' yearly gains."""
+    led = display(ledger.year(year)) if ledger is not None else None
+    gains = ledger.yearly_gains() if ledger is not None else None
     out: dict[str, Any] = {"version": 2, "report_type": report_type, "tax_year": year}
     if report_type in ("all", "schedule_d"):
         out["form_8949"] = out["schedule_d"] = None
         if led is not None:
             f8949 = form_8949(led, year)
             out["form_8949"] = f8949.columns()
-            out["schedule_d"] = _strings(schedule_d(led, year, rates=rates, form=f8949).to_dict())
+            out["schedule_d"] = _strings(
+                schedule_d(led, year, rates=rates, form=f8949, gains=gains).to_dict()
+            )
     if report_type in ("all", "form_1099_div"):
         out["form_1099_div"] = None if led is None else _strings(form_1099_div(led, year).to_dict())
     if report_type == "all" and led is not None:
-        s = tax_summary(led, year, rates=rates)
+        s = tax_summary(led, year, rates=rates, gains=gains)
         out["summary"] = {
             k: fmt.money(v) if isinstance(v, Decimal) else v for k, v in s.__dict__.items()
         }

@@ -22,8 +22,10 @@ from hypothesis import HealthCheck, assume, event, given, settings
 from hypothesis import strategies as st
 
 from quantcore.tax import match_lots
+from quantcore.tax.dividends import year_bounds
 from quantcore.tax.lots import LedgerError
-from quantcore.tax.splice import splice_ledger
+from quantcore.tax.rates import yearly_gains
+from quantcore.tax.splice import grouped, splice_ledger
 
 SYMBOLS = ["1:A", "2:A", "1:B", "2:B", "1:C"]
 BARE = {s: s.split(":")[1] for s in SYMBOLS}
@@ -164,7 +166,7 @@ def _same(a: Any, b: Any) -> None:
 def test_splice_equals_a_full_match_after_any_change(case: Any) -> None:
     rows, new, methods, changed = case
     rows, new = _sorted(rows), _sorted(new)
-    old = _match(rows, methods)
+    old = grouped(_match(rows, methods))
     try:
         full = _match(new, methods)
     except (LedgerError, ValueError):
@@ -177,10 +179,10 @@ def test_splice_equals_a_full_match_after_any_change(case: Any) -> None:
         for k in ("symbol", "target_symbol")
         if r.get(k)
     }
-    links = old.source.encoded.links
-    index = {s: k for k, s in enumerate(old.symbols)}
+    links = old.ledger.source.encoded.links
+    index = {s: k for k, s in enumerate(old.ledger.symbols)}
     codes = [index[s] for s in touched if s in index]
-    replaced = {old.symbols[k] for k in np.flatnonzero(np.isin(links, links[codes])).tolist()}
+    replaced = {old.ledger.symbols[k] for k in np.flatnonzero(np.isin(links, links[codes])).tolist()}
     replaced |= touched - index.keys()
     part_at = [i for i, r in enumerate(new) if r["symbol"] in replaced]
     new_at = {r["id"]: i for i, r in enumerate(new)}
@@ -193,15 +195,23 @@ def test_splice_equals_a_full_match_after_any_change(case: Any) -> None:
         spliced = splice_ledger(old, part, replaced, old_to_new, np.array(part_at, np.int64))
     except ValueError:
         # only when a symbol appears or vanishes, or a spin-off (the groups' links) changed
-        assert linking or old.symbols != full.symbols
+        assert linking or old.ledger.symbols != full.symbols
         event("refused")
         return
     event("spliced")
-    _same(spliced, full)
+    _same(spliced.whole(), full)
+    moved = set(links[[index[s] for s in replaced if s in index]].tolist())
+    for g, piece in enumerate(spliced.parts):  # the groups not replaced: shared, not copied
+        assert (piece is old.parts[g]) == (g not in moved)
+    for year in (2024, 2025):  # one year's sales, as Form 8949 reads them
+        first, last = year_bounds(year)
+        sold = full.realized[(full.realized["sold"] >= first) & (full.realized["sold"] <= last)]
+        assert np.array_equal(spliced.year(year).realized, sold)
+    assert spliced.yearly_gains() == yearly_gains(full)
     day = START + dt.timedelta(
         days=75
     )  # and the ledger up to a date, relieved again from the splice
-    _same(spliced.as_of(day), full.as_of(day))
+    _same(spliced.whole().as_of(day), full.as_of(day))
 
 
 def test_splice_refuses_what_it_cannot_describe() -> None:
@@ -212,7 +222,8 @@ def test_splice_refuses_what_it_cannot_describe() -> None:
          "price": Decimal(4)},
     ])  # fmt: skip
     methods = dict.fromkeys(SYMBOLS, "fifo")
-    old = _match(rows, methods)
+    whole = _match(rows, methods)
+    old = grouped(_match(rows, methods))
     part = _match([rows[0], rows[2]], methods)
     with pytest.raises(ValueError, match="replaced"):  # the part's symbols are not those replaced
         splice_ledger(old, part, {"1:A", "1:B"}, np.array([-1, -1, -1]), np.array([0, 2]))
@@ -221,4 +232,4 @@ def test_splice_refuses_what_it_cannot_describe() -> None:
     with pytest.raises(ValueError, match="one new table"):  # two rows on one place
         splice_ledger(old, part, {"1:A"}, np.array([-1, 0, -1]), np.array([0, 2]))
     spliced = splice_ledger(old, part, {"1:A"}, np.array([-1, 1, -1]), np.array([0, 2]))
-    _same(spliced, old)
+    _same(spliced.whole(), whole)

@@ -42,7 +42,9 @@ async def _lots(db: Database, user_id: int, portfolio_id: int | None = None) -> 
     """The user's lot ledger (or one portfolio's part of it) through the cache, and matched
     afresh from the rows as queried."""
     async with db.read() as s:
-        cached = await load_ledger(s, user_id, portfolio_id)
+        grouped = await load_ledger(s, user_id, portfolio_id)
+        assert grouped is not None
+        cached = grouped.whole()  # every piece, in sell order, from the parts kept per group
         methods = dict(
             (await s.execute(select(Portfolio.id, Portfolio.lot_method).where(Portfolio.user_id == user_id))).tuples().all()
         )
