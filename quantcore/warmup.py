@@ -223,7 +223,7 @@ def _tax_splice(ledger: pd.DataFrame) -> None:
     """A buy of ``A`` added at the end, spliced into the old ledger (the splice's kernels
     take read-only views, so a fresh ledger compiles what the service's frozen one uses)."""
     import quantcore.tax as tax
-    from quantcore.tax.splice import splice_ledger
+    from quantcore.tax.splice import grouped, splice_ledger
 
     added = pd.DataFrame(
         [("A", pd.Timestamp("2021-07-01"), "buy", 3.0, 70.0, 1.0)], columns=ledger.columns
@@ -231,9 +231,11 @@ def _tax_splice(ledger: pd.DataFrame) -> None:
     new = pd.concat([ledger, added], ignore_index=True)
     is_a = (new["symbol"] == "A").to_numpy()
     old_to_new = np.where(is_a[: len(ledger)], -1, np.arange(len(ledger)))
-    old = tax.match_lots(ledger)
+    old = grouped(tax.match_lots(ledger))
     part = tax.match_lots(new[is_a].reset_index(drop=True))
-    splice_ledger(old, part, {"A"}, old_to_new, np.flatnonzero(is_a))
+    spliced = splice_ledger(old, part, {"A"}, old_to_new, np.flatnonzero(is_a))
+    spliced.year(2021)  # one year's pieces in sell order, and the parts' gains
+    spliced.yearly_gains()
 
 
 def _portfolio(x: dict[str, Any]) -> None:

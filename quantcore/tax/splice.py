@@ -15,6 +15,7 @@ record for record, :func:`quantcore.tax.match_lots` of the whole new table
 
 from __future__ import annotations
 
+import bisect
 import dataclasses
 from collections.abc import Collection
 from decimal import Decimal
@@ -33,7 +34,8 @@ from quantcore.tax.lots import LotLedger
 
 __all__ = ["GroupedLedger", "grouped", "splice_ledger"]
 
-_ROW_COLS = np.array([realized_dt.names.index("lot"), realized_dt.names.index("row")], np.int64)
+_FIELDS: tuple[str, ...] = realized_dt.names or ()
+_ROW_COLS = np.array([_FIELDS.index("lot"), _FIELDS.index("row")], np.int64)
 _NO_PIECES = np.empty(0, realized_dt)
 _NO_PIECES.flags.writeable = False
 
@@ -99,25 +101,29 @@ class GroupedLedger:
     def sales(self, first: int | None = None, last: int | None = None) -> np.ndarray:
         """The realized pieces sold from day ``first`` to day ``last`` (day numbers; ``None``:
         unbounded), in sell order and numbered as the table's rows, as
-        :attr:`LotLedger.realized` holds them: a new array of those pieces only."""
+        :attr:`LotLedger.realized` holds them: a new array of those pieces only.
+
+        A part is in sell order and the table in date order, so each part's pieces of
+        those days are one slice of it, found by bisection: the other pieces are not read."""
         order, starts, _ = self._groups
-        chosen = []
+        chosen, groups = [], []
         for g, part in enumerate(self.parts):
-            if part.size == 0:
-                continue
-            keep = np.ones(part.size, np.bool_)
-            if first is not None:
-                keep &= part["sold"] >= first
-            if last is not None:
-                keep &= part["sold"] <= last
-            sel = part[keep] if not keep.all() else part.copy()
-            rows = order[starts[g] : starts[g + 1]]
-            for f in ("row", "lot"):
-                sel[f] = np.where(sel[f] >= 0, rows[np.maximum(sel[f], 0)], sel[f])
-            chosen.append(sel)
+            sold = part["sold"]
+            lo = 0 if first is None else bisect.bisect_left(sold, first)
+            hi = part.size if last is None else bisect.bisect_right(sold, last)
+            if hi > lo:
+                chosen.append(part[lo:hi])
+                groups.append(g)
         if not chosen:
             return _NO_PIECES.copy()
         out = np.concatenate(chosen)
+        at = 0
+        for g, sel in zip(groups, chosen, strict=True):
+            rows = order[starts[g] : starts[g + 1]]
+            for f in ("row", "lot"):
+                col = out[f][at : at + sel.size]
+                col[:] = np.where(col >= 0, rows[np.maximum(col, 0)], col)
+            at += sel.size
         # a sell's pieces are all of its group's part, in order: a stable sort by row is sell order
         return out[np.argsort(out["row"], kind="stable")]
 
@@ -175,7 +181,7 @@ def grouped(ledger: LotLedger) -> GroupedLedger:
     rec = ledger.realized
     order, starts, local = _row_groups(src.encoded)
     n_groups = starts.size - 1
-    block = np.ascontiguousarray(rec).view(np.int64).reshape(rec.size, len(realized_dt.names))
+    block = np.ascontiguousarray(rec).view(np.int64).reshape(rec.size, len(_FIELDS))
     if rec.size and not np.shares_memory(block, rec):
         raise ValueError("the realized pieces must be one contiguous array")
     piece_group = src.encoded.links[rec["symbol"]] if rec.size else np.empty(0, np.int64)
@@ -366,6 +372,6 @@ def splice_ledger(
     for g in new_groups:
         parts[g] = pieces[at[g] : at[g + 1]]
         gains[g] = _part_gains(parts[g])
-    out = GroupedLedger(ledger, tuple(parts), tuple(gains))
-    out.__dict__["_groups"] = groups
-    return out
+    spliced = GroupedLedger(ledger, tuple(parts), tuple(gains))
+    spliced.__dict__["_groups"] = groups
+    return spliced
