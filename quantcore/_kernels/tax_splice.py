@@ -6,7 +6,7 @@ from __future__ import annotations
 import numpy as np
 from numba import njit
 
-__all__ = ["group_records_nb", "splice_records_nb"]
+__all__ = ["group_records_nb", "group_rows_nb", "place_rows_nb", "splice_records_nb"]
 
 
 @njit(cache=True, error_model="numpy")
@@ -95,3 +95,49 @@ def group_records_nb(
             j = nxt
         x[i] = held
     return starts
+
+
+@njit(cache=True, error_model="numpy")
+def group_rows_nb(group: np.ndarray, n_groups: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Of the rows of a table, each in group ``group[i]`` (``0..n_groups-1``): the rows in
+    group order (table order within a group), where each group starts in that order
+    (``n_groups + 1``), and each row's index among its group's rows. One counting pass."""
+    starts = np.zeros(n_groups + 1, dtype=np.int64)
+    for i in range(group.shape[0]):
+        starts[group[i] + 1] += 1
+    for g in range(n_groups):
+        starts[g + 1] += starts[g]
+    fill = starts[:-1].copy()
+    order = np.empty(group.shape[0], dtype=np.int64)
+    local = np.empty(group.shape[0], dtype=np.int64)
+    for i in range(group.shape[0]):
+        g = group[i]
+        order[fill[g]] = i
+        local[i] = fill[g] - starts[g]
+        fill[g] += 1
+    return order, starts, local
+
+
+@njit(cache=True, error_model="numpy")
+def place_rows_nb(
+    a: np.ndarray,
+    b: np.ndarray,
+    old_to_new: np.ndarray,
+    part_rows: np.ndarray,
+    a_map: np.ndarray,
+    b_map: np.ndarray,
+) -> np.ndarray:
+    """One per-row column of the new table: old row ``i``'s value ``a[i]`` at ``old_to_new[i]``
+    (rows mapped to -1 left out), the part's row ``j``'s ``b[j]`` at ``part_rows[j]``. A
+    non-negative value is replaced by ``a_map[value]`` (``b_map`` for the part's) when that
+    map is not empty (row numbers, symbol codes)."""
+    out = np.empty(part_rows.shape[0] + (old_to_new >= 0).sum(), dtype=np.int64)
+    for i in range(a.shape[0]):
+        k = old_to_new[i]
+        if k >= 0:
+            v = a[i]
+            out[k] = a_map[v] if a_map.shape[0] and v >= 0 else v
+    for j in range(b.shape[0]):
+        v = b[j]
+        out[part_rows[j]] = b_map[v] if b_map.shape[0] and v >= 0 else v
+    return out

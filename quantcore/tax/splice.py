@@ -25,7 +25,12 @@ from typing import Any
 import numpy as np
 
 from quantcore._kernels.tax_reports import yearly_gains_nb
-from quantcore._kernels.tax_splice import group_records_nb, splice_records_nb
+from quantcore._kernels.tax_splice import (
+    group_records_nb,
+    group_rows_nb,
+    place_rows_nb,
+    splice_records_nb,
+)
 from quantcore._records import realized_dt
 from quantcore._validation import read_only
 from quantcore.tax.dividends import year_bounds
@@ -58,12 +63,7 @@ def _row_groups(enc: Encoded) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """Of an encoded table: its rows in group order (the table's row of each group row),
     where each group's rows start in that order, and each row's index among its group's."""
     n_groups = int(enc.links.max()) + 1 if enc.links.size else 0
-    group = enc.links[enc.sym]
-    order = np.argsort(group, kind="stable")
-    starts = np.searchsorted(group[order], np.arange(n_groups + 1)).astype(np.int64)
-    local = np.empty(order.size, np.int64)
-    local[order] = np.arange(order.size) - np.repeat(starts[:-1], np.diff(starts))
-    return order.astype(np.int64), starts, local
+    return group_rows_nb(read_only(enc.links[enc.sym]), n_groups)
 
 
 @dataclasses.dataclass(frozen=True, eq=False)
@@ -290,14 +290,8 @@ def splice_ledger(
     ):
         raise ValueError("the rows do not make one new table in order")
 
-    def rows_old(a: np.ndarray) -> np.ndarray:
-        return np.where(a >= 0, old_to_new[np.maximum(a, 0)], a)
-
     def rows_part(a: np.ndarray) -> np.ndarray:
         return np.where(a >= 0, part_rows[np.maximum(a, 0)], a)
-
-    def syms_part(a: np.ndarray) -> np.ndarray:
-        return np.where(a >= 0, code[np.maximum(a, 0)], a)
 
     def merged(a: np.ndarray, b: np.ndarray, fields: tuple[str, ...], by: str) -> np.ndarray:
         """Old records of the kept symbols and the part's, renumbered, in ``by`` order."""
@@ -333,16 +327,13 @@ def splice_ledger(
     names[part_rows] = np.asarray(part.lot_names, dtype=object)
     lot_names = tuple(names.tolist())
     fields: dict[str, Any] = {}
+    ro_old, ro_part, ro_code, same = (
+        read_only(old_to_new), read_only(part_rows), read_only(code), read_only(np.empty(0, np.int64))
+    )
     for f in ROW_FIELDS:
-        a, b = getattr(enc, f), getattr(penc, f)
-        if f == "lot_ref":
-            a, b = rows_old(a), rows_part(b)
-        elif f in ("sym", "target"):
-            b = syms_part(b)
-        out = np.empty(n_new, np.int64)
-        out[old_to_new[kept]] = a[kept]
-        out[part_rows] = b
-        fields[f] = out
+        a_map, b_map = (ro_old, ro_part) if f == "lot_ref" else (same, ro_code if f in ("sym", "target") else same)
+        a, b = read_only(getattr(enc, f)), read_only(getattr(penc, f))
+        fields[f] = place_rows_nb(a, b, ro_old, ro_part, a_map, b_map)
     encoded: Encoded = dataclasses.replace(
         enc, **fields, lot_names=lot_names, table=None, rows=None
     )
