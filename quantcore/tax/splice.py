@@ -155,12 +155,16 @@ class GroupedLedger:
             return dataclasses.replace(self, ledger=led)
         wanted = np.zeros(len(self.ledger.symbols), np.bool_)
         wanted[src.kept] = True
+        links = src.encoded.links
         parts, gains = [], []
-        for part, g in zip(self.parts, self.gains, strict=True):
-            mask = wanted[part["symbol"]]
-            kept = part if mask.all() else part[mask]
+        for g, (part, sums) in enumerate(zip(self.parts, self.gains, strict=True)):
+            of_group = wanted[links == g]  # a group wholly kept, or wholly not: no piece read
+            if of_group.all() or not of_group.any():
+                kept = part if of_group.all() else part[:0]
+            else:
+                kept = part[wanted[part["symbol"]]]
             parts.append(kept)
-            gains.append(g if kept is part else _part_gains(kept))
+            gains.append(sums if kept is part else _part_gains(kept))
         return GroupedLedger(led, tuple(parts), tuple(gains))
 
 

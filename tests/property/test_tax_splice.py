@@ -208,6 +208,9 @@ def test_splice_equals_a_full_match_after_any_change(case: Any) -> None:
         sold = full.realized[(full.realized["sold"] >= first) & (full.realized["sold"] <= last)]
         assert np.array_equal(spliced.year(year).realized, sold)
     assert spliced.yearly_gains() == yearly_gains(full)
+    account = {"1:A", "1:B", "1:C"}  # one account's part: groups shared with the other cut
+    _same(spliced.only(account).whole(), full.only(account))
+    assert spliced.only(account).yearly_gains() == yearly_gains(full.only(account))
     day = START + dt.timedelta(
         days=75
     )  # and the ledger up to a date, relieved again from the splice
