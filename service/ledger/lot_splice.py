@@ -21,10 +21,10 @@ from numpy.typing import NDArray
 from quantcore.tax import match_lots
 from quantcore.tax.lots import LedgerError
 from quantcore.tax.splice import GroupedLedger, splice_ledger
-from service.ledger.columns import KIND_CODE, LedgerColumns
+from service.ledger.columns import KIND_CODE, LedgerColumns, PortfolioInfo
 from service.ledger.lots import frozen_ledger, lot_table, split_symbol
 
-__all__ = ["CHAIN_DEPTH", "LotSplice", "lot_hints", "spliced", "spliced_names", "touched"]
+__all__ = ["CHAIN_DEPTH", "LotSplice", "RowKeys", "lot_hints", "spliced", "spliced_names", "touched"]
 
 _LINKING = (KIND_CODE["spin_off"], KIND_CODE["merger"])
 
@@ -34,13 +34,31 @@ CHAIN_DEPTH = 32
 
 
 @dataclasses.dataclass(frozen=True, eq=False)
+class RowKeys:
+    """What a splice reads of the old version's columns: whose each row is, not its amounts
+    (a hint carried across writes keeps these, not every column of a version gone)."""
+
+    symbols: tuple[str, ...]
+    portfolios: PortfolioInfo
+    id: NDArray[np.int64]
+    symbol: NDArray[np.int64]
+    portfolio: NDArray[np.int64]
+
+    @classmethod
+    def of(cls, cols: LedgerColumns | RowKeys) -> RowKeys:
+        if isinstance(cols, RowKeys):
+            return cols
+        return cls(cols.symbols, cols.portfolios, cols.id, cols.symbol, cols.portfolio)
+
+
+@dataclasses.dataclass(frozen=True, eq=False)
 class LotSplice:
     """The way to the lot ledger of ``cols`` from the last one derived (``lots``, that of
     ``base``): ``cols`` differ from ``base`` only in rows of the ``names`` (``"<portfolio
     id>:<symbol>"``) that the ``writes`` since touched. Called by the derivation cache in
     place of the derivation (:func:`spliced_names`)."""
 
-    base: LedgerColumns
+    base: RowKeys
     lots: GroupedLedger
     cols: LedgerColumns
     names: frozenset[str]
@@ -69,7 +87,7 @@ def lot_hints(
             return {}
         old_lots = old.get("lots")
         if old_lots is not None:
-            return {"lots": LotSplice(old_cols, old_lots, cols, names, 1)}
+            return {"lots": LotSplice(RowKeys.of(old_cols), old_lots, cols, names, 1)}
         prev = old_hints.get("lots")
         if isinstance(prev, LotSplice) and prev.writes < CHAIN_DEPTH:
             carried = LotSplice(prev.base, prev.lots, cols, prev.names | names, prev.writes + 1)
@@ -98,7 +116,7 @@ def touched(
     return frozenset(names)
 
 
-def _pair_mask(cols: LedgerColumns, names: set[str]) -> NDArray[np.bool_]:
+def _pair_mask(cols: LedgerColumns | RowKeys, names: set[str]) -> NDArray[np.bool_]:
     """Which rows of ``cols`` are of a ``"<portfolio id>:<symbol>"`` in ``names``."""
     pick = np.zeros((len(cols.portfolios.ids), len(cols.symbols) + 1), np.bool_)
     for name in names:
@@ -136,7 +154,7 @@ def spliced(
 
 
 def spliced_names(
-    old_cols: LedgerColumns, old: GroupedLedger, cols: LedgerColumns, names: Collection[str]
+    old_cols: LedgerColumns | RowKeys, old: GroupedLedger, cols: LedgerColumns, names: Collection[str]
 ) -> GroupedLedger | None:
     """The lot ledger of ``cols`` from ``old`` (that of ``old_cols``) when ``cols`` differ
     from ``old_cols`` only in rows of the ``names`` (``"<portfolio id>:<symbol>"``): only
