@@ -5,8 +5,9 @@ from __future__ import annotations
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from decimal import ROUND_HALF_UP, Decimal, InvalidOperation
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
+import numpy as np
 import pandas as pd
 
 from quantcore._kernels.tax_reports import yearly_gains_nb
@@ -14,13 +15,18 @@ from quantcore._validation import read_only
 from quantcore.tax.dividends import dividend_income, year_bounds
 from quantcore.tax.lots import LotLedger, LotMethod, as_ledger
 
+if TYPE_CHECKING:
+    from quantcore.tax.reports import Form8949
+
 __all__ = [
     "NIIT_RATE",
     "CapitalLossNetting",
     "TaxRates",
     "TaxSummary",
+    "YearlyGains",
     "net_capital_gains",
     "netting_for",
+    "scan_realized",
     "tax_summary",
     "yearly_gains",
 ]
@@ -153,25 +159,47 @@ def net_capital_gains(
     return CapitalLossNetting(st, lt, deduction, -(st + from_st), -(lt + from_lt))
 
 
-def yearly_gains(ledger: LotLedger) -> dict[int, tuple[Decimal, Decimal]]:
+#: The realized gains of each sale year in dollars: ``{year: (short_term, long_term)}``.
+YearlyGains = dict[int, tuple[Decimal, Decimal]]
+_SUM_LIMIT = 9.0e18  # the kernels' sums of int64 cents are exact below this
+
+
+def scan_realized(ledger: LotLedger, year: int) -> tuple[YearlyGains | None, np.ndarray]:
+    """:func:`yearly_gains` and where ``year``'s pieces are, in one pass over the pieces.
+
+    Returns the gains (``None`` when their sums would leave the int64 range: ask
+    :func:`yearly_gains`, which raises) and the window ``(lo, hi, short, long)`` of
+    :func:`~quantcore._kernels.tax_reports.yearly_gains_nb`.
+    """
+    first, last = year_bounds(year)
+    r = ledger.realized
+    # the record's fields as strided read-only views: one pass over the records, no copies,
+    # one compiled kernel for a cached ledger and a fresh one
+    sold, proceeds, basis, disallowed, long_term = (
+        read_only(r[f]) for f in ("sold", "proceeds", "basis", "disallowed", "long_term")
+    )
+    years, st, lt, count, window, size = yearly_gains_nb(sold, proceeds, basis, disallowed, long_term, first, last)
+    if size >= _SUM_LIMIT:
+        return None, window
+    at = count > 0
+    gains = {
+        int(y): (Decimal(int(a)).scaleb(-2), Decimal(int(b)).scaleb(-2))
+        for y, a, b in zip(years[at].tolist(), st[at].tolist(), lt[at].tolist(), strict=True)
+    }
+    return gains, window
+
+
+def yearly_gains(ledger: LotLedger) -> YearlyGains:
     """Short- and long-term gain per sale year, each the sum of its Form 8949 rows.
 
     A row's gain is ``cents(proceeds) - cents(basis) + cents(adjustment)``; the sums
     are one kernel pass over the realized pieces (:func:`yearly_gains_nb`). Years with
-    sales only.
+    sales only. Raises ``OverflowError`` when a sum would leave the int64 range.
     """
-    r = ledger.realized
-    if r.size == 0:
-        return {}
-    # the record's fields as strided read-only views: one pass over the records, no copies,
-    # one compiled kernel for a cached ledger and a fresh one
-    fields = (read_only(r[f]) for f in ("sold", "proceeds", "basis", "disallowed", "long_term"))
-    years, st, lt, count = yearly_gains_nb(*fields)
-    at = count > 0
-    return {
-        int(y): (Decimal(int(a)).scaleb(-2), Decimal(int(b)).scaleb(-2))
-        for y, a, b in zip(years[at].tolist(), st[at].tolist(), lt[at].tolist(), strict=True)
-    }
+    gains, _ = scan_realized(ledger, 1970)
+    if gains is None:
+        raise OverflowError("tax kernel: yearly gains out of the int64 range")
+    return gains
 
 
 @dataclass(frozen=True)
@@ -233,7 +261,7 @@ class TaxSummary:
 
 
 def netting_for(
-    gains: dict[int, tuple[Decimal, Decimal]], year: int, limit: Decimal
+    gains: YearlyGains, year: int, limit: Decimal
 ) -> tuple[Decimal, Decimal, CapitalLossNetting]:
     """Schedule D's netting of ``year``, carryovers included: the short- and long-term losses
     carried in (positive amounts) and :func:`net_capital_gains` of the year, from the
@@ -257,6 +285,7 @@ def tax_summary(
     rates: TaxRates | None = None,
     wash_sales: bool = True,
     substantially_identical: Mapping[str, str] | None = None,
+    form: Form8949 | None = None,
 ) -> TaxSummary:
     """Capital gains, dividends and an estimated tax for one calendar year.
 
@@ -270,6 +299,9 @@ def tax_summary(
         Passed to :func:`~quantcore.tax.match_lots` for a table.
     rates : TaxRates, optional
         Defaults to ``TaxRates()``.
+    form : Form8949, optional
+        The year's :func:`~quantcore.tax.form_8949` of the same ledger, when already
+        made: its pass over the pieces found the yearly gains.
 
     Returns
     -------
@@ -300,7 +332,8 @@ def tax_summary(
         raise ValueError(f"rates must be a TaxRates, got {type(rates).__name__}")
     year_bounds(year)  # validates year
     ledger = as_ledger(transactions, method=method, wash_sales=wash_sales, substantially_identical=substantially_identical)
-    gains = yearly_gains(ledger)
+    known = None if form is None else form.yearly_gains
+    gains = yearly_gains(ledger) if known is None else known
     st_in, lt_in, net = netting_for(gains, int(year), rates.loss_limit)
     st, lt = gains.get(int(year), (_ZERO, _ZERO))
     div = dividend_income(ledger, int(year))

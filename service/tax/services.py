@@ -417,20 +417,22 @@ async def analyze(
 
 
 def _figures(ledger: LotLedger | None, year: int, report_type: str, rates: TaxRates) -> dict[str, Any]:
-    """A report's figures, stored once (JSON-ready): Form 8949 as columns, Schedule D,
+    """A report's figures, stored once (JSON-ready): Form 8949 as packed columns
+    (:meth:`Form8949.columns`; version 2 held a list of numbers per column), Schedule D,
     1099-DIV and the summary as decimal strings. :func:`_render` makes the CSV or JSON."""
     led = display(ledger) if ledger is not None else None
-    out: dict[str, Any] = {"version": 2, "report_type": report_type, "tax_year": year}
+    out: dict[str, Any] = {"version": 3, "report_type": report_type, "tax_year": year}
+    f8949 = None
     if report_type in ("all", "schedule_d"):
         out["form_8949"] = out["schedule_d"] = None
         if led is not None:
-            f8949 = form_8949(led, year)
+            f8949 = form_8949(led, year)  # with the yearly gains: one pass over the pieces
             out["form_8949"] = f8949.columns()
             out["schedule_d"] = _strings(schedule_d(led, year, rates=rates, form=f8949).to_dict())
     if report_type in ("all", "form_1099_div"):
         out["form_1099_div"] = None if led is None else _strings(form_1099_div(led, year).to_dict())
     if report_type == "all" and led is not None:
-        s = tax_summary(led, year, rates=rates)
+        s = tax_summary(led, year, rates=rates, form=f8949)
         out["summary"] = {
             k: fmt.money(v) if isinstance(v, Decimal) else v for k, v in s.__dict__.items()
         }
