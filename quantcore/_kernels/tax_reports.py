@@ -85,7 +85,8 @@ def yearly_gains_nb(
             y_min = min(y_min, y)
             y_max = max(y_max, y)
             if y_min < low or y_max - low >= sums.shape[1]:
-                grown = np.zeros((3, 2 * (y_max - y_min + 1)), dtype=np.int64)
+                top = max(y_max, low + sums.shape[1] - 1)
+                grown = np.zeros((3, 2 * (top - y_min + 1)), dtype=np.int64)
                 grown[:, low - y_min : low - y_min + sums.shape[1]] = sums
                 sums = grown
                 low = y_min
