@@ -4,7 +4,8 @@ lots below their basis. Arrays in, arrays out, exact int64 (1e-8 units or cents)
 A figure is rounded half-up (away from zero) to cents once, per row
 (:func:`cents_nb`), and every total is a sum of rounded rows; the sums are exact int64
 and raise ``OverflowError`` rather than wrap (amounts are below 9.2e10 dollars, so
-that takes about a million rows at the limit).
+that takes about a million rows at the limit); the yearly gains return the sum of
+their magnitudes instead, for the caller to refuse.
 """
 
 from __future__ import annotations
@@ -20,10 +21,10 @@ from quantcore._kernels.tax_fixed import (
     muldiv_nb,
 )
 
-__all__ = ["cents_nb", "form_8949_nb", "harvest_lots_nb", "sum_by_code_nb", "yearly_gains_nb"]
+__all__ = ["SUM_LIMIT", "cents_nb", "form_8949_nb", "harvest_lots_nb", "sum_by_code_nb", "yearly_gains_nb"]
 
 _UNITS_PER_CENT = 1_000_000
-_SUM_LIMIT = 9.0e18  # |sum| of int64 cents stays below this, or the kernels raise
+SUM_LIMIT = 9.0e18  # |sum| of int64 cents stays below this, or the sum is refused
 
 
 @njit(cache=True, error_model="numpy")
@@ -58,7 +59,7 @@ def yearly_gains_nb(
     without pieces; ``window`` is ``(lo, hi, short, long)``, the pieces sold in
     ``first..last`` lie in ``lo:hi`` (all of them, in sale order, when the pieces are) and
     number ``short`` short-term and ``long`` long-term; ``size`` is the sum of the
-    gains' magnitudes (the sums are exact while it is below ``_SUM_LIMIT``).
+    gains' magnitudes (the sums are exact while it is below ``SUM_LIMIT``).
     """
     n = sold.shape[0]
     window = np.zeros(4, dtype=np.int64)
@@ -164,7 +165,7 @@ def sum_by_code_nb(codes: np.ndarray, values: np.ndarray, n_codes: int) -> np.nd
     for i in range(codes.shape[0]):
         out[codes[i]] += values[i]
         size += abs(float(values[i]))
-    if size >= _SUM_LIMIT:
+    if size >= SUM_LIMIT:
         raise OverflowError("tax kernel: sum out of the int64 range")
     return out
 

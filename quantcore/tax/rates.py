@@ -10,7 +10,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 import pandas as pd
 
-from quantcore._kernels.tax_reports import yearly_gains_nb
+from quantcore._kernels.tax_reports import SUM_LIMIT, yearly_gains_nb
 from quantcore._validation import read_only
 from quantcore.tax.dividends import dividend_income, year_bounds
 from quantcore.tax.lots import LotLedger, LotMethod, as_ledger
@@ -161,7 +161,6 @@ def net_capital_gains(
 
 #: The realized gains of each sale year in dollars: ``{year: (short_term, long_term)}``.
 YearlyGains = dict[int, tuple[Decimal, Decimal]]
-_SUM_LIMIT = 9.0e18  # the kernels' sums of int64 cents are exact below this
 
 
 def scan_realized(ledger: LotLedger, year: int) -> tuple[YearlyGains | None, np.ndarray]:
@@ -179,7 +178,7 @@ def scan_realized(ledger: LotLedger, year: int) -> tuple[YearlyGains | None, np.
         read_only(r[f]) for f in ("sold", "proceeds", "basis", "disallowed", "long_term")
     )
     years, st, lt, count, window, size = yearly_gains_nb(sold, proceeds, basis, disallowed, long_term, first, last)
-    if size >= _SUM_LIMIT:
+    if size >= SUM_LIMIT:
         return None, window
     at = count > 0
     gains = {

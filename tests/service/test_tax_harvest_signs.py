@@ -10,8 +10,8 @@ from decimal import Decimal
 
 import pytest
 
-from service.db import Database
 from quantcore.tax import Form8949
+from service.db import Database
 from service.db.models import TaxReport
 from tests.service.conftest import Api
 
