@@ -4,7 +4,8 @@ lots below their basis. Arrays in, arrays out, exact int64 (1e-8 units or cents)
 A figure is rounded half-up (away from zero) to cents once, per row
 (:func:`cents_nb`), and every total is a sum of rounded rows; the sums are exact int64
 and raise ``OverflowError`` rather than wrap (amounts are below 9.2e10 dollars, so
-that takes about a million rows at the limit).
+that takes about a million rows at the limit); the yearly gains return the sum of
+their magnitudes instead, for the caller to refuse.
 """
 
 from __future__ import annotations
@@ -20,10 +21,10 @@ from quantcore._kernels.tax_fixed import (
     muldiv_nb,
 )
 
-__all__ = ["cents_nb", "harvest_lots_nb", "sum_by_code_nb", "yearly_gains_nb"]
+__all__ = ["SUM_LIMIT", "cents_nb", "form_8949_nb", "harvest_lots_nb", "sum_by_code_nb", "yearly_gains_nb"]
 
 _UNITS_PER_CENT = 1_000_000
-_SUM_LIMIT = 9.0e18  # |sum| of int64 cents stays below this, or the kernels raise
+SUM_LIMIT = 9.0e18  # |sum| of int64 cents stays below this, or the sum is refused
 
 
 @njit(cache=True, error_model="numpy")
@@ -46,45 +47,114 @@ def cents_nb(units: np.ndarray) -> np.ndarray:
 
 @njit(cache=True, error_model="numpy")
 def yearly_gains_nb(
-    sold: np.ndarray, proceeds: np.ndarray, basis: np.ndarray, disallowed: np.ndarray, long_term: np.ndarray
-) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
-    """Short- and long-term gain in cents per calendar year of the sale day.
+    sold: np.ndarray, proceeds: np.ndarray, basis: np.ndarray, disallowed: np.ndarray, long_term: np.ndarray,
+    first: int, last: int,
+) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray, np.ndarray, float]:
+    """Short- and long-term gain in cents per calendar year of the sale day, and where the
+    pieces sold from day ``first`` to ``last`` are: one pass over the pieces.
 
     A piece's gain is ``cents(proceeds) - cents(basis) + cents(disallowed)``, its Form
-    8949 row's gain. Returns ``(years, short_term, long_term, pieces)``: every year from
-    the first to the last sale (years without sales hold 0 pieces), empty without pieces.
+    8949 row's gain. Returns ``(years, short_term, long_term, pieces, window, size)``:
+    every year from the first to the last sale (years without sales hold 0 pieces), empty
+    without pieces; ``window`` is ``(lo, hi, short, long)``, the pieces sold in
+    ``first..last`` lie in ``lo:hi`` (all of them, in sale order, when the pieces are) and
+    number ``short`` short-term and ``long`` long-term; ``size`` is the sum of the
+    gains' magnitudes (the sums are exact while it is below ``SUM_LIMIT``).
     """
     n = sold.shape[0]
+    window = np.zeros(4, dtype=np.int64)
     if n == 0:
         e = np.empty(0, dtype=np.int64)
-        return e, e.copy(), e.copy(), e.copy()
-    lo = sold[0]
-    hi = sold[0]
-    for i in range(n):
-        lo = min(lo, sold[i])
-        hi = max(hi, sold[i])
-    y0 = civil_from_days_nb(lo)[0]
-    y1 = civil_from_days_nb(hi)[0]
-    years = np.arange(y0, y1 + 1).astype(np.int64)
-    starts = np.empty(years.shape[0] + 1, dtype=np.int64)  # January 1st of each year, and after
-    for k in range(years.shape[0] + 1):
-        starts[k] = days_from_civil_nb(y0 + k, 1, 1)
-    st = np.zeros(years.shape[0], dtype=np.int64)
-    lt = np.zeros(years.shape[0], dtype=np.int64)
-    count = np.zeros(years.shape[0], dtype=np.int64)
+        return e, e.copy(), e.copy(), e.copy(), window, 0.0
+    # per year, from year ``low`` on; grown when a piece falls outside (pieces come in
+    # sale order: the year changes a few times, and the pass reads each record once)
+    low = civil_from_days_nb(sold[0])[0]
+    sums = np.zeros((3, 16), dtype=np.int64)  # short-term, long-term, pieces
+    y_min = y_max = low
+    y = low
+    start = days_from_civil_nb(y, 1, 1)
+    end = days_from_civil_nb(y + 1, 1, 1)
     size = 0.0
+    w_lo = n
+    w_hi = 0
     for i in range(n):
+        day = sold[i]
+        if day < start or day >= end:
+            y = civil_from_days_nb(day)[0]
+            start = days_from_civil_nb(y, 1, 1)
+            end = days_from_civil_nb(y + 1, 1, 1)
+            y_min = min(y_min, y)
+            y_max = max(y_max, y)
+            if y_min < low or y_max - low >= sums.shape[1]:
+                top = max(y_max, low + sums.shape[1] - 1)
+                grown = np.zeros((3, 2 * (top - y_min + 1)), dtype=np.int64)
+                grown[:, low - y_min : low - y_min + sums.shape[1]] = sums
+                sums = grown
+                low = y_min
         g = _cent(proceeds[i]) - _cent(basis[i]) + _cent(disallowed[i])
         size += abs(float(g))
-        y = np.searchsorted(starts, sold[i], side="right") - 1
-        count[y] += 1
+        k = y - low
+        sums[2, k] += 1
         if long_term[i]:
-            lt[y] += g
+            sums[1, k] += g
         else:
-            st[y] += g
-    if size >= _SUM_LIMIT:
-        raise OverflowError("tax kernel: yearly gains out of the int64 range")
-    return years, st, lt, count
+            sums[0, k] += g
+        if first <= day <= last:
+            w_lo = min(w_lo, i)
+            w_hi = i + 1
+            window[3 if long_term[i] else 2] += 1
+    window[0] = min(w_lo, w_hi)
+    window[1] = w_hi
+    years = np.arange(y_min, y_max + 1).astype(np.int64)
+    at = y_min - low
+    m = y_max - y_min + 1
+    return years, sums[0, at : at + m].copy(), sums[1, at : at + m].copy(), sums[2, at : at + m].copy(), window, size
+
+
+@njit(cache=True, error_model="numpy")
+def form_8949_nb(
+    symbol: np.ndarray, quantity: np.ndarray, acquired: np.ndarray, sold: np.ndarray,
+    proceeds: np.ndarray, basis: np.ndarray, disallowed: np.ndarray, long_term: np.ndarray,
+    first: int, last: int, window: np.ndarray,
+) -> tuple[np.ndarray, ...]:
+    """Form 8949 columns of the pieces sold in ``first..last`` (``window`` of
+    :func:`yearly_gains_nb`): short-term rows, then long-term rows, each in piece order.
+
+    Returns ``(symbol, quantity, acquired, sold, proceeds, cost_basis, adjustment,
+    long_term, wash_sale)``, the amounts rounded to cents (:func:`cents_nb`).
+    """
+    n = window[2] + window[3]
+    sym = np.empty(n, dtype=np.int64)
+    qty = np.empty(n, dtype=np.int64)
+    acq = np.empty(n, dtype=np.int64)
+    day = np.empty(n, dtype=np.int64)
+    pro = np.empty(n, dtype=np.int64)
+    bas = np.empty(n, dtype=np.int64)
+    adj = np.empty(n, dtype=np.int64)
+    lt = np.zeros(n, dtype=np.bool_)
+    wash = np.empty(n, dtype=np.bool_)
+    k_short = 0
+    k_long = window[2]  # a counting order: Part II rows start after Part I's
+    for i in range(window[0], window[1]):
+        d = sold[i]
+        if d < first or d > last:
+            continue
+        if long_term[i]:
+            k = k_long
+            k_long += 1
+            lt[k] = True
+        else:
+            k = k_short
+            k_short += 1
+        sym[k] = symbol[i]
+        qty[k] = quantity[i]
+        acq[k] = acquired[i]
+        day[k] = d
+        pro[k] = _cent(proceeds[i])
+        bas[k] = _cent(basis[i])
+        adj[k] = _cent(disallowed[i])
+        wash[k] = disallowed[i] > 0
+    return sym, qty, acq, day, pro, bas, adj, lt, wash
 
 
 @njit(cache=True, error_model="numpy")
@@ -95,7 +165,7 @@ def sum_by_code_nb(codes: np.ndarray, values: np.ndarray, n_codes: int) -> np.nd
     for i in range(codes.shape[0]):
         out[codes[i]] += values[i]
         size += abs(float(values[i]))
-    if size >= _SUM_LIMIT:
+    if size >= SUM_LIMIT:
         raise OverflowError("tax kernel: sum out of the int64 range")
     return out
 

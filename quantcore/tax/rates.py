@@ -7,9 +7,10 @@ from dataclasses import dataclass, field
 from decimal import ROUND_HALF_UP, Decimal, InvalidOperation
 from typing import Any
 
+import numpy as np
 import pandas as pd
 
-from quantcore._kernels.tax_reports import yearly_gains_nb
+from quantcore._kernels.tax_reports import SUM_LIMIT, yearly_gains_nb
 from quantcore._validation import read_only
 from quantcore.tax.dividends import dividend_income, year_bounds
 from quantcore.tax.lots import LotLedger, LotMethod, as_ledger
@@ -19,8 +20,10 @@ __all__ = [
     "CapitalLossNetting",
     "TaxRates",
     "TaxSummary",
+    "YearlyGains",
     "net_capital_gains",
     "netting_for",
+    "scan_realized",
     "tax_summary",
     "yearly_gains",
 ]
@@ -153,25 +156,46 @@ def net_capital_gains(
     return CapitalLossNetting(st, lt, deduction, -(st + from_st), -(lt + from_lt))
 
 
-def yearly_gains(ledger: LotLedger) -> dict[int, tuple[Decimal, Decimal]]:
+#: The realized gains of each sale year in dollars: ``{year: (short_term, long_term)}``.
+YearlyGains = dict[int, tuple[Decimal, Decimal]]
+
+
+def scan_realized(ledger: LotLedger, year: int) -> tuple[YearlyGains | None, np.ndarray]:
+    """:func:`yearly_gains` and where ``year``'s pieces are, in one pass over the pieces.
+
+    Returns the gains (``None`` when their sums would leave the int64 range: ask
+    :func:`yearly_gains`, which raises) and the window ``(lo, hi, short, long)`` of
+    :func:`~quantcore._kernels.tax_reports.yearly_gains_nb`.
+    """
+    first, last = year_bounds(year)
+    r = ledger.realized
+    # the record's fields as strided read-only views: one pass over the records, no copies,
+    # one compiled kernel for a cached ledger and a fresh one
+    sold, proceeds, basis, disallowed, long_term = (
+        read_only(r[f]) for f in ("sold", "proceeds", "basis", "disallowed", "long_term")
+    )
+    years, st, lt, count, window, size = yearly_gains_nb(sold, proceeds, basis, disallowed, long_term, first, last)
+    if size >= SUM_LIMIT:
+        return None, window
+    at = count > 0
+    gains = {
+        int(y): (Decimal(int(a)).scaleb(-2), Decimal(int(b)).scaleb(-2))
+        for y, a, b in zip(years[at].tolist(), st[at].tolist(), lt[at].tolist(), strict=True)
+    }
+    return gains, window
+
+
+def yearly_gains(ledger: LotLedger) -> YearlyGains:
     """Short- and long-term gain per sale year, each the sum of its Form 8949 rows.
 
     A row's gain is ``cents(proceeds) - cents(basis) + cents(adjustment)``; the sums
     are one kernel pass over the realized pieces (:func:`yearly_gains_nb`). Years with
-    sales only.
+    sales only. Raises ``OverflowError`` when a sum would leave the int64 range.
     """
-    r = ledger.realized
-    if r.size == 0:
-        return {}
-    # the record's fields as strided read-only views: one pass over the records, no copies,
-    # one compiled kernel for a cached ledger and a fresh one
-    fields = (read_only(r[f]) for f in ("sold", "proceeds", "basis", "disallowed", "long_term"))
-    years, st, lt, count = yearly_gains_nb(*fields)
-    at = count > 0
-    return {
-        int(y): (Decimal(int(a)).scaleb(-2), Decimal(int(b)).scaleb(-2))
-        for y, a, b in zip(years[at].tolist(), st[at].tolist(), lt[at].tolist(), strict=True)
-    }
+    gains, _ = scan_realized(ledger, 1970)
+    if gains is None:
+        raise OverflowError("tax kernel: yearly gains out of the int64 range")
+    return gains
 
 
 @dataclass(frozen=True)

@@ -10,6 +10,7 @@ DataFrame, CSV, JSON) are rendered only when asked for, each in one vectorized p
 
 from __future__ import annotations
 
+import base64
 import json
 import warnings
 from collections.abc import Mapping
@@ -24,13 +25,14 @@ import pandas as pd
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from quantcore._kernels.tax_reports import sum_by_code_nb
+from quantcore._kernels.tax_reports import form_8949_nb, sum_by_code_nb
+from quantcore._validation import read_only
 from quantcore.tax.dividends import year_bounds
 from quantcore.tax.export import export_csv, export_json, jsonable, money, write_json
 from quantcore.tax.form_1099 import Form1099Div, form_1099_div
 from quantcore.tax.lots import LotLedger, LotMethod, as_ledger
-from quantcore.tax.money import cents, cents_arrow, quantity_arrow
-from quantcore.tax.rates import TaxRates, netting_for, yearly_gains
+from quantcore.tax.money import cents_arrow, quantity_arrow
+from quantcore.tax.rates import TaxRates, YearlyGains, netting_for, scan_realized, yearly_gains
 
 __all__ = [
     "Form1099Div",
@@ -88,6 +90,10 @@ class Form8949:
         Part II rows (all after the Part I rows, each part in sale order).
     wash_sale : ndarray of bool
         Rows with a disallowed loss (code ``W``; its adjustment may round to 0.00).
+    yearly_gains : dict or None
+        The ledger's :func:`~quantcore.tax.rates.yearly_gains`, found in the same pass
+        over its pieces as the rows (Schedule D's carryovers need every year's); ``None``
+        for a form restored by :meth:`from_columns`.
 
     ``part_i`` and ``part_ii`` give the rows as :class:`Form8949Row` objects;
     ``to_frame``, ``to_csv``, ``to_dict`` and ``to_json`` render them when asked.
@@ -104,6 +110,7 @@ class Form8949:
     adjustment: np.ndarray
     long_term: np.ndarray
     wash_sale: np.ndarray
+    yearly_gains: YearlyGains | None = field(default=None, repr=False, compare=False)
     _cache: dict[str, Any] = field(default_factory=dict, repr=False, compare=False)
 
     @property
@@ -260,18 +267,61 @@ class Form8949:
         return out
 
     def columns(self) -> dict[str, Any]:
-        """The figures as plain lists (JSON-ready, compact): :meth:`from_columns` restores them."""
+        """The figures, exact and compact, JSON-ready: :meth:`from_columns` restores them.
+
+        Each column is little-endian integers of the narrowest width that holds it (the
+        flags one bit per row), all in one base64 text: a few bytes per row, and one
+        string for a JSON encoder, not a number per cell.
+        """
+        dtypes: dict[str, str] = {}
+        chunks: list[bytes] = []
+        for k in _COLUMNS:
+            a = getattr(self, k)
+            if k in _FLAGS:
+                dtypes[k] = "bits"
+                chunks.append(np.packbits(a, bitorder="little").tobytes())
+            else:
+                dtypes[k] = _narrowest(a)
+                chunks.append(a.astype(dtypes[k]).tobytes())
         return {
             "tax_year": self.tax_year,
             "symbols": list(self.symbols),
-            **{k: getattr(self, k).tolist() for k in _COLUMNS},
+            "rows": int(self.symbol.size),
+            "dtypes": dtypes,
+            "data": base64.b64encode(b"".join(chunks)).decode("ascii"),
         }
 
     @classmethod
     def from_columns(cls, data: Mapping[str, Any]) -> Form8949:
-        """The form of :meth:`columns`."""
-        arrays: dict[str, Any] = {k: np.asarray(data[k], dtype=bool if k in _FLAGS else np.int64) for k in _COLUMNS}
-        return cls(int(data["tax_year"]), tuple(data["symbols"]), **arrays)
+        """The form of :meth:`columns` (or of its earlier form, a list of numbers per column)."""
+        if "data" not in data:  # stored before the columns were packed
+            arrays: dict[str, Any] = {k: np.asarray(data[k], dtype=bool if k in _FLAGS else np.int64) for k in _COLUMNS}
+            return cls(int(data["tax_year"]), tuple(data["symbols"]), **arrays)
+        n, raw, at = int(data["rows"]), base64.b64decode(data["data"]), 0
+        columns: dict[str, Any] = {}
+        for k in _COLUMNS:
+            code = data["dtypes"][k]
+            if code == "bits":
+                size = (n + 7) // 8
+                bits = np.unpackbits(np.frombuffer(raw, np.uint8, size, at), count=n, bitorder="little")
+                columns[k] = bits.astype(bool)
+            else:
+                size = n * np.dtype(code).itemsize
+                columns[k] = np.frombuffer(raw, code, n, at).astype(np.int64)
+            at += size
+        return cls(int(data["tax_year"]), tuple(data["symbols"]), **columns)
+
+
+def _narrowest(a: np.ndarray) -> str:
+    """The narrowest little-endian integer type that holds every value of ``a``."""
+    if a.size == 0:
+        return "<i1"
+    lo, hi = int(a.min()), int(a.max())
+    for code in ("<i1", "<i2", "<i4"):
+        info = np.iinfo(code)
+        if info.min <= lo and hi <= info.max:
+            return code
+    return "<i8"
 
 
 _COLUMNS = ("symbol", "quantity", "acquired", "sold", "proceeds", "cost_basis", "adjustment", "long_term", "wash_sale")
@@ -321,22 +371,18 @@ def form_8949(
     """
     first, last = year_bounds(year)
     ledger = as_ledger(transactions, method=method, wash_sales=wash_sales, substantially_identical=substantially_identical)
+    gains, window = scan_realized(ledger, int(year))
     r = ledger.realized
-    rows = r[(r["sold"] >= first) & (r["sold"] <= last)]
-    rows = rows[np.argsort(rows["long_term"] != 0, kind="stable")]  # Part I, then Part II
+    sym, qty, acquired, sold, proceeds, basis, adjustment, long_term, wash = form_8949_nb(
+        read_only(r["symbol"]), read_only(r["quantity"]), read_only(r["acquired"]), read_only(r["sold"]),
+        read_only(r["proceeds"]), read_only(r["basis"]), read_only(r["disallowed"]), read_only(r["long_term"]),
+        first, last, window,
+    )  # fmt: skip
     return Form8949(
-        tax_year=int(year),
-        symbols=ledger.symbols,
-        symbol=rows["symbol"].copy(),
-        quantity=rows["quantity"].copy(),
-        acquired=rows["acquired"].copy(),
-        sold=rows["sold"].copy(),
-        proceeds=cents(rows["proceeds"]),
-        cost_basis=cents(rows["basis"]),
-        adjustment=cents(rows["disallowed"]),
-        long_term=rows["long_term"] != 0,
-        wash_sale=rows["disallowed"] > 0,
-    )
+        tax_year=int(year), symbols=ledger.symbols, symbol=sym, quantity=qty, acquired=acquired, sold=sold,
+        proceeds=proceeds, cost_basis=basis, adjustment=adjustment, long_term=long_term, wash_sale=wash,
+        yearly_gains=gains,
+    )  # fmt: skip
 
 
 @dataclass(frozen=True)
@@ -438,10 +484,12 @@ def schedule_d(
     rates : TaxRates, optional
         Only its ``loss_limit`` is used (3,000 by default).
     form : Form8949, optional
-        The year's :func:`form_8949` of the same ledger, when already made.
+        The year's :func:`form_8949` of the same ledger, when already made (with its
+        yearly gains, no second pass over the pieces).
     gains : mapping, optional
         The ledger's :func:`~quantcore.tax.rates.yearly_gains`, when already summed (the
-        ledger may then hold the year's realized pieces only: the carryovers read these).
+        ledger may then hold the year's realized pieces only: the carryovers read these);
+        they take precedence over ``form``'s.
 
     Returns
     -------
@@ -468,7 +516,8 @@ def schedule_d(
     rates = TaxRates() if rates is None else rates
     ledger = as_ledger(transactions, method=method, wash_sales=wash_sales, substantially_identical=substantially_identical)
     form = form_8949(ledger, year) if form is None else form
-    gains = yearly_gains(ledger) if gains is None else gains
+    if gains is None:
+        gains = yearly_gains(ledger) if form.yearly_gains is None else form.yearly_gains
     st_in, lt_in, net = netting_for(gains, int(year), rates.loss_limit)
     t1, t2 = form.part_i_totals, form.part_ii_totals
     line7 = t1["gain_or_loss"] - st_in

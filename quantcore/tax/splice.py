@@ -24,7 +24,7 @@ from typing import Any
 
 import numpy as np
 
-from quantcore._kernels.tax_reports import yearly_gains_nb
+from quantcore._kernels.tax_reports import SUM_LIMIT, yearly_gains_nb
 from quantcore._kernels.tax_splice import (
     group_records_nb,
     group_rows_nb,
@@ -50,8 +50,12 @@ def _part_gains(pieces: np.ndarray) -> dict[int, tuple[int, int]]:
     of their Form 8949 rows, :func:`quantcore.tax.rates.yearly_gains`): years with sales."""
     if pieces.size == 0:
         return {}
-    fields = (read_only(pieces[f]) for f in ("sold", "proceeds", "basis", "disallowed", "long_term"))
-    years, st, lt, count = yearly_gains_nb(*fields)
+    sold, proceeds, basis, disallowed, long_term = (
+        read_only(pieces[f]) for f in ("sold", "proceeds", "basis", "disallowed", "long_term")
+    )
+    years, st, lt, count, _, size = yearly_gains_nb(sold, proceeds, basis, disallowed, long_term, 0, -1)
+    if size >= SUM_LIMIT:
+        raise OverflowError("tax kernel: yearly gains out of the int64 range")
     at = count > 0
     return {
         int(y): (int(a), int(b))

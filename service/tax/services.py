@@ -421,12 +421,13 @@ async def analyze(
 
 
 def _figures(ledger: GroupedLedger | None, year: int, report_type: str, rates: TaxRates) -> dict[str, Any]:
-    """A report's figures, stored once (JSON-ready): Form 8949 as columns, Schedule D,
+    """A report's figures, stored once (JSON-ready): Form 8949 as packed columns
+    (:meth:`Form8949.columns`; version 2 held a list of numbers per column), Schedule D,
     1099-DIV and the summary as decimal strings. :func:`_render` makes the CSV or JSON.
     The ledger's pieces sold in ``year`` are read, and its parts' yearly gains."""
     led = display(ledger.year(year)) if ledger is not None else None
     gains = ledger.yearly_gains() if ledger is not None else None
-    out: dict[str, Any] = {"version": 2, "report_type": report_type, "tax_year": year}
+    out: dict[str, Any] = {"version": 3, "report_type": report_type, "tax_year": year}
     if report_type in ("all", "schedule_d"):
         out["form_8949"] = out["schedule_d"] = None
         if led is not None:

@@ -7,6 +7,7 @@ one ``Decimal`` per cell, one ``lot_id`` at a time), kept here as the oracle.
 
 from __future__ import annotations
 
+import dataclasses
 import json
 from dataclasses import asdict, fields
 from datetime import date, timedelta
@@ -19,15 +20,26 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from quantcore.tax import Form8949Row, LotLedger, form_1099_div, form_8949, match_lots
+from quantcore.tax import (
+    Form8949,
+    Form8949Row,
+    LotLedger,
+    form_1099_div,
+    form_8949,
+    match_lots,
+    schedule_d,
+    tax_summary,
+)
 from quantcore.tax.encode import _fixed_column, encode
 from quantcore.tax.money import cents, cents_text, from_fixed, quantity_text, to_cents
 from quantcore.tax.rates import yearly_gains
-from tests.property.test_tax_props import _frame, histories
+from tests.property.test_tax_props import START, _frame, histories
 
 SETTINGS = settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 UNITS = st.integers(-(2**62), 2**62)
 _EPOCH = date(1970, 1, 1)
+START_YEAR = START.year
+COLUMNS = ("symbol", "quantity", "acquired", "sold", "proceeds", "cost_basis", "adjustment", "long_term", "wash_sale")
 
 
 # -- the twins -------------------------------------------------------------------------
@@ -157,6 +169,47 @@ def test_reports_equal_row_by_row_twins(case: tuple[list[dict], str], wash: bool
         twin = twin_1099(led, year)
         assert [(r["symbol"], r["box_1a"], r["box_1b"]) for r in div.rows] == [(s, v[0], v[1]) for s, v in twin.items()]
         assert div.box_1a_total_ordinary_dividends == sum((v[0] for v in twin.values()), Decimal("0.00"))
+
+
+@SETTINGS
+@given(histories(), st.randoms(use_true_random=False))
+def test_reports_of_pieces_in_any_order_and_stored_columns(case: tuple[list[dict], str], rnd) -> None:
+    """A ledger assembled by hand need not hold its pieces in sale order: the rows are
+    still those of the year, each part in the ledger's order; the carryovers found with
+    the form equal the summary's own; the stored columns (packed, or the earlier lists)
+    give the same form back."""
+    rows, method = case
+    led = match_lots(_frame(rows), method=method)
+    order = list(range(led.realized.size))
+    rnd.shuffle(order)
+    led = dataclasses.replace(led, realized=led.realized[np.array(order, dtype=np.int64)])
+    assert yearly_gains(led) == twin_yearly_gains(led)
+    for year in {r["date"].year for r in rows} | {START_YEAR - 1}:
+        form = form_8949(led, year)
+        part_i, part_ii = twin_8949(led, year)
+        assert list(form.part_i) == part_i and list(form.part_ii) == part_ii
+        assert form.yearly_gains == yearly_gains(led)
+        assert tax_summary(led, year, gains=form.yearly_gains) == tax_summary(led, year)
+        assert schedule_d(led, year, form=form) == schedule_d(led, year)
+        lists = {"tax_year": year, "symbols": list(form.symbols), **{k: getattr(form, k).tolist() for k in COLUMNS}}
+        for stored in (json.loads(json.dumps(form.columns())), lists):
+            back = Form8949.from_columns(stored)
+            assert back.to_csv() == form.to_csv() and back.json_text() == form.json_text()
+            for k in COLUMNS:
+                assert getattr(back, k).dtype == getattr(form, k).dtype
+                assert np.array_equal(getattr(back, k), getattr(form, k))
+
+
+@pytest.mark.parametrize("values", [[], [0], [-128, 127], [-129], [2**31], [-(2**63), 2**63 - 1]])
+def test_stored_columns_keep_every_int64(values: list[int]) -> None:
+    a = np.array(values, dtype=np.int64)
+    n = a.size
+    form = Form8949(
+        2025, ("X",), np.zeros(n, np.int64), a, a, a, a, a, a, np.arange(n) % 2 == 1, np.arange(n) % 3 == 0,
+    )
+    back = Form8949.from_columns(json.loads(json.dumps(form.columns())))
+    for k in COLUMNS:
+        assert np.array_equal(getattr(back, k), getattr(form, k))
 
 
 DECIMALS = st.decimals(min_value=Decimal("-9.19e10"), max_value=Decimal("9.19e10"), places=None, allow_nan=False)

@@ -10,6 +10,7 @@ from decimal import Decimal
 
 import pytest
 
+from quantcore.tax import Form8949
 from service.db import Database
 from service.db.models import TaxReport
 from tests.service.conftest import Api
@@ -117,3 +118,34 @@ def test_summary_and_schedule_d_share_signs_and_names(api: Api) -> None:
 async def _stored_content(db: Database, report_id: int) -> dict:
     async with db.read() as s:
         return (await s.get(TaxReport, report_id)).content
+
+
+def test_reports_stored_before_the_columns_were_packed_download_alike(api: Api) -> None:
+    """A report stored with Form 8949 as a list of numbers per column (content version 2)
+    downloads byte for byte as the packed one (version 3) of the same figures."""
+    _, h = api.user()
+    _book(api, h, [
+        _trade("AAPL", "buy", "100", "200", "2024-01-02"),
+        _trade("AAPL", "sell", "40", "100", "2025-02-03"),
+        _trade("AAPL", "buy", "10", "90", "2025-02-20"),  # a wash sale
+        _trade("AAPL", "sell", "70", "260", "2025-03-03"),
+        _trade("MSFT", "buy", "2.5", "100", "2025-01-02"),
+        _trade("MSFT", "sell", "2.5", "120", "2025-03-03"),
+    ])
+    rep = api.client.post("/api/tax/reports/generate/", json={"year": 2025}, headers=h).json()
+    packed = {f: api.client.get(f"/api/tax/reports/{rep['id']}/download/?format={f}", headers=h).content for f in ("csv", "json")}
+    content = api.call(_stored_content, api.db, rep["id"])
+    assert content["version"] == 3 and isinstance(content["form_8949"]["data"], str)
+    form = Form8949.from_columns(content["form_8949"])
+    assert form.symbol.size == 4 and form.wash_sale.any() and form.long_term.any()
+    lists = {"tax_year": 2025, "symbols": list(form.symbols)}
+    lists |= {k: getattr(form, k).tolist() for k in ("symbol", "quantity", "acquired", "sold", "proceeds",
+                                                      "cost_basis", "adjustment", "long_term", "wash_sale")}
+    api.call(_store_content, api.db, rep["id"], {**content, "version": 2, "form_8949": lists})
+    for f, body in packed.items():
+        assert api.client.get(f"/api/tax/reports/{rep['id']}/download/?format={f}", headers=h).content == body
+
+
+async def _store_content(db: Database, report_id: int, content: dict) -> None:
+    async with db.write() as s:
+        (await s.get(TaxReport, report_id)).content = content
