@@ -231,7 +231,7 @@ def _tax_splice(ledger: pd.DataFrame) -> None:
     new = pd.concat([ledger, added], ignore_index=True)
     is_a = (new["symbol"] == "A").to_numpy()
     old_to_new = np.where(is_a[: len(ledger)], -1, np.arange(len(ledger)))
-    old = grouped(tax.match_lots(ledger))
+    old = grouped(ledger)
     part = tax.match_lots(new[is_a].reset_index(drop=True))
     spliced = splice_ledger(old, part, {"A"}, old_to_new, np.flatnonzero(is_a))
     spliced.year(2021)  # one year's pieces in sell order, and the parts' gains

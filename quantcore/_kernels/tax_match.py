@@ -7,7 +7,8 @@ into its own slice of a scratch buffer (``64 + 8 x rows`` rows; only the rows
 written take memory); a group that needs more goes on in an array of its own,
 grown as it needs, which it keeps: every group runs once. The slices are then
 placed in the order of the sequential algorithm: realized pieces by sell row,
-open lots by symbol. Every sell, dividend and symbol belongs to exactly one
+open lots by symbol; or, asked ``by_group``, each group's pieces back to back (the
+layout :class:`quantcore.tax.splice.GroupedLedger` keeps, which no pass need reorder). Every sell, dividend and symbol belongs to exactly one
 group, so the result is bit-identical to :func:`match_lots_seq_nb`, which runs
 the groups one after the other.
 
@@ -26,7 +27,7 @@ import numpy as np
 from numba import njit, prange
 
 from quantcore._kernels.tax_lots import match_group_nb
-from quantcore._kernels.tax_table import OPEN_NF, R_NF, R_ROW
+from quantcore._kernels.tax_table import OPEN_NF, R_NF, R_ORIGIN, R_ROW
 
 __all__ = ["match_lots_nb", "match_lots_seq_nb"]
 
@@ -186,53 +187,80 @@ def _release(bufs: list[np.ndarray], outs: list[np.ndarray], batch_start: np.nda
 
 @njit(cache=True, error_model="numpy")
 def _outputs(
-    counts: np.ndarray, rows: np.ndarray, piece_count_g: np.ndarray, open_count: np.ndarray
-) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
-    """Status (the earliest failing row over all groups), output arrays and their offsets."""
+    counts: np.ndarray, rows: np.ndarray, piece_count_g: np.ndarray, open_count: np.ndarray, by_group: bool
+) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+    """Status (the earliest failing row over all groups), output arrays, their offsets (of
+    each sell row's pieces, or ``by_group`` of each group's) and where each group's pieces
+    would start laid out by group."""
+    n_grp = counts.shape[0]
     status = np.zeros(2, dtype=np.int64)
     status[1] = -1
-    for g in range(counts.shape[0]):
+    for g in range(n_grp):
         if counts[g, C_ERR] != 0 and (status[1] == -1 or counts[g, C_ROW] < status[1]):
             status[0] = counts[g, C_ERR]
             status[1] = counts[g, C_ROW]
+    part_start = np.zeros(n_grp + 1, dtype=np.int64)
     if status[0] != 0:
         empty = np.zeros(1, dtype=np.int64)
-        return np.empty((0, R_NF), dtype=np.int64), np.empty((0, OPEN_NF), dtype=np.int64), status, empty, empty
-    piece_count = np.zeros(rows.shape[0], dtype=np.int64)
-    for j in range(rows.shape[0]):
-        piece_count[rows[j]] = piece_count_g[j]
-    piece_start = np.empty(piece_count.shape[0], dtype=np.int64)
-    t = 0
-    for i in range(piece_count.shape[0]):
-        piece_start[i] = t
-        t += piece_count[i]
-    realized = np.empty((t, R_NF), dtype=np.int64)
+        return (
+            np.empty((0, R_NF), dtype=np.int64), np.empty((0, OPEN_NF), dtype=np.int64), status, empty, empty,
+            part_start,
+        )
+    for g in range(n_grp):
+        part_start[g + 1] = part_start[g] + counts[g, C_REAL]
+    if by_group:
+        piece_start = part_start
+    else:
+        piece_count = np.zeros(rows.shape[0], dtype=np.int64)
+        for j in range(rows.shape[0]):
+            piece_count[rows[j]] = piece_count_g[j]
+        piece_start = np.empty(piece_count.shape[0], dtype=np.int64)
+        t = 0
+        for i in range(piece_count.shape[0]):
+            piece_start[i] = t
+            t += piece_count[i]
+    realized = np.empty((part_start[n_grp], R_NF), dtype=np.int64)
     open_start = np.empty(open_count.shape[0], dtype=np.int64)
     t = 0
     for s in range(open_count.shape[0]):
         open_start[s] = t
         t += open_count[s]
     open_lots = np.empty((t, OPEN_NF), dtype=np.int64)
-    return realized, open_lots, status, piece_start, open_start
+    return realized, open_lots, status, piece_start, open_start, part_start
 
 
 @njit(cache=True, error_model="numpy")
 def _place_group(
     g: int, counts: np.ndarray, bufs: list[np.ndarray], outs: list[np.ndarray], batch_of: np.ndarray,
     batch_start: np.ndarray, cap_start: np.ndarray, piece_start: np.ndarray, open_start: np.ndarray,
-    realized: np.ndarray, open_lots: np.ndarray,
+    realized: np.ndarray, open_lots: np.ndarray, by_group: bool, rows: np.ndarray, row_start: np.ndarray,
+    local: np.ndarray,
 ) -> None:
-    """Copy a group's pieces to their sell rows' places and its lots to their symbols' places."""
+    """Copy a group's pieces to their sell rows' places (``by_group``: to the group's place,
+    back to back, ``row`` and ``lot`` numbered among the group's rows) and its lots to their
+    symbols' places."""
     src = outs[g] if outs[g].shape[0] > 0 else _slice(g, bufs, batch_of, batch_start, cap_start)
     n_real = counts[g, C_REAL]
+    if by_group:
+        for j in range(row_start[g], row_start[g + 1]):  # the group's rows, in table order
+            local[rows[j]] = j - row_start[g]
+        base = piece_start[g]
+        for j in range(n_real):
+            realized[base + j] = src[j]
+            realized[base + j, R_ROW] = local[src[j, R_ROW]]
+            lot = src[j, R_ORIGIN]
+            if lot >= 0:
+                realized[base + j, R_ORIGIN] = local[lot]
+    else:
+        pos = 0
+        prev = -1
+        for j in range(n_real):  # the pieces of one sell are consecutive
+            row = src[j, R_ROW]
+            pos = piece_start[row] if row != prev else pos + 1
+            prev = row
+            realized[pos] = src[j]
+    prev = -1
     pos = 0
-    prev = -1
-    for j in range(n_real):  # the pieces of one sell are consecutive
-        row = src[j, R_ROW]
-        pos = piece_start[row] if row != prev else pos + 1
-        prev = row
-        realized[pos] = src[j]
-    prev = -1
     for j in range(n_real, n_real + counts[g, C_OPEN]):
         s = src[j, 0]
         pos = open_start[s] if s != prev else pos + 1
@@ -260,8 +288,9 @@ def match_lots_nb(
     wgroup: np.ndarray,
     wash: bool,
     window: int,
+    by_group: bool,
     pieces: bool,
-) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
     """Relieve lots for every sell in date order and detect wash sales, groups in parallel.
 
     Parameters
@@ -291,6 +320,10 @@ def match_lots_nb(
         Apply the wash-sale rule.
     window : int
         Wash-sale window in days on each side of a loss sale (30).
+    by_group : bool
+        Lay the realized pieces out by group (:mod:`quantcore.tax.splice`): each group's
+        back to back at ``part_start[g]``, in sell order, ``row`` and ``lot`` numbered
+        among the group's rows (in table order); no second pass reorders them.
     pieces : bool
         Keep the realized pieces; without, ``realized`` is empty and the scratch holds
         one row's pieces at a time (a position needs only the open lots, which are the
@@ -299,7 +332,8 @@ def match_lots_nb(
     Returns
     -------
     realized : ndarray of int64, shape (n_pieces, 11)
-        One row per (sell, lot) piece in sell order, columns of ``realized_dt``.
+        One row per (sell, lot) piece in sell order (``by_group``: in group order),
+        columns of ``realized_dt``.
     open_lots : ndarray of int64, shape (n_open, 8)
         Lots still held, symbol by symbol in relief order, columns of ``lot_dt``.
     dividends : ndarray of int64, shape (n,)
@@ -307,6 +341,8 @@ def match_lots_nb(
     status : ndarray of int64, shape (2,)
         ``(0, -1)`` on success, else an ``ERR_*`` code and the first offending
         row (then ``realized`` and ``open_lots`` are empty).
+    part_start : ndarray of int64, shape (n_groups + 1,)
+        Where each group's pieces start laid out ``by_group`` (zeros on an error).
 
     Notes
     -----
@@ -329,7 +365,10 @@ def match_lots_nb(
             div_g, piece_count_g, open_count, bufs, outs, batch_of, batch_start, cap_start, counts,
             pieces,
         )
-    realized, open_lots, status, piece_start, open_start = _outputs(counts, rows, piece_count_g, open_count)
+    realized, open_lots, status, piece_start, open_start, part_start = _outputs(
+        counts, rows, piece_count_g, open_count, by_group
+    )
+    local = np.empty(sym.shape[0] if by_group else 0, dtype=np.int64)
     dividends = np.empty(sym.shape[0], dtype=np.int64)
     dividends[rows] = div_g
     if status[0] == 0:
@@ -337,10 +376,10 @@ def match_lots_nb(
             for g in prange(batch_start[b], batch_start[b + 1]):
                 _place_group(
                     g, counts, bufs, outs, batch_of, batch_start, cap_start, piece_start, open_start,
-                    realized, open_lots,
+                    realized, open_lots, by_group, rows, row_start, local,
                 )
             _release(bufs, outs, batch_start, b)
-    return realized, open_lots, dividends, status
+    return realized, open_lots, dividends, status, part_start
 
 
 @njit(cache=True, error_model="numpy")
@@ -363,8 +402,9 @@ def match_lots_seq_nb(
     wgroup: np.ndarray,
     wash: bool,
     window: int,
+    by_group: bool,
     pieces: bool,
-) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
     """:func:`match_lots_nb` on one thread, the groups one after the other (same results)."""
     n_grp = group_start.shape[0] - 1
     row_start, rows, loc, cap_start = _plan(sym, sym_group, group_start, group_syms)
@@ -382,7 +422,10 @@ def match_lots_seq_nb(
             div_g, piece_count_g, open_count, bufs, outs, batch_of, batch_start, cap_start, counts,
             pieces,
         )
-    realized, open_lots, status, piece_start, open_start = _outputs(counts, rows, piece_count_g, open_count)
+    realized, open_lots, status, piece_start, open_start, part_start = _outputs(
+        counts, rows, piece_count_g, open_count, by_group
+    )
+    local = np.empty(sym.shape[0] if by_group else 0, dtype=np.int64)
     dividends = np.empty(sym.shape[0], dtype=np.int64)
     dividends[rows] = div_g
     if status[0] == 0:
@@ -390,7 +433,7 @@ def match_lots_seq_nb(
             for g in range(batch_start[b], batch_start[b + 1]):
                 _place_group(
                     g, counts, bufs, outs, batch_of, batch_start, cap_start, piece_start, open_start,
-                    realized, open_lots,
+                    realized, open_lots, by_group, rows, row_start, local,
                 )
             _release(bufs, outs, batch_start, b)
-    return realized, open_lots, dividends, status
+    return realized, open_lots, dividends, status, part_start

@@ -6,7 +6,7 @@ from __future__ import annotations
 import numpy as np
 from numba import njit
 
-__all__ = ["group_records_nb", "group_rows_nb", "place_rows_nb", "splice_records_nb"]
+__all__ = ["group_rows_nb", "place_rows_nb", "splice_records_nb"]
 
 
 @njit(cache=True, error_model="numpy")
@@ -55,46 +55,6 @@ def splice_records_nb(
                     out[k, c] = part_rows[y[j, c]]
             j += 1
     return out
-
-
-@njit(cache=True, error_model="numpy")
-def group_records_nb(
-    x: np.ndarray, group: np.ndarray, n_groups: int, local: np.ndarray, row_cols: np.ndarray
-) -> np.ndarray:
-    """Reorder the rows of ``x`` (records as int64 columns, written in place) by ``group``
-    (each row's group, ``0..n_groups-1``), keeping their order within a group, and make
-    the row numbers in ``row_cols`` local (``local``: each table row's index among its
-    group's rows; negative ones stay). Returns where each group starts (``n_groups + 1``).
-    In place: a fresh match's pieces are grouped without a second copy of them."""
-    starts = np.zeros(n_groups + 1, dtype=np.int64)
-    for i in range(group.shape[0]):
-        starts[group[i] + 1] += 1
-    for g in range(n_groups):
-        starts[g + 1] += starts[g]
-    dest = np.empty(group.shape[0], dtype=np.int64)
-    fill = starts[:-1].copy()
-    for i in range(group.shape[0]):
-        dest[i] = fill[group[i]]
-        fill[group[i]] += 1
-    for i in range(x.shape[0]):
-        for c in row_cols:
-            if x[i, c] >= 0:
-                x[i, c] = local[x[i, c]]
-    held = np.empty(x.shape[1], dtype=np.int64)
-    for i in range(x.shape[0]):  # follow each cycle of the permutation once
-        if dest[i] < 0 or dest[i] == i:
-            continue
-        held[:] = x[i]
-        j = dest[i]
-        dest[i] = -1
-        while j != i:
-            nxt = dest[j]
-            for c in range(x.shape[1]):
-                x[j, c], held[c] = held[c], x[j, c]
-            dest[j] = -1
-            j = nxt
-        x[i] = held
-    return starts
 
 
 @njit(cache=True, error_model="numpy")

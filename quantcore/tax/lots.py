@@ -176,7 +176,7 @@ class LotLedger:
             lot_names=enc.lot_names[:k],
             rows=None if enc.rows is None else enc.rows[:k],
         )
-        realized, open_lots, divs = _run(cut, src.wash_sales)
+        realized, open_lots, divs, _ = _run(cut, src.wash_sales)
         out = _build_ledger(cut, self.method, realized, open_lots, divs, src)
         out = dataclasses.replace(out, buys=self.buys)
         return out if src.kept is None else out._keep(src.kept)
@@ -409,25 +409,48 @@ def match_lots(
     0      X  200.0   50.0
     1      Y  100.0  150.0
     """
+    ledger, _ = _match(transactions, method, wash_sales, substantially_identical, lots_only=lots_only)
+    return ledger
+
+
+def _match(
+    transactions: pd.DataFrame,
+    method: LotMethod | Mapping[str, LotMethod],
+    wash_sales: bool,
+    substantially_identical: Mapping[str, str] | None,
+    *,
+    lots_only: bool = False,
+    by_group: bool = False,
+) -> tuple[LotLedger, np.ndarray]:
+    """:func:`match_lots`, and where each processing group's pieces start. ``by_group`` (for
+    :func:`quantcore.tax.splice.grouped` only, of a date-sorted table): the ledger's
+    ``realized`` holds the pieces group by group, ``row`` and ``lot`` numbered among the
+    group's rows, laid out so by the kernel; not sell order, so it is not returned as is."""
     check_method(method)
     enc = encode(transactions, method, substantially_identical)
-    realized, open_lots, divs = _run(enc, wash_sales, pieces=not lots_only)
+    if by_group and enc.rows is not None:
+        raise ValueError("a grouped ledger must come from a date-sorted table")
+    realized, open_lots, divs, part_start = _run(enc, wash_sales, pieces=not lots_only, by_group=by_group)
     source = LedgerSource(dataclasses.replace(enc, table=None), bool(wash_sales), len(enc.day), None)
-    return _build_ledger(
+    ledger = _build_ledger(
         enc, ledger_method(enc.methods, method), realized, open_lots, divs, source, dividends=not lots_only
     )
+    return ledger, part_start
 
 
-def _run(enc: Encoded, wash_sales: bool, pieces: bool = True) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """The kernel over an encoded table: realized pieces (none without ``pieces``), open lots
-    and dividend amounts; a row it cannot relieve raises :class:`LedgerError` naming it."""
-    args = kernel_args(enc, wash_sales, pieces)
+def _run(
+    enc: Encoded, wash_sales: bool, pieces: bool = True, by_group: bool = False
+) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+    """The kernel over an encoded table: realized pieces (none without ``pieces``; laid out
+    ``by_group`` if asked), open lots, dividend amounts and where each group's pieces start;
+    a row it cannot relieve raises :class:`LedgerError` naming it."""
+    args = kernel_args(enc, wash_sales, pieces, by_group)
     n_groups = args[_GROUP_START].shape[0] - 1
     # one group (e.g. one symbol) has nothing to spread over threads: skip waking the pool
     kernel = _k.match_lots_nb if n_groups > 1 else _k.match_lots_seq_nb
-    realized, open_lots, divs, status = kernel(*args)
+    realized, open_lots, divs, status, part_start = kernel(*args)
     if status[0] == 0:
-        return realized, open_lots, divs
+        return realized, open_lots, divs, part_start
     i = int(status[1])
     sym = enc.symbols[enc.sym[i]]
     table = enc.table
@@ -456,7 +479,9 @@ def _run(enc: Encoded, wash_sales: bool, pieces: bool = True) -> tuple[np.ndarra
 _GROUP_START = 12
 
 
-def kernel_args(enc: Encoded, wash_sales: bool = True, pieces: bool = True) -> tuple[Any, ...]:
+def kernel_args(
+    enc: Encoded, wash_sales: bool = True, pieces: bool = True, by_group: bool = False
+) -> tuple[Any, ...]:
     """The arguments of :func:`quantcore._kernels.tax.match_lots_nb` for an encoded table."""
     links = enc.links
     n_groups = int(links.max()) + 1 if links.size else 0
@@ -470,7 +495,9 @@ def kernel_args(enc: Encoded, wash_sales: bool = True, pieces: bool = True) -> t
         links, group_start, order.astype(np.int64), _method_codes(enc.methods), enc.groups,
     )
     # read-only whatever the caller's flags: one compiled kernel for fresh and shared tables
-    return (*(read_only(a) for a in arrays), bool(wash_sales), WASH_SALE_WINDOW_DAYS, bool(pieces))
+    return (
+        *(read_only(a) for a in arrays), bool(wash_sales), WASH_SALE_WINDOW_DAYS, bool(by_group), bool(pieces)
+    )
 
 
 def _method_codes(methods: tuple[str, ...]) -> np.ndarray:

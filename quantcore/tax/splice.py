@@ -17,30 +17,24 @@ from __future__ import annotations
 
 import bisect
 import dataclasses
-from collections.abc import Collection
+from collections.abc import Collection, Mapping
 from decimal import Decimal
 from functools import cached_property
 from typing import Any
 
 import numpy as np
+import pandas as pd
 
 from quantcore._kernels.tax_reports import SUM_LIMIT, yearly_gains_nb
-from quantcore._kernels.tax_splice import (
-    group_records_nb,
-    group_rows_nb,
-    place_rows_nb,
-    splice_records_nb,
-)
+from quantcore._kernels.tax_splice import group_rows_nb, place_rows_nb, splice_records_nb
 from quantcore._records import realized_dt
 from quantcore._validation import read_only
 from quantcore.tax.dividends import year_bounds
 from quantcore.tax.encode import ROW_FIELDS, Encoded, LedgerSource
-from quantcore.tax.lots import LotLedger
+from quantcore.tax.lots import LotLedger, LotMethod, _match
 
 __all__ = ["GroupedLedger", "grouped", "splice_ledger"]
 
-_FIELDS: tuple[str, ...] = realized_dt.names or ()
-_ROW_COLS = np.array([_FIELDS.index("lot"), _FIELDS.index("row")], np.int64)
 _NO_PIECES = np.empty(0, realized_dt)
 _NO_PIECES.flags.writeable = False
 
@@ -181,25 +175,23 @@ def _whole_source(ledger: LotLedger) -> LedgerSource:
     return src
 
 
-def grouped(ledger: LotLedger) -> GroupedLedger:
-    """``ledger`` (a fresh :func:`~quantcore.tax.match_lots` of a date-sorted table, whole)
-    with its realized pieces kept per processing group. Its realized array is taken over:
-    reordered in place, so the pieces are never held twice; the parts are views of it."""
-    src = _whole_source(ledger)
+def grouped(
+    transactions: pd.DataFrame,
+    *,
+    method: LotMethod | Mapping[str, LotMethod] = "fifo",
+    wash_sales: bool = True,
+    substantially_identical: Mapping[str, str] | None = None,
+) -> GroupedLedger:
+    """:func:`~quantcore.tax.match_lots` of ``transactions`` (date-sorted; same arguments,
+    same errors) with its realized pieces kept per processing group. The match lays the
+    pieces out group by group, numbered among the group's rows: the parts are views of
+    the one array it makes, never reordered nor copied."""
+    ledger, at = _match(transactions, method, wash_sales, substantially_identical, by_group=True)
     rec = ledger.realized
-    order, starts, local = _row_groups(src.encoded)
-    n_groups = starts.size - 1
-    block = np.ascontiguousarray(rec).view(np.int64).reshape(rec.size, len(_FIELDS))
-    if rec.size and not np.shares_memory(block, rec):
-        raise ValueError("the realized pieces must be one contiguous array")
-    piece_group = src.encoded.links[rec["symbol"]] if rec.size else np.empty(0, np.int64)
-    at = group_records_nb(block, read_only(piece_group), n_groups, read_only(local), _ROW_COLS)
-    parts = tuple(rec[at[g] : at[g + 1]] for g in range(n_groups))
-    out = GroupedLedger(
+    parts = tuple(rec[at[g] : at[g + 1]] for g in range(at.size - 1))
+    return GroupedLedger(
         dataclasses.replace(ledger, realized=_NO_PIECES), parts, tuple(_part_gains(p) for p in parts)
     )
-    out.__dict__["_groups"] = (order, starts, local)  # the cached row maps, already made
-    return out
 
 
 def _partition(labels: np.ndarray) -> np.ndarray:
@@ -231,8 +223,8 @@ def splice_ledger(
     Parameters
     ----------
     old : GroupedLedger
-        :func:`grouped` :func:`~quantcore.tax.match_lots` of the old table (date-sorted:
-        rows are the table's), whole (not :meth:`~GroupedLedger.only`), or a splice of one.
+        :func:`grouped` of the old table (date-sorted: rows are the table's), whole (not
+        :meth:`~GroupedLedger.only`), or a splice of one.
     part : LotLedger
         :func:`~quantcore.tax.match_lots` of the new table's rows of ``replaced``
         (in the new table's order, with the same methods and groups).

@@ -29,8 +29,8 @@ from __future__ import annotations
 
 import dataclasses
 import re
-from collections.abc import Collection, Iterable, Mapping
-from typing import TYPE_CHECKING, Any, cast
+from collections.abc import Callable, Collection, Iterable, Mapping
+from typing import TYPE_CHECKING, Any, TypeVar, cast
 
 import numpy as np
 import pandas as pd
@@ -56,6 +56,8 @@ from service.ledger.usd import USD, in_usd
 if TYPE_CHECKING:
     from service.assets.market import MarketData
 
+_Matched = TypeVar("_Matched", LotLedger, GroupedLedger)
+
 __all__ = [
     "Action",
     "LedgerCheckError",
@@ -63,6 +65,7 @@ __all__ = [
     "columns_rows",
     "display",
     "frozen_ledger",
+    "grouped_rows",
     "ledger_rows",
     "linked_ledger_rows",
     "load_ledger",
@@ -178,8 +181,29 @@ def match_rows(
     Raises:
         ValidationError: ``lot_method`` ``invalid`` when ``quantcore`` cannot relieve the lots.
     """
+    return _valid(match_lots, rows, methods, actions)
+
+
+def grouped_rows(
+    rows: Iterable[LedgerRow], methods: Mapping[int, str], actions: Mapping[int, Action] | None = None
+) -> GroupedLedger:
+    """:func:`match_rows`, its realized pieces kept per processing group: the one match of
+    :func:`quantcore.tax.splice.grouped`, which lays them out so (no reordering after).
+
+    Raises:
+        ValidationError: ``lot_method`` ``invalid``, as :func:`match_rows`.
+    """
+    return _valid(grouped, rows, methods, actions)
+
+
+def _valid(
+    match: Callable[..., _Matched],
+    rows: Iterable[LedgerRow],
+    methods: Mapping[int, str],
+    actions: Mapping[int, Action] | None,
+) -> _Matched:
     try:
-        return check_rows(rows, methods, actions)
+        return _checked(match, rows, methods, actions)
     except LedgerCheckError as exc:
         raise ValidationError(
             "lot_method", "invalid", f"The ledger cannot be matched: {exc}"
@@ -214,6 +238,17 @@ def check_rows(
     rows: Iterable[LedgerRow], methods: Mapping[int, str], actions: Mapping[int, Action] | None = None
 ) -> LotLedger:
     """:func:`match_rows`, raising :class:`LedgerCheckError` (naming the transaction) instead."""
+    return _checked(match_lots, rows, methods, actions)
+
+
+def _checked(
+    match: Callable[..., _Matched],
+    rows: Iterable[LedgerRow],
+    methods: Mapping[int, str],
+    actions: Mapping[int, Action] | None,
+) -> _Matched:
+    """``match`` (:func:`quantcore.tax.match_lots` or :func:`quantcore.tax.splice.grouped`)
+    of the table of ``rows``, raising :class:`LedgerCheckError` (naming the transaction)."""
     ordered = sorted(rows, key=lambda r: ledger_key(r[3], r[4], r[6], r[5], r[7], r[0]))
     records: list[tuple[object, ...]] = []
     bare: dict[str, str] = {}
@@ -246,7 +281,7 @@ def check_rows(
         columns += ["ratio", "target_symbol", "basis_allocation", "cash"]
     table = pd.DataFrame.from_records(records, columns=columns)
     try:
-        return match_lots(table, method=by_symbol, substantially_identical=bare)
+        return match(table, method=by_symbol, substantially_identical=bare)
     except LedgerError as exc:
         message = _user_message(str(exc), ordered, exc.row, bare)
         raise LedgerCheckError(message, ordered[exc.row][0], exc.column, exc.code) from None
@@ -289,7 +324,7 @@ async def load_ledger(
         rows, actions, _ = await linked_ledger_rows(session, list(methods), asset_ids)
         if market is not None:
             rows, actions = await in_usd(session, market, rows, actions)
-        ledger = grouped(match_rows(rows, methods, actions))
+        ledger = grouped_rows(rows, methods, actions)
     return _portfolio_view(ledger, portfolio_id)
 
 
@@ -405,11 +440,11 @@ def _match_columns(cols: LedgerColumns) -> GroupedLedger:
     """
     table, bare, by_symbol = lot_table(cols)
     try:
-        ledger = match_lots(table, method=by_symbol, substantially_identical=bare)
+        ledger = grouped(table, method=by_symbol, substantially_identical=bare)
     except (LedgerError, ValueError):
         rows, actions = columns_rows(cols)
-        ledger = match_rows(rows, dict(zip(cols.portfolios.ids, cols.portfolios.lot_method, strict=True)), actions)
-    return frozen_ledger(grouped(ledger))
+        ledger = grouped_rows(rows, dict(zip(cols.portfolios.ids, cols.portfolios.lot_method, strict=True)), actions)
+    return frozen_ledger(ledger)
 
 
 def frozen_ledger(ledger: GroupedLedger) -> GroupedLedger:
@@ -446,4 +481,4 @@ async def _user_ledger(
     rows, actions = columns_rows(cols)
     rows, actions = await in_usd(session, market, rows, actions)
     methods = dict(zip(cols.portfolios.ids, cols.portfolios.lot_method, strict=True))
-    return _portfolio_view(grouped(match_rows(rows, methods, actions)), portfolio_id)
+    return _portfolio_view(grouped_rows(rows, methods, actions), portfolio_id)

@@ -145,6 +145,10 @@ def _match(rows: list[dict[str, Any]], methods: dict[str, str]) -> Any:
     return match_lots(_table(rows), method=methods, substantially_identical=BARE)  # type: ignore[arg-type]
 
 
+def _grouped(rows: list[dict[str, Any]], methods: dict[str, str]) -> Any:
+    return grouped(_table(rows), method=methods, substantially_identical=BARE)  # type: ignore[arg-type]
+
+
 def _same(a: Any, b: Any) -> None:
     for f in ("symbols", "method", "lot_names", "symbol_methods"):
         assert getattr(a, f) == getattr(b, f), f
@@ -166,7 +170,8 @@ def _same(a: Any, b: Any) -> None:
 def test_splice_equals_a_full_match_after_any_change(case: Any) -> None:
     rows, new, methods, changed = case
     rows, new = _sorted(rows), _sorted(new)
-    old = grouped(_match(rows, methods))
+    old = _grouped(rows, methods)
+    _same(old.whole(), _match(rows, methods))  # laid out by group by the match: the same pieces
     try:
         full = _match(new, methods)
     except (LedgerError, ValueError):
@@ -226,7 +231,7 @@ def test_splice_refuses_what_it_cannot_describe() -> None:
     ])  # fmt: skip
     methods = dict.fromkeys(SYMBOLS, "fifo")
     whole = _match(rows, methods)
-    old = grouped(_match(rows, methods))
+    old = _grouped(rows, methods)
     part = _match([rows[0], rows[2]], methods)
     with pytest.raises(ValueError, match="replaced"):  # the part's symbols are not those replaced
         splice_ledger(old, part, {"1:A", "1:B"}, np.array([-1, -1, -1]), np.array([0, 2]))

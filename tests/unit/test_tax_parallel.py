@@ -20,6 +20,7 @@ import pytest
 
 from quantcore._kernels import tax as k
 from quantcore._kernels.tax_match import BATCH_ROWS, _batches, _plan
+from quantcore._kernels.tax_splice import group_rows_nb
 from quantcore._kernels.tax_table import R_BASIS, R_DISALLOWED, R_PROCEEDS
 from quantcore.tax import match_lots
 from quantcore.tax.lots import _encode, from_fixed, kernel_args
@@ -56,10 +57,27 @@ def _assert_same(args: tuple) -> tuple[np.ndarray, ...]:
         assert a.shape == b.shape and np.array_equal(a, b)
     assert args[-1] is True
     for kernel in (k.match_lots_nb, k.match_lots_seq_nb):
-        realized, open_lots, dividends, status = kernel(*args[:-1], False)
-        assert realized.shape == (0, par[0].shape[1])
-        for a, b in zip((open_lots, dividends, status), par[1:], strict=True):
+        realized, open_lots, dividends, status, part_start = kernel(*args[:-1], False)
+        assert realized.shape == (0, par[0].shape[1]) and not part_start.any()
+        for a, b in zip((open_lots, dividends, status), par[1:4], strict=True):
             assert a.shape == b.shape and np.array_equal(a, b)
+    # laid out by group: the same pieces, each group's back to back, rows numbered in the group
+    by_group = (*args[:-2], True, args[-1])
+    gpar, gseq = k.match_lots_nb(*by_group), k.match_lots_seq_nb(*by_group)
+    for a, b in zip(gpar, gseq, strict=True):
+        assert a.shape == b.shape and np.array_equal(a, b)
+    for a, b in zip(gpar[1:], par[1:], strict=True):
+        assert np.array_equal(a, b)
+    links = args[11]
+    n_groups = args[12].shape[0] - 1
+    _, _, local = group_rows_nb(links[args[0]], n_groups)
+    of_piece = links[par[0][:, 0]]
+    want = par[0][np.argsort(of_piece, kind="stable")]
+    for c in (1, 2):  # lot, row
+        want[:, c] = np.where(want[:, c] >= 0, local[np.maximum(want[:, c], 0)], want[:, c])
+    assert np.array_equal(gpar[0], want)
+    if par[3][0] == 0:
+        assert np.array_equal(gpar[4], np.searchsorted(np.sort(of_piece), np.arange(n_groups + 1)))
     return par
 
 
@@ -74,7 +92,7 @@ MIXED = [{"SP500": "hifo", "NASDAQ": "average", "GOOG": "specific"}, {"SP500": "
 @pytest.mark.parametrize("method", ["fifo", "lifo", "hifo", "specific", "average", *MIXED])
 def test_parallel_equals_sequential_on_real_prices(history: list[dict], method: str | dict[str, str]) -> None:
     df = _frame(history)
-    realized, _, _, status = _assert_same(_kernel_args(df, method, GROUPS))
+    realized, _, _, status, _ = _assert_same(_kernel_args(df, method, GROUPS))
     assert status[0] == 0 and df["symbol"].nunique() == 3
     assert (realized[:, R_DISALLOWED] > 0).any()  # wash sales happened
     ledger = match_lots(df, method=method, substantially_identical=GROUPS)  # type: ignore[arg-type]
@@ -105,7 +123,7 @@ def test_group_outgrowing_its_slice_gives_the_same_results() -> None:
     rows = _fragmenting_rows(60, 16, ("A", "B", "C"))
     df = _frame(rows)
     args = _kernel_args(df, "fifo", None)
-    realized, open_lots, _, _ = _assert_same(args)
+    realized, open_lots, _, _, _ = _assert_same(args)
     _, _, _, cap_start = _plan(args[0], args[11], args[12], args[13])
     assert realized.shape[0] + open_lots.shape[0] > cap_start[-1]  # so at least one group overflowed its slice
     ref = reference_match_lots(rows)
@@ -125,7 +143,7 @@ def test_groups_in_several_batches_give_the_same_results() -> None:
                           "type": "sell", "quantity": [n - 1.0, n / 2, 3.0, float(n)], "price": 9.0})
     df = pd.concat([df, sells, tail.drop(columns="lot_id").astype({"quantity": float, "price": float, "fees": float})])
     args = _kernel_args(df.reset_index(drop=True), "fifo", None)
-    realized, open_lots, _, status = _assert_same(args)
+    realized, open_lots, _, status, _ = _assert_same(args)
     _, _, _, cap_start = _plan(args[0], args[11], args[12], args[13])
     batch_start, _ = _batches(cap_start)
     assert status[0] == 0 and batch_start.size - 1 >= 2
@@ -141,7 +159,7 @@ def test_earliest_error_over_groups_is_reported() -> None:
         ("A", "2024-01-04", "sell", 5, 10.0),
     ]
     df = pd.DataFrame(rows, columns=["symbol", "date", "type", "quantity", "price"])
-    _, _, _, status = _assert_same(_kernel_args(df, "fifo", None))
+    _, _, _, status, _ = _assert_same(_kernel_args(df, "fifo", None))
     assert list(status) == [k.ERR_OVERSOLD, 2]
     with pytest.raises(ValueError, match=r"row 2 .*sells more B than held"):
         match_lots(df)
