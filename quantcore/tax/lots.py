@@ -44,6 +44,7 @@ __all__ = [
     "as_ledger",
     "from_fixed",
     "kernel_args",
+    "match_grouped",
     "match_lots",
     "to_cents",
 ]
@@ -413,6 +414,20 @@ def match_lots(
     return ledger
 
 
+def match_grouped(
+    transactions: pd.DataFrame,
+    method: LotMethod | Mapping[str, LotMethod] = "fifo",
+    wash_sales: bool = True,
+    substantially_identical: Mapping[str, str] | None = None,
+) -> tuple[LotLedger, np.ndarray, np.ndarray]:
+    """For :func:`quantcore.tax.splice.grouped`: :func:`match_lots` of a date-sorted table
+    without its realized pieces (``realized`` empty), those pieces as the kernel lays them
+    out group by group (``row`` and ``lot`` numbered among the group's rows), and where
+    each processing group's start."""
+    ledger, at = _match(transactions, method, wash_sales, substantially_identical, by_group=True)
+    return dataclasses.replace(ledger, realized=np.empty(0, realized_dt)), ledger.realized, at
+
+
 def _match(
     transactions: pd.DataFrame,
     method: LotMethod | Mapping[str, LotMethod],
@@ -422,10 +437,9 @@ def _match(
     lots_only: bool = False,
     by_group: bool = False,
 ) -> tuple[LotLedger, np.ndarray]:
-    """:func:`match_lots`, and where each processing group's pieces start. ``by_group`` (for
-    :func:`quantcore.tax.splice.grouped` only, of a date-sorted table): the ledger's
-    ``realized`` holds the pieces group by group, ``row`` and ``lot`` numbered among the
-    group's rows, laid out so by the kernel; not sell order, so it is not returned as is."""
+    """:func:`match_lots`, and where each processing group's pieces start. ``by_group`` (of a
+    date-sorted table): the ledger's ``realized`` holds the pieces group by group, not in
+    sell order (:func:`match_grouped` takes them out)."""
     check_method(method)
     enc = encode(transactions, method, substantially_identical)
     if by_group and enc.rows is not None:

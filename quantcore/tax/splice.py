@@ -31,7 +31,7 @@ from quantcore._records import realized_dt
 from quantcore._validation import read_only
 from quantcore.tax.dividends import year_bounds
 from quantcore.tax.encode import ROW_FIELDS, Encoded, LedgerSource
-from quantcore.tax.lots import LotLedger, LotMethod, _match
+from quantcore.tax.lots import LotLedger, LotMethod, match_grouped
 
 __all__ = ["GroupedLedger", "grouped", "splice_ledger"]
 
@@ -186,12 +186,9 @@ def grouped(
     same errors) with its realized pieces kept per processing group. The match lays the
     pieces out group by group, numbered among the group's rows: the parts are views of
     the one array it makes, never reordered nor copied."""
-    ledger, at = _match(transactions, method, wash_sales, substantially_identical, by_group=True)
-    rec = ledger.realized
+    ledger, rec, at = match_grouped(transactions, method, wash_sales, substantially_identical)
     parts = tuple(rec[at[g] : at[g + 1]] for g in range(at.size - 1))
-    return GroupedLedger(
-        dataclasses.replace(ledger, realized=_NO_PIECES), parts, tuple(_part_gains(p) for p in parts)
-    )
+    return GroupedLedger(ledger, parts, tuple(_part_gains(p) for p in parts))
 
 
 def _partition(labels: np.ndarray) -> np.ndarray:
