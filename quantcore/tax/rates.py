@@ -297,7 +297,7 @@ def tax_summary(
         Defaults to ``TaxRates()``.
     gains : mapping, optional
         The ledger's :func:`yearly_gains`, when already summed (a ledger kept per
-        processing group, :class:`quantcore.tax.splice.GroupedLedger`); its realized
+        processing group, ``quantcore.tax.splice.GroupedLedger``); its realized
         pieces are then not read.
 
     Returns

@@ -91,7 +91,7 @@ class Form8949:
     wash_sale : ndarray of bool
         Rows with a disallowed loss (code ``W``; its adjustment may round to 0.00).
     yearly_gains : dict or None
-        The ledger's :func:`~quantcore.tax.rates.yearly_gains`, found in the same pass
+        The ledger's ``quantcore.tax.rates.yearly_gains``, found in the same pass
         over its pieces as the rows (Schedule D's carryovers need every year's); ``None``
         for a form restored by :meth:`from_columns`.
 
@@ -487,7 +487,7 @@ def schedule_d(
         The year's :func:`form_8949` of the same ledger, when already made (with its
         yearly gains, no second pass over the pieces).
     gains : mapping, optional
-        The ledger's :func:`~quantcore.tax.rates.yearly_gains`, when already summed (the
+        The ledger's ``quantcore.tax.rates.yearly_gains``, when already summed (the
         ledger may then hold the year's realized pieces only: the carryovers read these);
         they take precedence over ``form``'s.
 
