@@ -5,7 +5,8 @@ statement: CPU and wall milliseconds of each part, this tree beside others.
     python benchmarks/tax_report_pieces.py --rows 100000 --against <other checkout>
 
 The statement of ``benchmarks/ledger_scale.py`` (same seed and symbols) is matched in
-process (``match_lots``, FIFO, symbols namespaced ``"1:SYM"`` as the service does), then,
+process (``quantcore.tax.splice.grouped``, or ``match_lots`` on a tree before it; FIFO,
+symbols namespaced ``"1:SYM"`` as the service does), then,
 best of ``--repeat``:
 
 * ``figures``: what ``POST /api/tax/reports/generate/`` (``all``, 2025) computes after
@@ -13,7 +14,9 @@ best of ``--repeat``:
   the summary, the stored content);
 * ``size + insert``: ``size_bytes`` and the row's insert into a SQLite file through the
   service's ``Database`` (the ORM encodes the content again);
-* ``summary``: ``tax_summary`` of 2025 (the tax summary's work once the ledger is ready);
+* ``summary``: ``tax_summary`` of 2025 (the tax summary's work once the ledger is ready:
+  on a tree that keeps the pieces per processing group, as the service does, from the
+  parts' yearly gains);
 * ``splice``: one typed buy of the first symbol on 2025-12-30: the match of that
   symbol's rows and ``splice_ledger`` (what the summary after a write waits for first).
 
@@ -55,6 +58,11 @@ async def _measure(n: int, repeat: int) -> dict[str, Any]:
     from quantcore.tax import TaxRates, match_lots, tax_summary
     from quantcore.tax.dividends import year_bounds
     from quantcore.tax.splice import splice_ledger
+
+    try:
+        from quantcore.tax.splice import grouped
+    except ImportError:
+        grouped = None
     from service.db import Database
     from service.db.models import Base, TaxReport, User, utcnow
     from service.tax.services import _figures
@@ -64,13 +72,25 @@ async def _measure(n: int, repeat: int) -> dict[str, Any]:
     df = df[df["type"].isin(["buy", "sell", "dividend"])].reset_index(drop=True)
     df = df.assign(symbol="1:" + df["symbol"], price=df["price"].astype(str), fees=df["fees"].astype(str))
     df = df[["symbol", "date", "type", "quantity", "price", "fees"]]
-    ledger = match_lots(df)
     rates = TaxRates()
-    out: dict[str, Any] = {"pieces": ledger.realized.size}
+    first, last = year_bounds(2025)
+    out: dict[str, Any] = {}
+    if grouped is None:  # a tree before the ledger kept per processing group
+        ledger: Any = match_lots(df)
+        realized = ledger.realized
+        out["summary"] = _best(lambda: tax_summary(ledger, 2025, rates=rates), repeat)
+    else:  # as the service keeps it: the summary reads the parts' yearly gains
+        ledger = grouped(df)
+        realized = ledger.whole().realized
+        out["summary"] = _best(
+            lambda: tax_summary(ledger.ledger, 2025, rates=rates, gains=ledger.yearly_gains()), repeat
+        )
+    out["pieces"] = realized.size
+    out["pieces of 2025"] = int(np.count_nonzero((realized["sold"] >= first) & (realized["sold"] <= last)))
+    del realized
     out["figures"] = _best(lambda: _figures(ledger, 2025, "all", rates), repeat)
     content = {"portfolio_id": 1, **_figures(ledger, 2025, "all", rates)}
     out["stored MB"] = len(msgspec.json.encode(content)) / 1e6
-    out["summary"] = _best(lambda: tax_summary(ledger, 2025, rates=rates), repeat)
 
     with tempfile.TemporaryDirectory() as d:
         db = Database(f"sqlite+aiosqlite:///{d}/t.db")
@@ -99,8 +119,6 @@ async def _measure(n: int, repeat: int) -> dict[str, Any]:
     part_rows = np.flatnonzero((new["symbol"] == sym).to_numpy())
     part = match_lots(new.iloc[part_rows].reset_index(drop=True))
     out["splice"] = _best(lambda: splice_ledger(ledger, part, [sym], old_to_new, part_rows), repeat)
-    first, last = year_bounds(2025)
-    out["pieces of 2025"] = int(np.count_nonzero((ledger.realized["sold"] >= first) & (ledger.realized["sold"] <= last)))
     return out
 
 

@@ -122,8 +122,11 @@ class GroupedLedger:
                 col = out[f][at : at + sel.size]
                 col[:] = np.where(col >= 0, rows[np.maximum(col, 0)], col)
             at += sel.size
-        # a sell's pieces are all of its group's part, in order: a stable sort by row is sell order
-        return out[np.argsort(out["row"], kind="stable")]
+        # a sell's pieces are all of its group's part, in order: a stable sort by row is sell
+        # order; gathered as rows of int64 (a take of 88-byte records is several times slower)
+        by_row = np.argsort(out["row"], kind="stable")
+        block = out.view(np.int64).reshape(out.size, len(realized_dt.names or ()))
+        return np.take(block, by_row, axis=0).view(realized_dt)[:, 0]
 
     def year(self, year: int) -> LotLedger:
         """The ledger with only the realized pieces sold in ``year`` (what Form 8949 of that
