@@ -57,6 +57,7 @@ __all__ = [
     "write_matched",
 ]
 
+
 class Matched(NamedTuple):
     """A bulk write's lot match (:func:`match_written`): the ledger after the write, the
     assets whose positions it re-derives, their lots (``None``: no rows)."""
