@@ -29,6 +29,7 @@ from sqlalchemy import (
     String,
     Text,
     UniqueConstraint,
+    text,
 )
 from sqlalchemy.orm import DeclarativeBase, Mapped, mapped_column
 
@@ -196,7 +197,18 @@ class Transaction(Base):
     __table_args__ = (
         Index("ix_transactions_portfolio_date", "portfolio_id", "transaction_date"),
         Index("uq_transactions_portfolio_source", "portfolio_id", "source_id", unique=True),
-    )
+        # partial (migration 0012): most rows name no lot and no target, and an index of
+        # their NULLs costs every insert; a lookup ``= x`` implies NOT NULL and uses these
+        Index(
+            "ix_transactions_lot_id", "lot_id",
+            sqlite_where=text("lot_id IS NOT NULL"), postgresql_where=text("lot_id IS NOT NULL"),
+        ),
+        Index(
+            "ix_transactions_target_asset_id", "target_asset_id",
+            sqlite_where=text("target_asset_id IS NOT NULL"),
+            postgresql_where=text("target_asset_id IS NOT NULL"),
+        ),
+    )  # fmt: skip
     id: Mapped[int] = mapped_column(primary_key=True)
     portfolio_id: Mapped[int] = mapped_column(ForeignKey("portfolios.id", ondelete="CASCADE"))
     # NULL on a cash row (deposit, withdrawal, interest, fee: migration 0009)
@@ -213,16 +225,19 @@ class Transaction(Base):
     # a portfolio delete cascades to the sell and its buy in one statement.
     lot_id: Mapped[int | None] = mapped_column(
         ForeignKey("transactions.id", ondelete="NO ACTION", name="fk_transactions_lot_id"),
-        index=True,
         default=None,
     )
-    # where an imported row came from (OFX FITID, hash of a CSV row); NULL when typed
-    source_id: Mapped[str | None] = mapped_column(String(128), default=None)
+    # where an imported row came from (OFX FITID, hash of a CSV row); NULL when typed.
+    # Compared bytewise ("C", migration 0012: SQLite's default): an opaque key, and its
+    # unique index is checked on every imported row
+    source_id: Mapped[str | None] = mapped_column(
+        String(128).with_variant(String(128, collation="C"), "postgresql"), default=None
+    )
     # corporate actions (migration 0007): a split's multiplier or new shares per old share,
     # the asset a spin-off or merger delivers (no FK: see the migration), the basis fraction
     # a spin-off moves, cash in lieu (a total) or a merger's cash per old share
     ratio: Mapped[Decimal | None] = mapped_column(default=None)
-    target_asset_id: Mapped[int | None] = mapped_column(Integer, index=True, default=None)
+    target_asset_id: Mapped[int | None] = mapped_column(Integer, default=None)
     basis_allocation: Mapped[Decimal | None] = mapped_column(default=None)
     cash: Mapped[Decimal | None] = mapped_column(default=None)
     # a cash row's currency (migration 0009); NULL on a security row: its asset's currency
