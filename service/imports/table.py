@@ -128,10 +128,10 @@ class EntryTable:
             for i in range(min(limit, len(self)))
         ]
 
-    def text(self, name: str) -> list[str]:
-        """An amount column as the ledger's canonical text (eight fractional digits), the
-        form ``ExactDecimal`` binds on SQLite and ``NUMERIC`` reads on PostgreSQL."""
-        whole, frac = np.divmod(getattr(self, name), ONE)
+    def text(self, name: str, rows: slice = slice(None)) -> list[str]:
+        """An amount column (its ``rows``) as the ledger's canonical text (eight fractional
+        digits), the form ``ExactDecimal`` binds on SQLite and ``NUMERIC`` reads on PostgreSQL."""
+        whole, frac = np.divmod(getattr(self, name)[rows], ONE)
         return [f"{w}.{f:08d}" for w, f in zip(whole.tolist(), frac.tolist(), strict=True)]
 
     def fixed(self, name: str) -> Fixed:

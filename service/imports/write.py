@@ -15,7 +15,7 @@ from __future__ import annotations
 import asyncio
 import datetime as dt
 import hashlib
-from collections.abc import AsyncIterator, Collection
+from collections.abc import AsyncIterator, Callable, Collection, Mapping
 from decimal import Decimal
 from typing import Any, cast
 
@@ -124,8 +124,8 @@ async def write_entries(s: AsyncSession, portfolio: Portfolio, plan: Plan) -> No
 
 async def write_table(s: AsyncSession, portfolio: Portfolio, plan: Plan, at: int) -> None:
     """Write the plan's entries given as columns (``plan.table``): their ids taken first
-    (:func:`_reserved_ids`), then one insert of tuples zipped from the columns in the
-    driver's own form and, beside it in a worker thread, the user's ledger columns
+    (:func:`_reserved_ids`), then one insert whose cells are computed from the columns in
+    the driver's own form a chunk of rows at a time and, beside it in a worker thread, the user's ledger columns
     (before the import) with those rows appended (never read back) and the lot match of
     the touched assets (:func:`service.ledger.writes.match_written`); their positions are
     written once both are done. A failure of either is raised after both ended, the
@@ -143,32 +143,36 @@ async def write_table(s: AsyncSession, portfolio: Portfolio, plan: Plan, at: int
     asset = np.array([ids[x] if x is not None else -1 for x in table.symbol.tolist()], np.int64)
     currency = np.where(table.cash, table.currency, np.array(None))
     direct = _direct(conn)
-    amounts = {
-        name: table.text(name) if direct else list(map(Decimal, table.text(name)))
-        for name in ("quantity", "price", "fees")
-    }
-    if direct:
-        dates: list[Any] = np.datetime_as_string(table.date).tolist()
-    else:
-        dates = table.date.astype(object).tolist()
-    columns: dict[str, list[Any]] = {
-        "id": new_ids.tolist(),
+
+    def amounts(name: str) -> Computed:
+        if direct:
+            return Computed(n, lambda rows: table.text(name, rows))
+        return Computed(n, lambda rows: list(map(Decimal, table.text(name, rows))))
+
+    def dates(rows: slice) -> list[Any]:
+        if direct:
+            return cast(list[Any], np.datetime_as_string(table.date[rows]).tolist())
+        return cast(list[Any], table.date[rows].astype(object).tolist())
+
+    # each column computed a slice at a time: the database reads the first rows while
+    # the next are formatted, instead of waiting for a Python object per cell of all
+    columns: dict[str, Column] = {
+        "id": Computed(n, lambda rows: new_ids[rows].tolist()),
         "portfolio_id": [portfolio.id],
-        "asset_id": [None if a < 0 else a for a in asset.tolist()],
-        "currency": currency.tolist(),
-        "transaction_type": table.kind.tolist(),
-        **amounts,
-        "transaction_date": dates,
+        "asset_id": Computed(n, lambda rows: [None if a < 0 else a for a in asset[rows].tolist()]),
+        "currency": Computed(n, lambda rows: currency[rows].tolist()),
+        "transaction_type": Computed(n, lambda rows: table.kind[rows].tolist()),
+        **{name: amounts(name) for name in ("quantity", "price", "fees")},
+        "transaction_date": Computed(n, dates),
         "created_at": [now],
-        "source_id": table.source,
+        "source_id": Computed(n, lambda rows: table.source[rows]),
     }
     ready = {"quantity", "price", "fees", "transaction_date"} if direct else {"transaction_date"}
-    del amounts, dates, currency
-    none = np.full(n, -1, np.int64)
-    kinds = np.array([ledger_columns.KIND_CODE[k] for k in table.kind.tolist()], np.int8)
-    null = Fixed(np.zeros(n, np.int64), np.zeros(n, np.int64), np.ones(n, np.bool_))
 
     def matched() -> Matched:
+        none = np.full(n, -1, np.int64)
+        kinds = np.array([ledger_columns.KIND_CODE[k] for k in table.kind.tolist()], np.int8)
+        null = Fixed(np.zeros(n, np.int64), np.zeros(n, np.int64), np.ones(n, np.bool_))
         after = ledger_columns.appended(
             before, at,
             {"id": new_ids, "portfolio": np.full(n, portfolio.id, np.int64),
@@ -181,7 +185,6 @@ async def write_table(s: AsyncSession, portfolio: Portfolio, plan: Plan, at: int
         return match_written(after, {ids[sym] for sym in symbols})
 
     insert = asyncio.ensure_future(_insert_rows(conn, columns, n, ready=ready))
-    del columns  # a Python object per cell: freed once the insert is done with them
     try:
         positions = await asyncio.to_thread(matched)
     finally:
@@ -221,14 +224,33 @@ def _direct(conn: AsyncConnection) -> bool:
     return conn.dialect.name == "sqlite" or conn.dialect.driver == "asyncpg"
 
 
+class Computed:
+    """A column of ``n`` values computed a slice at a time (``column[i:j]``, a list)."""
+
+    __slots__ = ("_make", "_n")
+
+    def __init__(self, n: int, make: Callable[[slice], list[Any]]) -> None:
+        self._n, self._make = n, make
+
+    def __len__(self) -> int:
+        return self._n
+
+    def __getitem__(self, rows: slice) -> list[Any]:
+        return self._make(rows)
+
+
+#: A column to insert: its values, one value for every row, or computed by the slice.
+Column = list[Any] | Computed
+
+
 async def _insert_rows(
-    conn: AsyncConnection, columns: dict[str, list[Any]], n: int, *, ready: Collection[str] = ()
+    conn: AsyncConnection, columns: Mapping[str, Column], n: int, *, ready: Collection[str] = ()
 ) -> None:
     """Insert ``n`` transactions given as columns (a one-item column: the same value in every
     row) on the request's connection, inside its transaction: through asyncpg, one ``COPY``
     of CSV text on that connection (the server's per-row cost of an ``INSERT`` is gone and
-    the client formats text instead of encoding parameters); elsewhere one ``executemany``
-    of tuples.
+    the client formats text instead of encoding parameters), a chunk of rows at a time;
+    elsewhere one ``executemany`` of tuples.
 
     Each column's values pass through its type's bind processor, as a Core insert would
     pass them (exact decimals as canonical text on SQLite, dates, UTC datetimes), but once
@@ -236,12 +258,22 @@ async def _insert_rows(
     ``ready`` are in the driver's form already (text, for ``COPY``).
     """
     dialect = conn.dialect
-    cells: list[list[Any]] = []
-    for name, values in columns.items():
+    processors = {}
+    for name in columns:
         process = _TRANSACTIONS.c[name].type.dialect_impl(dialect).bind_processor(dialect)
         if process is not None and name not in ready:
-            values = [None if v is None else process(v) for v in values]
-        cells.append(values)
+            processors[name] = process
+
+    def cells(rows: slice) -> list[list[Any]]:
+        """The ``rows`` of every column (a one-item column stays one item), processed."""
+        out = []
+        for name, column in columns.items():
+            values = column[:] if len(column) == 1 else column[rows]
+            if (process := processors.get(name)) is not None:
+                values = [None if v is None else process(v) for v in values]
+            out.append(values)
+        return out
+
     if dialect.driver == "asyncpg":
         await _copy_rows(conn, list(columns), cells, n)
         return
@@ -252,20 +284,24 @@ async def _insert_rows(
         for k in range(1, len(columns) + 1)
     ]  # fmt: skip
     sql = f"INSERT INTO {_TRANSACTIONS.name} ({', '.join(columns)}) VALUES ({', '.join(marks)})"
-    rows = zip(*(v * n if len(v) == 1 else v for v in cells), strict=True)
+    rows = zip(*(v * n if len(v) == 1 else v for v in cells(slice(0, n))), strict=True)
     await conn.exec_driver_sql(sql, list(rows))
 
 
-#: Rows per chunk of ``COPY`` data: the server reads one while the next is formatted.
-_COPY_CHUNK = 16_384
+#: Rows of the first chunk of ``COPY`` data (the server starts on it at once), then of
+#: each next one: the server reads one while the next is formatted.
+_FIRST_CHUNK, _COPY_CHUNK = 2_048, 16_384
 
 
-async def _copy_rows(conn: AsyncConnection, names: list[str], cells: list[list[Any]], n: int) -> None:
-    """``COPY transactions (names) FROM STDIN`` of ``n`` rows given as columns (``cells``,
-    a one-item column repeated) on the asyncpg connection under the request's session:
-    the same connection and transaction, so a later failure rolls the rows back with
-    everything else. Each chunk is formatted as CSV (:func:`_csv_fields`) once the
-    server has the one before: its parsing overlaps the formatting."""
+async def _copy_rows(
+    conn: AsyncConnection, names: list[str], cells: Callable[[slice], list[list[Any]]], n: int
+) -> None:
+    """``COPY transactions (names) FROM STDIN`` of ``n`` rows given as columns (``cells`` of
+    a slice of rows, a one-item column repeated) on the asyncpg connection under the
+    request's session: the same connection and transaction, so a later failure rolls the
+    rows back with everything else. Each chunk is computed and formatted as CSV
+    (:func:`_csv_fields`) once the server has the one before: its parsing overlaps the
+    formatting."""
     raw = await conn.get_raw_connection()
     driver = raw.driver_connection
     assert driver is not None
@@ -273,10 +309,12 @@ async def _copy_rows(conn: AsyncConnection, names: list[str], cells: list[list[A
         raise RuntimeError("COPY of an import needs the request's open transaction")
 
     async def chunks() -> AsyncIterator[bytes]:
-        for i in range(0, n, _COPY_CHUNK):
-            k = min(_COPY_CHUNK, n - i)
-            part = [_csv_fields(v if len(v) == 1 else v[i : i + k], k) for v in cells]
+        i = 0
+        while i < n:
+            k = min(_COPY_CHUNK if i else _FIRST_CHUNK, n - i)
+            part = [_csv_fields(v, k) for v in cells(slice(i, i + k))]
             yield ("\n".join(map(",".join, zip(*part, strict=True))) + "\n").encode()
+            i += k
 
     await driver.copy_to_table(_TRANSACTIONS.name, source=chunks(), columns=names, format="csv")
 

@@ -83,8 +83,15 @@ def _check(api: Api, rows: list[list[str]], expected: list[tuple[Any, ...]]) -> 
     assert api.call(_stored, api, pid) == want
 
 
-def test_plain_rows_are_stored_as_the_file_says(api: Api) -> None:
-    """The columnar plan's rows (buys, sells, dividends, cash rows)."""
+@pytest.mark.parametrize("chunks", [None, (2, 3)])
+def test_plain_rows_are_stored_as_the_file_says(
+    api: Api, monkeypatch: pytest.MonkeyPatch, chunks: tuple[int, int] | None
+) -> None:
+    """The columnar plan's rows (buys, sells, dividends, cash rows); ``COPY`` data in one
+    chunk, or in chunks of 2, 3, 3 rows (each formatted from a slice of the columns)."""
+    if chunks is not None:
+        monkeypatch.setattr(write, "_FIRST_CHUNK", chunks[0])
+        monkeypatch.setattr(write, "_COPY_CHUNK", chunks[1])
     day = dt.date(2024, 3, 1)
     big = "9999999999.99999999"  # the largest amount a row's int64 units hold, about
     tiny = "0.00000001"
