@@ -7,9 +7,9 @@ import datetime as dt
 import io
 import re
 from collections import Counter
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterable, Sequence
+from dataclasses import dataclass
 from decimal import Decimal
-from operator import itemgetter
 from typing import Any, cast
 
 import msgspec
@@ -108,7 +108,7 @@ def parse_csv(data: bytes, *, mapping: CsvMapping | None = None, preset: str | N
     if not header or layout is None:
         wanted = repr(layout.headers["date"][0]) if layout else "'date' (or a preset's header)"
         return _fail(0, "file", "required", f"no header line naming a {wanted} column found")
-    return _read(reader, header, header_line, layout, lambda: _reader_after(data, delimiter, header_line))
+    return _read(reader, header, header_line, layout, lambda: _reader_after(data, delimiter, header_line), data)
 
 
 def _reader(data: bytes, delimiter: str) -> Any:
@@ -171,17 +171,28 @@ def _records(reader: Any, again: Callable[[], Any]) -> tuple[list[list[str]], Se
 
 
 def _read(
-    reader: Any, header: list[str], header_line: int, layout: Layout, again: Callable[[], Any]
+    reader: Any, header: list[str], header_line: int, layout: Layout, again: Callable[[], Any], data: bytes
 ) -> ParseResult:
     """The records after the header: column by column when :func:`_read_columns` can,
     else row by row (``again``: a reader of the same records, for the row-by-row reader
-    when the column reader gave up after taking them over)."""
+    when the column reader gave up after taking them over). A file the reader would
+    only split at its commas (:func:`_plain_cells`) goes to the column reader without it."""
     cols, fee_cols, problem = _columns(layout, header)
     if problem is not None:
         return _fail(header_line, problem.field, problem.code, problem.message)
+    columnar = _columnar(layout, cols, fee_cols)
+    width = max([*cols.values(), *fee_cols]) + 1
+    plain = _plain_cells(data, layout.delimiter, header_line) if columnar else None
+    if plain is not None and plain[1] >= width:
+        fast = _read_columns(_cells_table(*plain, header_line), cols, fee_cols, layout)
+        if fast is not None:
+            return fast
+        columnar = False  # the same cells, read again: the same answer
+    del plain
     records, ends, broken = _records(reader, again)
-    if broken is None and isinstance(ends, range):  # a record a line
-        fast = _read_columns(records, cols, fee_cols, header_line, layout)
+    if broken is None and isinstance(ends, range) and columnar:  # a record a line
+        table = _records_table(records, width, header_line)
+        fast = _read_columns(table, cols, fee_cols, layout) if table is not None else None
         if fast is not None:
             return fast
         if len(records) < len(ends):  # taken over: read them again
@@ -252,30 +263,74 @@ def _numbers(cells: list[str]) -> list[Decimal | None] | None:
         return None
 
 
-def _spaced(records: list[list[str]]) -> bool:
-    """Whether any cell of ``records`` holds whitespace (one scan of all their text)."""
-    return bool(_SPACE.search(",".join(map(",".join, records))))
+def _spaced(columns: Iterable[Sequence[str]]) -> bool:
+    """Whether any cell of ``columns`` holds whitespace (one scan of all their text)."""
+    return bool(_SPACE.search(",".join(map(",".join, columns))))
 
 
-def _read_columns(
-    records: list[list[str]], cols: dict[str, int], fee_cols: list[int], header_line: int, layout: Layout
-) -> ParseResult | None:
-    """The rows of a generic CSV read column by column, or None when any line is not in the
-    common form (ISO dates, plain decimals, buys, sells, dividends and cash rows, at most one
-    fees column, one line a record): the row-by-row reader then reads it, and words every
-    error. When it answers, it answers what the row-by-row reader would.
+@dataclass(slots=True)
+class _Table:
+    """Records as columns: ``columns[i]`` the ``i``-th cell of each (records longer than the
+    columns read cut), ``record(k)`` the ``k``-th record whole (None once taken: the
+    records go as soon as the column reader has their keys), ``lines`` the line of each."""
 
-    It takes ``records`` over once they are all read into columns (the list is emptied):
-    each column's text then goes as soon as it is converted, instead of a file's worth of
-    cells staying alive under the objects made from them. The caller reads the records
-    again if it then answers None."""
-    if (
+    columns: dict[int, Sequence[str]]
+    record: Callable[[int], list[str]] | None
+    lines: list[int] | range
+
+
+def _columnar(layout: Layout, cols: dict[str, int], fee_cols: list[int]) -> bool:
+    """Whether :func:`_read_columns` reads this layout's columns (else the row-by-row reader)."""
+    return not (
         layout.name != "generic" or layout.decimal_comma or layout.date_formats != (None,)
         or layout.stop_at_blank or layout.skip_dates or not set(cols) <= _PLAIN_COLUMNS
         or len(fee_cols) > 1
+    )  # fmt: skip
+
+
+def _plain_cells(data: bytes, delimiter: str, header_line: int) -> tuple[list[str], int] | None:
+    """The cells of the records after the header (line ``header_line``), one record after
+    the other, and the cells a record has, when the CSV reader would only split each line
+    at the delimiter: no quote, carriage return or NUL in the text, every line (none blank)
+    with as many cells, none longer than the reader's field limit; else None. One split of
+    the text, instead of a list per record taken apart again into columns."""
+    text = data.decode("utf-8-sig")
+    if '"' in text or "\r" in text or "\0" in text:
+        return None
+    parts = text.split("\n", header_line)
+    if len(parts) <= header_line:
+        return None
+    body = parts[header_line]
+    del text, parts
+    if body.endswith("\n"):
+        body = body[:-1]
+    lines = body.split("\n")
+    size = lines[0].count(delimiter) + 1
+    if (
+        not body or size < 2 or max(map(len, lines)) > csv.field_size_limit()
+        or any(line.count(delimiter) != size - 1 for line in lines)
     ):  # fmt: skip
         return None
-    width = max([*cols.values(), *fee_cols]) + 1
+    del lines
+    return body.replace("\n", delimiter).split(delimiter), size
+
+
+def _cells_table(cells: list[str], size: int, header_line: int) -> _Table:
+    """The records of :func:`_plain_cells` as columns (each a slice of ``cells``)."""
+    n = len(cells) // size
+    return _Table(
+        {i: cells[i::size] for i in range(size)},
+        lambda k: cells[k * size : (k + 1) * size],
+        range(header_line + 1, header_line + 1 + n),
+    )
+
+
+def _records_table(records: list[list[str]], width: int, header_line: int) -> _Table | None:
+    """``records`` (each one line) as columns of ``width`` cells (blank lines left out), or
+    None when a record other than a blank line is shorter (the row-by-row reader pads it).
+    It takes ``records`` over (the list is emptied): each column's text then goes as soon
+    as it is converted, instead of a file's worth of cells staying alive under the objects
+    made from them. The caller reads the records again if it needs them."""
     lines: list[int] | range = range(header_line + 1, header_line + 1 + len(records))
     kept = records
     if not records or min(map(len, records)) < width:
@@ -289,11 +344,26 @@ def _read_columns(
             kept.append(record)
     if not kept:
         return None
+    # records longer than width are cut, as the reads of the column reader cut them
+    columns: dict[int, Sequence[str]] = dict(zip(range(width), zip(*kept, strict=False), strict=False))
+    whole = kept if kept is not records else list(records)
+    records.clear()
+    return _Table(columns, whole.__getitem__, lines)
+
+
+def _read_columns(table: _Table, cols: dict[str, int], fee_cols: list[int], layout: Layout) -> ParseResult | None:
+    """The rows of a generic CSV read column by column (``table``), or None when any line is
+    not in the common form (ISO dates, plain decimals, buys, sells, dividends and cash rows,
+    at most one fees column: :func:`_columnar`): the row-by-row reader then reads it, and
+    words every error. When it answers, it answers what the row-by-row reader would."""
+    columns, lines, record = table.columns, table.lines, table.record
+    table.record = None
+    assert record is not None
+    n = len(lines)
     # cells hold no whitespace to strip when no record does (the common export)
-    spaced = _spaced(kept)
+    spaced = _spaced(columns.values())
     prefix = f"csv:{layout.name}"
-    n = len(kept)
-    ids = list(map(itemgetter(cols["id"]), kept)) if "id" in cols else [""] * n
+    ids = list(columns[cols["id"]]) if "id" in cols else [""] * n
     if spaced:
         ids = [c.strip() for c in ids]
     keep: list[int] | range = range(n)
@@ -312,18 +382,14 @@ def _read_columns(
                 seen_ids.add(given_id)
                 sources.append(f"{prefix}:{given_id}")
             else:
-                sources.append(content_key(prefix, kept[k], seen_cells))
+                sources.append(content_key(prefix, record(k), seen_cells))
             keep.append(k)
-    del ids
-    # the cells column by column: records longer than width are cut, as the reads below cut them
-    table = dict(zip(range(width), zip(*kept, strict=False), strict=False))
-    del kept
-    records.clear()
+    del ids, record
     reads = Counter(i for name, i in cols.items() if name != "id") + Counter(fee_cols)
 
     def cells_of(i: int) -> tuple[str, ...]:
         reads[i] -= 1  # a column's text goes with its last read
-        return table[i] if reads[i] else table.pop(i)
+        return columns[i] if reads[i] else columns.pop(i)
 
     def column(name: str) -> list[str]:
         i = cols.get(name)

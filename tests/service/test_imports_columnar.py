@@ -87,11 +87,22 @@ _line = st.tuples(
 
 
 @settings(max_examples=150, deadline=None)
-@given(lines=st.lists(_line, min_size=1, max_size=12), blank=st.booleans())
-def test_column_reader_equals_row_by_row(lines: list[tuple[str, ...]], blank: bool) -> None:
+@given(
+    lines=st.lists(_line, min_size=1, max_size=12), blank=st.booleans(), quoted=st.booleans(),
+    preamble=st.booleans(),
+)  # fmt: skip
+def test_column_reader_equals_row_by_row(
+    lines: list[tuple[str, ...]], blank: bool, quoted: bool, preamble: bool
+) -> None:
+    """Without a blank line or a quote the column reader splits the text itself; with one,
+    it takes the CSV reader's records (a quoted cell reads as the same text)."""
     body = [HEADER, *(",".join(cells) for cells in lines)]
     if blank:
         body.insert(2, "")
+    if quoted:
+        body[1] = '"' + body[1].replace(",", '",', 1)
+    if preamble:
+        body.insert(0, "Statement of account 1234")
     data = ("\n".join(body) + "\n").encode()
     assert parse_csv(data) == _row_by_row(data)
 
@@ -115,6 +126,26 @@ def test_column_reader_answers_a_plain_statement() -> None:
     fast = parse_csv(data)
     assert fast == _row_by_row(data)
     assert fast.duplicates == [12] and len(fast.rows) == 9
+
+
+def test_a_file_without_quotes_or_blank_lines_is_split_without_the_csv_reader(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """The column reader splits such a file's text at its commas (a preamble line before
+    the header skipped) and answers what the row-by-row reader does."""
+    data = (
+        b"Statement of account 1234\n"
+        b"date,type,symbol,quantity,price,fees,amount,id\n"
+        b"2024-01-02,deposit,,,,0,10000.00,r0\n"
+        b"2024-01-03,buy,AAPL,10,150.25,1.00,-1503.50,r1\n"
+        b"2024-01-06,fee,,,,0,-3.00,\n"
+        b"2024-01-07,buy,AAPL,1,1,0,,r1"
+    )
+    slow = _row_by_row(data)
+    monkeypatch.setattr(csvfile, "_records", lambda *a: pytest.fail("read by the CSV reader"))
+    fast = parse_csv(data)
+    assert fast == slow
+    assert [r.line for r in fast.rows] == [3, 4, 5] and fast.duplicates == [6]
 
 
 @pytest.mark.parametrize("bad", [b"2024-13-02,buy,AAPL,1,10,0,,r2", b"2024-01-03,buy,AAPL,1.2.3,10,0,,r2",
