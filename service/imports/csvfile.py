@@ -387,7 +387,7 @@ def _read_columns(table: _Table, cols: dict[str, int], fee_cols: list[int], layo
     del ids, record
     reads = Counter(i for name, i in cols.items() if name != "id") + Counter(fee_cols)
 
-    def cells_of(i: int) -> tuple[str, ...]:
+    def cells_of(i: int) -> Sequence[str]:
         reads[i] -= 1  # a column's text goes with its last read
         return columns[i] if reads[i] else columns.pop(i)
 
