@@ -130,9 +130,12 @@ class EntryTable:
 
     def text(self, name: str, rows: slice = slice(None)) -> list[str]:
         """An amount column (its ``rows``) as the ledger's canonical text (eight fractional
-        digits), the form ``ExactDecimal`` binds on SQLite and ``NUMERIC`` reads on PostgreSQL."""
-        whole, frac = np.divmod(getattr(self, name)[rows], ONE)
-        return [f"{w}.{f:08d}" for w, f in zip(whole.tolist(), frac.tolist(), strict=True)]
+        digits), the form ``ExactDecimal`` binds on SQLite and ``NUMERIC`` reads on PostgreSQL.
+        Each distinct value is formatted once (quantities and fees repeat)."""
+        values, at = np.unique(getattr(self, name)[rows], return_inverse=True)
+        whole, frac = np.divmod(values, ONE)
+        texts = [f"{w}.{f:08d}" for w, f in zip(whole.tolist(), frac.tolist(), strict=True)]
+        return list(map(texts.__getitem__, at.ravel().tolist()))
 
     def fixed(self, name: str) -> Fixed:
         """An amount column as :class:`~service.ledger.fixed.Fixed` (as the ledger reads it)."""

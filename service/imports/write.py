@@ -323,13 +323,18 @@ def _csv_fields(values: list[Any], n: int) -> list[str]:
     """A column as ``n`` CSV fields of ``COPY``: None the unquoted empty field (NULL), text
     quoted (its quotes doubled), a ``Decimal`` in fixed point, any other value its ``str``
     (integers, ISO dates and datetimes); a one-item column repeated. A column of text or
-    integers (and None) is formatted in one comprehension, anything else value by value."""
+    integers (and None) is formatted in one comprehension, anything else value by value;
+    a column of text none of whose values needs quotes (a delimiter, quote or line break
+    in it, or empty: unquoted, NULL) is taken as it is."""
     if len(values) == 1:
         return [_csv_field(values[0])] * n
     kinds = set(map(type, values))
     if kinds <= {str, _NONE}:
         present = [v for v in values if v is not None] if _NONE in kinds else values
-        if '"' in "".join(present):
+        text = "".join(present)
+        if "" not in present and not any(c in text for c in ',\n\r"'):
+            return ["" if v is None else v for v in values] if _NONE in kinds else values
+        if '"' in text:
             return list(map(_csv_field, values))
         return ["" if v is None else '"' + v + '"' for v in values]
     if kinds <= {int, _NONE}:

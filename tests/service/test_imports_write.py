@@ -118,6 +118,17 @@ def test_plain_rows_are_stored_as_the_file_says(
     ])  # fmt: skip
 
 
+def test_ids_needing_no_quotes_are_sent_as_they_are(api: Api) -> None:
+    """Source ids none of which holds a delimiter, quote or line break go to ``COPY``
+    unquoted: a backslash, ``\\.``, a space inside and non-ASCII stay as they are."""
+    day = dt.date(2024, 3, 1)
+    ids = ["back\\slash", "\\.", "sp ace", "é€ü", "y" * 140]
+    rows = [["2024-03-01", "deposit", "", "", "", "0", str(k + 1), i, ""] for k, i in enumerate(ids)]
+    _check(api, rows, [
+        (i, "deposit", day, D(1), D(k + 1), D(0), "USD", True, False) for k, i in enumerate(ids)
+    ])  # fmt: skip
+
+
 def test_rows_planned_one_by_one_are_stored_as_the_file_says(api: Api) -> None:
     """A sale naming its lot takes the row-by-row plan and its insert of entries; the lot is
     linked after the insert."""
