@@ -8,7 +8,6 @@ import io
 import re
 from collections import Counter
 from collections.abc import Callable, Iterable, Sequence
-from dataclasses import dataclass
 from decimal import Decimal
 from typing import Any, cast
 
@@ -23,6 +22,7 @@ from service.imports.csv_layouts import (
     generic_layout,
     parse_date_any,
 )
+from service.imports.csvcells import Table, cells_table, plain_cells, records_table
 from service.imports.rows import (
     ACTION_TYPES,
     CASH_TYPES,
@@ -176,22 +176,22 @@ def _read(
     """The records after the header: column by column when :func:`_read_columns` can,
     else row by row (``again``: a reader of the same records, for the row-by-row reader
     when the column reader gave up after taking them over). A file the reader would
-    only split at its commas (:func:`_plain_cells`) goes to the column reader without it."""
+    only split at its commas (``service.imports.csvcells.plain_cells``) goes to the column reader without it."""
     cols, fee_cols, problem = _columns(layout, header)
     if problem is not None:
         return _fail(header_line, problem.field, problem.code, problem.message)
     columnar = _columnar(layout, cols, fee_cols)
     width = max([*cols.values(), *fee_cols]) + 1
-    plain = _plain_cells(data, layout.delimiter, header_line) if columnar else None
+    plain = plain_cells(data, layout.delimiter, header_line) if columnar else None
     if plain is not None and plain[1] >= width:
-        fast = _read_columns(_cells_table(*plain, header_line), cols, fee_cols, layout)
+        fast = _read_columns(cells_table(*plain, header_line), cols, fee_cols, layout)
         if fast is not None:
             return fast
         columnar = False  # the same cells, read again: the same answer
     del plain
     records, ends, broken = _records(reader, again)
     if broken is None and isinstance(ends, range) and columnar:  # a record a line
-        table = _records_table(records, width, header_line)
+        table = records_table(records, width, header_line)
         fast = _read_columns(table, cols, fee_cols, layout) if table is not None else None
         if fast is not None:
             return fast
@@ -268,17 +268,6 @@ def _spaced(columns: Iterable[Sequence[str]]) -> bool:
     return bool(_SPACE.search(",".join(map(",".join, columns))))
 
 
-@dataclass(slots=True)
-class _Table:
-    """Records as columns: ``columns[i]`` the ``i``-th cell of each (records longer than the
-    columns read cut), ``record(k)`` the ``k``-th record whole (None once taken: the
-    records go as soon as the column reader has their keys), ``lines`` the line of each."""
-
-    columns: dict[int, Sequence[str]]
-    record: Callable[[int], list[str]] | None
-    lines: list[int] | range
-
-
 def _columnar(layout: Layout, cols: dict[str, int], fee_cols: list[int]) -> bool:
     """Whether :func:`_read_columns` reads this layout's columns (else the row-by-row reader)."""
     return not (
@@ -288,70 +277,7 @@ def _columnar(layout: Layout, cols: dict[str, int], fee_cols: list[int]) -> bool
     )  # fmt: skip
 
 
-def _plain_cells(data: bytes, delimiter: str, header_line: int) -> tuple[list[str], int] | None:
-    """The cells of the records after the header (line ``header_line``), one record after
-    the other, and the cells a record has, when the CSV reader would only split each line
-    at the delimiter: no quote, carriage return or NUL in the text, every line (none blank)
-    with as many cells, none longer than the reader's field limit; else None. One split of
-    the text, instead of a list per record taken apart again into columns."""
-    text = data.decode("utf-8-sig")
-    if '"' in text or "\r" in text or "\0" in text:
-        return None
-    parts = text.split("\n", header_line)
-    if len(parts) <= header_line:
-        return None
-    body = parts[header_line]
-    del text, parts
-    if body.endswith("\n"):
-        body = body[:-1]
-    lines = body.split("\n")
-    size = lines[0].count(delimiter) + 1
-    if (
-        not body or size < 2 or max(map(len, lines)) > csv.field_size_limit()
-        or any(line.count(delimiter) != size - 1 for line in lines)
-    ):  # fmt: skip
-        return None
-    del lines
-    return body.replace("\n", delimiter).split(delimiter), size
-
-
-def _cells_table(cells: list[str], size: int, header_line: int) -> _Table:
-    """The records of :func:`_plain_cells` as columns (each a slice of ``cells``)."""
-    n = len(cells) // size
-    return _Table(
-        {i: cells[i::size] for i in range(size)},
-        lambda k: cells[k * size : (k + 1) * size],
-        range(header_line + 1, header_line + 1 + n),
-    )
-
-
-def _records_table(records: list[list[str]], width: int, header_line: int) -> _Table | None:
-    """``records`` (each one line) as columns of ``width`` cells (blank lines left out), or
-    None when a record other than a blank line is shorter (the row-by-row reader pads it).
-    It takes ``records`` over (the list is emptied): each column's text then goes as soon
-    as it is converted, instead of a file's worth of cells staying alive under the objects
-    made from them. The caller reads the records again if it needs them."""
-    lines: list[int] | range = range(header_line + 1, header_line + 1 + len(records))
-    kept = records
-    if not records or min(map(len, records)) < width:
-        lines, kept = [], []
-        for k, record in enumerate(records):
-            if len(record) < width:
-                if any(c.strip() for c in record):
-                    return None  # short rows: the row-by-row reader pads them
-                continue  # a blank line
-            lines.append(header_line + 1 + k)
-            kept.append(record)
-    if not kept:
-        return None
-    # records longer than width are cut, as the reads of the column reader cut them
-    columns: dict[int, Sequence[str]] = dict(zip(range(width), zip(*kept, strict=False), strict=False))
-    whole = kept if kept is not records else list(records)
-    records.clear()
-    return _Table(columns, whole.__getitem__, lines)
-
-
-def _read_columns(table: _Table, cols: dict[str, int], fee_cols: list[int], layout: Layout) -> ParseResult | None:
+def _read_columns(table: Table, cols: dict[str, int], fee_cols: list[int], layout: Layout) -> ParseResult | None:
     """The rows of a generic CSV read column by column (``table``), or None when any line is
     not in the common form (ISO dates, plain decimals, buys, sells, dividends and cash rows,
     at most one fees column: :func:`_columnar`): the row-by-row reader then reads it, and
