@@ -124,11 +124,11 @@ async def write_entries(s: AsyncSession, portfolio: Portfolio, plan: Plan) -> No
 
 async def write_table(s: AsyncSession, portfolio: Portfolio, plan: Plan, at: int) -> None:
     """Write the plan's entries given as columns (``plan.table``): their ids taken first
-    (:func:`_reserved_ids`), then one insert whose cells are computed from the columns in
-    the driver's own form a chunk of rows at a time and, beside it in a worker thread, the user's ledger columns
-    (before the import) with those rows appended (never read back) and the lot match of
-    the touched assets (:func:`service.ledger.writes.match_written`); their positions are
-    written once both are done. A failure of either is raised after both ended, the
+    (:func:`_reserved_ids`), then one insert whose cells are computed from the columns, in
+    the driver's own form, a chunk of rows at a time and, beside it in a worker thread, the
+    user's ledger columns (before the import) with those rows appended (never read back)
+    and the lot match of the touched assets (:func:`service.ledger.writes.match_written`);
+    their positions are written once both are done. A failure of either is raised after both ended, the
     transaction left for the caller to roll back."""
     table = plan.table
     assert table is not None
@@ -144,10 +144,10 @@ async def write_table(s: AsyncSession, portfolio: Portfolio, plan: Plan, at: int
     currency = np.where(table.cash, table.currency, np.array(None))
     direct = _direct(conn)
 
-    def amounts(name: str) -> Computed:
+    def amounts(name: str) -> _Computed:
         if direct:
-            return Computed(n, lambda rows: table.text(name, rows))
-        return Computed(n, lambda rows: list(map(Decimal, table.text(name, rows))))
+            return _Computed(n, lambda rows: table.text(name, rows))
+        return _Computed(n, lambda rows: list(map(Decimal, table.text(name, rows))))
 
     def dates(rows: slice) -> list[Any]:
         if direct:
@@ -156,16 +156,16 @@ async def write_table(s: AsyncSession, portfolio: Portfolio, plan: Plan, at: int
 
     # each column computed a slice at a time: the database reads the first rows while
     # the next are formatted, instead of waiting for a Python object per cell of all
-    columns: dict[str, Column] = {
-        "id": Computed(n, lambda rows: new_ids[rows].tolist()),
+    columns: dict[str, _Column] = {
+        "id": _Computed(n, lambda rows: new_ids[rows].tolist()),
         "portfolio_id": [portfolio.id],
-        "asset_id": Computed(n, lambda rows: [None if a < 0 else a for a in asset[rows].tolist()]),
-        "currency": Computed(n, lambda rows: currency[rows].tolist()),
-        "transaction_type": Computed(n, lambda rows: table.kind[rows].tolist()),
+        "asset_id": _Computed(n, lambda rows: [None if a < 0 else a for a in asset[rows].tolist()]),
+        "currency": _Computed(n, lambda rows: currency[rows].tolist()),
+        "transaction_type": _Computed(n, lambda rows: table.kind[rows].tolist()),
         **{name: amounts(name) for name in ("quantity", "price", "fees")},
-        "transaction_date": Computed(n, dates),
+        "transaction_date": _Computed(n, dates),
         "created_at": [now],
-        "source_id": Computed(n, lambda rows: table.source[rows]),
+        "source_id": _Computed(n, lambda rows: table.source[rows]),
     }
     ready = {"quantity", "price", "fees", "transaction_date"} if direct else {"transaction_date"}
 
@@ -224,7 +224,7 @@ def _direct(conn: AsyncConnection) -> bool:
     return conn.dialect.name == "sqlite" or conn.dialect.driver == "asyncpg"
 
 
-class Computed:
+class _Computed:
     """A column of ``n`` values computed a slice at a time (``column[i:j]``, a list)."""
 
     __slots__ = ("_make", "_n")
@@ -240,11 +240,11 @@ class Computed:
 
 
 #: A column to insert: its values, one value for every row, or computed by the slice.
-Column = list[Any] | Computed
+_Column = list[Any] | _Computed
 
 
 async def _insert_rows(
-    conn: AsyncConnection, columns: Mapping[str, Column], n: int, *, ready: Collection[str] = ()
+    conn: AsyncConnection, columns: Mapping[str, _Column], n: int, *, ready: Collection[str] = ()
 ) -> None:
     """Insert ``n`` transactions given as columns (a one-item column: the same value in every
     row) on the request's connection, inside its transaction: through asyncpg, one ``COPY``
