@@ -175,8 +175,9 @@ def _read(
 ) -> ParseResult:
     """The records after the header: column by column when :func:`_read_columns` can,
     else row by row (``again``: a reader of the same records, for the row-by-row reader
-    when the column reader gave up after taking them over). A file the reader would
-    only split at its commas (``service.imports.csvcells.plain_cells``) goes to the column reader without it."""
+    when the column reader gave up after taking them over). A file the reader would only
+    split at its commas (``service.imports.csvcells.plain_cells``) goes to the column
+    reader without it."""
     cols, fee_cols, problem = _columns(layout, header)
     if problem is not None:
         return _fail(header_line, problem.field, problem.code, problem.message)
