@@ -6,7 +6,7 @@ from __future__ import annotations
 import numpy as np
 from numba import njit
 
-__all__ = ["group_rows_nb", "place_rows_nb", "splice_records_nb"]
+__all__ = ["count_sales_nb", "group_rows_nb", "place_rows_nb", "place_sales_nb", "splice_records_nb"]
 
 
 @njit(cache=True, error_model="numpy")
@@ -101,3 +101,37 @@ def place_rows_nb(
         v = b[j]
         out[part_rows[j]] = b_map[v] if b_map.shape[0] and v >= 0 else v
     return out
+
+
+@njit(cache=True, error_model="numpy", nogil=True)
+def count_sales_nb(pieces: np.ndarray, rows: np.ndarray, row_col: int, base: int, at: np.ndarray) -> None:
+    """Of one group's realized pieces (int64 columns, ``row_col`` their row among the group's
+    rows, ``rows`` those rows' table rows): count each table row's pieces in ``at[row - base + 1]``
+    (:func:`place_sales_nb` places them once ``at`` is summed). A table row outside
+    ``base .. base + at.size - 2`` raises: the pieces were not in sell order."""
+    for i in range(pieces.shape[0]):
+        k = rows[pieces[i, row_col]] - base + 1
+        if k < 1 or k >= at.shape[0]:
+            raise ValueError("realized pieces out of sell order")
+        at[k] += 1
+
+
+@njit(cache=True, error_model="numpy", nogil=True)
+def place_sales_nb(
+    pieces: np.ndarray, rows: np.ndarray, row_col: int, lot_col: int, base: int, at: np.ndarray, out: np.ndarray
+) -> None:
+    """Copy one group's realized pieces into ``out`` in table row order, ``row`` and ``lot``
+    (``lot_col``; negative ones stay) renumbered to the table's rows: ``at[row - base]`` is
+    where the next piece of that table row goes (the running sum of :func:`count_sales_nb`'s
+    counts over every group), advanced as pieces are placed. A sell's pieces are all of
+    one group: they keep their order."""
+    for i in range(pieces.shape[0]):
+        r = rows[pieces[i, row_col]]
+        k = at[r - base]
+        at[r - base] = k + 1
+        for c in range(pieces.shape[1]):
+            out[k, c] = pieces[i, c]
+        out[k, row_col] = r
+        lot = pieces[i, lot_col]
+        if lot >= 0:
+            out[k, lot_col] = rows[lot]

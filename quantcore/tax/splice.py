@@ -26,7 +26,13 @@ import numpy as np
 import pandas as pd
 
 from quantcore._kernels.tax_reports import SUM_LIMIT, yearly_gains_nb
-from quantcore._kernels.tax_splice import group_rows_nb, place_rows_nb, splice_records_nb
+from quantcore._kernels.tax_splice import (
+    count_sales_nb,
+    group_rows_nb,
+    place_rows_nb,
+    place_sales_nb,
+    splice_records_nb,
+)
 from quantcore._records import realized_dt
 from quantcore._validation import read_only
 from quantcore.tax.dividends import year_bounds
@@ -37,6 +43,8 @@ __all__ = ["GroupedLedger", "grouped", "splice_ledger"]
 
 _NO_PIECES = np.empty(0, realized_dt)
 _NO_PIECES.flags.writeable = False
+_WIDTH = len(realized_dt.names or ())
+_ROW, _LOT = (realized_dt.names or ()).index("row"), (realized_dt.names or ()).index("lot")
 
 
 def _part_gains(pieces: np.ndarray) -> dict[int, tuple[int, int]]:
@@ -62,6 +70,25 @@ def _row_groups(enc: Encoded) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     where each group's rows start in that order, and each row's index among its group's."""
     n_groups = int(enc.links.max()) + 1 if enc.links.size else 0
     return group_rows_nb(read_only(enc.links[enc.sym]), n_groups)
+
+
+def _in_sell_order(chosen: list[tuple[np.ndarray, np.ndarray]]) -> np.ndarray:
+    """Realized pieces of some groups, each group's as int64 rows in sell order with the
+    group's table rows, as one array in sell order numbered as the table's rows: a counting
+    placement by table row (a sell's pieces are all of one group), one copy, no sort."""
+    if not chosen:
+        return _NO_PIECES.copy()
+    # each slice is in sell order: its first and last pieces bound its table rows
+    base = min(int(rows[p[0, _ROW]]) for p, rows in chosen)
+    top = max(int(rows[p[-1, _ROW]]) for p, rows in chosen)
+    at = np.zeros(top - base + 2, np.int64)
+    for p, rows in chosen:
+        count_sales_nb(p, rows, _ROW, base, at)
+    np.cumsum(at, out=at)
+    out = np.empty((int(at[-1]), _WIDTH), np.int64)
+    for p, rows in chosen:
+        place_sales_nb(p, rows, _ROW, _LOT, base, at, out)
+    return out.view(realized_dt)[:, 0]
 
 
 @dataclasses.dataclass(frozen=True, eq=False)
@@ -104,29 +131,14 @@ class GroupedLedger:
         A part is in sell order and the table in date order, so each part's pieces of
         those days are one slice of it, found by bisection: the other pieces are not read."""
         order, starts, _ = self._groups
-        chosen, groups = [], []
+        chosen: list[tuple[np.ndarray, np.ndarray]] = []  # (pieces as int64 rows, the group's table rows)
         for g, part in enumerate(self.parts):
             sold = part["sold"]
             lo = 0 if first is None else bisect.bisect_left(sold, first)
             hi = part.size if last is None else bisect.bisect_right(sold, last)
             if hi > lo:
-                chosen.append(part[lo:hi])
-                groups.append(g)
-        if not chosen:
-            return _NO_PIECES.copy()
-        out = np.concatenate(chosen)
-        at = 0
-        for g, sel in zip(groups, chosen, strict=True):
-            rows = order[starts[g] : starts[g + 1]]
-            for f in ("row", "lot"):
-                col = out[f][at : at + sel.size]
-                col[:] = np.where(col >= 0, rows[np.maximum(col, 0)], col)
-            at += sel.size
-        # a sell's pieces are all of its group's part, in order: a stable sort by row is sell
-        # order; gathered as rows of int64 (a take of 88-byte records is several times slower)
-        by_row = np.argsort(out["row"], kind="stable")
-        block = out.view(np.int64).reshape(out.size, len(realized_dt.names or ()))
-        return np.take(block, by_row, axis=0).view(realized_dt)[:, 0]
+                chosen.append((_block(part[lo:hi]), read_only(order[starts[g] : starts[g + 1]])))
+        return _in_sell_order(chosen)
 
     def year(self, year: int) -> LotLedger:
         """The ledger with only the realized pieces sold in ``year`` (what Form 8949 of that
@@ -153,7 +165,7 @@ class GroupedLedger:
         led = self.ledger.only(symbols)
         src = led.source
         if src is None or src.kept is None:
-            return dataclasses.replace(self, ledger=led)
+            return self._with_rows(dataclasses.replace(self, ledger=led))
         wanted = np.zeros(len(self.ledger.symbols), np.bool_)
         wanted[src.kept] = True
         links = src.encoded.links
@@ -166,7 +178,13 @@ class GroupedLedger:
                 kept = part[wanted[part["symbol"]]]
             parts.append(kept)
             gains.append(sums if kept is part else _part_gains(kept))
-        return GroupedLedger(led, tuple(parts), tuple(gains))
+        return self._with_rows(GroupedLedger(led, tuple(parts), tuple(gains)))
+
+    def _with_rows(self, cut: GroupedLedger) -> GroupedLedger:
+        """``cut`` (of the same table) sharing this ledger's row maps when they are made."""
+        if "_groups" in self.__dict__:
+            cut.__dict__["_groups"] = self._groups
+        return cut
 
 
 def _whole_source(ledger: LotLedger) -> LedgerSource:
@@ -191,7 +209,9 @@ def grouped(
     the one array it makes, never reordered nor copied."""
     ledger, rec, at = match_grouped(transactions, method, wash_sales, substantially_identical)
     parts = tuple(rec[at[g] : at[g + 1]] for g in range(at.size - 1))
-    return GroupedLedger(ledger, parts, tuple(_part_gains(p) for p in parts))
+    made = GroupedLedger(ledger, parts, tuple(_part_gains(p) for p in parts))
+    made.__dict__["_groups"] = made._groups  # one pass over the rows: not a first report's cost
+    return made
 
 
 def _partition(labels: np.ndarray) -> np.ndarray:
