@@ -21,7 +21,16 @@ from quantcore._kernels.tax_fixed import (
     muldiv_nb,
 )
 
-__all__ = ["SUM_LIMIT", "cents_nb", "form_8949_nb", "harvest_lots_nb", "sum_by_code_nb", "yearly_gains_nb"]
+__all__ = [
+    "B64_ALPHABET",
+    "SUM_LIMIT",
+    "base64_nb",
+    "cents_nb",
+    "form_8949_nb",
+    "harvest_lots_nb",
+    "sum_by_code_nb",
+    "yearly_gains_nb",
+]
 
 _UNITS_PER_CENT = 1_000_000
 SUM_LIMIT = 9.0e18  # |sum| of int64 cents stays below this, or the sum is refused
@@ -155,6 +164,36 @@ def form_8949_nb(
         adj[k] = _cent(disallowed[i])
         wash[k] = disallowed[i] > 0
     return sym, qty, acq, day, pro, bas, adj, lt, wash
+
+
+#: The standard base64 alphabet (RFC 4648), as bytes for :func:`base64_nb`.
+B64_ALPHABET = np.frombuffer(b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/", np.uint8)
+
+
+@njit(cache=True, error_model="numpy", nogil=True)
+def base64_nb(data: np.ndarray, alphabet: np.ndarray) -> np.ndarray:
+    """Standard base64 (RFC 4648, ``=`` padded, no line breaks) of bytes, as ASCII bytes:
+    what ``base64.b64encode`` gives, several times faster (a stored Form 8949's columns)."""
+    n = data.shape[0]
+    out = np.empty((n + 2) // 3 * 4, dtype=np.uint8)
+    k = 0
+    whole = n - n % 3
+    for i in range(0, whole, 3):
+        v = (np.uint32(data[i]) << 16) | (np.uint32(data[i + 1]) << 8) | np.uint32(data[i + 2])
+        out[k] = alphabet[v >> 18]
+        out[k + 1] = alphabet[(v >> 12) & 63]
+        out[k + 2] = alphabet[(v >> 6) & 63]
+        out[k + 3] = alphabet[v & 63]
+        k += 4
+    if n > whole:
+        v = np.uint32(data[whole]) << 16
+        if n - whole == 2:
+            v |= np.uint32(data[whole + 1]) << 8
+        out[k] = alphabet[v >> 18]
+        out[k + 1] = alphabet[(v >> 12) & 63]
+        out[k + 2] = alphabet[(v >> 6) & 63] if n - whole == 2 else 61  # "="
+        out[k + 3] = 61
+    return out
 
 
 @njit(cache=True, error_model="numpy")

@@ -25,7 +25,7 @@ import pandas as pd
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from quantcore._kernels.tax_reports import form_8949_nb, sum_by_code_nb
+from quantcore._kernels.tax_reports import B64_ALPHABET, base64_nb, form_8949_nb, sum_by_code_nb
 from quantcore._validation import read_only
 from quantcore.tax.dividends import year_bounds
 from quantcore.tax.export import export_csv, export_json, jsonable, money, write_json
@@ -273,22 +273,24 @@ class Form8949:
         flags one bit per row), all in one base64 text: a few bytes per row, and one
         string for a JSON encoder, not a number per cell.
         """
-        dtypes: dict[str, str] = {}
-        chunks: list[bytes] = []
-        for k in _COLUMNS:
-            a = getattr(self, k)
-            if k in _FLAGS:
-                dtypes[k] = "bits"
-                chunks.append(np.packbits(a, bitorder="little").tobytes())
+        n = int(self.symbol.size)
+        dtypes = {k: "bits" if k in _FLAGS else _narrowest(getattr(self, k)) for k in _COLUMNS}
+        sizes = [(n + 7) // 8 if code == "bits" else n * np.dtype(code).itemsize for code in dtypes.values()]
+        packed = np.empty(sum(sizes), np.uint8)  # each column cast into its place: one copy
+        at = 0
+        for (k, code), size in zip(dtypes.items(), sizes, strict=True):
+            a, place = getattr(self, k), packed[at : at + size]
+            if code == "bits":
+                place[:] = np.packbits(a, bitorder="little")
             else:
-                dtypes[k] = _narrowest(a)
-                chunks.append(a.astype(dtypes[k]).tobytes())
+                place.view(code)[:] = a
+            at += size
         return {
             "tax_year": self.tax_year,
             "symbols": list(self.symbols),
-            "rows": int(self.symbol.size),
+            "rows": n,
             "dtypes": dtypes,
-            "data": base64.b64encode(b"".join(chunks)).decode("ascii"),
+            "data": str(base64_nb(read_only(packed), _B64), "ascii"),
         }
 
     @classmethod
@@ -324,6 +326,7 @@ def _narrowest(a: np.ndarray) -> str:
     return "<i8"
 
 
+_B64 = read_only(B64_ALPHABET)
 _COLUMNS = ("symbol", "quantity", "acquired", "sold", "proceeds", "cost_basis", "adjustment", "long_term", "wash_sale")
 _FLAGS = ("long_term", "wash_sale")
 

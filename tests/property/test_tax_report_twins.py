@@ -7,6 +7,7 @@ one ``Decimal`` per cell, one ``lot_id`` at a time), kept here as the oracle.
 
 from __future__ import annotations
 
+import base64
 import dataclasses
 import json
 from dataclasses import asdict, fields
@@ -20,6 +21,8 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from quantcore._kernels.tax_reports import B64_ALPHABET, base64_nb
+from quantcore._validation import read_only
 from quantcore.tax import (
     Form8949,
     Form8949Row,
@@ -33,6 +36,7 @@ from quantcore.tax import (
 from quantcore.tax.encode import _fixed_column, encode
 from quantcore.tax.money import cents, cents_text, from_fixed, quantity_text, to_cents
 from quantcore.tax.rates import yearly_gains
+from quantcore.tax.reports import _narrowest
 from tests.property.test_tax_props import START, _frame, histories
 
 SETTINGS = settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
@@ -192,12 +196,32 @@ def test_reports_of_pieces_in_any_order_and_stored_columns(case: tuple[list[dict
         assert tax_summary(led, year, gains=form.yearly_gains) == tax_summary(led, year)
         assert schedule_d(led, year, form=form) == schedule_d(led, year)
         lists = {"tax_year": year, "symbols": list(form.symbols), **{k: getattr(form, k).tolist() for k in COLUMNS}}
+        assert form.columns() == twin_columns(form)
         for stored in (json.loads(json.dumps(form.columns())), lists):
             back = Form8949.from_columns(stored)
             assert back.to_csv() == form.to_csv() and back.json_text() == form.json_text()
             for k in COLUMNS:
                 assert getattr(back, k).dtype == getattr(form, k).dtype
                 assert np.array_equal(getattr(back, k), getattr(form, k))
+
+
+def twin_columns(form: Form8949) -> dict[str, object]:
+    """``Form8949.columns`` as first written: a copy per column, joined, ``base64.b64encode``."""
+    dtypes, chunks = {}, []
+    for k in COLUMNS:
+        a = getattr(form, k)
+        flags = k in ("long_term", "wash_sale")
+        dtypes[k] = "bits" if flags else _narrowest(a)
+        chunks.append(np.packbits(a, bitorder="little").tobytes() if flags else a.astype(dtypes[k]).tobytes())
+    data = base64.b64encode(b"".join(chunks)).decode("ascii")
+    return {"tax_year": form.tax_year, "symbols": list(form.symbols), "rows": int(form.symbol.size),
+            "dtypes": dtypes, "data": data}  # fmt: skip
+
+
+@given(st.binary(max_size=200))
+def test_base64_kernel_equals_b64encode(data: bytes) -> None:
+    got = base64_nb(read_only(np.frombuffer(data, np.uint8)), read_only(B64_ALPHABET))
+    assert got.tobytes() == base64.b64encode(data)
 
 
 @pytest.mark.parametrize("values", [[], [0], [-128, 127], [-129], [2**31], [-(2**63), 2**63 - 1]])
@@ -207,6 +231,7 @@ def test_stored_columns_keep_every_int64(values: list[int]) -> None:
     form = Form8949(
         2025, ("X",), np.zeros(n, np.int64), a, a, a, a, a, a, np.arange(n) % 2 == 1, np.arange(n) % 3 == 0,
     )
+    assert form.columns() == twin_columns(form)
     back = Form8949.from_columns(json.loads(json.dumps(form.columns())))
     for k in COLUMNS:
         assert np.array_equal(getattr(back, k), getattr(form, k))
