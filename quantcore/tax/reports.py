@@ -290,7 +290,7 @@ class Form8949:
             "symbols": list(self.symbols),
             "rows": n,
             "dtypes": dtypes,
-            "data": str(base64_nb(read_only(packed), _B64), "ascii"),
+            "data": str(base64_nb(read_only(packed), _B64).data, "ascii"),
         }
 
     @classmethod
