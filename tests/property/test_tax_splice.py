@@ -258,7 +258,7 @@ def _sell_order_twin(chosen: list[tuple[np.ndarray, np.ndarray]]) -> np.ndarray:
     return out[np.argsort(out[:, ROW], kind="stable")].view(realized_dt)[:, 0]
 
 
-ROW, LOT = realized_dt.names.index("row"), realized_dt.names.index("lot")
+ROW, LOT = (realized_dt.names or ()).index("row"), (realized_dt.names or ()).index("lot")
 
 
 @settings(max_examples=300, deadline=None)
