@@ -27,7 +27,9 @@ __all__ = [
     "base64_nb",
     "cents_nb",
     "form_8949_nb",
+    "form_columns_nb",
     "harvest_lots_nb",
+    "place_form_nb",
     "sum_by_code_nb",
     "yearly_gains_nb",
 ]
@@ -121,6 +123,34 @@ def yearly_gains_nb(
 
 
 @njit(cache=True, error_model="numpy")
+def form_columns_nb(n: int) -> tuple[np.ndarray, ...]:
+    """``n`` rows of Form 8949 columns to fill (:func:`form_8949_nb`'s result)."""
+    return (
+        np.empty(n, dtype=np.int64), np.empty(n, dtype=np.int64), np.empty(n, dtype=np.int64),
+        np.empty(n, dtype=np.int64), np.empty(n, dtype=np.int64), np.empty(n, dtype=np.int64),
+        np.empty(n, dtype=np.int64), np.empty(n, dtype=np.bool_), np.empty(n, dtype=np.bool_),
+    )  # fmt: skip
+
+
+@njit(cache=True, error_model="numpy")
+def _form_row(
+    out: tuple[np.ndarray, ...], k: int, symbol: int, quantity: int, acquired: int, sold: int,
+    proceeds: int, basis: int, disallowed: int, long_term: int,
+) -> None:
+    """Row ``k`` of Form 8949 columns ``out`` from one realized piece (amounts to cents)."""
+    sym, qty, acq, day, pro, bas, adj, lt, wash = out
+    sym[k] = symbol
+    qty[k] = quantity
+    acq[k] = acquired
+    day[k] = sold
+    pro[k] = _cent(proceeds)
+    bas[k] = _cent(basis)
+    adj[k] = _cent(disallowed)
+    lt[k] = long_term != 0
+    wash[k] = disallowed > 0
+
+
+@njit(cache=True, error_model="numpy")
 def form_8949_nb(
     symbol: np.ndarray, quantity: np.ndarray, acquired: np.ndarray, sold: np.ndarray,
     proceeds: np.ndarray, basis: np.ndarray, disallowed: np.ndarray, long_term: np.ndarray,
@@ -132,16 +162,7 @@ def form_8949_nb(
     Returns ``(symbol, quantity, acquired, sold, proceeds, cost_basis, adjustment,
     long_term, wash_sale)``, the amounts rounded to cents (:func:`cents_nb`).
     """
-    n = window[2] + window[3]
-    sym = np.empty(n, dtype=np.int64)
-    qty = np.empty(n, dtype=np.int64)
-    acq = np.empty(n, dtype=np.int64)
-    day = np.empty(n, dtype=np.int64)
-    pro = np.empty(n, dtype=np.int64)
-    bas = np.empty(n, dtype=np.int64)
-    adj = np.empty(n, dtype=np.int64)
-    lt = np.zeros(n, dtype=np.bool_)
-    wash = np.empty(n, dtype=np.bool_)
+    out = form_columns_nb(window[2] + window[3])
     k_short = 0
     k_long = window[2]  # a counting order: Part II rows start after Part I's
     for i in range(window[0], window[1]):
@@ -151,19 +172,32 @@ def form_8949_nb(
         if long_term[i]:
             k = k_long
             k_long += 1
-            lt[k] = True
         else:
             k = k_short
             k_short += 1
-        sym[k] = symbol[i]
-        qty[k] = quantity[i]
-        acq[k] = acquired[i]
-        day[k] = d
-        pro[k] = _cent(proceeds[i])
-        bas[k] = _cent(basis[i])
-        adj[k] = _cent(disallowed[i])
-        wash[k] = disallowed[i] > 0
-    return sym, qty, acq, day, pro, bas, adj, lt, wash
+        _form_row(
+            out, k, symbol[i], quantity[i], acquired[i], d, proceeds[i], basis[i], disallowed[i], long_term[i]
+        )
+    return out
+
+
+@njit(cache=True, error_model="numpy", nogil=True)
+def place_form_nb(
+    pieces: np.ndarray, rows: np.ndarray, cols: np.ndarray, row_col: int, base: int, at: np.ndarray,
+    out: tuple[np.ndarray, ...],
+) -> None:
+    """One processing group's realized pieces (int64 columns; ``cols``: where symbol,
+    quantity, acquired, sold, proceeds, basis, disallowed and long_term are) as rows of
+    Form 8949 columns ``out``: ``at[part, row - base]`` is where the next piece of that
+    table row goes in Part I (0) or II (1), advanced as pieces are placed
+    (``quantcore.tax.splice.placement``). The pieces are all of the form's year."""
+    for i in range(pieces.shape[0]):
+        r = rows[pieces[i, row_col]] - base
+        p = pieces[i]
+        part = 1 if p[cols[7]] else 0
+        k = at[part, r]
+        at[part, r] = k + 1
+        _form_row(out, k, p[cols[0]], p[cols[1]], p[cols[2]], p[cols[3]], p[cols[4]], p[cols[5]], p[cols[6]], p[cols[7]])
 
 
 #: The standard base64 alphabet (RFC 4648), as bytes for :func:`base64_nb`.

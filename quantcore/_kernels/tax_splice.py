@@ -104,16 +104,19 @@ def place_rows_nb(
 
 
 @njit(cache=True, error_model="numpy", nogil=True)
-def count_sales_nb(pieces: np.ndarray, rows: np.ndarray, row_col: int, base: int, at: np.ndarray) -> None:
+def count_sales_nb(
+    pieces: np.ndarray, rows: np.ndarray, row_col: int, part_col: int, base: int, at: np.ndarray
+) -> None:
     """Of one group's realized pieces (int64 columns, ``row_col`` their row among the group's
-    rows, ``rows`` those rows' table rows): count each table row's pieces in ``at[row - base + 1]``
-    (:func:`place_sales_nb` places them once ``at`` is summed). A table row outside
-    ``base .. base + at.size - 2`` raises: the pieces were not in sell order."""
+    rows, ``rows`` those rows' table rows): count each table row's pieces in
+    ``at[part, row - base + 1]``, ``part`` 1 where column ``part_col`` is not 0 (0 for every
+    piece when ``part_col`` < 0): once summed, where each row's pieces start. A table row
+    outside ``base .. base + at.shape[1] - 2`` raises: the pieces were not in sell order."""
     for i in range(pieces.shape[0]):
         k = rows[pieces[i, row_col]] - base + 1
-        if k < 1 or k >= at.shape[0]:
+        if k < 1 or k >= at.shape[1]:
             raise ValueError("realized pieces out of sell order")
-        at[k] += 1
+        at[1 if part_col >= 0 and pieces[i, part_col] != 0 else 0, k] += 1
 
 
 @njit(cache=True, error_model="numpy", nogil=True)

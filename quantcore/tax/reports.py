@@ -25,7 +25,15 @@ import pandas as pd
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from quantcore._kernels.tax_reports import B64_ALPHABET, base64_nb, form_8949_nb, sum_by_code_nb
+from quantcore._kernels.tax_reports import (
+    B64_ALPHABET,
+    base64_nb,
+    form_8949_nb,
+    form_columns_nb,
+    place_form_nb,
+    sum_by_code_nb,
+)
+from quantcore._records import realized_dt
 from quantcore._validation import read_only
 from quantcore.tax.dividends import year_bounds
 from quantcore.tax.export import export_csv, export_json, jsonable, money, write_json
@@ -33,6 +41,7 @@ from quantcore.tax.form_1099 import Form1099Div, form_1099_div
 from quantcore.tax.lots import LotLedger, LotMethod, as_ledger
 from quantcore.tax.money import cents_arrow, quantity_arrow
 from quantcore.tax.rates import TaxRates, YearlyGains, netting_for, scan_realized, yearly_gains
+from quantcore.tax.splice import GroupedLedger, placement
 
 __all__ = [
     "Form1099Div",
@@ -331,8 +340,38 @@ _COLUMNS = ("symbol", "quantity", "acquired", "sold", "proceeds", "cost_basis", 
 _FLAGS = ("long_term", "wash_sale")
 
 
+_PIECE_FIELDS = realized_dt.names or ()
+# where a piece's symbol, quantity, acquired, sold, proceeds, basis, disallowed, long_term are
+_FORM_FIELDS = read_only(np.array([_PIECE_FIELDS.index(f) for f in (
+    "symbol", "quantity", "acquired", "sold", "proceeds", "basis", "disallowed", "long_term"
+)], np.int64))  # fmt: skip
+
+
+def _form_rows(chosen: list[tuple[np.ndarray, np.ndarray]]) -> tuple[np.ndarray, ...]:
+    """Form 8949 columns (:func:`form_8949_nb`'s) of the pieces of
+    ``GroupedLedger.slices``: Part I rows, then Part II rows, each in sell order."""
+    base, at = placement(chosen, _PIECE_FIELDS.index("long_term"))
+    out = form_columns_nb(int(at[1, -1]))
+    for pieces, rows in chosen:
+        place_form_nb(pieces, rows, _FORM_FIELDS, _PIECE_FIELDS.index("row"), base, at, out)
+    return out
+
+
+def _form_of_parts(ledger: GroupedLedger, year: int) -> Form8949:
+    """:func:`form_8949` of a ledger kept per processing group: each part's slice of the
+    year's days placed straight into the form's rows (no record copy of the year's pieces);
+    the yearly gains are the parts'."""
+    first, last = year_bounds(year)
+    sym, qty, acquired, sold, proceeds, basis, adjustment, long_term, wash = _form_rows(ledger.slices(first, last))
+    return Form8949(
+        tax_year=year, symbols=ledger.ledger.symbols, symbol=sym, quantity=qty, acquired=acquired, sold=sold,
+        proceeds=proceeds, cost_basis=basis, adjustment=adjustment, long_term=long_term, wash_sale=wash,
+        yearly_gains=ledger.yearly_gains(),
+    )  # fmt: skip
+
+
 def form_8949(
-    transactions: pd.DataFrame | LotLedger,
+    transactions: pd.DataFrame | LotLedger | GroupedLedger,
     year: int,
     *,
     method: LotMethod | Mapping[str, LotMethod] = "fifo",
@@ -343,8 +382,10 @@ def form_8949(
 
     Parameters
     ----------
-    transactions : DataFrame or LotLedger
-        A transaction table (see :func:`quantcore.tax.match_lots`) or its ledger.
+    transactions : DataFrame, LotLedger or GroupedLedger
+        A transaction table (see :func:`quantcore.tax.match_lots`) or its ledger; a
+        ledger kept per processing group (``quantcore.tax.splice.GroupedLedger``) gives
+        the same form from its parts' slices of the year, its pieces never gathered.
     year : int
         Tax year of the sale dates.
     method, wash_sales, substantially_identical
@@ -373,6 +414,8 @@ def form_8949(
     ('100 sh. X', 'W', Decimal('250.00'), Decimal('0.00'))
     """
     first, last = year_bounds(year)
+    if isinstance(transactions, GroupedLedger):
+        return _form_of_parts(transactions, int(year))
     ledger = as_ledger(transactions, method=method, wash_sales=wash_sales, substantially_identical=substantially_identical)
     gains, window = scan_realized(ledger, int(year))
     r = ledger.realized

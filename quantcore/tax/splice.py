@@ -72,22 +72,34 @@ def _row_groups(enc: Encoded) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     return group_rows_nb(read_only(enc.links[enc.sym]), n_groups)
 
 
-def _in_sell_order(chosen: list[tuple[np.ndarray, np.ndarray]]) -> np.ndarray:
-    """Realized pieces of some groups, each group's as int64 rows in sell order with the
-    group's table rows, as one array in sell order numbered as the table's rows: a counting
-    placement by table row (a sell's pieces are all of one group), one copy, no sort."""
+def placement(chosen: list[tuple[np.ndarray, np.ndarray]], part_col: int = -1) -> tuple[int, np.ndarray]:
+    """Where the pieces of :meth:`GroupedLedger.slices` go in sell order, numbered as the
+    table's rows: the first table row ``base`` and ``at[part, row - base]``, the place of
+    that row's first piece in part 0 and, after them, part 1 (pieces whose column
+    ``part_col`` is not 0; ``-1``: one part). A counting placement (a sell's pieces are all
+    of one group), no sort: the kernels that copy the pieces advance ``at``."""
     if not chosen:
-        return _NO_PIECES.copy()
+        return 0, np.zeros((2, 1), np.int64)
     # each slice is in sell order: its first and last pieces bound its table rows
     base = min(int(rows[p[0, _ROW]]) for p, rows in chosen)
     top = max(int(rows[p[-1, _ROW]]) for p, rows in chosen)
-    at = np.zeros(top - base + 2, np.int64)
+    at = np.zeros((2, top - base + 2), np.int64)
     for p, rows in chosen:
-        count_sales_nb(p, rows, _ROW, base, at)
-    np.cumsum(at, out=at)
-    out = np.empty((int(at[-1]), _WIDTH), np.int64)
+        count_sales_nb(p, rows, _ROW, part_col, base, at)
+    np.cumsum(at, axis=1, out=at)
+    at[1] += at[0, -1]
+    return base, at
+
+
+def _in_sell_order(chosen: list[tuple[np.ndarray, np.ndarray]]) -> np.ndarray:
+    """The pieces of :meth:`GroupedLedger.slices` as one array in sell order, numbered as the
+    table's rows (row and lot): one copy."""
+    if not chosen:
+        return _NO_PIECES.copy()
+    base, at = placement(chosen)
+    out = np.empty((int(at[0, -1]), _WIDTH), np.int64)
     for p, rows in chosen:
-        place_sales_nb(p, rows, _ROW, _LOT, base, at, out)
+        place_sales_nb(p, rows, _ROW, _LOT, base, at[0], out)
     return out.view(realized_dt)[:, 0]
 
 
@@ -130,15 +142,21 @@ class GroupedLedger:
 
         A part is in sell order and the table in date order, so each part's pieces of
         those days are one slice of it, found by bisection: the other pieces are not read."""
+        return _in_sell_order(self.slices(first, last))
+
+    def slices(self, first: int | None = None, last: int | None = None) -> list[tuple[np.ndarray, np.ndarray]]:
+        """Of each part with pieces sold from day ``first`` to day ``last``: those pieces (one
+        slice of it, found by bisection) as read-only int64 rows, and the table rows of its
+        group's rows (what its ``row`` and ``lot`` number)."""
         order, starts, _ = self._groups
-        chosen: list[tuple[np.ndarray, np.ndarray]] = []  # (pieces as int64 rows, the group's table rows)
+        chosen = []
         for g, part in enumerate(self.parts):
             sold = part["sold"]
             lo = 0 if first is None else bisect.bisect_left(sold, first)
             hi = part.size if last is None else bisect.bisect_right(sold, last)
             if hi > lo:
                 chosen.append((_block(part[lo:hi]), read_only(order[starts[g] : starts[g + 1]])))
-        return _in_sell_order(chosen)
+        return chosen
 
     def year(self, year: int) -> LotLedger:
         """The ledger with only the realized pieces sold in ``year`` (what Form 8949 of that

@@ -8,6 +8,7 @@ their open lots at the current rate."""
 
 from __future__ import annotations
 
+import dataclasses
 import datetime as dt
 import json
 from decimal import Decimal
@@ -424,14 +425,15 @@ def _figures(ledger: GroupedLedger | None, year: int, report_type: str, rates: T
     """A report's figures, stored once (JSON-ready): Form 8949 as packed columns
     (:meth:`Form8949.columns`; version 2 held a list of numbers per column), Schedule D,
     1099-DIV and the summary as decimal strings. :func:`_render` makes the CSV or JSON.
-    The ledger's pieces sold in ``year`` are read, and its parts' yearly gains."""
-    led = display(ledger.year(year)) if ledger is not None else None
+    Form 8949 reads the parts' pieces sold in ``year`` (never gathered as records), the
+    rest the parts' yearly gains and the dividends."""
+    led = display(ledger.ledger) if ledger is not None else None  # no realized pieces
     gains = ledger.yearly_gains() if ledger is not None else None
     out: dict[str, Any] = {"version": 3, "report_type": report_type, "tax_year": year}
     if report_type in ("all", "schedule_d"):
         out["form_8949"] = out["schedule_d"] = None
-        if led is not None:
-            f8949 = form_8949(led, year)
+        if ledger is not None and led is not None:
+            f8949 = dataclasses.replace(form_8949(ledger, year), symbols=led.symbols)
             out["form_8949"] = f8949.columns()
             out["schedule_d"] = _strings(
                 schedule_d(led, year, rates=rates, form=f8949, gains=gains).to_dict()

@@ -21,12 +21,14 @@ import pytest
 from hypothesis import HealthCheck, assume, event, given, settings
 from hypothesis import strategies as st
 
+from quantcore._kernels.tax_reports import cents_nb
 from quantcore._records import realized_dt
 from quantcore._validation import read_only
-from quantcore.tax import match_lots
+from quantcore.tax import form_8949, match_lots
 from quantcore.tax.dividends import year_bounds
 from quantcore.tax.lots import LedgerError
 from quantcore.tax.rates import yearly_gains
+from quantcore.tax.reports import _form_rows
 from quantcore.tax.splice import _in_sell_order, grouped, splice_ledger
 
 SYMBOLS = ["1:A", "2:A", "1:B", "2:B", "1:C"]
@@ -210,18 +212,27 @@ def test_splice_equals_a_full_match_after_any_change(case: Any) -> None:
     moved = set(links[[index[s] for s in replaced if s in index]].tolist())
     for g, piece in enumerate(spliced.parts):  # the groups not replaced: shared, not copied
         assert (piece is old.parts[g]) == (g not in moved)
+    account = {"1:A", "1:B", "1:C"}  # one account's part: groups shared with the other cut
     for year in (2024, 2025):  # one year's sales, as Form 8949 reads them
         first, last = year_bounds(year)
         sold = full.realized[(full.realized["sold"] >= first) & (full.realized["sold"] <= last)]
         assert np.array_equal(spliced.year(year).realized, sold)
+        _same_form(form_8949(spliced, year), form_8949(full, year))  # from the parts' slices
+        _same_form(form_8949(spliced.only(account), year), form_8949(full.only(account), year))
     assert spliced.yearly_gains() == yearly_gains(full)
-    account = {"1:A", "1:B", "1:C"}  # one account's part: groups shared with the other cut
     _same(spliced.only(account).whole(), full.only(account))
     assert spliced.only(account).yearly_gains() == yearly_gains(full.only(account))
     day = START + dt.timedelta(
         days=75
     )  # and the ledger up to a date, relieved again from the splice
     _same(spliced.whole().as_of(day), full.as_of(day))
+
+
+def _same_form(a: Any, b: Any) -> None:
+    assert a.tax_year == b.tax_year and a.symbols == b.symbols and a.yearly_gains == b.yearly_gains
+    for k in ("symbol", "quantity", "acquired", "sold", "proceeds", "cost_basis", "adjustment", "long_term",
+              "wash_sale"):  # fmt: skip
+        assert getattr(a, k).dtype == getattr(b, k).dtype and np.array_equal(getattr(a, k), getattr(b, k)), k
 
 
 def test_splice_refuses_what_it_cannot_describe() -> None:
@@ -258,14 +269,15 @@ def _sell_order_twin(chosen: list[tuple[np.ndarray, np.ndarray]]) -> np.ndarray:
     return out[np.argsort(out[:, ROW], kind="stable")].view(realized_dt)[:, 0]
 
 
-ROW, LOT = (realized_dt.names or ()).index("row"), (realized_dt.names or ()).index("lot")
+ROW, LOT, LONG = ((realized_dt.names or ()).index(f) for f in ("row", "lot", "long_term"))
 
 
 @settings(max_examples=300, deadline=None)
 @given(st.data())
 def test_sales_placed_in_sell_order_as_the_plain_sort(data: st.DataObject) -> None:
     """``GroupedLedger.sales``' counting placement equals concatenating, renumbering and a
-    stable sort by row, on random groups: a sell's pieces (one to three) all of its group."""
+    stable sort by row, on random groups: a sell's pieces (one to three) all of its group;
+    and Form 8949 placed from the same slices equals the form of those sorted pieces."""
     n = data.draw(st.integers(1, 60))
     group = np.array(data.draw(st.lists(st.integers(0, 3), min_size=n, max_size=n)), np.int64)
     chosen = []
@@ -277,7 +289,8 @@ def test_sales_placed_in_sell_order_as_the_plain_sort(data: st.DataObject) -> No
         pieces = []
         for s in sells:
             for _ in range(data.draw(st.integers(1, 3))):
-                rec = data.draw(st.lists(st.integers(-5, 10**6), min_size=11, max_size=11))
+                rec = data.draw(st.lists(st.integers(-(10**9), 10**9), min_size=11, max_size=11))
+                rec[LONG] = data.draw(st.integers(0, 1))
                 rec[ROW] = s
                 rec[LOT] = data.draw(st.integers(-1, rows.size - 1))
                 pieces.append(rec)
@@ -286,6 +299,14 @@ def test_sales_placed_in_sell_order_as_the_plain_sort(data: st.DataObject) -> No
     got = _in_sell_order(chosen)
     want = _sell_order_twin(chosen) if chosen else np.empty(0, realized_dt)
     assert got.dtype == realized_dt and np.array_equal(got, want)
+    # Form 8949 placed from the same slices: short-term rows, then long-term, in sell order
+    lt = want["long_term"] != 0
+    at = np.concatenate([np.flatnonzero(~lt), np.flatnonzero(lt)])
+    r = want[at]
+    twin = (r["symbol"], r["quantity"], r["acquired"], r["sold"], cents_nb(read_only(r["proceeds"])),
+            cents_nb(read_only(r["basis"])), cents_nb(read_only(r["disallowed"])), lt[at], r["disallowed"] > 0)  # fmt: skip
+    for a, b in zip(_form_rows(chosen), twin, strict=True):
+        assert a.dtype == b.dtype and np.array_equal(a, b)
 
 
 def test_sales_out_of_sell_order_raise() -> None:
