@@ -236,6 +236,7 @@ def _tax_splice(ledger: pd.DataFrame) -> None:
     spliced = splice_ledger(old, part, {"A"}, old_to_new, np.flatnonzero(is_a))
     spliced.year(2021)  # one year's pieces in sell order, and the parts' gains
     spliced.yearly_gains()
+    tax.form_8949(spliced, 2021).columns()  # the report's form from the parts, packed as stored
 
 
 def _portfolio(x: dict[str, Any]) -> None:
