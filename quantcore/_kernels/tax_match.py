@@ -7,18 +7,18 @@ into its own slice of a scratch buffer (``64 + 8 x rows`` rows; only the rows
 written take memory); a group that needs more goes on in an array of its own,
 grown as it needs, which it keeps: every group runs once. The slices are then
 placed in the order of the sequential algorithm: realized pieces by sell row,
-open lots by symbol; or, asked ``by_group``, each group's pieces back to back (the
-layout :class:`quantcore.tax.splice.GroupedLedger` keeps, which no pass need reorder). Every sell, dividend and symbol belongs to exactly one
-group, so the result is bit-identical to :func:`match_lots_seq_nb`, which runs
-the groups one after the other.
+open lots by symbol. Asked ``by_group`` (the layout
+:class:`quantcore.tax.splice.GroupedLedger` keeps), each group's pieces stay where it
+wrote them, renumbered among the group's rows in place: a view per group, never
+copied (a copy of 5.9 million 88-byte pieces faulted in 130,000 fresh pages). Every
+sell, dividend and symbol belongs to exactly one group, so the result is
+bit-identical to :func:`match_lots_seq_nb`, which runs the groups one after the other.
 
 Memory: the scratch is one buffer per batch of consecutive groups (at least
-:data:`BATCH_ROWS` rows each), freed as soon as its groups are placed, so the
-pieces are not held twice over: at most once in the output and once in the
-batches not yet placed, whose sum is the pieces once plus the output pages a
-batch's scattered rows touch early (a 5.9-million-piece ledger of 39 groups peaks
-at 1.55 times its pieces; three times before, when each overflowing group ran again
-into a spill buffer).
+:data:`BATCH_ROWS` rows each); a slice's pages past what its group writes are never
+touched, so they take no memory. In sell order the pieces are placed batch by batch,
+each batch freed as soon as placed, so they are not held twice over (a 5.9-million-piece
+ledger of 39 groups peaks at 1.55 times its pieces); by group they are held once.
 """
 
 from __future__ import annotations
@@ -219,7 +219,8 @@ def _outputs(
         for i in range(piece_count.shape[0]):
             piece_start[i] = t
             t += piece_count[i]
-    realized = np.empty((part_start[n_grp], R_NF), dtype=np.int64)
+    # by group, each group's pieces stay where it wrote them (no copy): see _local_rows
+    realized = np.empty((0 if by_group else part_start[n_grp], R_NF), dtype=np.int64)
     open_start = np.empty(open_count.shape[0], dtype=np.int64)
     t = 0
     for s in range(open_count.shape[0]):
@@ -236,21 +237,19 @@ def _place_group(
     realized: np.ndarray, open_lots: np.ndarray, by_group: bool, rows: np.ndarray, row_start: np.ndarray,
     local: np.ndarray,
 ) -> None:
-    """Copy a group's pieces to their sell rows' places (``by_group``: to the group's place,
-    back to back, ``row`` and ``lot`` numbered among the group's rows) and its lots to their
+    """Copy a group's pieces to their sell rows' places (``by_group``: leave them in its own
+    array, ``row`` and ``lot`` numbered among the group's rows) and its lots to their
     symbols' places."""
     src = outs[g] if outs[g].shape[0] > 0 else _slice(g, bufs, batch_of, batch_start, cap_start)
     n_real = counts[g, C_REAL]
     if by_group:
         for j in range(row_start[g], row_start[g + 1]):  # the group's rows, in table order
             local[rows[j]] = j - row_start[g]
-        base = piece_start[g]
         for j in range(n_real):
-            realized[base + j] = src[j]
-            realized[base + j, R_ROW] = local[src[j, R_ROW]]
+            src[j, R_ROW] = local[src[j, R_ROW]]
             lot = src[j, R_ORIGIN]
             if lot >= 0:
-                realized[base + j, R_ORIGIN] = local[lot]
+                src[j, R_ORIGIN] = local[lot]
     else:
         pos = 0
         prev = -1
@@ -266,6 +265,22 @@ def _place_group(
         pos = open_start[s] if s != prev else pos + 1
         prev = s
         open_lots[pos] = src[j, :OPEN_NF]
+
+
+@njit(cache=True, error_model="numpy")
+def _parts(
+    counts: np.ndarray, bufs: list[np.ndarray], outs: list[np.ndarray], batch_of: np.ndarray,
+    batch_start: np.ndarray, cap_start: np.ndarray, by_group: bool, ok: bool,
+) -> list[np.ndarray]:
+    """``by_group``: each group's pieces, a view of the array it wrote them in (a batch's
+    buffer, whose pages past the pieces were never touched, or its own grown array)."""
+    n_grp = counts.shape[0] if by_group and ok else 0
+    parts = [np.empty((0, R_NF), dtype=np.int64)]
+    parts.clear()
+    for g in range(n_grp):
+        src = outs[g] if outs[g].shape[0] > 0 else _slice(g, bufs, batch_of, batch_start, cap_start)
+        parts.append(src[: counts[g, C_REAL]])
+    return parts
 
 
 @njit(cache=True, error_model="numpy", parallel=True, nogil=True)
@@ -290,7 +305,7 @@ def match_lots_nb(
     window: int,
     by_group: bool,
     pieces: bool,
-) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray, np.ndarray, list[np.ndarray]]:
     """Relieve lots for every sell in date order and detect wash sales, groups in parallel.
 
     Parameters
@@ -321,9 +336,9 @@ def match_lots_nb(
     window : int
         Wash-sale window in days on each side of a loss sale (30).
     by_group : bool
-        Lay the realized pieces out by group (:mod:`quantcore.tax.splice`): each group's
-        back to back at ``part_start[g]``, in sell order, ``row`` and ``lot`` numbered
-        among the group's rows (in table order); no second pass reorders them.
+        Keep the realized pieces by group (:mod:`quantcore.tax.splice`): ``parts``, each
+        group's in sell order, ``row`` and ``lot`` numbered among the group's rows (in
+        table order); ``realized`` is then empty.
     pieces : bool
         Keep the realized pieces; without, ``realized`` is empty and the scratch holds
         one row's pieces at a time (a position needs only the open lots, which are the
@@ -332,8 +347,8 @@ def match_lots_nb(
     Returns
     -------
     realized : ndarray of int64, shape (n_pieces, 11)
-        One row per (sell, lot) piece in sell order (``by_group``: in group order),
-        columns of ``realized_dt``.
+        One row per (sell, lot) piece in sell order (``by_group``: none), columns of
+        ``realized_dt``.
     open_lots : ndarray of int64, shape (n_open, 8)
         Lots still held, symbol by symbol in relief order, columns of ``lot_dt``.
     dividends : ndarray of int64, shape (n,)
@@ -342,7 +357,11 @@ def match_lots_nb(
         ``(0, -1)`` on success, else an ``ERR_*`` code and the first offending
         row (then ``realized`` and ``open_lots`` are empty).
     part_start : ndarray of int64, shape (n_groups + 1,)
-        Where each group's pieces start laid out ``by_group`` (zeros on an error).
+        Where each group's pieces would start laid out group after group (zeros on an
+        error).
+    parts : list of ndarray of int64, shape (n_group_pieces, 11)
+        ``by_group`` (and no error): each group's pieces, a view of the array the group
+        wrote them in; else empty.
 
     Notes
     -----
@@ -378,8 +397,10 @@ def match_lots_nb(
                     g, counts, bufs, outs, batch_of, batch_start, cap_start, piece_start, open_start,
                     realized, open_lots, by_group, rows, row_start, local,
                 )
-            _release(bufs, outs, batch_start, b)
-    return realized, open_lots, dividends, status, part_start
+            if not by_group:  # by group, the batches hold the pieces
+                _release(bufs, outs, batch_start, b)
+    parts = _parts(counts, bufs, outs, batch_of, batch_start, cap_start, by_group, status[0] == 0)
+    return realized, open_lots, dividends, status, part_start, parts
 
 
 @njit(cache=True, error_model="numpy")
@@ -404,7 +425,7 @@ def match_lots_seq_nb(
     window: int,
     by_group: bool,
     pieces: bool,
-) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray, np.ndarray, list[np.ndarray]]:
     """:func:`match_lots_nb` on one thread, the groups one after the other (same results)."""
     n_grp = group_start.shape[0] - 1
     row_start, rows, loc, cap_start = _plan(sym, sym_group, group_start, group_syms)
@@ -435,5 +456,7 @@ def match_lots_seq_nb(
                     g, counts, bufs, outs, batch_of, batch_start, cap_start, piece_start, open_start,
                     realized, open_lots, by_group, rows, row_start, local,
                 )
-            _release(bufs, outs, batch_start, b)
-    return realized, open_lots, dividends, status, part_start
+            if not by_group:  # by group, the batches hold the pieces
+                _release(bufs, outs, batch_start, b)
+    parts = _parts(counts, bufs, outs, batch_of, batch_start, cap_start, by_group, status[0] == 0)
+    return realized, open_lots, dividends, status, part_start, parts

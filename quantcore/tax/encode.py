@@ -17,6 +17,7 @@ from typing import Literal
 import numpy as np
 import pandas as pd
 import pyarrow as pa
+import pyarrow.compute as pc
 
 from quantcore._kernels import tax as _k
 from quantcore.tax.wash_sales import group_codes
@@ -386,10 +387,8 @@ def _lot_refs(
     used = np.flatnonzero(is_buy | ((kind == _k.SELL) & specific[codes]))
     if used.size == 0:
         return
-    ids = pd.Series(df["lot_id"].to_numpy(dtype=object)[used], dtype=object).astype("string")
-    named = (ids.notna() & (ids.str.strip() != "")).to_numpy(dtype=bool)
-    used, ids = used[named], ids[named]
-    lid_code, _ = pd.factorize(ids)
+    named, lid_code, text = _lot_ids(df["lot_id"], used, len(symbols))
+    used = used[named]
     key = codes[used] * (int(lid_code.max(initial=0)) + 1) + lid_code
     buy = is_buy[used]
     b_rows, b_key = used[buy], key[buy]
@@ -403,15 +402,56 @@ def _lot_refs(
     unknown = j >= s_rows  # no buy of that lot, or only later ones
     bad_dup = int(b_rows[dup][0]) if dup.any() else n_max
     bad_ref = int(s_rows[unknown][0]) if unknown.any() else n_max
-    text = ids.to_numpy(dtype=object)
     if bad_dup < bad_ref:
-        lid = text[np.flatnonzero(used == bad_dup)[0]]
+        lid = text[int(np.flatnonzero(used == bad_dup)[0])].as_py()
         raise ValueError(f"{row_label(df, bad_dup)}: lot_id {lid!r} is used by an earlier buy of {symbols[codes[bad_dup]]}")
     if bad_ref < n_max:
-        lid = text[np.flatnonzero(used == bad_ref)[0]]
+        lid = text[int(np.flatnonzero(used == bad_ref)[0])].as_py()
         raise ValueError(f"{row_label(df, bad_ref)}: unknown lot_id {lid!r} for {symbols[codes[bad_ref]]}")
-    lot_names[b_rows] = text[buy]
+    lot_names[b_rows] = text.filter(pa.array(buy)).to_numpy(zero_copy_only=False)
     lot_ref[s_rows] = j
+
+
+def _lot_ids(col: pd.Series, used: np.ndarray, n_symbols: int) -> tuple[np.ndarray, np.ndarray, pa.Array]:
+    """Of the rows ``used``: which name a lot (not missing, not blank once stripped), then,
+    of those, an injective code of each name (``>= 0``, below ``2**62 / n_symbols``) and
+    the names (Arrow strings). Integers are read as numbers (a name is the integer's text,
+    as ``str`` writes it) and text in Arrow (an Arrow string column as it is, any other
+    value by its ``str``): no Python object per value, nor a hash of text for integers."""
+    dtype = col.dtype
+    if pd.api.types.is_signed_integer_dtype(dtype):
+        ints = pa.array(col.array).take(pa.array(used))
+        named = ints.is_valid().to_numpy(zero_copy_only=False)
+        values = ints.filter(pa.array(named)).cast(pa.int64())
+        lid = values.to_numpy()
+        low, high = (int(lid.min()), int(lid.max())) if lid.size else (0, 0)
+        fits = high - low < (1 << 62) // max(n_symbols, 1)
+        codes = lid - low if fits else pd.factorize(lid)[0].astype(np.int64)
+        return named, codes, values.cast(pa.string())
+    if (
+        isinstance(dtype, pd.ArrowDtype)
+        and (pa.types.is_string(dtype.pyarrow_dtype) or pa.types.is_large_string(dtype.pyarrow_dtype))
+    ) or (isinstance(dtype, pd.StringDtype) and dtype.storage == "pyarrow"):
+        text = pa.array(col.array).take(pa.array(used))
+    else:
+        text = pa.array(pd.Series(col.to_numpy(dtype=object)[used], dtype=object).astype("string").array)
+    if isinstance(text, pa.ChunkedArray):
+        text = text.combine_chunks()
+    named = _named(text)
+    text = text.filter(pa.array(named))
+    # any injective code of the names will do: Arrow's hash, no Python object per name
+    return named, pc.dictionary_encode(text).indices.to_numpy(zero_copy_only=False).astype(np.int64), text
+
+
+def _named(text: pa.Array) -> np.ndarray:
+    """Which names are given: not missing, not blank once stripped (Python's ``str.strip``:
+    a name with a letter or a digit is not blank; only the others are read in Python)."""
+    valid = np.asarray(text.is_valid().to_numpy(zero_copy_only=False), dtype=np.bool_)
+    sure = pc.fill_null(pc.match_substring_regex(text, "[0-9A-Za-z]"), False).to_numpy(zero_copy_only=False)
+    named: np.ndarray = valid & sure
+    for i in np.flatnonzero(valid & ~sure).tolist():
+        named[i] = bool(text[i].as_py().strip())
+    return named
 
 
 def _check_corporate_actions(

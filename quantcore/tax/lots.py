@@ -419,13 +419,12 @@ def match_grouped(
     method: LotMethod | Mapping[str, LotMethod] = "fifo",
     wash_sales: bool = True,
     substantially_identical: Mapping[str, str] | None = None,
-) -> tuple[LotLedger, np.ndarray, np.ndarray]:
+) -> tuple[LotLedger, tuple[np.ndarray, ...]]:
     """For :func:`quantcore.tax.splice.grouped`: :func:`match_lots` of a date-sorted table
-    without its realized pieces (``realized`` empty), those pieces as the kernel lays them
-    out group by group (``row`` and ``lot`` numbered among the group's rows), and where
-    each processing group's start."""
-    ledger, at = _match(transactions, method, wash_sales, substantially_identical, by_group=True)
-    return dataclasses.replace(ledger, realized=np.empty(0, realized_dt)), ledger.realized, at
+    without its realized pieces (``realized`` empty), and those pieces per processing
+    group, in sell order, ``row`` and ``lot`` numbered among the group's rows: each group's
+    pieces where the kernel wrote them (never copied nor reordered)."""
+    return _match(transactions, method, wash_sales, substantially_identical, by_group=True)
 
 
 def _match(
@@ -436,35 +435,35 @@ def _match(
     *,
     lots_only: bool = False,
     by_group: bool = False,
-) -> tuple[LotLedger, np.ndarray]:
-    """:func:`match_lots`, and where each processing group's pieces start. ``by_group`` (of a
-    date-sorted table): the ledger's ``realized`` holds the pieces group by group, not in
-    sell order (:func:`match_grouped` takes them out)."""
+) -> tuple[LotLedger, tuple[np.ndarray, ...]]:
+    """:func:`match_lots`, and ``by_group`` (of a date-sorted table) its realized pieces per
+    processing group instead of in the ledger's ``realized`` (then empty)."""
     check_method(method)
     enc = encode(transactions, method, substantially_identical)
     if by_group and enc.rows is not None:
         raise ValueError("a grouped ledger must come from a date-sorted table")
-    realized, open_lots, divs, part_start = _run(enc, wash_sales, pieces=not lots_only, by_group=by_group)
+    realized, open_lots, divs, parts = _run(enc, wash_sales, pieces=not lots_only, by_group=by_group)
     source = LedgerSource(dataclasses.replace(enc, table=None), bool(wash_sales), len(enc.day), None)
     ledger = _build_ledger(
-        enc, ledger_method(enc.methods, method), realized, open_lots, divs, source, dividends=not lots_only
+        enc, ledger_method(enc.methods, method), realized, open_lots, divs, source, dividends=not lots_only,
+        parts=parts,
     )
-    return ledger, part_start
+    return ledger, tuple(_records(p, realized_dt) for p in parts)
 
 
 def _run(
     enc: Encoded, wash_sales: bool, pieces: bool = True, by_group: bool = False
-) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
-    """The kernel over an encoded table: realized pieces (none without ``pieces``; laid out
-    ``by_group`` if asked), open lots, dividend amounts and where each group's pieces start;
-    a row it cannot relieve raises :class:`LedgerError` naming it."""
+) -> tuple[np.ndarray, np.ndarray, np.ndarray, list[np.ndarray]]:
+    """The kernel over an encoded table: realized pieces in sell order (none without
+    ``pieces``, or ``by_group``), open lots, dividend amounts and, ``by_group``, each
+    group's pieces; a row it cannot relieve raises :class:`LedgerError` naming it."""
     args = kernel_args(enc, wash_sales, pieces, by_group)
     n_groups = args[_GROUP_START].shape[0] - 1
     # one group (e.g. one symbol) has nothing to spread over threads: skip waking the pool
     kernel = _k.match_lots_nb if n_groups > 1 else _k.match_lots_seq_nb
-    realized, open_lots, divs, status, part_start = kernel(*args)
+    realized, open_lots, divs, status, _, parts = kernel(*args)
     if status[0] == 0:
-        return realized, open_lots, divs, part_start
+        return realized, open_lots, divs, parts
     i = int(status[1])
     sym = enc.symbols[enc.sym[i]]
     table = enc.table
@@ -519,13 +518,39 @@ def _method_codes(methods: tuple[str, ...]) -> np.ndarray:
     return np.array([METHODS[m] for m in methods], dtype=np.int64)
 
 
+def _records(block: np.ndarray, dtype: np.dtype) -> np.ndarray:
+    """The kernel's rows of int64 columns as records of ``dtype`` (laid out alike): a view."""
+    return np.ascontiguousarray(block).view(dtype)[:, 0]
+
+
+def _qualified(dv: np.ndarray, pieces: list[np.ndarray], open_lots: np.ndarray, enc: Encoded) -> np.ndarray:
+    """The qualified part of each dividend, from the holding intervals of ``pieces`` (one
+    array of all the realized pieces, or one per processing group: a dividend's shares
+    are its group's) and of the open lots."""
+    n_sym = len(enc.symbols)
+    if len(pieces) == 1:
+        return _k.qualified_dividends_nb(
+            dv["symbol"].copy(), dv["ex_date"].copy(), dv["amount"].copy(), pieces[0], open_lots, n_sym, 60, 61
+        )
+    out = np.zeros(dv.size, np.int64)
+    group = enc.links[dv["symbol"]]
+    for g, part in enumerate(pieces):
+        at = np.flatnonzero(group == g)
+        if at.size:
+            d = dv[at]
+            out[at] = _k.qualified_dividends_nb(
+                d["symbol"].copy(), d["ex_date"].copy(), d["amount"].copy(), part, open_lots, n_sym, 60, 61
+            )
+    return out
+
+
 def _build_ledger(
     enc: Encoded, method: str, realized: np.ndarray, open_lots: np.ndarray, divs: np.ndarray, source: LedgerSource,
-    *, dividends: bool = True,
+    *, dividends: bool = True, parts: list[np.ndarray] | None = None,
 ) -> LotLedger:
-    # the kernel's int64 columns are laid out as the record dtypes: views, no copies
-    rec = np.ascontiguousarray(realized).view(realized_dt)[:, 0]
-    lots = np.ascontiguousarray(open_lots).view(lot_dt)[:, 0]
+    """The ledger of the kernel's outputs; ``parts``: the pieces per group (``realized`` empty)."""
+    rec = _records(realized, realized_dt)
+    lots = _records(open_lots, lot_dt)
     # (without the pieces, the qualified part of a dividend is unknown: no dividends)
     rows = np.flatnonzero(enc.kind == _k.DIVIDEND) if dividends else np.empty(0, np.int64)
     dv = np.zeros(rows.size, dtype=dividend_dt)
@@ -535,10 +560,7 @@ def _build_ledger(
     dv["ex_date"] = enc.ex_day[rows]
     dv["amount"] = divs[rows]
     if rows.size:
-        dv["qualified"] = _k.qualified_dividends_nb(
-            dv["symbol"].copy(), dv["ex_date"].copy(), dv["amount"].copy(),
-            realized, open_lots, len(enc.symbols), 60, 61,
-        )
+        dv["qualified"] = _qualified(dv, parts or [realized], open_lots, enc)
     is_buy = enc.kind == _k.BUY
     buys = np.stack([enc.sym[is_buy], enc.day[is_buy], enc.qty[is_buy], np.flatnonzero(is_buy)], axis=1)
     names = enc.lot_names

@@ -223,10 +223,9 @@ def grouped(
 ) -> GroupedLedger:
     """:func:`~quantcore.tax.match_lots` of ``transactions`` (date-sorted; same arguments,
     same errors) with its realized pieces kept per processing group. The match lays the
-    pieces out group by group, numbered among the group's rows: the parts are views of
-    the one array it makes, never reordered nor copied."""
-    ledger, rec, at = match_grouped(transactions, method, wash_sales, substantially_identical)
-    parts = tuple(rec[at[g] : at[g + 1]] for g in range(at.size - 1))
+    pieces out group by group, numbered among the group's rows: the parts are the arrays
+    it writes them in, never reordered nor copied."""
+    ledger, parts = match_grouped(transactions, method, wash_sales, substantially_identical)
     made = GroupedLedger(ledger, parts, tuple(_part_gains(p) for p in parts))
     made.__dict__["_groups"] = made._groups  # one pass over the rows: not a first report's cost
     return made

@@ -379,8 +379,9 @@ def lot_table(
 
     Symbols are ``"<portfolio id>:<symbol>"`` (categorical), amounts exact Arrow decimals
     (:meth:`~service.ledger.fixed.Fixed.to_arrow`), a buy's ``lot_id`` its own id and a
-    sell's the buy it names. Returns the table, the bare symbol of each name (the
-    ``substantially_identical`` map) and each name's lot method. ``rows``: only those
+    sell's the buy it names (Arrow integers, read as numbers: a lot is named by the id's
+    text, as :func:`check_rows` names it). Returns the table, the bare symbol of each name
+    (the ``substantially_identical`` map) and each name's lot method. ``rows``: only those
     rows (a mask of the columns' rows)."""
     at = np.flatnonzero(cols.symbol >= 0 if rows is None else (cols.symbol >= 0) & rows)
     n_sym = max(len(cols.symbols), 1)
@@ -412,7 +413,7 @@ def lot_table(
         "quantity": _decimals(cols.quantity.take(at)),
         "price": _decimals(cols.price.take(at)),
         "fees": _decimals(cols.fees.take(at)),
-        "lot_id": pd.array(pa.array(lot, mask=lot < 0).cast(pa.string()), dtype=pd.ArrowDtype(pa.string())),
+        "lot_id": pd.array(pa.array(lot, mask=lot < 0), dtype=pd.ArrowDtype(pa.int64())),
     }
     if acting.any():
         codes = np.full(at.size, -1, np.int64)

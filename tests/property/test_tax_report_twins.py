@@ -279,6 +279,53 @@ def test_lot_ids_equal_one_at_a_time(cells: list[tuple[str, str, object]]) -> No
         assert (enc.lot_ref.tolist(), list(enc.lot_names)) == want
 
 
+TEXT_IDS = st.one_of(st.none(), st.sampled_from(["1", "2", " 2", "", "  ", "x", "\x1c", " \u00a0", "é"]))
+INT_IDS = st.one_of(st.none(), st.integers(-2, 3), st.sampled_from([-(2**63), 2**63 - 1]))
+
+
+def _lot_id_frame(syms: list[str], kinds: list[str], column: object) -> pd.DataFrame:
+    n = len(syms)
+    return pd.DataFrame({
+        "symbol": syms, "date": ["2025-01-02"] * n, "type": kinds, "quantity": [1] * n, "price": [1] * n,
+        "lot_id": column,
+    })
+
+
+def _check_lot_ids(df: pd.DataFrame, want: tuple[list[int], list[str]] | str) -> None:
+    if isinstance(want, str):
+        with pytest.raises(ValueError) as err:
+            encode(df, "specific", None)
+        assert str(err.value) == want
+    else:
+        enc = encode(df, "specific", None)
+        assert (enc.lot_ref.tolist(), list(enc.lot_names)) == want
+
+
+@SETTINGS
+@given(st.lists(st.tuples(st.sampled_from(["A", "B"]), st.sampled_from(["buy", "sell"]), TEXT_IDS), min_size=1, max_size=12))
+def test_lot_ids_as_arrow_text_equal_one_at_a_time(cells: list[tuple[str, str, str | None]]) -> None:
+    """An Arrow string ``lot_id`` column (read in Arrow) resolves as the loop over the rows,
+    blank names by Python's ``str.strip``."""
+    syms, kinds, ids = (list(x) for x in zip(*cells, strict=True))
+    want = twin_lot_refs(ids, kinds, syms)
+    for dtype in (pd.ArrowDtype(pa.string()), pd.ArrowDtype(pa.large_string()), pd.StringDtype("pyarrow")):
+        _check_lot_ids(_lot_id_frame(syms, kinds, pd.array(ids, dtype=dtype)), want)
+
+
+@SETTINGS
+@given(st.lists(st.tuples(st.sampled_from(["A", "B"]), st.sampled_from(["buy", "sell"]), INT_IDS), min_size=1, max_size=12))
+def test_lot_ids_as_integers_equal_one_at_a_time(cells: list[tuple[str, str, int | None]]) -> None:
+    """An integer ``lot_id`` column (Arrow, nullable or NumPy) resolves as the loop over the
+    rows: a lot is named by the integer's text."""
+    syms, kinds, ids = (list(x) for x in zip(*cells, strict=True))
+    want = twin_lot_refs(ids, kinds, syms)
+    columns = [pd.array(ids, dtype=pd.ArrowDtype(pa.int64())), pd.array(ids, dtype="Int64")]
+    if None not in ids:
+        columns.append(np.array(ids, dtype=np.int64))
+    for column in columns:
+        _check_lot_ids(_lot_id_frame(syms, kinds, column), want)
+
+
 @pytest.mark.parametrize("symbol", ['A,B', 'Q"X', "É", "back\\slash", "tab\there", "new\nline", "plain"])
 def test_symbols_csv_and_json_must_escape(symbol: str) -> None:
     tx = pd.DataFrame({

@@ -49,24 +49,33 @@ def _kernel_args(df: pd.DataFrame, method: str | dict[str, str], groups: dict[st
     return kernel_args(_encode(df, method, groups), True)
 
 
+def _same(a: object, b: object) -> bool:
+    """Kernel outputs equal: arrays, or lists of arrays (the parts by group)."""
+    if isinstance(a, np.ndarray) and isinstance(b, np.ndarray):
+        return a.shape == b.shape and np.array_equal(a, b)
+    return len(a) == len(b) and all(_same(x, y) for x, y in zip(a, b, strict=True))  # type: ignore[arg-type]
+
+
 def _assert_same(args: tuple) -> tuple[np.ndarray, ...]:
     """Parallel == sequential, and without the pieces (``args[-1]``): no pieces, the rest the same."""
     par = k.match_lots_nb(*args)
     seq = k.match_lots_seq_nb(*args)
     for a, b in zip(par, seq, strict=True):
-        assert a.shape == b.shape and np.array_equal(a, b)
+        assert _same(a, b)
+    assert len(par[5]) == 0  # in sell order: no parts
     assert args[-1] is True
     for kernel in (k.match_lots_nb, k.match_lots_seq_nb):
-        realized, open_lots, dividends, status, part_start = kernel(*args[:-1], False)
-        assert realized.shape == (0, par[0].shape[1]) and not part_start.any()
+        realized, open_lots, dividends, status, part_start, parts = kernel(*args[:-1], False)
+        assert realized.shape == (0, par[0].shape[1]) and not part_start.any() and len(parts) == 0
         for a, b in zip((open_lots, dividends, status), par[1:4], strict=True):
             assert a.shape == b.shape and np.array_equal(a, b)
-    # laid out by group: the same pieces, each group's back to back, rows numbered in the group
+    # by group: the same pieces, each group's in its own array, rows numbered in the group
     by_group = (*args[:-2], True, args[-1])
     gpar, gseq = k.match_lots_nb(*by_group), k.match_lots_seq_nb(*by_group)
     for a, b in zip(gpar, gseq, strict=True):
-        assert a.shape == b.shape and np.array_equal(a, b)
-    for a, b in zip(gpar[1:], par[1:], strict=True):
+        assert _same(a, b)
+    assert gpar[0].shape == (0, par[0].shape[1])
+    for a, b in zip(gpar[1:5], par[1:5], strict=True):
         assert np.array_equal(a, b)
     links = args[11]
     n_groups = args[12].shape[0] - 1
@@ -75,9 +84,12 @@ def _assert_same(args: tuple) -> tuple[np.ndarray, ...]:
     want = par[0][np.argsort(of_piece, kind="stable")]
     for c in (1, 2):  # lot, row
         want[:, c] = np.where(want[:, c] >= 0, local[np.maximum(want[:, c], 0)], want[:, c])
-    assert np.array_equal(gpar[0], want)
     if par[3][0] == 0:
-        assert np.array_equal(gpar[4], np.searchsorted(np.sort(of_piece), np.arange(n_groups + 1)))
+        at = np.searchsorted(np.sort(of_piece), np.arange(n_groups + 1))
+        assert np.array_equal(gpar[4], at)
+        assert _same(gpar[5], [want[at[g] : at[g + 1]] for g in range(n_groups)])
+    else:
+        assert len(gpar[5]) == 0
     return par
 
 
@@ -92,7 +104,7 @@ MIXED = [{"SP500": "hifo", "NASDAQ": "average", "GOOG": "specific"}, {"SP500": "
 @pytest.mark.parametrize("method", ["fifo", "lifo", "hifo", "specific", "average", *MIXED])
 def test_parallel_equals_sequential_on_real_prices(history: list[dict], method: str | dict[str, str]) -> None:
     df = _frame(history)
-    realized, _, _, status, _ = _assert_same(_kernel_args(df, method, GROUPS))
+    realized, _, _, status, _, _ = _assert_same(_kernel_args(df, method, GROUPS))
     assert status[0] == 0 and df["symbol"].nunique() == 3
     assert (realized[:, R_DISALLOWED] > 0).any()  # wash sales happened
     ledger = match_lots(df, method=method, substantially_identical=GROUPS)  # type: ignore[arg-type]
@@ -123,7 +135,7 @@ def test_group_outgrowing_its_slice_gives_the_same_results() -> None:
     rows = _fragmenting_rows(60, 16, ("A", "B", "C"))
     df = _frame(rows)
     args = _kernel_args(df, "fifo", None)
-    realized, open_lots, _, _, _ = _assert_same(args)
+    realized, open_lots, _, _, _, _ = _assert_same(args)
     _, _, _, cap_start = _plan(args[0], args[11], args[12], args[13])
     assert realized.shape[0] + open_lots.shape[0] > cap_start[-1]  # so at least one group overflowed its slice
     ref = reference_match_lots(rows)
@@ -143,7 +155,7 @@ def test_groups_in_several_batches_give_the_same_results() -> None:
                           "type": "sell", "quantity": [n - 1.0, n / 2, 3.0, float(n)], "price": 9.0})
     df = pd.concat([df, sells, tail.drop(columns="lot_id").astype({"quantity": float, "price": float, "fees": float})])
     args = _kernel_args(df.reset_index(drop=True), "fifo", None)
-    realized, open_lots, _, status, _ = _assert_same(args)
+    realized, open_lots, _, status, _, _ = _assert_same(args)
     _, _, _, cap_start = _plan(args[0], args[11], args[12], args[13])
     batch_start, _ = _batches(cap_start)
     assert status[0] == 0 and batch_start.size - 1 >= 2
@@ -159,7 +171,7 @@ def test_earliest_error_over_groups_is_reported() -> None:
         ("A", "2024-01-04", "sell", 5, 10.0),
     ]
     df = pd.DataFrame(rows, columns=["symbol", "date", "type", "quantity", "price"])
-    _, _, _, status, _ = _assert_same(_kernel_args(df, "fifo", None))
+    _, _, _, status, _, _ = _assert_same(_kernel_args(df, "fifo", None))
     assert list(status) == [k.ERR_OVERSOLD, 2]
     with pytest.raises(ValueError, match=r"row 2 .*sells more B than held"):
         match_lots(df)
