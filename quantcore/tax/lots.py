@@ -526,22 +526,29 @@ def _records(block: np.ndarray, dtype: np.dtype) -> np.ndarray:
 def _qualified(dv: np.ndarray, pieces: list[np.ndarray], open_lots: np.ndarray, enc: Encoded) -> np.ndarray:
     """The qualified part of each dividend, from the holding intervals of ``pieces`` (one
     array of all the realized pieces, or one per processing group: a dividend's shares
-    are its group's) and of the open lots."""
+    are its group's, so each group's dividends read its pieces and open lots alone)."""
     n_sym = len(enc.symbols)
     if len(pieces) == 1:
         return _k.qualified_dividends_nb(
             dv["symbol"].copy(), dv["ex_date"].copy(), dv["amount"].copy(), pieces[0], open_lots, n_sym, 60, 61
         )
     out = np.zeros(dv.size, np.int64)
-    group = enc.links[dv["symbol"]]
-    for g, part in enumerate(pieces):
-        at = np.flatnonzero(group == g)
-        if at.size:
-            d = dv[at]
-            out[at] = _k.qualified_dividends_nb(
-                d["symbol"].copy(), d["ex_date"].copy(), d["amount"].copy(), part, open_lots, n_sym, 60, 61
-            )
+    div_at, div_start = _by_group(enc.links[dv["symbol"]], len(pieces))
+    lot_at, lot_start = _by_group(enc.links[open_lots[:, 0]], len(pieces))
+    for g in np.flatnonzero(np.diff(div_start)).tolist():  # the groups with dividends
+        at = div_at[div_start[g] : div_start[g + 1]]
+        d = dv[at]
+        out[at] = _k.qualified_dividends_nb(
+            d["symbol"].copy(), d["ex_date"].copy(), d["amount"].copy(), pieces[g],
+            open_lots[lot_at[lot_start[g] : lot_start[g + 1]]], n_sym, 60, 61,
+        )  # fmt: skip
     return out
+
+
+def _by_group(group: np.ndarray, n_groups: int) -> tuple[np.ndarray, np.ndarray]:
+    """Indices sorted by group (stably) and where each group's start among them."""
+    order = np.argsort(group, kind="stable")
+    return order, np.searchsorted(group[order], np.arange(n_groups + 1))
 
 
 def _build_ledger(

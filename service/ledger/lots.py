@@ -392,7 +392,8 @@ def lot_table(
     # one code per (portfolio, symbol), targets of spin-offs and mergers included
     pairs = owner * n_sym + cols.symbol[at]
     linked = target >= 0
-    used, inverse = np.unique(np.concatenate([pairs, owner[linked] * n_sym + target[linked]]), return_inverse=True)
+    # a hash, not a sort of a million rows (np.unique): the few distinct pairs alone are sorted
+    inverse, used = pd.factorize(np.concatenate([pairs, owner[linked] * n_sym + target[linked]]), sort=True)
     pids = np.array(cols.portfolios.ids, np.int64)
     methods = cols.portfolios.lot_method
     bare: dict[str, str] = {}
