@@ -219,7 +219,7 @@ def _outputs(
         for i in range(piece_count.shape[0]):
             piece_start[i] = t
             t += piece_count[i]
-    # by group, each group's pieces stay where it wrote them (no copy): see _local_rows
+    # by group, each group's pieces stay where it wrote them (no copy): see _place_group
     realized = np.empty((0 if by_group else part_start[n_grp], R_NF), dtype=np.int64)
     open_start = np.empty(open_count.shape[0], dtype=np.int64)
     t = 0
