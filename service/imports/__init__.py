@@ -47,7 +47,12 @@ def decode_mapping(raw: str | bytes | dict[str, Any] | None) -> CsvMapping | Non
 
 
 def parse_statement(
-    data: bytes, fmt: StatementFormat, *, mapping: CsvMapping | None = None, preset: str | None = None
+    data: bytes,
+    fmt: StatementFormat,
+    *,
+    mapping: CsvMapping | None = None,
+    preset: str | None = None,
+    columns: bool = False,
 ) -> ParseResult:
     """Read a statement file of format ``fmt`` (``"ofx"`` also reads QFX).
 
@@ -56,6 +61,7 @@ def parse_statement(
         fmt: ``"ofx"`` or ``"csv"``.
         mapping: CSV only, a generic column mapping.
         preset: CSV only, ``"schwab"`` or ``"fidelity"`` (default: detected from the header).
+        columns: CSV only, the rows as columns when the reader can (``ParseResult.columns``).
 
     Returns:
         A :class:`ParseResult`; ``result.ok`` is False when any line is bad.
@@ -63,5 +69,5 @@ def parse_statement(
     if fmt == "ofx":
         return parse_ofx(data)
     if fmt == "csv":
-        return parse_csv(data, mapping=mapping, preset=preset)
+        return parse_csv(data, mapping=mapping, preset=preset, columns=columns)
     raise ValueError(f"format must be 'ofx' or 'csv', got {fmt!r}")

@@ -12,6 +12,11 @@ from decimal import Decimal
 from typing import Any, cast
 
 import msgspec
+import numpy as np
+import pandas as pd
+import pyarrow as pa
+import pyarrow.compute as pc
+from numpy.typing import NDArray
 
 from service.imports.csv_layouts import (
     ACTION_FIELDS,
@@ -27,10 +32,11 @@ from service.imports.rows import (
     ACTION_TYPES,
     CASH_TYPES,
     ONE,
+    UNIT,
     ImportRow,
+    ParsedColumns,
     ParseResult,
     RowError,
-    RowType,
     content_key,
     parse_amount,
 )
@@ -57,7 +63,9 @@ def _fail(line: int, field: str, code: str, message: str) -> ParseResult:
     )
 
 
-def parse_csv(data: bytes, *, mapping: CsvMapping | None = None, preset: str | None = None) -> ParseResult:
+def parse_csv(
+    data: bytes, *, mapping: CsvMapping | None = None, preset: str | None = None, columns: bool = False
+) -> ParseResult:
     """Read a CSV statement.
 
     Args:
@@ -65,6 +73,9 @@ def parse_csv(data: bytes, *, mapping: CsvMapping | None = None, preset: str | N
         mapping: a generic column mapping; when given, presets are not tried.
         preset: ``"schwab"`` or ``"fidelity"``; None detects one from the header
             and falls back to the generic layout with its default column names.
+        columns: give the rows as columns (``ParseResult.columns``) when they are all
+            plain and the file in the common form, read column by column without an
+            object per row; else (or when False) read row by row.
 
     Returns:
         The rows, every error with its line (a row may have several), and
@@ -108,7 +119,10 @@ def parse_csv(data: bytes, *, mapping: CsvMapping | None = None, preset: str | N
     if not header or layout is None:
         wanted = repr(layout.headers["date"][0]) if layout else "'date' (or a preset's header)"
         return _fail(0, "file", "required", f"no header line naming a {wanted} column found")
-    return _read(reader, header, header_line, layout, lambda: _reader_after(data, delimiter, header_line), data)
+    again = (lambda: parse_csv(data, mapping=mapping, preset=preset).rows) if columns else None
+    return _read(
+        reader, header, header_line, layout, lambda: _reader_after(data, delimiter, header_line), data, again
+    )
 
 
 def _reader(data: bytes, delimiter: str) -> Any:
@@ -171,23 +185,36 @@ def _records(reader: Any, again: Callable[[], Any]) -> tuple[list[list[str]], Se
 
 
 def _read(
-    reader: Any, header: list[str], header_line: int, layout: Layout, again: Callable[[], Any], data: bytes
+    reader: Any,
+    header: list[str],
+    header_line: int,
+    layout: Layout,
+    again: Callable[[], Any],
+    data: bytes,
+    rows_again: Callable[[], list[ImportRow]] | None,
 ) -> ParseResult:
-    """The records after the header: column by column when :func:`_read_columns` can,
-    else row by row (``again``: a reader of the same records, for the row-by-row reader
-    when the column reader gave up after taking them over). A file the reader would only
-    split at its commas (``service.imports.csvcells.plain_cells``) goes to the column
-    reader without it."""
+    """The records after the header: column by column into columns when ``rows_again`` is
+    given (the rows read row by row, for a caller that needs them after all) and
+    :func:`_read_columns` can, else row by row (``again``: a reader of the same records,
+    for the row-by-row reader when the column reader gave up after taking them over). A
+    file the reader would only split at its commas
+    (``service.imports.csvcells.plain_cells``) goes to the column reader without it."""
     cols, fee_cols, problem = _columns(layout, header)
     if problem is not None:
         return _fail(header_line, problem.field, problem.code, problem.message)
-    columnar = _columnar(layout, cols, fee_cols)
+    columnar = rows_again is not None and _columnar(layout, cols, fee_cols)
+
+    def answer(fast: tuple[ParsedColumns, list[int]]) -> ParseResult:
+        return ParseResult(
+            format="csv", rows=[], errors=[], duplicates=fast[1], columns=fast[0], again=rows_again
+        )
+
     width = max([*cols.values(), *fee_cols]) + 1
     plain = plain_cells(data, layout.delimiter, header_line) if columnar else None
     if plain is not None and plain[1] >= width:
         fast = _read_columns(cells_table(*plain, header_line), cols, fee_cols, layout)
         if fast is not None:
-            return fast
+            return answer(fast)
         columnar = False  # the same cells, read again: the same answer
     del plain
     records, ends, broken = _records(reader, again)
@@ -195,7 +222,7 @@ def _read(
         table = records_table(records, width, header_line)
         fast = _read_columns(table, cols, fee_cols, layout) if table is not None else None
         if fast is not None:
-            return fast
+            return answer(fast)
         if len(records) < len(ends):  # taken over: read them again
             records, ends, broken = _records(again(), again)
     rows: list[ImportRow] = []
@@ -241,27 +268,40 @@ def _read(
 
 #: The columns :func:`_read_columns` reads (a file with others takes the row-by-row path).
 _PLAIN_COLUMNS = frozenset({"date", "type", "symbol", "quantity", "price", "amount", "id", "currency"})
-_PLAIN_KINDS = frozenset({"buy", "sell", "dividend", *CASH_TYPES})
-#: A character ``parse_amount`` reads other than ``Decimal`` does (or a cell can hold no number).
-_NOT_PLAIN = re.compile(r"[^0-9.+\-|]")
+#: A cell ``parse_amount`` reads as ``Decimal`` of its text (no sign, separator, space or
+#: letter to drop), or an empty one (no number).
+_PLAIN_NUMBER = r"^(?:[+-]?(?:[0-9]+(?:\.[0-9]*)?|\.[0-9]+))?$"
 _SPACE = re.compile(r"\s")
+#: Units of an amount the column reader takes (sums of two stay within int64).
+_MAX_UNITS = 1 << 62
+_DECIMAL = pa.decimal128(38, 8)
+_EPOCH = dt.date(1970, 1, 1).toordinal()
+
+I64 = NDArray[np.int64]
+_Bools = NDArray[np.bool_]
 
 
-def _numbers(cells: list[str]) -> list[Decimal | None] | None:
-    """A column of plain decimals as ``parse_amount`` reads them (``Decimal`` of the cell,
-    which holds no currency sign, separator, space or letter), or None (not all plain)."""
-    if _NOT_PLAIN.search("|".join(cells)):
+def _units(cells: Sequence[str]) -> tuple[I64, _Bools] | None:
+    """A column of plain decimals (``parse_amount`` reads each as ``Decimal`` of its text) as
+    exact counts of ``1e-8`` units and where a cell is not empty; None when a cell is not
+    such a number, has more than eight fractional digits or is beyond :data:`_MAX_UNITS`
+    (the row-by-row reader reads it). Arrow parses the text: no object per cell."""
+    text = pa.array(cells, pa.string())
+    if not pc.all(pc.match_substring_regex(text, _PLAIN_NUMBER)).as_py():
         return None
+    blank = pc.equal(text, "")
     try:
-        head = cells[:1024]
-        if 2 * len(set(head)) > len(head):  # mostly distinct (amounts): nothing to share
-            return [Decimal(c) if c else None for c in cells]
-        # one object per distinct text (a statement repeats its fees and quantities): a
-        # Decimal is immutable, and the same text reads as the same value and exponent
-        seen: dict[str, Decimal | None] = {"": None}
-        return [seen[c] if c in seen else seen.setdefault(c, Decimal(c)) for c in cells]
-    except ArithmeticError:  # "-", "1.2.3": the row-by-row reader words it
+        exact = pc.if_else(blank, pa.scalar(None, pa.string()), text).cast(_DECIMAL)
+    except (pa.ArrowInvalid, pa.ArrowNotImplementedError):
         return None
+    n = len(exact)
+    words = np.frombuffer(exact.buffers()[1], np.int64)[2 * exact.offset : 2 * (exact.offset + n)]
+    low, high = words[0::2], words[1::2]
+    present = ~blank.to_numpy(zero_copy_only=False)
+    u = np.where(present, low, 0)
+    if not ((high[present] == low[present] >> 63).all() and (np.abs(u) < _MAX_UNITS).all()):
+        return None
+    return u.astype(np.int64), present
 
 
 def _spaced(columns: Iterable[Sequence[str]]) -> bool:
@@ -278,11 +318,21 @@ def _columnar(layout: Layout, cols: dict[str, int], fee_cols: list[int]) -> bool
     )  # fmt: skip
 
 
-def _read_columns(table: Table, cols: dict[str, int], fee_cols: list[int], layout: Layout) -> ParseResult | None:
-    """The rows of a generic CSV read column by column (``table``), or None when any line is
-    not in the common form (ISO dates, plain decimals, buys, sells, dividends and cash rows,
-    at most one fees column: :func:`_columnar`): the row-by-row reader then reads it, and
-    words every error. When it answers, it answers what the row-by-row reader would."""
+def _coded(cells: Sequence[str]) -> tuple[NDArray[np.intp], list[str]]:
+    """Each cell's index among the distinct cells, and those (each is read once)."""
+    codes, distinct = pd.factorize(np.array(cells, dtype=object))
+    return codes, cast(list[str], distinct.tolist())
+
+
+def _read_columns(
+    table: Table, cols: dict[str, int], fee_cols: list[int], layout: Layout
+) -> tuple[ParsedColumns, list[int]] | None:
+    """The rows of a generic CSV read column by column (``table``) as columns, with the
+    lines dropped as duplicates, or None when any line is not in the common form (ISO
+    dates, plain decimals, buys, sells, dividends and cash rows, at most one fees column:
+    :func:`_columnar`): the row-by-row reader then reads it, and words every error. When it
+    answers, its columns are those of the row-by-row reader's rows
+    (:meth:`ParsedColumns.from_rows`)."""
     columns, lines, record = table.columns, table.lines, table.record
     table.record = None
     assert record is not None
@@ -325,123 +375,87 @@ def _read_columns(table: Table, cols: dict[str, int], fee_cols: list[int], layou
         cells = cells_of(i)
         return [c.strip() for c in cells] if spaced else list(cells)
 
-    day_cells = column("date")
-    if _SPACE.search(",".join(day_cells)):
+    day_code, day_text = _coded(column("date"))
+    if _SPACE.search(",".join(day_text)):
         return None  # "... as of ..." dates
-    on: dict[str, dt.date] = {}  # one object per day
     try:
-        days = [on[c] if c in on else on.setdefault(c, dt.date.fromisoformat(c[:10])) for c in day_cells]
+        ordinals = np.array([dt.date.fromisoformat(c[:10]).toordinal() for c in day_text], np.int64)
     except ValueError:
         return None
-    del day_cells
-    quantity = _numbers(column("quantity"))
-    price = _numbers(column("price"))
-    amount = _numbers(column("amount"))
-    fee_cells = [c.strip() for c in cells_of(fee_cols[0])] if fee_cols else None
-    fee_values = _numbers(fee_cells) if fee_cells is not None else None
-    if quantity is None or price is None or amount is None or (fee_cells is not None and fee_values is None):
+    date = (ordinals[day_code] - _EPOCH).astype("datetime64[D]")
+    numbers = [_units(column(name)) for name in ("quantity", "price", "amount")]
+    fees = _units([c.strip() for c in cells_of(fee_cols[0])]) if fee_cols else None
+    if any(x is None for x in numbers) or (fee_cols and fees is None):
         return None
-    del fee_cells
-    type_cells = column("type")
-    classified = {t: layout.classify({"type": t}, None) for t in set(type_cells)}
-    if not all(k in _PLAIN_KINDS for k in classified.values()):
+    type_code, type_text = _coded(column("type"))
+    classified = [layout.classify({"type": t}, None) for t in type_text]
+    if not all(k in _PLAIN_KINDS for k in classified):
         return None
-    kinds_of = cast(dict[str, RowType], classified)
-    symbols = column("symbol")
-    currencies = column("currency")
-    kinds = [kinds_of[t] for t in type_cells]
-    del type_cells
-    upper = {c: c.upper() or None for c in set(symbols)}
-    syms = [upper[c] for c in symbols]
-    del symbols
-    fees = _fees(fee_values) if fee_values is not None else [_ZERO] * len(kinds)
-    amounts = _amounts(kinds, syms, quantity, price, amount, fees)
+    kind = np.array(classified, dtype=object)[type_code]
+    sym_code, sym_text = _coded(column("symbol"))
+    symbol = np.array([c.upper() or None for c in sym_text], dtype=object)[sym_code]
+    cash = np.isin(kind, _CASH)
+    symbol[cash] = None
+    (q, _), price, amount = cast(list[tuple[I64, _Bools]], numbers)
+    f = np.abs(fees[0]) if fees is not None else np.zeros(n, np.int64)
+    amounts = _amounts(kind, symbol, q, price, amount, f)
     if amounts is None:
         return None
-    del quantity, price, amount, fee_values, fees
-    qs, ps, fs = amounts
-    del amounts
-    norm = {c: (v.strip().upper() if (v := c or layout.currency) else None) for c in set(currencies)}
-    rows = [
-        ImportRow(
-            line=lines[k], source_id=source, date=days[k], type=kinds[k],
-            symbol=None if kinds[k] in CASH_TYPES else syms[k], quantity=qs[k], price=ps[k],
-            fees=fs[k], currency=norm[currencies[k]],
-        )
-        for k, source in zip(keep, sources, strict=True)
-    ]  # fmt: skip
-    return ParseResult(format="csv", rows=rows, errors=[], duplicates=duplicates)
+    ccy_code, ccy_text = _coded(column("currency"))
+    norm = [(v.strip().upper() if (v := c or layout.currency) else None) for c in ccy_text]
+    at = np.asarray(keep, np.intp)
+    parsed = ParsedColumns(
+        line=np.asarray(lines, np.int64)[at], source=sources, date=date[at], kind=kind[at],
+        symbol=symbol[at], currency=np.array(norm, dtype=object)[ccy_code][at],
+        quantity=amounts[0][at], price=amounts[1][at], fees=amounts[2][at],
+    )  # fmt: skip
+    return parsed, duplicates
 
 
-def _fees(values: list[Decimal | None]) -> list[Decimal]:
-    """Each row's fees, non-negative (one object per distinct object of ``values``)."""
-    made = {id(v): _ZERO + abs(v or _ZERO) for v in {id(v): v for v in values}.values()}
-    return [made[id(v)] for v in values]
-
-
-_TRADE = frozenset({"buy", "sell"})
+_PLAIN_KINDS = frozenset({"buy", "sell", "dividend", *CASH_TYPES})
+_CASH = np.array(sorted(CASH_TYPES), dtype=object)
 
 
 def _amounts(
-    kinds: list[RowType],
-    syms: list[str | None],
-    quantity: list[Decimal | None],
-    price: list[Decimal | None],
-    amount: list[Decimal | None],
-    fees: list[Decimal],
-) -> tuple[list[Decimal], list[Decimal], list[Decimal]] | None:
-    """Each plain row's ``(quantity, price, fees)`` in the ledger's conventions (as
-    :func:`_fields` sets them), group by group; None when a row has a problem (the
-    row-by-row reader words it)."""
-    qs: list[Any] = list(quantity)
-    ps: list[Any] = list(price)
-    fs = list(fees)
-    made: dict[int, Decimal] = {}  # one absolute value per distinct object (they stay alive here)
-
-    def positive(v: Decimal) -> Decimal:
-        out = made.get(id(v))
-        if out is None:
-            out = made[id(v)] = abs(v)
-        return out
-
-    groups: dict[str, list[int]] = {}
-    for k, name in enumerate(kinds):
-        groups.setdefault(name, []).append(k)
-    for kind, members in groups.items():
-        if kind in _TRADE:
-            for k in members:
-                q, p = quantity[k], price[k]
-                if syms[k] is None or not q or p is None or p < 0:
-                    return None
-                a = made.get(id(q))
-                if a is None:
-                    a = made[id(q)] = abs(q)
-                qs[k] = a
-            continue
-        for k in members:
-            q, p, a = quantity[k], price[k], amount[k]
-            if kind == "dividend":
-                if syms[k] is None:
-                    return None
-                if a is None and p is not None and q:  # the ledger's own form
-                    qs[k], ps[k] = positive(q), positive(p)
-                    continue
-            if a is not None:
-                net = abs(a)
-                if kind == "fee":
-                    ps[k], fs[k] = net, _ZERO
-                elif kind == "withdrawal":
-                    if fs[k] > net:
-                        return None
-                    ps[k] = net - fs[k]
-                else:
-                    ps[k] = net + fs[k]
-            elif p is not None:
-                ps[k] = abs(p * (q or ONE))
-            else:
-                return None
-            qs[k] = ONE
-    return qs, ps, fs
+    kind: NDArray[np.object_],
+    symbol: NDArray[np.object_],
+    q: I64,
+    price: tuple[I64, _Bools],
+    amount: tuple[I64, _Bools],
+    fees: I64,
+) -> tuple[I64, I64, I64] | None:
+    """Each plain row's ``(quantity, price, fees)`` in units, in the ledger's conventions
+    (as :func:`_fields` sets them; a price and an amount with where they are present, an
+    absent quantity 0, which reads as none); None when
+    a row has a problem (the row-by-row reader words it) or an amount is not exact to
+    ``1e-8`` (the row-by-row reader and plan decide)."""
+    (p, p_in), (a, a_in) = price, amount
+    trade = (kind == "buy") | (kind == "sell")
+    dividend = kind == "dividend"
+    if (symbol[trade | dividend] == None).any():  # noqa: E711 (elementwise)
+        return None
+    if ((q[trade] == 0) | ~p_in[trade] | (p[trade] < 0)).any():  # an absent quantity is 0
+        return None
+    own = dividend & ~a_in & p_in & (q != 0)  # a dividend in the ledger's own form
+    rest = ~trade & ~own  # quantity 1 and the gross amount
+    if (rest & ~a_in & ~p_in).any():
+        return None
+    withdrawal, fee = kind == "withdrawal", kind == "fee"
+    stated = rest & a_in
+    net = np.abs(a)
+    if (stated & withdrawal & (fees > net)).any():
+        return None
+    gross = np.where(fee, net, np.where(withdrawal, net - fees, net + fees))
+    price_out = np.where(trade, p, np.where(own, np.abs(p), np.where(stated, gross, 0)))
+    fees_out = np.where(stated & fee, 0, fees)
+    for i in np.flatnonzero(rest & ~a_in).tolist():  # a price (times a quantity) given
+        shares = int(q[i]) or UNIT
+        total, left = divmod(abs(int(p[i]) * shares), UNIT)
+        if left or total >= _MAX_UNITS:
+            return None
+        price_out[i] = total
+    quantity_out = np.where(trade | own, np.abs(q), UNIT)
+    return quantity_out.astype(np.int64), price_out.astype(np.int64), fees_out.astype(np.int64)
 
 
 def _fields(

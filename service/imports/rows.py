@@ -12,21 +12,28 @@ import datetime as dt
 import hashlib
 import re
 from collections import Counter
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
 from decimal import Decimal, InvalidOperation
+from operator import ne
 from typing import Literal
 
 import msgspec
+import numpy as np
+from numpy.typing import NDArray
 
 __all__ = [
     "ACTION_TYPES",
     "CASH_TYPES",
     "ImportRow",
     "ParseResult",
+    "ParsedColumns",
     "RowError",
     "RowType",
     "content_key",
     "parse_amount",
     "parse_date",
+    "units",
 ]
 
 RowType = Literal[
@@ -92,13 +99,93 @@ class RowError(msgspec.Struct, kw_only=True, frozen=True):
     message: str
 
 
+I64 = NDArray[np.int64]
+#: The ledger's unit (``1e-8``): units of 1.
+UNIT = 10**8
+#: Row types whose plain rows (:class:`ParsedColumns`) carry only the common fields.
+PLAIN_TYPES = frozenset({"buy", "sell", "dividend", *CASH_TYPES})
+#: ``date.toordinal()`` of 1970-01-01, day 0 of ``datetime64[D]``.
+_EPOCH = dt.date(1970, 1, 1).toordinal()
+
+
+def units(values: Sequence[Decimal]) -> I64 | None:
+    """Exact counts of ``1e-8`` units of ``values``, or None when one is not finite, has
+    more than eight fractional digits or does not fit an int64 (the row path decides)."""
+    try:
+        scaled = [v.scaleb(8) for v in values]
+        whole = [int(v) for v in scaled]
+    except (ValueError, OverflowError):  # NaN, infinity
+        return None
+    if any(map(ne, whole, scaled)):
+        return None
+    try:
+        return np.array(whole, np.int64) if whole else np.zeros(0, np.int64)
+    except OverflowError:
+        return None
+
+
+@dataclass(frozen=True, slots=True)
+class ParsedColumns:
+    """Plain rows (buys, sells, dividends, cash rows naming no lot and no corporate-action
+    field) as columns, in file order: what :class:`ImportRow` holds of them, the amounts
+    as exact int64 counts of ``1e-8`` units, the dates as ``datetime64[D]``."""
+
+    line: I64
+    source: list[str]  # the statement's source ids (before :func:`~service.imports.write.source_id`)
+    date: NDArray[np.datetime64]
+    kind: NDArray[np.object_]
+    symbol: NDArray[np.object_]  # None on cash rows
+    currency: NDArray[np.object_]  # None: the file does not say
+    quantity: I64
+    price: I64
+    fees: I64
+
+    def __len__(self) -> int:
+        return int(self.line.shape[0])
+
+    def take(self, at: NDArray[np.intp]) -> ParsedColumns:
+        """The rows at the indices ``at``."""
+        return ParsedColumns(
+            self.line[at], [self.source[i] for i in at.tolist()], self.date[at], self.kind[at],
+            self.symbol[at], self.currency[at], self.quantity[at], self.price[at], self.fees[at],
+        )  # fmt: skip
+
+    @classmethod
+    def from_rows(cls, rows: Sequence[ImportRow]) -> ParsedColumns | None:
+        """``rows`` as columns, or None unless every row is plain and every amount exact to
+        ``1e-8`` within an int64."""
+        for r in rows:
+            if r.type not in PLAIN_TYPES or r.lot_source is not None or r.ratio is not None:
+                return None
+            if r.cash is not None or r.target_symbol is not None or r.basis_allocation is not None:
+                return None
+        q, p, f = (units([getattr(r, name) for r in rows]) for name in ("quantity", "price", "fees"))
+        if q is None or p is None or f is None:
+            return None
+        ordinals = np.fromiter((r.date.toordinal() for r in rows), np.int64, len(rows))
+        return cls(
+            line=np.array([r.line for r in rows], np.int64), source=[r.source_id for r in rows],
+            date=(ordinals - _EPOCH).astype("datetime64[D]"),
+            kind=np.array([r.type for r in rows], dtype=object),
+            symbol=np.array([r.symbol for r in rows], dtype=object),
+            currency=np.array([r.currency for r in rows], dtype=object),
+            quantity=q, price=p, fees=f,
+        )  # fmt: skip
+
+
 class ParseResult(msgspec.Struct, kw_only=True):
-    """What a parser read: the rows, every error, and lines dropped as duplicates."""
+    """What a parser read: the rows, every error, and lines dropped as duplicates.
+
+    ``columns``: the rows as columns instead (``rows`` then empty), when the caller asked
+    for them and the reader could; ``again`` then reads the rows themselves (the
+    row-by-row reader, for the checks and words of the row-by-row plan)."""
 
     format: str
     rows: list[ImportRow]
     errors: list[RowError]
     duplicates: list[int]  # lines whose source id an earlier line of the file already had
+    columns: ParsedColumns | None = None
+    again: Callable[[], list[ImportRow]] | None = None
 
     @property
     def ok(self) -> bool:
@@ -106,7 +193,14 @@ class ParseResult(msgspec.Struct, kw_only=True):
 
     def counts(self) -> dict[str, int]:
         """Rows per type, for a dry run's summary."""
-        return dict(sorted(Counter(r.type for r in self.rows).items()))
+        kinds = self.columns.kind.tolist() if self.columns is not None else [r.type for r in self.rows]
+        return dict(sorted(Counter(kinds).items()))
+
+    def row_objects(self) -> list[ImportRow]:
+        """The rows, read again if they came as columns (then kept as ``rows``)."""
+        if self.columns is not None and self.again is not None:
+            self.rows, self.columns, self.again = self.again(), None, None
+        return self.rows
 
 
 _NUMBER_JUNK = re.compile(r"[\s$€£¥,]")

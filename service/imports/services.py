@@ -87,6 +87,7 @@ from service.imports.plan import (
     walk_holdings,
     what,
 )
+from service.imports.rows import ParsedColumns
 from service.imports.schemas import (
     ImportErrorRead,
     ImportIgnoredRead,
@@ -170,8 +171,9 @@ async def _parse(data: bytes, options: ImportOptions) -> ParseResult:
             details={"field": "file", "code": "max_size", "max_bytes": MAX_FILE_BYTES},
         )
     return await asyncio.to_thread(
-        parse_statement, data, options.format, mapping=options.mapping, preset=options.preset
-    )
+        parse_statement, data, options.format, mapping=options.mapping, preset=options.preset,
+        columns=True,
+    )  # fmt: skip
 
 
 async def import_statement(
@@ -209,9 +211,9 @@ async def import_statement(
             errors=[_error_dict(e) for e in plan.errors],
         )  # fmt: skip
     if plan.table is not None:
-        # the table holds what is written: the parser's objects per row go before the
-        # insert and the lot match that follow it (the reply needs only the duplicates)
-        parsed.rows = []
+        # the table holds what is written: the parser's rows go before the insert and
+        # the lot match that follow it (the reply needs only the duplicates)
+        parsed.rows, parsed.columns = [], None
         if len(plan.table):
             await write_table(s, portfolio, plan, at)
     elif plan.entries:
@@ -279,11 +281,14 @@ async def _plan_table(
 ) -> bool:
     """Plan the common case over columns (:mod:`service.imports.table`) into ``plan.table``;
     False, with ``plan`` untouched, wherever the row-by-row plan must decide."""
-    stored = [source_id(r.source_id) for r in parsed.rows]
-    screened = columnar.screen(parsed.rows, stored, held_ids, options.currencies)
+    rows = parsed.columns if parsed.columns is not None else ParsedColumns.from_rows(parsed.rows)
+    if rows is None:
+        return False
+    stored = [source_id(raw) for raw in rows.source]
+    screened = columnar.screen(rows, stored, held_ids, options.currencies)
     if screened is None:
         return False
-    symbols = {r.symbol for r in screened.rows if r.type not in CASH_TYPES and r.symbol is not None}
+    symbols = {x for x in screened.rows.symbol.tolist() if x is not None}  # None: cash rows
     assets = await _assets(s, sorted(x for x in symbols if _SYMBOL.match(x)))
     made = columnar.entry_table(
         screened, assets, options.create_assets, portfolio.base_currency, plan.latest
@@ -333,6 +338,7 @@ async def _plan(
     )
     if not plan.errors and await _plan_table(s, portfolio, parsed, options, plan, held_ids, ledger):
         return plan
+    parsed.row_objects()  # read row by row: the checks below word each row's problem
     supported = frozenset(options.currencies)
     candidates: list[tuple[int, ImportRow]] = []
     cash_rows: list[tuple[int, ImportRow, LedgerEntry]] = []

@@ -12,10 +12,9 @@ from __future__ import annotations
 
 import datetime as dt
 import re
-from collections.abc import Collection, Iterable, Mapping, Sequence
+from collections.abc import Collection, Mapping, Sequence
 from dataclasses import dataclass
 from decimal import Decimal
-from operator import ne
 from typing import Any
 
 import numpy as np
@@ -24,7 +23,7 @@ from numpy.typing import NDArray
 
 from service import formatting as fmt
 from service.imports.plan import RANK, TEMP_ID, relieves_columns
-from service.imports.rows import CASH_TYPES, ImportRow
+from service.imports.rows import CASH_TYPES, ParsedColumns
 from service.imports.schemas import ImportIgnoredRead, ImportRowRead
 from service.ledger import linked
 from service.ledger.columns import KIND_CODE, KINDS, LedgerColumns
@@ -34,49 +33,19 @@ __all__ = [
     "EntryTable",
     "Screened",
     "cash_columns",
-    "days",
     "entry_table",
     "ledger_rows",
     "screen",
     "shares_relieve",
-    "units",
 ]
 
 I64 = NDArray[np.int64]
 #: One unit of the ledger's amounts (``1e-8``) per ... : the units of 1.
 ONE = 10**SCALE
-_PLAIN = frozenset({"buy", "sell", "dividend", *CASH_TYPES})
 _CASH = np.array(sorted(CASH_TYPES), dtype=object)
 _EARLIEST = np.datetime64("1900-01-01", "D")
 #: A ticker symbol as the import accepts it (``service.imports.services``).
 SYMBOL = re.compile(r"\A[A-Z0-9][A-Z0-9.\-/^=_]{0,31}\Z")
-
-
-def units(values: Sequence[Decimal]) -> I64 | None:
-    """Exact counts of ``1e-8`` units of ``values``, or None when one is not finite, has
-    more than eight fractional digits or does not fit an int64 (the row path decides)."""
-    try:
-        scaled = [v.scaleb(SCALE) for v in values]
-        whole = [int(v) for v in scaled]
-    except (ValueError, OverflowError):  # NaN, infinity
-        return None
-    if any(map(ne, whole, scaled)):
-        return None
-    try:
-        return np.array(whole, np.int64) if whole else np.zeros(0, np.int64)
-    except OverflowError:
-        return None
-
-
-#: ``date.toordinal()`` of 1970-01-01, day 0 of ``datetime64[D]``.
-_EPOCH = dt.date(1970, 1, 1).toordinal()
-
-
-def days(dates: Iterable[dt.date]) -> NDArray[np.datetime64]:
-    """Dates as ``datetime64[D]`` (through their ordinals: a tenth of the cost of NumPy's
-    conversion of date objects)."""
-    ordinals = np.fromiter((d.toordinal() for d in dates), np.int64)
-    return (ordinals - _EPOCH).astype("datetime64[D]")
 
 
 def _decimal(u: int) -> Decimal:
@@ -158,51 +127,32 @@ class Screened:
 
     skipped: int
     ignored: list[ImportIgnoredRead]
-    rows: list[ImportRow]
+    rows: ParsedColumns
     source: list[str]
-    quantity: I64
-    price: I64
-    fees: I64
 
 
 def screen(
-    rows: Sequence[ImportRow],
+    rows: ParsedColumns,
     stored: Sequence[str],
     held: Collection[str | None],
     supported: Collection[str],
 ) -> Screened | None:
     """Skip the rows whose stored id (``stored``) the portfolio holds (``held``), leave out
-    the cash rows of 0; None unless every row is plain (a buy, sell, dividend or cash row
-    naming no lot and no corporate-action field), every currency supported and every
-    amount exact to ``1e-8``."""
-    for r in rows:
-        if r.type not in _PLAIN or r.lot_source is not None or r.ratio is not None:
-            return None
-        if r.cash is not None or r.target_symbol is not None or r.basis_allocation is not None:
-            return None
-    keep = [i for i, s in enumerate(stored) if s not in held]
-    mine = [rows[i] for i in keep]
-    if not {r.currency for r in mine if r.currency is not None} <= set(supported):
+    the cash rows of 0; None unless every currency is supported."""
+    keep = np.array([i for i, s in enumerate(stored) if s not in held], np.intp)
+    mine = rows.take(keep)
+    if not {c for c in mine.currency.tolist() if c is not None} <= set(supported):
         return None
-    q, p, f = (units([getattr(r, name) for r in mine]) for name in ("quantity", "price", "fees"))
-    if q is None or p is None or f is None:
-        return None
-    kind = np.array([r.type for r in mine], dtype=object)
-    zero = np.isin(kind, _CASH) & (p == 0) & (f == 0)
+    zero = np.isin(mine.kind, _CASH) & (mine.price == 0) & (mine.fees == 0)
     ignored = [
-        ImportIgnoredRead(line=mine[i].line, type=mine[i].type, reason="moves no cash (amount 0)")
+        ImportIgnoredRead(line=int(mine.line[i]), type=mine.kind[i], reason="moves no cash (amount 0)")
         for i in np.flatnonzero(zero).tolist()
     ]
     at = np.flatnonzero(~zero)
     return Screened(
-        skipped=len(rows) - len(keep),
-        ignored=ignored,
-        rows=[mine[i] for i in at.tolist()],
+        skipped=len(rows) - len(keep), ignored=ignored, rows=mine.take(at),
         source=[stored[keep[i]] for i in at.tolist()],
-        quantity=q[at],
-        price=p[at],
-        fees=f[at],
-    )
+    )  # fmt: skip
 
 
 def entry_table(
@@ -218,12 +168,10 @@ def entry_table(
     transaction refuses)."""
     rows = screened.rows
     n = len(rows)
-    kind = np.array([r.type for r in rows], dtype=object)
-    symbol = np.array([r.symbol for r in rows], dtype=object)
-    stated = [r.currency for r in rows]
-    date = days(r.date for r in rows)
+    kind, symbol, date = rows.kind, rows.symbol, rows.date
+    stated = rows.currency.tolist()
     cash = np.isin(kind, _CASH)
-    q, p, f = screened.quantity, screened.price, screened.fees
+    q, p, f = rows.quantity, rows.price, rows.fees
     if not ((date >= _EARLIEST) & (date <= np.datetime64(latest, "D"))).all():
         return None
     if (q < 0).any() or (p < 0).any() or (f < 0).any():
@@ -251,9 +199,9 @@ def entry_table(
     new_assets: dict[str, str] = {}
     currency_of: dict[str, str] = {}
     currency = np.empty(n, dtype=object)
+    symbols = symbol.tolist()
     for i in np.flatnonzero(sec).tolist():
-        sym = rows[i].symbol
-        assert sym is not None
+        sym = symbols[i]
         if sym not in currency_of:
             if sym in assets:
                 currency_of[sym] = assets[sym][1]
@@ -269,7 +217,7 @@ def entry_table(
         currency[i] = stated[i] or base_currency
     quantity = np.where(cash, ONE, q)
     table = EntryTable(
-        line=np.array([r.line for r in rows], np.int64), source=screened.source, kind=kind,
+        line=rows.line, source=screened.source, kind=kind,
         symbol=np.where(cash, np.array(None), symbol), currency=currency, cash=cash, date=date,
         quantity=quantity.astype(np.int64), price=p, fees=f,
     )  # fmt: skip

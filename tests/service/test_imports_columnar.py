@@ -30,8 +30,9 @@ from service.db import Database
 from service.db.models import Asset, Portfolio, Position, Transaction, User
 from service.db.types import quantize
 from service.errors import ValidationError
-from service.imports import csvfile, parse_csv, services, table
+from service.imports import ParseResult, csvfile, parse_csv, services
 from service.imports.plan import _relieves
+from service.imports.rows import ParsedColumns, units
 from service.ledger import read
 from service.ledger.checks import LotRow, first_shortfall, ledger_key
 from service.ledger.columns import LedgerColumns, load_columns
@@ -41,11 +42,12 @@ from service.ledger.fixed import Fixed
 HEADER = "date,type,symbol,quantity,price,fees,amount,id,currency"
 
 
-def _row_by_row(data: bytes) -> object:
+def _row_by_row(data: bytes) -> ParseResult:
+    """The row-by-row reader's answer (the column reader not even asked)."""
     real = csvfile._read_columns
-    csvfile._read_columns = lambda *a: None  # type: ignore[assignment]
+    csvfile._read_columns = lambda *a: None
     try:
-        return parse_csv(data)
+        return parse_csv(data, columns=True)
     finally:
         csvfile._read_columns = real
 
@@ -61,10 +63,29 @@ def _answers(data: bytes) -> bool:
 
     csvfile._read_columns = spy  # type: ignore[assignment]
     try:
-        parse_csv(data)
+        parse_csv(data, columns=True)
     finally:
         csvfile._read_columns = real
     return bool(calls) and calls[0] is not None
+
+
+def _same_as_row_by_row(data: bytes) -> ParseResult:
+    """The reader asked for columns answers what the row-by-row reader does: its rows as
+    columns when it gives columns (and its rows when asked again), else the same result."""
+    fast, slow = parse_csv(data, columns=True), _row_by_row(data)
+    assert parse_csv(data) == slow  # without columns asked: row by row
+    if fast.columns is None:
+        assert fast == slow
+        return fast
+    assert fast.rows == [] and not slow.errors and fast.duplicates == slow.duplicates
+    expected = ParsedColumns.from_rows(slow.rows)
+    assert expected is not None
+    for f in dataclasses.fields(ParsedColumns):
+        a, b = getattr(fast.columns, f.name), getattr(expected, f.name)
+        assert a.dtype == b.dtype if isinstance(a, np.ndarray) else True, f.name
+        assert list(a) == list(b), f.name
+    assert fast.row_objects() == slow.rows and fast.columns is None
+    return fast
 
 
 _number = st.one_of(
@@ -104,7 +125,7 @@ def test_column_reader_equals_row_by_row(
     if preamble:
         body.insert(0, "Statement of account 1234")
     data = ("\n".join(body) + "\n").encode()
-    assert parse_csv(data) == _row_by_row(data)
+    _same_as_row_by_row(data)
 
 
 def test_column_reader_answers_a_plain_statement() -> None:
@@ -123,9 +144,31 @@ def test_column_reader_answers_a_plain_statement() -> None:
         b"2024-01-07,buy,AAPL,1,1,0,,r1\n"
     )
     assert _answers(data)
-    fast = parse_csv(data)
-    assert fast == _row_by_row(data)
-    assert fast.duplicates == [12] and len(fast.rows) == 9
+    fast = parse_csv(data, columns=True)
+    assert fast.columns is not None and fast.duplicates == [12] and len(fast.columns) == 9
+    assert _same_as_row_by_row(data).rows[1].quantity == 10
+
+
+def test_column_reader_reads_amounts_exactly_or_leaves_them_to_the_row_by_row_reader() -> None:
+    """Numbers in every plain spelling read exactly; a ninth decimal, a number beyond the
+    units it takes or a spelling ``Decimal`` refuses are left to the row-by-row reader."""
+    head = b"date,type,symbol,quantity,price,fees,amount,id\n"
+    data = head + (
+        b"2024-01-02,deposit,,,,+.5,10000.,r0\n"
+        b"2024-01-03,buy,AAPL,-.25,0150.12345678,1.,,r1\n"
+        b"2024-01-04,interest,,3,0.00000007,0,,r2\n"
+        b"2024-01-04,dividend,AAPL,0.25,-2,,,r3\n"
+    )
+    assert _answers(data)
+    fast = _same_as_row_by_row(data)
+    assert fast.rows[1].quantity == Decimal("0.25") and fast.rows[2].price == Decimal("2.1E-7")
+    for cell in [b"1.000000001", b"99999999999", b"1..2", b"+-1", b".", b"1e3", b"--1"]:
+        bad = head + b"2024-01-03,buy,AAPL," + cell + b",1,0,,r1\n"
+        assert not _answers(bad)
+        _same_as_row_by_row(bad)
+    inexact = head + b"2024-01-04,interest,,0.5,0.00000001,0,,r2\n"  # 5e-9
+    assert not _answers(inexact)
+    _same_as_row_by_row(inexact)
 
 
 def test_a_file_without_quotes_or_blank_lines_is_split_without_the_csv_reader(
@@ -143,9 +186,11 @@ def test_a_file_without_quotes_or_blank_lines_is_split_without_the_csv_reader(
     )
     slow = _row_by_row(data)
     monkeypatch.setattr(csvfile, "_records", lambda *a: pytest.fail("read by the CSV reader"))
-    fast = parse_csv(data)
-    assert fast == slow
-    assert [r.line for r in fast.rows] == [3, 4, 5] and fast.duplicates == [6]
+    fast = parse_csv(data, columns=True)
+    assert fast.columns is not None and fast.columns.line.tolist() == [3, 4, 5]
+    assert fast.duplicates == slow.duplicates == [6]
+    monkeypatch.undo()
+    assert fast.row_objects() == slow.rows
 
 
 @pytest.mark.parametrize("bad", [b"2024-13-02,buy,AAPL,1,10,0,,r2", b"2024-01-03,buy,AAPL,1.2.3,10,0,,r2",
@@ -155,8 +200,7 @@ def test_a_line_the_column_reader_gives_up_on_after_taking_the_records_is_read_a
     giving up there, the file's records are read again for the row-by-row reader."""
     data = b"date,type,symbol,quantity,price,fees,amount,id\n2024-01-02,deposit,,,,0,100.00,r0\n" + bad + b"\n"
     assert not _answers(data)
-    result = parse_csv(data)
-    assert result == _row_by_row(data)
+    result = _same_as_row_by_row(data)
     assert {e.line for e in result.errors} == {3} and len(result.rows) == 1
 
 
@@ -193,8 +237,7 @@ def test_every_kind_of_bad_line_has_the_row_by_row_errors() -> None:
         b'2024-01-03,buy,AAPL,"1\n2",10,0,,r13\n'  # a record over two lines
     )
     assert not _answers(data)
-    result = parse_csv(data)
-    assert result == _row_by_row(data)
+    result = _same_as_row_by_row(data)
     assert {e.line for e in result.errors} >= set(range(3, 13))
 
 
@@ -289,7 +332,7 @@ def test_units_are_exact_or_none(values: list[Decimal]) -> None:
     def exact(v: Decimal) -> bool:
         return v.is_finite() and abs(v) < Decimal(2**63) / 10**8 and v == quantize(v)
 
-    out = table.units(values)
+    out = units(values)
     if not all(map(exact, values)):
         assert out is None
         return
