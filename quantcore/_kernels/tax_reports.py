@@ -22,9 +22,7 @@ from quantcore._kernels.tax_fixed import (
 )
 
 __all__ = [
-    "B64_ALPHABET",
     "SUM_LIMIT",
-    "base64_nb",
     "cents_nb",
     "form_8949_nb",
     "form_columns_nb",
@@ -198,36 +196,6 @@ def place_form_nb(
         k = at[part, r]
         at[part, r] = k + 1
         _form_row(out, k, p[cols[0]], p[cols[1]], p[cols[2]], p[cols[3]], p[cols[4]], p[cols[5]], p[cols[6]], p[cols[7]])
-
-
-#: The standard base64 alphabet (RFC 4648), as bytes for :func:`base64_nb`.
-B64_ALPHABET = np.frombuffer(b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/", np.uint8)
-
-
-@njit(cache=True, error_model="numpy", nogil=True)
-def base64_nb(data: np.ndarray, alphabet: np.ndarray) -> np.ndarray:
-    """Standard base64 (RFC 4648, ``=`` padded, no line breaks) of bytes, as ASCII bytes:
-    what ``base64.b64encode`` gives, several times faster (a stored Form 8949's columns)."""
-    n = data.shape[0]
-    out = np.empty((n + 2) // 3 * 4, dtype=np.uint8)
-    k = 0
-    whole = n - n % 3
-    for i in range(0, whole, 3):
-        v = (np.uint32(data[i]) << 16) | (np.uint32(data[i + 1]) << 8) | np.uint32(data[i + 2])
-        out[k] = alphabet[v >> 18]
-        out[k + 1] = alphabet[(v >> 12) & 63]
-        out[k + 2] = alphabet[(v >> 6) & 63]
-        out[k + 3] = alphabet[v & 63]
-        k += 4
-    if n > whole:
-        v = np.uint32(data[whole]) << 16
-        if n - whole == 2:
-            v |= np.uint32(data[whole + 1]) << 8
-        out[k] = alphabet[v >> 18]
-        out[k + 1] = alphabet[(v >> 12) & 63]
-        out[k + 2] = alphabet[(v >> 6) & 63] if n - whole == 2 else 61  # "="
-        out[k + 3] = 61
-    return out
 
 
 @njit(cache=True, error_model="numpy")

@@ -26,8 +26,6 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from quantcore._kernels.tax_reports import (
-    B64_ALPHABET,
-    base64_nb,
     form_8949_nb,
     form_columns_nb,
     place_form_nb,
@@ -299,7 +297,7 @@ class Form8949:
             "symbols": list(self.symbols),
             "rows": n,
             "dtypes": dtypes,
-            "data": str(base64_nb(read_only(packed), _B64).data, "ascii"),
+            "data": base64.b64encode(packed).decode("ascii"),
         }
 
     @classmethod
@@ -335,7 +333,6 @@ def _narrowest(a: np.ndarray) -> str:
     return "<i8"
 
 
-_B64 = read_only(B64_ALPHABET)
 _COLUMNS = ("symbol", "quantity", "acquired", "sold", "proceeds", "cost_basis", "adjustment", "long_term", "wash_sale")
 _FLAGS = ("long_term", "wash_sale")
 

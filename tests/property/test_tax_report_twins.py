@@ -21,8 +21,6 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from quantcore._kernels.tax_reports import B64_ALPHABET, base64_nb
-from quantcore._validation import read_only
 from quantcore.tax import (
     Form8949,
     Form8949Row,
@@ -216,12 +214,6 @@ def twin_columns(form: Form8949) -> dict[str, object]:
     data = base64.b64encode(b"".join(chunks)).decode("ascii")
     return {"tax_year": form.tax_year, "symbols": list(form.symbols), "rows": int(form.symbol.size),
             "dtypes": dtypes, "data": data}  # fmt: skip
-
-
-@given(st.binary(max_size=200))
-def test_base64_kernel_equals_b64encode(data: bytes) -> None:
-    got = base64_nb(read_only(np.frombuffer(data, np.uint8)), read_only(B64_ALPHABET))
-    assert got.tobytes() == base64.b64encode(data)
 
 
 @pytest.mark.parametrize("values", [[], [0], [-128, 127], [-129], [2**31], [-(2**63), 2**63 - 1]])
