@@ -297,7 +297,7 @@ class Form8949:
             "symbols": list(self.symbols),
             "rows": n,
             "dtypes": dtypes,
-            "data": base64.b64encode(packed).decode("ascii"),
+            "data": base64.b64encode(packed.data).decode("ascii"),
         }
 
     @classmethod
